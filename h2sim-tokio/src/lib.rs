@@ -1,0 +1,1 @@
+//! Drives the h2sim protocol core over tokio.
