@@ -1,0 +1,52 @@
+//! The bodies of the fuzz targets, shared by the libFuzzer binaries in
+//! `fuzz_targets/` and by `h2sim-proto/tests/fuzz_corpus.rs`, which replays the
+//! committed corpus under ordinary `cargo test`. Each body feeds arbitrary bytes
+//! to one decoder; the property checked is that nothing panics or loops.
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::frame::{ErrorScope, FrameDecoder};
+use h2sim_proto::hpack::Decoder;
+
+/// Frames: the first byte picks where the input is split in two, so partial
+/// frames are exercised as well as whole ones.
+pub fn frame_decoder(data: &[u8]) {
+    let Some((&split, rest)) = data.split_first() else {
+        return;
+    };
+    let split = usize::from(split).min(rest.len());
+    let mut decoder = FrameDecoder::new(16_384);
+    let mut buf = BytesMut::new();
+    for chunk in [&rest[..split], &rest[split..]] {
+        buf.extend_from_slice(chunk);
+        loop {
+            match decoder.decode(&mut buf) {
+                Ok(Some(_)) | Err(h2sim_proto::frame::FrameError { scope: ErrorScope::Stream(_), .. }) => {}
+                Ok(None) => break,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// HPACK: the input is cut into header blocks at every 0xff 0x00 pair and
+/// decoded in sequence with one decoder, so the dynamic table carries over.
+pub fn hpack_decoder(data: &[u8]) {
+    let mut decoder = Decoder::new(4096);
+    decoder.set_max_header_list_size(16 * 1024);
+    let data = Bytes::copy_from_slice(data);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start <= data.len() {
+        let end = data[start..]
+            .windows(2)
+            .position(|w| w == [0xff, 0x00])
+            .map_or(data.len(), |at| start + at);
+        out.clear();
+        if let Err(e) = decoder.decode(&data.slice(start..end), &mut out) {
+            if e.is_compression_error() {
+                return;
+            }
+        }
+        start = end + 2;
+    }
+}

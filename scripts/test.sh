@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs every test h2sim has, on a fresh Debian machine with Rust: installs what
+# the tests need when it is missing, checks formatting and lints, builds, and
+# runs the unit, property, vector, corpus and doc tests.
+#
+# Usage: scripts/test.sh        (from anywhere inside the checkout)
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# The HPACK vectors live beside the checkout, in ../shared; a test that needs
+# them fails without them, so say so up front rather than deep in a test log.
+if [ ! -d "$root/../shared/hpack-test-case" ]; then
+  echo "error: ../shared/hpack-test-case is missing (expected beside the checkout at $root/../shared)" >&2
+  exit 1
+fi
+
+need_cargo_tool() { # tool crate
+  if ! cargo "$1" --version >/dev/null 2>&1; then
+    step "installing $2"
+    cargo install --locked "$2"
+  fi
+}
+need_cargo_tool nextest cargo-nextest
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo nextest run (unit, property, vector and corpus tests)"
+cargo nextest run --workspace --all-targets --locked --no-fail-fast
+
+step "cargo test --doc"
+cargo test --workspace --doc --locked
+
+step "fuzz targets build"
+cargo check --manifest-path fuzz/Cargo.toml --locked
+
+step "all tests passed"
