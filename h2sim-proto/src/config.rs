@@ -1,0 +1,110 @@
+//! What a `Connection` advertises and what it lets a peer get away with.
+
+use std::time::Duration;
+
+/// Connection settings and limits. `Config::default()` is safe to face an
+/// untrusted peer with; every limit can be raised for load tests.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// SETTINGS_HEADER_TABLE_SIZE we advertise: the HPACK table our decoder keeps.
+    pub header_table_size: u32,
+    /// SETTINGS_ENABLE_PUSH: a client that sets this false is never pushed to.
+    pub enable_push: bool,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS: streams the peer may open at once.
+    pub max_concurrent_streams: u32,
+    /// SETTINGS_INITIAL_WINDOW_SIZE: each stream's receive window.
+    pub initial_window_size: u32,
+    /// The connection's receive window, raised from 65,535 by a WINDOW_UPDATE
+    /// at start (the connection window has no setting, RFC 9113 §6.9.2).
+    pub connection_window_size: u32,
+    /// SETTINGS_MAX_FRAME_SIZE: the largest frame payload we accept.
+    pub max_frame_size: u32,
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest decoded field section we
+    /// accept; larger ones are refused per stream.
+    pub max_header_list_size: u32,
+    /// The largest HPACK table our encoder uses, whatever the peer allows:
+    /// a bigger table costs memory per connection for little gain.
+    pub encoder_table_size: u32,
+    /// How long the peer has to acknowledge our SETTINGS before the
+    /// connection ends with SETTINGS_TIMEOUT (RFC 9113 §6.5.3).
+    pub settings_timeout: Duration,
+    /// Who returns receive window to the peer.
+    pub window_policy: WindowPolicy,
+    pub limits: Limits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            header_table_size: 4096,
+            enable_push: true,
+            max_concurrent_streams: 256,
+            initial_window_size: 1 << 20,
+            connection_window_size: 8 << 20,
+            max_frame_size: 16_384,
+            max_header_list_size: 64 * 1024,
+            encoder_table_size: 4096,
+            settings_timeout: Duration::from_secs(10),
+            window_policy: WindowPolicy::Automatic,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// How received DATA gives window back to the peer (RFC 9113 §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowPolicy {
+    /// Window returns when the application takes the `Data` event with
+    /// `poll_event`: an application that stops polling stops the peer.
+    Automatic,
+    /// Window returns only through `Connection::release_capacity`, for an
+    /// application that holds on to body bytes after the event.
+    Manual,
+}
+
+/// Bounds on what a peer can make the connection hold or do. Exceeding one
+/// ends the connection with ENHANCE_YOUR_CALM unless the RFC names a code.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// CONTINUATION frames allowed after one HEADERS or PUSH_PROMISE.
+    pub max_continuation_frames: usize,
+    /// Bytes of one encoded field block (HEADERS plus CONTINUATIONs) held
+    /// while it is incomplete.
+    pub max_header_block_size: usize,
+    /// PING and SETTINGS acknowledgements waiting to be sent: a peer that
+    /// floods them while not reading would otherwise grow this queue.
+    pub max_pending_acks: usize,
+    /// RST_STREAM frames the peer may send per `reset_period` (rapid reset,
+    /// CVE-2023-44487).
+    pub max_resets_per_period: u32,
+    /// Streams we reset because of the peer's errors per `reset_period`.
+    pub max_local_resets_per_period: u32,
+    pub reset_period: Duration,
+    /// DATA frames without payload or END_STREAM, and CONTINUATIONs without
+    /// fragment, per `empty_frame_period` (an old CPU exhaustion trick).
+    pub max_empty_frames_per_period: u32,
+    pub empty_frame_period: Duration,
+    /// Locally reset streams remembered, so late frames from the peer on them
+    /// are ignored rather than treated as errors (RFC 9113 §5.1, "closed").
+    pub max_reset_streams_remembered: usize,
+    /// Requests (or pushes) the application may queue beyond the peer's
+    /// MAX_CONCURRENT_STREAMS, waiting for a slot.
+    pub max_queued_streams: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_continuation_frames: 16,
+            max_header_block_size: 128 * 1024,
+            max_pending_acks: 64,
+            max_resets_per_period: 200,
+            max_local_resets_per_period: 200,
+            reset_period: Duration::from_secs(1),
+            max_empty_frames_per_period: 100,
+            empty_frame_period: Duration::from_secs(1),
+            max_reset_streams_remembered: 1024,
+            max_queued_streams: 1 << 16,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! Errors, split as the RFC splits them: what ends the connection, what ends
+//! one stream, and what the application asked for that cannot be done.
+//!
+//! Every peer-caused error names the rule that was broken (`Violation`), so a
+//! trace or a test says *why*, not only which code went on the wire.
+
+use std::fmt;
+
+use bytes::Bytes;
+
+use crate::frame::{FrameErrorKind, Reason, StreamId};
+use crate::hpack::DecoderError;
+
+/// A rule of RFC 9113 (or a limit of ours) that the peer broke.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Violation {
+    /// The first 24 bytes from a client were not the connection preface (§3.4).
+    BadPreface,
+    /// The first frame from the peer was not SETTINGS (§3.4).
+    FirstFrameNotSettings,
+    /// A frame failed its frame-level checks (§4, §6).
+    Frame(FrameErrorKind),
+    /// A field block could not be decompressed (RFC 7541; §4.3).
+    Compression(DecoderError),
+    /// Our SETTINGS went unacknowledged past the configured timeout (§6.5.3).
+    SettingsTimeout,
+    /// A frame other than CONTINUATION arrived in the middle of a field block,
+    /// or a CONTINUATION arrived outside one (§6.10).
+    ContinuationExpected { got: u8 },
+    UnexpectedContinuation,
+    /// A stream id of the wrong parity for its initiator (§5.1.1).
+    StreamIdParity { stream: StreamId },
+    /// A new stream whose id is not above every id the peer used before (§5.1.1).
+    StreamIdNotIncreasing { stream: StreamId, last: StreamId },
+    /// A frame on a stream in the idle state other than HEADERS/PRIORITY (§5.1).
+    FrameOnIdleStream { kind: u8, stream: StreamId },
+    /// DATA or HEADERS on a stream the peer had already ended (§5.1).
+    StreamClosed { kind: u8, stream: StreamId },
+    /// A second HEADERS on a stream that did not carry END_STREAM (§8.1).
+    TrailersWithoutEndStream,
+    /// More DATA than the receive window allowed (§6.9.1).
+    FlowControlExceeded { window: i64, received: u32 },
+    /// A WINDOW_UPDATE or SETTINGS_INITIAL_WINDOW_SIZE change that pushed a
+    /// window above 2^31-1 (§6.9.1, §6.9.2).
+    WindowOverflow,
+    /// A PUSH_PROMISE from a client, or to a client that disabled push, or
+    /// on a stream that cannot carry one (§6.6, §8.4).
+    PushNotAllowed,
+    /// A server sent SETTINGS_ENABLE_PUSH = 1 (§6.5.2).
+    ServerEnabledPush,
+    /// The request or response broke the field rules of §8.2–§8.3.
+    Malformed(Malformation),
+    /// The peer opened more streams than our MAX_CONCURRENT_STREAMS (§5.1.2).
+    ConcurrencyExceeded,
+    /// The decoded field section exceeded our MAX_HEADER_LIST_SIZE (§6.5.2).
+    HeaderListTooLarge { size: usize, max: usize },
+    /// An encoded field block grew past `Limits::max_header_block_size`.
+    HeaderBlockTooLarge { size: usize },
+    /// More CONTINUATION frames than `Limits::max_continuation_frames`.
+    TooManyContinuations,
+    /// More PING/SETTINGS acknowledgements queued than `Limits::max_pending_acks`.
+    AckFlood,
+    /// More RST_STREAM frames per period than `Limits::max_resets_per_period`.
+    ResetFlood,
+    /// More streams reset for the peer's errors per period than allowed.
+    StreamErrorFlood,
+    /// More empty DATA/CONTINUATION frames per period than allowed.
+    EmptyFrameFlood,
+    /// A pushed stream's promise was refused by our own application, so its
+    /// frames are unwanted (RFC 9113 §8.4.2).
+    PushRefused,
+}
+
+/// The field rules of RFC 9113 §8.2–§8.3 that make a message malformed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Malformation {
+    /// A field name with uppercase or other forbidden characters (§8.2.1).
+    InvalidFieldName,
+    /// A field value with NUL, CR, LF or leading/trailing whitespace (§8.2.1).
+    InvalidFieldValue,
+    /// Connection-specific fields such as `connection` or `transfer-encoding`,
+    /// or `te` other than "trailers" (§8.2.2).
+    ConnectionSpecificField,
+    /// A pseudo-header this message kind does not define (§8.3).
+    UnknownPseudoHeader,
+    /// A pseudo-header after an ordinary field (§8.3).
+    PseudoHeaderAfterField,
+    /// A pseudo-header given twice (§8.3.1).
+    DuplicatePseudoHeader,
+    /// A required pseudo-header missing or empty (§8.3.1, §8.3.2).
+    MissingPseudoHeader(&'static str),
+    /// Pseudo-headers in trailers (§8.1).
+    PseudoHeaderInTrailers,
+    /// `:status` not three digits, or 101 (§8.3.2, §8.6).
+    InvalidStatus,
+    /// An unparsable or conflicting `content-length` (§8.1.1).
+    InvalidContentLength,
+    /// DATA that does not add up to `content-length` (§8.1.1).
+    ContentLengthMismatch { declared: u64, received: u64 },
+    /// An informational response with END_STREAM, or trailers before the
+    /// final response (§8.1).
+    UnexpectedEndStream,
+    /// A promised request that is not safe and cacheable (§8.4).
+    UnsafePushMethod,
+    /// DATA before any HEADERS on a stream (§8.1).
+    DataBeforeHeaders,
+}
+
+impl fmt::Display for Malformation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Malformation::*;
+        match self {
+            InvalidFieldName => f.write_str("invalid field name (RFC 9113 §8.2.1)"),
+            InvalidFieldValue => f.write_str("invalid field value (RFC 9113 §8.2.1)"),
+            ConnectionSpecificField => f.write_str("connection-specific field (RFC 9113 §8.2.2)"),
+            UnknownPseudoHeader => f.write_str("unknown pseudo-header (RFC 9113 §8.3)"),
+            PseudoHeaderAfterField => f.write_str("pseudo-header after a field (RFC 9113 §8.3)"),
+            DuplicatePseudoHeader => f.write_str("duplicate pseudo-header (RFC 9113 §8.3.1)"),
+            MissingPseudoHeader(name) => write!(f, "missing {name} (RFC 9113 §8.3)"),
+            PseudoHeaderInTrailers => f.write_str("pseudo-header in trailers (RFC 9113 §8.1)"),
+            InvalidStatus => f.write_str("invalid :status (RFC 9113 §8.3.2)"),
+            InvalidContentLength => f.write_str("invalid content-length (RFC 9113 §8.1.1)"),
+            ContentLengthMismatch { declared, received } => write!(
+                f,
+                "content-length {declared} but {received} bytes of DATA (RFC 9113 §8.1.1)"
+            ),
+            UnexpectedEndStream => f.write_str("END_STREAM out of place (RFC 9113 §8.1)"),
+            UnsafePushMethod => f.write_str("promised request not safe and cacheable (§8.4)"),
+            DataBeforeHeaders => f.write_str("DATA before HEADERS (RFC 9113 §8.1)"),
+        }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Violation::*;
+        match self {
+            BadPreface => f.write_str("invalid connection preface (RFC 9113 §3.4)"),
+            FirstFrameNotSettings => f.write_str("first frame not SETTINGS (RFC 9113 §3.4)"),
+            Frame(kind) => write!(f, "{kind}"),
+            Compression(e) => write!(f, "HPACK: {e}"),
+            SettingsTimeout => f.write_str("SETTINGS not acknowledged in time (RFC 9113 §6.5.3)"),
+            ContinuationExpected { got } => write!(
+                f,
+                "frame type {got:#x} inside a field block, CONTINUATION expected (RFC 9113 §6.10)"
+            ),
+            UnexpectedContinuation => {
+                f.write_str("CONTINUATION outside a field block (RFC 9113 §6.10)")
+            }
+            StreamIdParity { stream } => {
+                write!(f, "stream {stream} has the wrong parity (RFC 9113 §5.1.1)")
+            }
+            StreamIdNotIncreasing { stream, last } => write!(
+                f,
+                "new stream {stream} not above last stream {last} (RFC 9113 §5.1.1)"
+            ),
+            FrameOnIdleStream { kind, stream } => write!(
+                f,
+                "frame type {kind:#x} on idle stream {stream} (RFC 9113 §5.1)"
+            ),
+            StreamClosed { kind, stream } => write!(
+                f,
+                "frame type {kind:#x} on closed stream {stream} (RFC 9113 §5.1)"
+            ),
+            TrailersWithoutEndStream => {
+                f.write_str("trailers without END_STREAM (RFC 9113 §8.1)")
+            }
+            FlowControlExceeded { window, received } => write!(
+                f,
+                "{received} bytes of DATA with a window of {window} (RFC 9113 §6.9.1)"
+            ),
+            WindowOverflow => f.write_str("flow-control window above 2^31-1 (RFC 9113 §6.9.1)"),
+            PushNotAllowed => f.write_str("PUSH_PROMISE not allowed here (RFC 9113 §8.4)"),
+            ServerEnabledPush => f.write_str("server sent ENABLE_PUSH=1 (RFC 9113 §6.5.2)"),
+            Malformed(m) => write!(f, "malformed message: {m}"),
+            ConcurrencyExceeded => f.write_str("MAX_CONCURRENT_STREAMS exceeded (RFC 9113 §5.1.2)"),
+            HeaderListTooLarge { size, max } => write!(
+                f,
+                "field section of {size} bytes above MAX_HEADER_LIST_SIZE {max} (RFC 9113 §6.5.2)"
+            ),
+            HeaderBlockTooLarge { size } => {
+                write!(f, "field block of {size} bytes above our limit")
+            }
+            TooManyContinuations => f.write_str("too many CONTINUATION frames"),
+            AckFlood => f.write_str("too many PING/SETTINGS acknowledgements queued"),
+            ResetFlood => f.write_str("too many RST_STREAM frames (rapid reset)"),
+            StreamErrorFlood => f.write_str("too many stream errors"),
+            EmptyFrameFlood => f.write_str("too many empty frames"),
+            PushRefused => f.write_str("frames on a refused push"),
+        }
+    }
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectionError {
+    /// The peer broke a rule; we sent GOAWAY with `reason`.
+    Local { reason: Reason, violation: Violation },
+    /// The peer sent GOAWAY with an error code.
+    Remote { reason: Reason, debug_data: Bytes },
+    /// The transport ended while streams were still open.
+    TransportClosed,
+}
+
+impl ConnectionError {
+    /// The code that went (or came) in GOAWAY.
+    pub fn reason(&self) -> Reason {
+        match self {
+            ConnectionError::Local { reason, .. } | ConnectionError::Remote { reason, .. } => {
+                *reason
+            }
+            ConnectionError::TransportClosed => Reason::CANCEL,
+        }
+    }
+}
+
+impl fmt::Display for ConnectionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectionError::Local { reason, violation } => {
+                write!(f, "connection error {reason}: {violation}")
+            }
+            ConnectionError::Remote { reason, debug_data } => write!(
+                f,
+                "peer ended the connection with {reason}: {}",
+                String::from_utf8_lossy(debug_data)
+            ),
+            ConnectionError::TransportClosed => f.write_str("transport closed"),
+        }
+    }
+}
+
+impl std::error::Error for ConnectionError {}
+
+/// A command the application gave that the connection cannot carry out; the
+/// connection itself is unharmed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UserError {
+    /// No such stream, or it is already closed.
+    UnknownStream(StreamId),
+    /// The stream cannot take this now (e.g. data after END_STREAM, a response
+    /// on a client, a second final response).
+    InvalidState(StreamId),
+    /// Requests on a server, responses and pushes on a client.
+    WrongRole,
+    /// The peer disabled push, or the parent stream cannot carry a promise.
+    PushDisabled,
+    /// The connection is going away (GOAWAY sent or received) or closed.
+    GoingAway,
+    /// Stream ids are exhausted (2^31-1 reached); open a new connection.
+    StreamIdsExhausted,
+    /// Too many streams queued behind MAX_CONCURRENT_STREAMS.
+    QueueFull,
+    /// Released more receive capacity than was received.
+    ReleaseTooLarge,
+}
+
+impl fmt::Display for UserError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UserError::UnknownStream(s) => write!(f, "stream {s} is not open"),
+            UserError::InvalidState(s) => write!(f, "stream {s} cannot take this in its state"),
+            UserError::WrongRole => f.write_str("not allowed in this role"),
+            UserError::PushDisabled => f.write_str("push is disabled or not possible here"),
+            UserError::GoingAway => f.write_str("the connection is going away"),
+            UserError::StreamIdsExhausted => f.write_str("stream ids exhausted"),
+            UserError::QueueFull => f.write_str("too many streams queued"),
+            UserError::ReleaseTooLarge => f.write_str("released more than was received"),
+        }
+    }
+}
+
+impl std::error::Error for UserError {}

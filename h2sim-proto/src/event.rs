@@ -1,0 +1,72 @@
+//! What the connection tells the application, in the order it happened.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::error::{ConnectionError, Violation};
+use crate::frame::{Reason, StreamId};
+use crate::hpack::HeaderField;
+use crate::message::{RequestHead, ResponseHead};
+
+/// One thing that happened on the connection. Events of one stream come in
+/// protocol order: head, data…, trailers or end, or a reset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The peer's first SETTINGS arrived: the connection is up.
+    Connected,
+    /// Server: a request head. `end_stream` means it has no body.
+    Request {
+        stream: StreamId,
+        head: RequestHead,
+        end_stream: bool,
+    },
+    /// Client: a response head, interim (1xx) or final.
+    Response {
+        stream: StreamId,
+        head: ResponseHead,
+        end_stream: bool,
+    },
+    /// Body bytes; with `end_stream` the message is complete.
+    Data {
+        stream: StreamId,
+        data: Bytes,
+        end_stream: bool,
+    },
+    /// Trailers, which always end the message.
+    Trailers {
+        stream: StreamId,
+        fields: Vec<HeaderField>,
+    },
+    /// Client: the server promised a response to `request` on `promised`,
+    /// associated with the client's stream `parent`. Refuse it with
+    /// `Connection::reset(promised, Reason::CANCEL)`, or wait for its
+    /// `Response` event.
+    PushPromise {
+        parent: StreamId,
+        promised: StreamId,
+        request: RequestHead,
+    },
+    /// A stream ended abnormally. `remote` tells whether the peer sent the
+    /// RST_STREAM; a local reset caused by the peer says which rule it broke.
+    StreamReset {
+        stream: StreamId,
+        reason: Reason,
+        remote: bool,
+        violation: Option<Violation>,
+    },
+    /// A stream we opened that the peer never processed (above the last
+    /// stream id of its GOAWAY, or refused): safe to retry elsewhere (§8.7).
+    Retryable { stream: StreamId },
+    /// The acknowledgement of our PING, with the round-trip time.
+    Pong { rtt: Duration },
+    /// The peer sent GOAWAY: no new streams; streams up to `last_stream_id` go on.
+    GoAway {
+        last_stream_id: StreamId,
+        reason: Reason,
+        debug_data: Bytes,
+    },
+    /// The connection is over: after flushing `poll_transmit` the transport
+    /// can be closed. `error` is `None` for a clean end.
+    Closed { error: Option<ConnectionError> },
+}

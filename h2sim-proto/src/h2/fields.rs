@@ -1,0 +1,316 @@
+//! Field sections to message heads and back, with the validation of
+//! RFC 9113 §8.2–§8.3. A message that breaks these rules is malformed: the
+//! stream is reset with PROTOCOL_ERROR, the connection lives on (§8.1.1).
+
+use bytes::Bytes;
+
+use crate::error::Malformation;
+use crate::hpack::HeaderField;
+use crate::message::{RequestHead, ResponseHead};
+
+/// Bytes allowed in a field name: visible ASCII except uppercase (§8.2.1,
+/// RFC 9110 §5.1 tchar is stricter; HTTP/2 only forbids these).
+const fn name_table() -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut b = 0x21;
+    while b < 0x7f {
+        t[b] = !(b >= b'A' as usize && b <= b'Z' as usize) && b != b':' as usize;
+        b += 1;
+    }
+    t
+}
+static NAME_OK: [bool; 256] = name_table();
+
+fn valid_name(name: &[u8]) -> bool {
+    !name.is_empty() && name.iter().all(|&b| NAME_OK[usize::from(b)])
+}
+
+/// §8.2.1: no NUL, CR or LF anywhere, no whitespace at either end.
+fn valid_value(value: &[u8]) -> bool {
+    let edge = |b: Option<&u8>| !matches!(b, Some(b' ' | b'\t'));
+    edge(value.first())
+        && edge(value.last())
+        && !value.iter().any(|&b| b == 0 || b == b'\r' || b == b'\n')
+}
+
+/// §8.2.2: fields that only mean something to one HTTP/1.1 hop.
+fn connection_specific(field: &HeaderField) -> bool {
+    match field.name.as_ref() {
+        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding"
+        | b"upgrade" => true,
+        b"te" => field.value.as_ref() != b"trailers",
+        _ => false,
+    }
+}
+
+/// Checks one ordinary field.
+fn check_field(field: &HeaderField) -> Result<(), Malformation> {
+    if !valid_name(&field.name) {
+        return Err(Malformation::InvalidFieldName);
+    }
+    if !valid_value(&field.value) {
+        return Err(Malformation::InvalidFieldValue);
+    }
+    if connection_specific(field) {
+        return Err(Malformation::ConnectionSpecificField);
+    }
+    Ok(())
+}
+
+/// Splits a decoded field section into pseudo-headers (handed to `pseudo`)
+/// and ordinary fields, enforcing order and field syntax.
+fn split(
+    fields: Vec<HeaderField>,
+    mut pseudo: impl FnMut(&[u8], Bytes) -> Result<(), Malformation>,
+) -> Result<Vec<HeaderField>, Malformation> {
+    let mut ordinary = Vec::with_capacity(fields.len());
+    for field in fields {
+        if let Some(name) = field.name.strip_prefix(b":") {
+            if !ordinary.is_empty() {
+                return Err(Malformation::PseudoHeaderAfterField);
+            }
+            pseudo(name, field.value)?;
+        } else {
+            check_field(&field)?;
+            ordinary.push(field);
+        }
+    }
+    Ok(ordinary)
+}
+
+fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> {
+    if slot.replace(value).is_some() {
+        return Err(Malformation::DuplicatePseudoHeader);
+    }
+    Ok(())
+}
+
+/// A request head from a decoded field section (§8.3.1).
+pub(crate) fn request(fields: Vec<HeaderField>) -> Result<RequestHead, Malformation> {
+    let (mut method, mut scheme, mut authority, mut path) = (None, None, None, None);
+    let fields = split(fields, |name, value| match name {
+        b"method" => set_once(&mut method, value),
+        b"scheme" => set_once(&mut scheme, value),
+        b"authority" => set_once(&mut authority, value),
+        b"path" => set_once(&mut path, value),
+        _ => Err(Malformation::UnknownPseudoHeader),
+    })?;
+    let method = method
+        .filter(|m| !m.is_empty())
+        .ok_or(Malformation::MissingPseudoHeader(":method"))?;
+    if let Some(authority) = &authority {
+        if !valid_value(authority) {
+            return Err(Malformation::InvalidFieldValue);
+        }
+    }
+    if method.as_ref() == b"CONNECT" {
+        // §8.5: CONNECT carries only :method and :authority.
+        if scheme.is_some() || path.is_some() {
+            return Err(Malformation::UnknownPseudoHeader);
+        }
+        let authority = authority.ok_or(Malformation::MissingPseudoHeader(":authority"))?;
+        return Ok(RequestHead {
+            method,
+            scheme: Bytes::new(),
+            authority,
+            path: Bytes::new(),
+            fields,
+        });
+    }
+    let scheme = scheme
+        .filter(|s| !s.is_empty())
+        .ok_or(Malformation::MissingPseudoHeader(":scheme"))?;
+    let path = path
+        .filter(|p| !p.is_empty())
+        .ok_or(Malformation::MissingPseudoHeader(":path"))?;
+    if !valid_value(&path) || path.contains(&b' ') {
+        return Err(Malformation::InvalidFieldValue);
+    }
+    Ok(RequestHead {
+        method,
+        scheme,
+        authority: authority.unwrap_or_default(),
+        path,
+        fields,
+    })
+}
+
+/// A response head from a decoded field section (§8.3.2).
+pub(crate) fn response(fields: Vec<HeaderField>) -> Result<ResponseHead, Malformation> {
+    let mut status = None;
+    let fields = split(fields, |name, value| match name {
+        b"status" => set_once(&mut status, value),
+        _ => Err(Malformation::UnknownPseudoHeader),
+    })?;
+    let status = status.ok_or(Malformation::MissingPseudoHeader(":status"))?;
+    let status = parse_status(&status).ok_or(Malformation::InvalidStatus)?;
+    Ok(ResponseHead { status, fields })
+}
+
+/// Three digits, 100–599, and not 101: HTTP/2 has no Upgrade (§8.6).
+fn parse_status(digits: &[u8]) -> Option<u16> {
+    let &[a, b, c] = digits else { return None };
+    if ![a, b, c].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let status = u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0');
+    ((100..600).contains(&status) && status != 101).then_some(status)
+}
+
+/// Trailers: ordinary fields only (§8.1).
+pub(crate) fn trailers(fields: Vec<HeaderField>) -> Result<Vec<HeaderField>, Malformation> {
+    split(fields, |_, _| Err(Malformation::PseudoHeaderInTrailers))
+}
+
+/// The declared body length, if any; repeated values must agree (RFC 9110 §8.6).
+pub(crate) fn content_length(fields: &[HeaderField]) -> Result<Option<u64>, Malformation> {
+    let mut declared = None;
+    for field in fields.iter().filter(|f| f.name.as_ref() == b"content-length") {
+        for part in field.value.split(|&b| b == b',') {
+            let n = parse_decimal(part.trim_ascii()).ok_or(Malformation::InvalidContentLength)?;
+            if declared.is_some_and(|d| d != n) {
+                return Err(Malformation::InvalidContentLength);
+            }
+            declared = Some(n);
+        }
+    }
+    Ok(declared)
+}
+
+fn parse_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+    })
+}
+
+/// The text of a status code, without allocating for the common ones.
+pub(crate) fn status_bytes(status: u16) -> Bytes {
+    match status {
+        200 => Bytes::from_static(b"200"),
+        201 => Bytes::from_static(b"201"),
+        204 => Bytes::from_static(b"204"),
+        206 => Bytes::from_static(b"206"),
+        304 => Bytes::from_static(b"304"),
+        400 => Bytes::from_static(b"400"),
+        404 => Bytes::from_static(b"404"),
+        500 => Bytes::from_static(b"500"),
+        other => Bytes::from(other.to_string()),
+    }
+}
+
+/// The pseudo-header fields of a request, in the order §8.3.1 lists them.
+pub(crate) fn request_pseudo(head: &RequestHead) -> Vec<HeaderField> {
+    let mut out = Vec::with_capacity(4);
+    out.push(HeaderField::new(Bytes::from_static(b":method"), head.method.clone()));
+    if head.method.as_ref() != b"CONNECT" {
+        out.push(HeaderField::new(Bytes::from_static(b":scheme"), head.scheme.clone()));
+    }
+    if !head.authority.is_empty() {
+        out.push(HeaderField::new(
+            Bytes::from_static(b":authority"),
+            head.authority.clone(),
+        ));
+    }
+    if head.method.as_ref() != b"CONNECT" {
+        out.push(HeaderField::new(Bytes::from_static(b":path"), head.path.clone()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(name: &'static str, value: &'static str) -> HeaderField {
+        HeaderField::new(name.as_bytes(), value.as_bytes())
+    }
+
+    fn get() -> Vec<HeaderField> {
+        vec![
+            f(":method", "GET"),
+            f(":scheme", "http"),
+            f(":authority", "a"),
+            f(":path", "/"),
+        ]
+    }
+
+    #[test]
+    fn valid_request() {
+        let mut fields = get();
+        fields.push(f("accept", "*/*"));
+        let head = request(fields).unwrap();
+        assert_eq!(head.method, "GET");
+        assert_eq!(head.fields, vec![f("accept", "*/*")]);
+    }
+
+    #[test]
+    fn request_rules_rfc9113_8_3() {
+        let cases: Vec<(Vec<HeaderField>, Malformation)> = vec![
+            (vec![f(":method", "GET"), f(":scheme", "http")], Malformation::MissingPseudoHeader(":path")),
+            (
+                [get(), vec![f(":method", "GET")]].concat(),
+                Malformation::DuplicatePseudoHeader,
+            ),
+            ([get(), vec![f(":status", "200")]].concat(), Malformation::UnknownPseudoHeader),
+            (
+                vec![f(":method", "GET"), f("x", "1"), f(":scheme", "http"), f(":path", "/")],
+                Malformation::PseudoHeaderAfterField,
+            ),
+            ([get(), vec![f("Accept", "x")]].concat(), Malformation::InvalidFieldName),
+            ([get(), vec![f("connection", "close")]].concat(), Malformation::ConnectionSpecificField),
+            ([get(), vec![f("te", "gzip")]].concat(), Malformation::ConnectionSpecificField),
+            ([get(), vec![f("x", " padded")]].concat(), Malformation::InvalidFieldValue),
+            ([get(), vec![f("x", "a\nb")]].concat(), Malformation::InvalidFieldValue),
+            (
+                vec![f(":method", "GET"), f(":scheme", "http"), f(":path", "")],
+                Malformation::MissingPseudoHeader(":path"),
+            ),
+        ];
+        for (fields, want) in cases {
+            assert_eq!(request(fields.clone()), Err(want), "{fields:?}");
+        }
+        assert!(request([get(), vec![f("te", "trailers")]].concat()).is_ok());
+    }
+
+    #[test]
+    fn connect_takes_authority_only() {
+        let head = request(vec![f(":method", "CONNECT"), f(":authority", "h:443")]).unwrap();
+        assert_eq!(head.authority, "h:443");
+        assert!(request(vec![f(":method", "CONNECT"), f(":authority", "h"), f(":path", "/")]).is_err());
+    }
+
+    #[test]
+    fn response_status_rules() {
+        assert_eq!(response(vec![f(":status", "204")]).unwrap().status, 204);
+        for bad in ["20", "2000", "abc", "101", "099", "600"] {
+            assert_eq!(
+                response(vec![HeaderField::new(":status", bad)]),
+                Err(Malformation::InvalidStatus),
+                "{bad}"
+            );
+        }
+        assert_eq!(response(vec![]), Err(Malformation::MissingPseudoHeader(":status")));
+    }
+
+    #[test]
+    fn content_length_rules() {
+        assert_eq!(content_length(&[f("content-length", "12")]), Ok(Some(12)));
+        assert_eq!(content_length(&[f("content-length", "12, 12")]), Ok(Some(12)));
+        assert_eq!(
+            content_length(&[f("content-length", "1"), f("content-length", "2")]),
+            Err(Malformation::InvalidContentLength)
+        );
+        assert_eq!(content_length(&[f("content-length", "-1")]), Err(Malformation::InvalidContentLength));
+        assert_eq!(content_length(&[f("content-length", "99999999999999999999")]), Err(Malformation::InvalidContentLength));
+        assert_eq!(content_length(&[]), Ok(None));
+    }
+
+    #[test]
+    fn trailers_reject_pseudo() {
+        assert_eq!(trailers(vec![f(":status", "200")]), Err(Malformation::PseudoHeaderInTrailers));
+        assert!(trailers(vec![f("grpc-status", "0")]).is_ok());
+    }
+}

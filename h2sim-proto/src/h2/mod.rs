@@ -1,0 +1,401 @@
+//! The HTTP/2 side of a connection (RFC 9113): settings, streams, flow
+//! control, push, shutdown and the limits that keep a hostile peer bounded.
+//!
+//! `Session` is split by direction: `recv` handles the peer's frames, `send`
+//! the application's commands and the building of output.
+
+mod fields;
+mod flow;
+mod limits;
+mod recv;
+mod send;
+mod store;
+mod stream;
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+
+use self::flow::RecvWindow;
+use self::limits::RateLimit;
+use self::store::Store;
+use crate::config::Config;
+use crate::error::{ConnectionError, Violation};
+use crate::event::Event;
+use crate::frame::{
+    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, FrameDecoder, Reason, StreamId,
+};
+use crate::hpack;
+
+/// Which end of the connection we are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
+
+/// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
+/// defaults that hold until it does.
+#[derive(Debug, Clone, Copy)]
+struct PeerSettings {
+    enable_push: bool,
+    max_concurrent_streams: u32,
+    initial_window_size: u32,
+    max_frame_size: u32,
+    max_header_list_size: Option<u32>,
+}
+
+impl Default for PeerSettings {
+    fn default() -> Self {
+        PeerSettings {
+            enable_push: true,
+            max_concurrent_streams: u32::MAX,
+            initial_window_size: DEFAULT_INITIAL_WINDOW_SIZE,
+            max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            max_header_list_size: None,
+        }
+    }
+}
+
+/// A field block arriving in HEADERS or PUSH_PROMISE plus CONTINUATIONs.
+#[derive(Debug)]
+struct PartialBlock {
+    stream: StreamId,
+    kind: BlockKind,
+    fragments: BytesMut,
+    continuations: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum BlockKind {
+    Headers { end_stream: bool },
+    PushPromise { promised: StreamId },
+}
+
+/// Where a graceful shutdown stands (RFC 9113 §6.8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shutdown {
+    Running,
+    /// GOAWAY with the maximum id sent, with a PING to time one round trip.
+    Draining { deadline: Instant },
+    /// The final GOAWAY names the last stream we will process.
+    Final { last: StreamId },
+}
+
+/// Payload of the PING that times the first step of a graceful shutdown.
+const SHUTDOWN_PING: [u8; 8] = *b"h2s-shut";
+
+/// The HTTP/2 protocol state of one connection.
+#[derive(Debug)]
+pub(crate) struct Session {
+    role: Role,
+    config: Config,
+    /// Server: the client preface has been checked.
+    preface_received: bool,
+    /// The peer's first frame (its SETTINGS) has arrived.
+    settings_received: bool,
+    decoder: FrameDecoder,
+    hpack_decoder: hpack::Decoder,
+    hpack_encoder: hpack::Encoder,
+    peer: PeerSettings,
+    store: Store,
+    /// Connection-level windows (§6.9.1).
+    send_window: flow::Window,
+    recv_window: RecvWindow,
+    /// The receive window a new stream starts with: the default until the
+    /// peer acknowledges our SETTINGS, then `config.initial_window_size`.
+    stream_recv_initial: u32,
+    partial: Option<PartialBlock>,
+    /// Our SETTINGS awaiting ACK, with their deadlines.
+    settings_unacked: VecDeque<Instant>,
+    /// Acknowledgements owed to the peer.
+    settings_acks_owed: usize,
+    ping_acks_owed: VecDeque<[u8; 8]>,
+    /// Our PINGs in flight: payload and when sent (for the RTT).
+    pings_sent: VecDeque<([u8; 8], Instant)>,
+    pings_to_send: VecDeque<[u8; 8]>,
+    ping_counter: u64,
+    resets_to_send: VecDeque<(StreamId, Reason)>,
+    window_updates: VecDeque<(StreamId, u32)>,
+    goaways_to_send: VecDeque<(StreamId, Reason, Bytes)>,
+    /// Locally initiated streams waiting for a concurrency slot.
+    waiting_to_open: VecDeque<StreamId>,
+    /// Streams with frames to send, served round-robin.
+    ready: VecDeque<StreamId>,
+    /// Streams with DATA held back by the connection window.
+    conn_blocked: VecDeque<StreamId>,
+    shutdown: Shutdown,
+    /// The peer's GOAWAY: last stream id it will process.
+    peer_goaway: Option<StreamId>,
+    /// Set once the connection is over; nothing more is read.
+    error: Option<ConnectionError>,
+    closed: bool,
+    /// The connection preface and first SETTINGS are written on first poll.
+    preface_owed: bool,
+    events: VecDeque<Event>,
+    out: VecDeque<Bytes>,
+    wbuf: BytesMut,
+    peer_resets: RateLimit,
+    local_resets: RateLimit,
+    empty_frames: RateLimit,
+    /// Field sections decoded here, reused between blocks.
+    field_scratch: Vec<hpack::HeaderField>,
+}
+
+impl Session {
+    pub(crate) fn new(role: Role, config: Config, now: Instant) -> Self {
+        let limits = &config.limits;
+        let mut hpack_decoder = hpack::Decoder::new(config.header_table_size as usize);
+        hpack_decoder.set_max_header_list_size(config.max_header_list_size as usize);
+        let mut recv_window =
+            RecvWindow::new(DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_INITIAL_WINDOW_SIZE);
+        let grow = recv_window.grow(config.connection_window_size);
+        let mut session = Session {
+            role,
+            preface_received: role == Role::Client,
+            settings_received: false,
+            decoder: FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE),
+            hpack_decoder,
+            hpack_encoder: hpack::Encoder::new(),
+            peer: PeerSettings::default(),
+            store: Store::new(role == Role::Client, limits.max_reset_streams_remembered),
+            send_window: flow::Window::new(DEFAULT_INITIAL_WINDOW_SIZE),
+            recv_window,
+            stream_recv_initial: DEFAULT_INITIAL_WINDOW_SIZE,
+            partial: None,
+            settings_unacked: VecDeque::from([now + config.settings_timeout]),
+            settings_acks_owed: 0,
+            ping_acks_owed: VecDeque::new(),
+            pings_sent: VecDeque::new(),
+            pings_to_send: VecDeque::new(),
+            ping_counter: 0,
+            resets_to_send: VecDeque::new(),
+            window_updates: VecDeque::new(),
+            goaways_to_send: VecDeque::new(),
+            waiting_to_open: VecDeque::new(),
+            ready: VecDeque::new(),
+            conn_blocked: VecDeque::new(),
+            shutdown: Shutdown::Running,
+            peer_goaway: None,
+            error: None,
+            closed: false,
+            preface_owed: true,
+            events: VecDeque::new(),
+            out: VecDeque::new(),
+            wbuf: BytesMut::with_capacity(16 * 1024),
+            peer_resets: RateLimit::new(limits.max_resets_per_period, limits.reset_period),
+            local_resets: RateLimit::new(limits.max_local_resets_per_period, limits.reset_period),
+            empty_frames: RateLimit::new(
+                limits.max_empty_frames_per_period,
+                limits.empty_frame_period,
+            ),
+            field_scratch: Vec::new(),
+            config,
+        };
+        if grow > 0 {
+            session.window_updates.push_back((StreamId::ZERO, grow));
+        }
+        session
+    }
+
+    pub(crate) fn role(&self) -> Role {
+        self.role
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed && self.out.is_empty()
+    }
+
+    pub(crate) fn poll_event(&mut self) -> Option<Event> {
+        let event = self.events.pop_front()?;
+        if let Event::Data { stream, data, .. } = &event {
+            if self.config.window_policy == crate::config::WindowPolicy::Automatic {
+                // Released as handed over: the application has the bytes now.
+                let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                self.release(*stream, n);
+            }
+        }
+        Some(event)
+    }
+
+    /// Returns `n` bytes of receive window on `stream` and the connection.
+    fn release(&mut self, stream: StreamId, n: u32) -> bool {
+        if !self.recv_window.release(n) {
+            return false;
+        }
+        if let Some(s) = self.store.get_mut(stream) {
+            // A stream that ended no longer needs window; only the connection does.
+            if s.recv.release(n) && s.can_recv_body() {
+                if let Some(inc) = s.recv.take_update() {
+                    self.window_updates.push_back((stream, inc));
+                }
+            }
+        }
+        if let Some(inc) = self.recv_window.take_update() {
+            self.window_updates.push_back((StreamId::ZERO, inc));
+        }
+        true
+    }
+
+    pub(crate) fn release_capacity(&mut self, stream: StreamId, n: u32) -> bool {
+        self.release(stream, n)
+    }
+
+    /// The earliest deadline the driver must call `handle_timeout` at.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        if self.closed {
+            return None;
+        }
+        let settings = self.settings_unacked.front().copied();
+        let drain = match self.shutdown {
+            Shutdown::Draining { deadline } => Some(deadline),
+            _ => None,
+        };
+        [settings, drain].into_iter().flatten().min()
+    }
+
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        if self.closed {
+            return;
+        }
+        if self.settings_unacked.front().is_some_and(|&d| d <= now) {
+            self.connection_error(Reason::SETTINGS_TIMEOUT, Violation::SettingsTimeout);
+            return;
+        }
+        if let Shutdown::Draining { deadline } = self.shutdown {
+            if deadline <= now {
+                self.finish_shutdown();
+            }
+        }
+    }
+
+    /// The peer closed the transport.
+    pub(crate) fn handle_eof(&mut self) {
+        if self.closed {
+            return;
+        }
+        let error = (!self.store.is_empty() || !self.waiting_to_open.is_empty())
+            .then_some(ConnectionError::TransportClosed);
+        self.close(error);
+    }
+
+    /// Ends the connection for a rule the peer broke: GOAWAY with the last
+    /// stream we processed, then nothing more is read (§5.4.1).
+    fn connection_error(&mut self, reason: Reason, violation: Violation) {
+        if self.closed {
+            return;
+        }
+        let debug = Bytes::from(violation.to_string());
+        self.goaways_to_send
+            .push_back((self.store.last_peer, reason, debug));
+        self.close(Some(ConnectionError::Local { reason, violation }));
+    }
+
+    /// Marks the connection over and tells the application once.
+    fn close(&mut self, error: Option<ConnectionError>) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.error.clone_from(&error);
+        self.events.push_back(Event::Closed { error });
+    }
+
+    /// Once shutting down (either side's GOAWAY) and no stream is left, the
+    /// connection is done.
+    fn maybe_finish(&mut self) {
+        let going_away =
+            self.peer_goaway.is_some() || matches!(self.shutdown, Shutdown::Final { .. });
+        if going_away && self.store.is_empty() && self.waiting_to_open.is_empty() {
+            self.close(None);
+        }
+    }
+
+    /// Second step of a graceful shutdown: name the last stream we took.
+    fn finish_shutdown(&mut self) {
+        let last = self.store.last_peer;
+        self.shutdown = Shutdown::Final { last };
+        self.goaways_to_send
+            .push_back((last, Reason::NO_ERROR, Bytes::new()));
+        self.maybe_finish();
+    }
+
+    /// Shutdown has reached the point where new peer streams are ignored.
+    fn refusing_new_streams(&self, id: StreamId) -> bool {
+        matches!(self.shutdown, Shutdown::Final { last } if id > last)
+    }
+
+    /// Begins a graceful shutdown (§6.8): GOAWAY naming 2^31-1 so the peer
+    /// stops opening streams, then after a round trip (or a deadline) a
+    /// second GOAWAY with the real last stream.
+    pub(crate) fn go_away(&mut self, now: Instant) {
+        if self.closed || self.shutdown != Shutdown::Running {
+            return;
+        }
+        self.goaways_to_send
+            .push_back((StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new()));
+        self.pings_to_send.push_back(SHUTDOWN_PING);
+        self.pings_sent.push_back((SHUTDOWN_PING, now));
+        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
+        self.shutdown = Shutdown::Draining {
+            deadline: now + wait,
+        };
+    }
+
+    /// Ends the connection at once with `reason` (GOAWAY, then close).
+    pub(crate) fn abort(&mut self, reason: Reason) {
+        if self.closed {
+            return;
+        }
+        self.goaways_to_send
+            .push_back((self.store.last_peer, reason, Bytes::new()));
+        for id in self.store.ids() {
+            self.store.remove(id, self.is_local(id));
+        }
+        self.waiting_to_open.clear();
+        self.close(None);
+    }
+
+    /// True for stream ids of our own initiative.
+    fn is_local(&self, id: StreamId) -> bool {
+        match self.role {
+            Role::Client => id.is_client_initiated(),
+            Role::Server => id.is_server_initiated(),
+        }
+    }
+
+    /// Counts a stream error we raised against the rate limit; too many and
+    /// the peer is only making us work, so the connection ends.
+    fn note_local_reset(&mut self, now: Instant) -> bool {
+        if self.local_resets.hit(now) {
+            return true;
+        }
+        self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::StreamErrorFlood);
+        false
+    }
+
+    /// Resets a stream because of the peer (§5.4.2): RST_STREAM out, the
+    /// stream forgotten, the application told if it knew the stream.
+    fn stream_error(&mut self, now: Instant, id: StreamId, reason: Reason, violation: Violation) {
+        if !self.note_local_reset(now) {
+            return;
+        }
+        self.resets_to_send.push_back((id, reason));
+        self.store.reset_locally.insert(id);
+        // Bytes already received stay owed to the connection window until the
+        // application releases them (its queued Data events do, automatically).
+        if let Some(stream) = self.store.remove(id, self.is_local(id)) {
+            if stream.known {
+                self.events.push_back(Event::StreamReset {
+                    stream: id,
+                    reason,
+                    remote: false,
+                    violation: Some(violation),
+                });
+            }
+            self.open_waiting();
+        }
+        self.maybe_finish();
+    }
+}

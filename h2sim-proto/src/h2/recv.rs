@@ -1,0 +1,907 @@
+//! The peer's bytes and frames: preface, framing, field blocks, and each
+//! frame kind against the stream states of RFC 9113 §5.1.
+
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use super::fields;
+use super::flow::RecvWindow;
+use super::stream::{State, Stream};
+use super::{BlockKind, PartialBlock, Role, SHUTDOWN_PING, Session, Shutdown};
+use crate::error::{Malformation, Violation};
+use crate::event::Event;
+use crate::frame::{
+    Data, ErrorScope, Frame, GoAway, Headers, PREFACE, Ping, PushPromise, Reason, RstStream,
+    Setting, Settings, StreamId, WindowUpdate,
+};
+
+/// Frame type codes, for naming the frame in a violation.
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const WINDOW_UPDATE: u8 = 0x8;
+
+/// How an id that has no live stream relates to the connection's history.
+enum Gone {
+    /// Never used: the frame is out of order (§5.1, "idle").
+    Idle,
+    /// We reset it; late frames are expected and ignored.
+    ResetByUs,
+    /// The peer ended or reset it.
+    EndedByPeer,
+    /// Closed normally and forgotten.
+    Closed,
+}
+
+impl Session {
+    /// Takes bytes from the transport. `input` keeps any partial frame.
+    pub(crate) fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        if self.closed {
+            input.clear();
+            return;
+        }
+        if !self.preface_received {
+            let n = input.len().min(PREFACE.len());
+            if input[..n] != PREFACE[..n] {
+                // §3.4: not HTTP/2 at all, so no GOAWAY is owed to it.
+                input.clear();
+                self.close(Some(crate::error::ConnectionError::Local {
+                    reason: Reason::PROTOCOL_ERROR,
+                    violation: Violation::BadPreface,
+                }));
+                return;
+            }
+            if n < PREFACE.len() {
+                return;
+            }
+            let _ = input.split_to(PREFACE.len());
+            self.preface_received = true;
+        }
+        while !self.closed {
+            match self.decoder.decode(input) {
+                Ok(Some(frame)) => self.recv_frame(now, frame),
+                Ok(None) => break,
+                Err(e) => match e.scope {
+                    ErrorScope::Stream(id) => {
+                        if self.partial.is_some() {
+                            // A stream error cannot interrupt a field block.
+                            self.connection_error(
+                                Reason::PROTOCOL_ERROR,
+                                Violation::Frame(e.kind),
+                            );
+                        } else {
+                            self.stream_error(now, id, e.reason, Violation::Frame(e.kind));
+                        }
+                    }
+                    ErrorScope::Connection => {
+                        self.connection_error(e.reason, Violation::Frame(e.kind));
+                    }
+                },
+            }
+        }
+        if self.closed {
+            input.clear();
+        }
+    }
+
+    fn recv_frame(&mut self, now: Instant, frame: Frame) {
+        if !self.settings_received {
+            match &frame {
+                Frame::Settings(s) if !s.ack => {}
+                _ => {
+                    self.connection_error(
+                        Reason::PROTOCOL_ERROR,
+                        Violation::FirstFrameNotSettings,
+                    );
+                    return;
+                }
+            }
+        }
+        if let Some(partial) = &mut self.partial {
+            let Frame::Continuation(c) = frame else {
+                let got = frame_type(&frame);
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::ContinuationExpected { got },
+                );
+                return;
+            };
+            if c.stream_id != partial.stream {
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::ContinuationExpected { got: 0x9 },
+                );
+                return;
+            }
+            partial.continuations += 1;
+            partial.fragments.extend_from_slice(&c.fragment);
+            let (count, size) = (partial.continuations, partial.fragments.len());
+            if count > self.config.limits.max_continuation_frames {
+                self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::TooManyContinuations);
+                return;
+            }
+            if size > self.config.limits.max_header_block_size {
+                self.connection_error(
+                    Reason::ENHANCE_YOUR_CALM,
+                    Violation::HeaderBlockTooLarge { size },
+                );
+                return;
+            }
+            if c.fragment.is_empty() && !c.end_headers && !self.empty_frames.hit(now) {
+                self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
+                return;
+            }
+            if c.end_headers {
+                if let Some(done) = self.partial.take() {
+                    let block = done.fragments.freeze();
+                    self.recv_block(now, done.stream, done.kind, &block);
+                }
+            }
+            return;
+        }
+        match frame {
+            Frame::Data(d) => self.recv_data(now, d),
+            Frame::Headers(h) => self.recv_headers(now, h),
+            Frame::Priority(_) | Frame::Unknown(_) => {} // §5.3.2, §5.5
+            Frame::RstStream(r) => self.recv_reset(now, r),
+            Frame::Settings(s) => self.recv_settings(now, s),
+            Frame::PushPromise(p) => self.recv_push_promise(now, p),
+            Frame::Ping(p) => self.recv_ping(now, p),
+            Frame::GoAway(g) => self.recv_goaway(g),
+            Frame::WindowUpdate(w) => self.recv_window_update(now, w),
+            Frame::Continuation(_) => {
+                self.connection_error(Reason::PROTOCOL_ERROR, Violation::UnexpectedContinuation);
+            }
+        }
+    }
+
+    /// Classifies an id with no live stream.
+    fn gone(&self, id: StreamId) -> Gone {
+        if self.store.reset_locally.contains(id) {
+            return Gone::ResetByUs;
+        }
+        if self.store.ended_by_peer.contains(id) {
+            return Gone::EndedByPeer;
+        }
+        let used = if self.is_local(id) {
+            id.value() < self.store.next_local
+        } else {
+            id <= self.store.last_peer
+        };
+        if used { Gone::Closed } else { Gone::Idle }
+    }
+
+    fn recv_headers(&mut self, now: Instant, h: Headers) {
+        let kind = BlockKind::Headers {
+            end_stream: h.end_stream,
+        };
+        if h.end_headers {
+            self.recv_block(now, h.stream_id, kind, &h.fragment);
+        } else {
+            self.start_block(now, h.stream_id, kind, h.fragment);
+        }
+    }
+
+    fn start_block(&mut self, now: Instant, stream: StreamId, kind: BlockKind, first: Bytes) {
+        if first.is_empty() && !self.empty_frames.hit(now) {
+            self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
+            return;
+        }
+        let mut fragments = BytesMut::with_capacity(first.len() * 2);
+        fragments.extend_from_slice(&first);
+        self.partial = Some(PartialBlock {
+            stream,
+            kind,
+            fragments,
+            continuations: 0,
+        });
+    }
+
+    /// A complete field block. It is always decompressed first, whatever
+    /// becomes of the stream, so the HPACK context stays in step (§4.3).
+    fn recv_block(&mut self, now: Instant, id: StreamId, kind: BlockKind, block: &Bytes) {
+        let mut fields = std::mem::take(&mut self.field_scratch);
+        fields.clear();
+        let decoded = self.hpack_decoder.decode(block, &mut fields);
+        let too_large = match decoded {
+            Ok(()) => None,
+            Err(e) if e.is_compression_error() => {
+                self.connection_error(Reason::COMPRESSION_ERROR, Violation::Compression(e));
+                return;
+            }
+            Err(e) => Some(e),
+        };
+        match kind {
+            BlockKind::Headers { end_stream } => {
+                self.recv_field_section(now, id, fields, end_stream, too_large.is_some());
+            }
+            BlockKind::PushPromise { promised } => {
+                self.recv_promise(now, id, promised, fields, too_large.is_some());
+            }
+        }
+    }
+
+    /// A HEADERS field section: opens a stream, or is a response head,
+    /// interim head or trailers on a live one.
+    fn recv_field_section(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        fields: Vec<crate::hpack::HeaderField>,
+        end_stream: bool,
+        too_large: bool,
+    ) {
+        let too_large_violation = || Violation::HeaderListTooLarge {
+            size: 0,
+            max: usize::MAX,
+        };
+        let Some(stream) = self.store.get_mut(id) else {
+            self.recv_new_stream(now, id, fields, end_stream, too_large);
+            return;
+        };
+        match stream.state {
+            State::ReservedRemote | State::Open | State::HalfClosedLocal => {}
+            State::HalfClosedRemote | State::Closed => {
+                self.stream_error(
+                    now,
+                    id,
+                    Reason::STREAM_CLOSED,
+                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                );
+                return;
+            }
+            State::Idle | State::ReservedLocal => {
+                // The peer cannot send on a stream it has not seen open (§5.1).
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: HEADERS, stream: id },
+                );
+                return;
+            }
+        }
+        if too_large {
+            self.stream_error(now, id, Reason::PROTOCOL_ERROR, too_large_violation());
+            return;
+        }
+        if stream.final_head_received {
+            // Trailers (§8.1).
+            if !end_stream {
+                self.malformed_or(now, id, Violation::TrailersWithoutEndStream);
+                return;
+            }
+            match fields::trailers(fields) {
+                Ok(fields) => {
+                    if let Err(m) = check_length_at_end(stream) {
+                        self.malformed(now, id, m);
+                        return;
+                    }
+                    stream.recv_end();
+                    self.events.push_back(Event::Trailers { stream: id, fields });
+                    self.after_recv_end(id);
+                }
+                Err(m) => self.malformed(now, id, m),
+            }
+            return;
+        }
+        // A response head on one of our requests or a promised stream.
+        if self.role == Role::Server {
+            // The request head came when the stream opened: this is trailers
+            // handled above, so a server never gets here with a live stream.
+            self.malformed(now, id, Malformation::UnexpectedEndStream);
+            return;
+        }
+        let head = match fields::response(fields) {
+            Ok(head) => head,
+            Err(m) => {
+                self.malformed(now, id, m);
+                return;
+            }
+        };
+        if head.is_informational() {
+            if end_stream {
+                self.malformed(now, id, Malformation::UnexpectedEndStream);
+                return;
+            }
+        } else {
+            stream.final_head_received = true;
+            let no_body = stream.head_request || head.status == 204 || head.status == 304;
+            stream.expected_len = match fields::content_length(&head.fields) {
+                Ok(_) if no_body => Some(0).filter(|_| !stream.head_request),
+                Ok(len) => len,
+                Err(m) => {
+                    self.malformed(now, id, m);
+                    return;
+                }
+            };
+            if stream.head_request {
+                stream.expected_len = None;
+            }
+            if stream.state == State::ReservedRemote {
+                stream.state = State::HalfClosedLocal;
+                stream.counted = true;
+                self.store.active_peer += 1;
+            }
+            if end_stream {
+                if let Err(m) = check_length_at_end(stream) {
+                    self.malformed(now, id, m);
+                    return;
+                }
+                stream.recv_end();
+            }
+        }
+        self.events.push_back(Event::Response {
+            stream: id,
+            head,
+            end_stream,
+        });
+        if end_stream {
+            self.after_recv_end(id);
+        }
+    }
+
+    /// HEADERS on an id with no live stream: a new request (server), or a
+    /// late or bogus frame.
+    fn recv_new_stream(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        fields: Vec<crate::hpack::HeaderField>,
+        end_stream: bool,
+        too_large: bool,
+    ) {
+        if self.role == Role::Client || !id.is_client_initiated() {
+            match self.gone(id) {
+                Gone::ResetByUs => {}
+                Gone::EndedByPeer => self.connection_error(
+                    Reason::STREAM_CLOSED,
+                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                ),
+                _ if !self.is_local(id) && self.role == Role::Server => self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::StreamIdParity { stream: id },
+                ),
+                _ => self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: HEADERS, stream: id },
+                ),
+            }
+            self.field_scratch = fields;
+            return;
+        }
+        if id <= self.store.last_peer {
+            match self.gone(id) {
+                Gone::ResetByUs => {}
+                Gone::EndedByPeer => self.connection_error(
+                    Reason::STREAM_CLOSED,
+                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                ),
+                _ => self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::StreamIdNotIncreasing {
+                        stream: id,
+                        last: self.store.last_peer,
+                    },
+                ),
+            }
+            self.field_scratch = fields;
+            return;
+        }
+        if self.refusing_new_streams(id) {
+            // §6.8: after our final GOAWAY, newer streams are ignored.
+            self.field_scratch = fields;
+            return;
+        }
+        self.store.last_peer = id;
+        if self.store.active_peer >= self.config.max_concurrent_streams {
+            // §5.1.2: REFUSED_STREAM tells the client it may retry.
+            self.stream_error(now, id, Reason::REFUSED_STREAM, Violation::ConcurrencyExceeded);
+            self.field_scratch = fields;
+            return;
+        }
+        if too_large {
+            self.stream_error(
+                now,
+                id,
+                Reason::PROTOCOL_ERROR,
+                Violation::HeaderListTooLarge {
+                    size: 0,
+                    max: self.config.max_header_list_size as usize,
+                },
+            );
+            return;
+        }
+        let head = match fields::request(fields) {
+            Ok(head) => head,
+            Err(m) => {
+                self.malformed(now, id, m);
+                return;
+            }
+        };
+        let expected_len = match fields::content_length(&head.fields) {
+            Ok(len) => len,
+            Err(m) => {
+                self.malformed(now, id, m);
+                return;
+            }
+        };
+        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let mut stream = Stream::new(
+            id,
+            State::Open,
+            self.peer.initial_window_size,
+            recv,
+        );
+        stream.known = true;
+        stream.counted = true;
+        stream.final_head_received = true;
+        stream.expected_len = expected_len;
+        if end_stream {
+            if let Err(m) = check_length_at_end(&stream) {
+                self.store.insert(stream);
+                self.store.active_peer += 1;
+                self.malformed(now, id, m);
+                return;
+            }
+            stream.recv_end();
+        }
+        self.store.insert(stream);
+        self.store.active_peer += 1;
+        self.events.push_back(Event::Request {
+            stream: id,
+            head,
+            end_stream,
+        });
+    }
+
+    fn recv_data(&mut self, now: Instant, d: Data) {
+        let flow_len = d.flow_controlled_len();
+        let kept = u32::try_from(d.payload.len()).unwrap_or(u32::MAX);
+        // The connection window counts every DATA frame, whatever its stream.
+        if let Err(window) = self.recv_window.receive(flow_len, kept) {
+            self.connection_error(
+                Reason::FLOW_CONTROL_ERROR,
+                Violation::FlowControlExceeded {
+                    window,
+                    received: flow_len,
+                },
+            );
+            return;
+        }
+        if d.payload.is_empty() && !d.end_stream && !self.empty_frames.hit(now) {
+            self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
+            return;
+        }
+        let id = d.stream_id;
+        let Some(stream) = self.store.get_mut(id) else {
+            self.release(id, kept);
+            match self.gone(id) {
+                Gone::ResetByUs => {}
+                Gone::Idle => self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: DATA, stream: id },
+                ),
+                Gone::EndedByPeer | Gone::Closed => self.connection_error(
+                    Reason::STREAM_CLOSED,
+                    Violation::StreamClosed { kind: DATA, stream: id },
+                ),
+            }
+            return;
+        };
+        match stream.state {
+            State::Open | State::HalfClosedLocal => {}
+            State::HalfClosedRemote | State::Closed => {
+                self.release(id, kept);
+                self.stream_error(
+                    now,
+                    id,
+                    Reason::STREAM_CLOSED,
+                    Violation::StreamClosed { kind: DATA, stream: id },
+                );
+                return;
+            }
+            State::Idle | State::ReservedLocal | State::ReservedRemote => {
+                self.release(id, kept);
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: DATA, stream: id },
+                );
+                return;
+            }
+        }
+        if let Err(window) = stream.recv.receive(flow_len, kept) {
+            self.release(id, kept);
+            self.stream_error(
+                now,
+                id,
+                Reason::FLOW_CONTROL_ERROR,
+                Violation::FlowControlExceeded {
+                    window,
+                    received: flow_len,
+                },
+            );
+            return;
+        }
+        if !stream.final_head_received {
+            self.release(id, kept);
+            self.malformed(now, id, Malformation::DataBeforeHeaders);
+            return;
+        }
+        stream.received_len += u64::from(kept);
+        let over = stream
+            .expected_len
+            .is_some_and(|declared| stream.received_len > declared);
+        if over || d.end_stream {
+            if let Err(m) = check_length_at_end(stream) {
+                self.release(id, kept);
+                self.malformed(now, id, m);
+                return;
+            }
+        }
+        if d.end_stream {
+            stream.recv_end();
+        }
+        if kept < flow_len {
+            // Padding was released at once; it may have made an update due.
+            if let Some(inc) = stream.recv.take_update() {
+                self.window_updates.push_back((id, inc));
+            }
+            if let Some(inc) = self.recv_window.take_update() {
+                self.window_updates.push_back((StreamId::ZERO, inc));
+            }
+        }
+        self.events.push_back(Event::Data {
+            stream: id,
+            data: d.payload,
+            end_stream: d.end_stream,
+        });
+        if d.end_stream {
+            self.after_recv_end(id);
+        }
+    }
+
+    /// The peer finished its side of a stream: forget it if we are done too.
+    fn after_recv_end(&mut self, id: StreamId) {
+        self.store.ended_by_peer.insert(id);
+        if self.store.get(id).is_some_and(Stream::is_finished) {
+            self.remove_stream(id);
+        }
+    }
+
+    fn recv_reset(&mut self, now: Instant, r: RstStream) {
+        if !self.peer_resets.hit(now) {
+            self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::ResetFlood);
+            return;
+        }
+        let id = r.stream_id;
+        let local = self.is_local(id);
+        let Some(stream) = self.store.remove(id, local) else {
+            if let Gone::Idle = self.gone(id) {
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: RST_STREAM, stream: id },
+                );
+            }
+            return;
+        };
+        if stream.state == State::Idle {
+            // Reset of a stream we only queued: impossible from a correct peer.
+            self.connection_error(
+                Reason::PROTOCOL_ERROR,
+                Violation::FrameOnIdleStream { kind: RST_STREAM, stream: id },
+            );
+            return;
+        }
+        self.store.ended_by_peer.insert(id);
+        if stream.known {
+            self.events.push_back(Event::StreamReset {
+                stream: id,
+                reason: r.reason,
+                remote: true,
+                violation: None,
+            });
+        }
+        self.open_waiting();
+        self.maybe_finish();
+    }
+
+    fn recv_settings(&mut self, now: Instant, s: Settings) {
+        if s.ack {
+            if self.settings_unacked.pop_front().is_some() {
+                self.apply_local_settings();
+            }
+            return;
+        }
+        if self.settings_acks_owed + self.ping_acks_owed.len() >= self.config.limits.max_pending_acks
+        {
+            self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
+            return;
+        }
+        for setting in s.values {
+            match setting {
+                Setting::HeaderTableSize(size) => {
+                    let size = size.min(self.config.encoder_table_size);
+                    self.hpack_encoder.set_max_table_size(size as usize);
+                }
+                Setting::EnablePush(on) => {
+                    if on && self.role == Role::Client {
+                        self.connection_error(
+                            Reason::PROTOCOL_ERROR,
+                            Violation::ServerEnabledPush,
+                        );
+                        return;
+                    }
+                    self.peer.enable_push = on;
+                }
+                Setting::MaxConcurrentStreams(n) => self.peer.max_concurrent_streams = n,
+                Setting::InitialWindowSize(size) => {
+                    let delta = i64::from(size) - i64::from(self.peer.initial_window_size);
+                    self.peer.initial_window_size = size;
+                    let mut overflow = false;
+                    for stream in self.store.iter_mut() {
+                        overflow |= stream.send_window.adjust(delta).is_err();
+                    }
+                    if overflow {
+                        self.connection_error(Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+                        return;
+                    }
+                    if delta > 0 {
+                        self.wake_all();
+                    }
+                }
+                Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
+                Setting::MaxHeaderListSize(size) => self.peer.max_header_list_size = Some(size),
+                #[allow(unreachable_patterns)]
+                _ => {}
+            }
+        }
+        self.settings_acks_owed += 1;
+        if !self.settings_received {
+            self.settings_received = true;
+            self.events.push_back(Event::Connected);
+        }
+        self.open_waiting();
+        let _ = now;
+    }
+
+    /// Our SETTINGS were acknowledged: the values we advertised now bind us.
+    fn apply_local_settings(&mut self) {
+        self.decoder.set_max_frame_size(self.config.max_frame_size);
+        self.hpack_decoder
+            .set_max_table_size(self.config.header_table_size as usize);
+        let target = self.config.initial_window_size;
+        if self.stream_recv_initial != target {
+            self.stream_recv_initial = target;
+            for stream in self.store.iter_mut() {
+                stream.recv.retarget(target);
+            }
+        }
+    }
+
+    fn recv_ping(&mut self, now: Instant, p: Ping) {
+        if p.ack {
+            if let Some(at) = self.pings_sent.iter().position(|(payload, _)| *payload == p.payload)
+            {
+                if let Some((payload, sent)) = self.pings_sent.remove(at) {
+                    if payload == SHUTDOWN_PING {
+                        if let Shutdown::Draining { .. } = self.shutdown {
+                            self.finish_shutdown();
+                        }
+                    } else {
+                        self.events.push_back(Event::Pong {
+                            rtt: now.saturating_duration_since(sent),
+                        });
+                    }
+                }
+            }
+            return;
+        }
+        if self.settings_acks_owed + self.ping_acks_owed.len() >= self.config.limits.max_pending_acks
+        {
+            self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
+            return;
+        }
+        self.ping_acks_owed.push_back(p.payload);
+    }
+
+    fn recv_goaway(&mut self, g: GoAway) {
+        let last = g.last_stream_id;
+        // A later GOAWAY may only lower the last id (§6.8).
+        let last = self.peer_goaway.map_or(last, |prev| prev.min(last));
+        self.peer_goaway = Some(last);
+        self.events.push_back(Event::GoAway {
+            last_stream_id: last,
+            reason: g.reason,
+            debug_data: g.debug_data.clone(),
+        });
+        // Our streams above `last` were never processed: retryable (§8.7).
+        let mut doomed: Vec<StreamId> = self
+            .store
+            .ids()
+            .into_iter()
+            .filter(|&id| self.is_local(id) && id > last)
+            .collect();
+        doomed.sort_unstable();
+        for id in doomed {
+            if let Some(stream) = self.store.remove(id, true) {
+                if stream.known {
+                    self.events.push_back(Event::Retryable { stream: id });
+                }
+            }
+        }
+        for id in std::mem::take(&mut self.waiting_to_open) {
+            self.events.push_back(Event::Retryable { stream: id });
+        }
+        if g.reason != Reason::NO_ERROR && self.store.is_empty() {
+            self.close(Some(crate::error::ConnectionError::Remote {
+                reason: g.reason,
+                debug_data: g.debug_data,
+            }));
+            return;
+        }
+        self.maybe_finish();
+    }
+
+    fn recv_window_update(&mut self, now: Instant, w: WindowUpdate) {
+        let delta = i64::from(w.increment);
+        if w.stream_id.is_zero() {
+            if self.send_window.adjust(delta).is_err() {
+                self.connection_error(Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+                return;
+            }
+            let blocked = std::mem::take(&mut self.conn_blocked);
+            for id in blocked {
+                self.make_ready(id);
+            }
+            return;
+        }
+        let id = w.stream_id;
+        let Some(stream) = self.store.get_mut(id) else {
+            if let Gone::Idle = self.gone(id) {
+                self.connection_error(
+                    Reason::PROTOCOL_ERROR,
+                    Violation::FrameOnIdleStream { kind: WINDOW_UPDATE, stream: id },
+                );
+            }
+            return;
+        };
+        if stream.state == State::Idle || stream.state == State::ReservedRemote {
+            self.connection_error(
+                Reason::PROTOCOL_ERROR,
+                Violation::FrameOnIdleStream { kind: WINDOW_UPDATE, stream: id },
+            );
+            return;
+        }
+        if stream.send_window.adjust(delta).is_err() {
+            self.stream_error(now, id, Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+            return;
+        }
+        self.make_ready(id);
+    }
+
+    fn recv_push_promise(&mut self, now: Instant, p: PushPromise) {
+        // §8.4: only servers push, and only to clients that allow it.
+        if self.role == Role::Server || !self.config.enable_push {
+            self.connection_error(Reason::PROTOCOL_ERROR, Violation::PushNotAllowed);
+            return;
+        }
+        let kind = BlockKind::PushPromise {
+            promised: p.promised_id,
+        };
+        if p.end_headers {
+            self.recv_block(now, p.stream_id, kind, &p.fragment);
+        } else {
+            self.start_block(now, p.stream_id, kind, p.fragment);
+        }
+    }
+
+    /// A complete PUSH_PROMISE (§6.6, §8.4).
+    fn recv_promise(
+        &mut self,
+        now: Instant,
+        parent: StreamId,
+        promised: StreamId,
+        fields: Vec<crate::hpack::HeaderField>,
+        too_large: bool,
+    ) {
+        if !promised.is_server_initiated() || promised <= self.store.last_peer {
+            self.connection_error(
+                Reason::PROTOCOL_ERROR,
+                Violation::StreamIdNotIncreasing {
+                    stream: promised,
+                    last: self.store.last_peer,
+                },
+            );
+            return;
+        }
+        self.store.last_peer = promised;
+        let parent_ok = match self.store.get(parent) {
+            Some(s) => matches!(s.state, State::Open | State::HalfClosedLocal),
+            None => false,
+        };
+        if !parent_ok {
+            if self.store.reset_locally.contains(parent) {
+                // We reset the parent; the promise crossed it. Refuse it.
+                self.stream_error(now, promised, Reason::CANCEL, Violation::PushRefused);
+            } else {
+                self.connection_error(Reason::PROTOCOL_ERROR, Violation::PushNotAllowed);
+            }
+            return;
+        }
+        if too_large {
+            self.stream_error(
+                now,
+                promised,
+                Reason::PROTOCOL_ERROR,
+                Violation::HeaderListTooLarge {
+                    size: 0,
+                    max: self.config.max_header_list_size as usize,
+                },
+            );
+            return;
+        }
+        let request = match fields::request(fields) {
+            Ok(head) => head,
+            Err(m) => {
+                self.malformed(now, promised, m);
+                return;
+            }
+        };
+        if !matches!(request.method.as_ref(), b"GET" | b"HEAD") {
+            self.malformed(now, promised, Malformation::UnsafePushMethod);
+            return;
+        }
+        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let mut stream = Stream::new(
+            promised,
+            State::ReservedRemote,
+            self.peer.initial_window_size,
+            recv,
+        );
+        stream.known = true;
+        stream.head_request = request.method.as_ref() == b"HEAD";
+        self.store.insert(stream);
+        self.events.push_back(Event::PushPromise {
+            parent,
+            promised,
+            request,
+        });
+    }
+
+    fn malformed(&mut self, now: Instant, id: StreamId, m: Malformation) {
+        self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Malformed(m));
+    }
+
+    fn malformed_or(&mut self, now: Instant, id: StreamId, v: Violation) {
+        self.stream_error(now, id, Reason::PROTOCOL_ERROR, v);
+    }
+}
+
+/// At END_STREAM, the body must have matched content-length (§8.1.1).
+fn check_length_at_end(stream: &Stream) -> Result<(), Malformation> {
+    match stream.expected_len {
+        Some(declared) if declared != stream.received_len => {
+            Err(Malformation::ContentLengthMismatch {
+                declared,
+                received: stream.received_len,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn frame_type(frame: &Frame) -> u8 {
+    match frame {
+        Frame::Data(_) => 0x0,
+        Frame::Headers(_) => 0x1,
+        Frame::Priority(_) => 0x2,
+        Frame::RstStream(_) => 0x3,
+        Frame::Settings(_) => 0x4,
+        Frame::PushPromise(_) => 0x5,
+        Frame::Ping(_) => 0x6,
+        Frame::GoAway(_) => 0x7,
+        Frame::WindowUpdate(_) => 0x8,
+        Frame::Continuation(_) => 0x9,
+        Frame::Unknown(u) => u.kind,
+    }
+}

@@ -1,0 +1,466 @@
+//! The application's commands and the output they become. Frames are built
+//! only when the driver polls, so flow control and the peer's settings apply
+//! at the moment bytes leave, and many frames share one buffer.
+
+use std::time::Instant;
+
+use bytes::{BufMut, Bytes};
+
+use super::fields;
+use super::flow::RecvWindow;
+use super::stream::{Outgoing, State, Stream};
+use super::{Role, Session, Shutdown};
+use crate::error::UserError;
+use crate::frame::{
+    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Setting, Settings,
+    StreamId, WindowUpdate,
+};
+use crate::hpack::HeaderField;
+use crate::message::{RequestHead, ResponseHead};
+
+/// Output is handed out in chunks of about this size, so one poll does not
+/// build an unbounded buffer while flow control would allow more.
+const OUTPUT_BUDGET: usize = 64 * 1024;
+
+impl Session {
+    /// Client: queues a request and returns its stream id. It opens at once
+    /// if the peer's MAX_CONCURRENT_STREAMS allows, else when a slot frees.
+    pub(crate) fn send_request(
+        &mut self,
+        head: RequestHead,
+        end_stream: bool,
+    ) -> Result<StreamId, UserError> {
+        if self.role != Role::Client {
+            return Err(UserError::WrongRole);
+        }
+        if self.closed || self.peer_goaway.is_some() || self.shutdown != Shutdown::Running {
+            return Err(UserError::GoingAway);
+        }
+        if self.waiting_to_open.len() >= self.config.limits.max_queued_streams {
+            return Err(UserError::QueueFull);
+        }
+        let id = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
+        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let mut stream = Stream::new(id, State::Idle, self.peer.initial_window_size, recv);
+        stream.known = true;
+        stream.head_request = head.method.as_ref() == b"HEAD";
+        stream.send_ended = end_stream;
+        stream.queue.push_back(Outgoing::Request { head, end_stream });
+        self.store.insert(stream);
+        self.waiting_to_open.push_back(id);
+        self.open_waiting();
+        Ok(id)
+    }
+
+    /// Opens queued streams of ours while the peer's limit allows.
+    pub(super) fn open_waiting(&mut self) {
+        while self.store.active_local < self.peer.max_concurrent_streams {
+            let Some(id) = self.waiting_to_open.pop_front() else {
+                break;
+            };
+            let Some(stream) = self.store.get_mut(id) else {
+                continue;
+            };
+            stream.counted = true;
+            stream.state = match (stream.state, stream.send_ended) {
+                (State::Idle, false) => State::Open,
+                (State::Idle, true) => State::HalfClosedLocal,
+                // A promised stream whose response was queued (§8.4.2).
+                (_, false) => State::HalfClosedRemote,
+                (_, true) => State::Closed,
+            };
+            self.store.active_local += 1;
+            self.make_ready(id);
+        }
+    }
+
+    /// Server: queues a response head (1xx any number of times, then one
+    /// final) on a request or promised stream.
+    pub(crate) fn send_response(
+        &mut self,
+        id: StreamId,
+        head: ResponseHead,
+        end_stream: bool,
+    ) -> Result<(), UserError> {
+        if self.role != Role::Server {
+            return Err(UserError::WrongRole);
+        }
+        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        let interim = head.is_informational();
+        if stream.final_head_sent || stream.send_ended || (interim && end_stream) {
+            return Err(UserError::InvalidState(id));
+        }
+        if !interim {
+            stream.final_head_sent = true;
+        }
+        stream.queue.push_back(Outgoing::Response { head, end_stream });
+        if stream.state == State::ReservedLocal {
+            // A pushed response opens its stream: it waits for the client's
+            // concurrency limit like any stream of ours.
+            stream.send_ended = end_stream;
+            if !interim {
+                self.waiting_to_open.push_back(id);
+                self.open_waiting();
+            }
+            return Ok(());
+        }
+        if end_stream {
+            stream.send_end();
+        }
+        self.make_ready(id);
+        Ok(())
+    }
+
+    /// Queues body bytes; they leave as flow control allows, without a copy.
+    pub(crate) fn send_data(
+        &mut self,
+        id: StreamId,
+        data: Bytes,
+        end_stream: bool,
+    ) -> Result<(), UserError> {
+        let is_server = self.role == Role::Server;
+        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        if stream.send_ended || (is_server && !stream.final_head_sent) {
+            return Err(UserError::InvalidState(id));
+        }
+        stream.queue.push_back(Outgoing::Data { data, end_stream });
+        self.after_queue(id, end_stream);
+        Ok(())
+    }
+
+    /// Queues trailers, which end the stream.
+    pub(crate) fn send_trailers(
+        &mut self,
+        id: StreamId,
+        fields: Vec<HeaderField>,
+    ) -> Result<(), UserError> {
+        let is_server = self.role == Role::Server;
+        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        if stream.send_ended || (is_server && !stream.final_head_sent) {
+            return Err(UserError::InvalidState(id));
+        }
+        stream.queue.push_back(Outgoing::Trailers { fields });
+        self.after_queue(id, true);
+        Ok(())
+    }
+
+    fn after_queue(&mut self, id: StreamId, end_stream: bool) {
+        let Some(stream) = self.store.get_mut(id) else {
+            return;
+        };
+        let waiting = matches!(stream.state, State::Idle | State::ReservedLocal);
+        if end_stream {
+            if waiting {
+                stream.send_ended = true;
+            } else {
+                stream.send_end();
+            }
+        }
+        if !waiting {
+            self.make_ready(id);
+        }
+    }
+
+    /// Server: promises a response to `request` on a new stream associated
+    /// with the client's stream `parent` (§8.4). Answer the promised stream
+    /// with `send_response` like any other.
+    pub(crate) fn push_promise(
+        &mut self,
+        parent: StreamId,
+        request: RequestHead,
+    ) -> Result<StreamId, UserError> {
+        if self.role != Role::Server {
+            return Err(UserError::WrongRole);
+        }
+        if !self.peer.enable_push {
+            return Err(UserError::PushDisabled);
+        }
+        if self.closed || self.peer_goaway.is_some() {
+            return Err(UserError::GoingAway);
+        }
+        let parent_ok = self.store.get(parent).is_some_and(|s| {
+            s.id.is_client_initiated()
+                && matches!(s.state, State::Open | State::HalfClosedRemote)
+                && !s.send_ended
+        });
+        if !parent_ok {
+            return Err(UserError::PushDisabled);
+        }
+        let promised = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
+        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let mut stream = Stream::new(
+            promised,
+            State::ReservedLocal,
+            self.peer.initial_window_size,
+            recv,
+        );
+        stream.known = true;
+        stream.final_head_received = true;
+        self.store.insert(stream);
+        if let Some(p) = self.store.get_mut(parent) {
+            p.queue.push_back(Outgoing::Promise {
+                promised,
+                head: request,
+            });
+        }
+        self.make_ready(parent);
+        Ok(promised)
+    }
+
+    /// Resets a stream (RST_STREAM), dropping whatever it still had to send.
+    pub(crate) fn reset(&mut self, id: StreamId, reason: Reason) -> Result<(), UserError> {
+        let local = self.is_local(id);
+        let stream = self.store.remove(id, local).ok_or(UserError::UnknownStream(id))?;
+        match stream.state {
+            // Nothing went out yet: the peer never heard of the stream.
+            State::Idle => self.waiting_to_open.retain(|&w| w != id),
+            _ => {
+                self.resets_to_send.push_back((id, reason));
+                self.store.reset_locally.insert(id);
+            }
+        }
+        self.open_waiting();
+        self.maybe_finish();
+        Ok(())
+    }
+
+    /// Sends a PING; its acknowledgement comes back as `Event::Pong`.
+    pub(crate) fn ping(&mut self, now: Instant) {
+        self.ping_counter += 1;
+        let payload = self.ping_counter.to_be_bytes();
+        self.pings_to_send.push_back(payload);
+        self.pings_sent.push_back((payload, now));
+    }
+
+    /// Puts a stream with something to send at the back of the ready list.
+    pub(super) fn make_ready(&mut self, id: StreamId) {
+        if let Some(stream) = self.store.get_mut(id) {
+            if !stream.ready && !stream.queue.is_empty() {
+                stream.ready = true;
+                self.ready.push_back(id);
+            }
+        }
+    }
+
+    /// Every stream with something to send, after the peer raised windows.
+    pub(super) fn wake_all(&mut self) {
+        for id in self.store.ids() {
+            self.make_ready(id);
+        }
+        self.conn_blocked.clear();
+    }
+
+    /// Forgets a finished stream and lets a waiting one open.
+    pub(super) fn remove_stream(&mut self, id: StreamId) {
+        let local = self.is_local(id);
+        self.store.remove(id, local);
+        self.open_waiting();
+        self.maybe_finish();
+    }
+
+    /// The next chunk of bytes to write, or None when there is nothing.
+    pub(crate) fn poll_transmit(&mut self) -> Option<Bytes> {
+        if self.out.is_empty() {
+            self.build_output();
+        }
+        self.out.pop_front()
+    }
+
+    fn flush_wbuf(&mut self) {
+        if !self.wbuf.is_empty() {
+            self.out.push_back(self.wbuf.split().freeze());
+        }
+    }
+
+    fn build_output(&mut self) {
+        if self.preface_owed {
+            self.preface_owed = false;
+            if self.role == Role::Client {
+                self.wbuf.extend_from_slice(PREFACE);
+            }
+            Frame::Settings(self.local_settings()).encode(&mut self.wbuf);
+        }
+        self.build_control();
+        if !self.closed {
+            self.build_streams();
+        }
+        self.flush_wbuf();
+    }
+
+    /// SETTINGS we advertise: every value, so a trace shows them all.
+    fn local_settings(&self) -> Settings {
+        let c = &self.config;
+        let mut values = vec![
+            Setting::HeaderTableSize(c.header_table_size),
+            Setting::MaxConcurrentStreams(c.max_concurrent_streams),
+            Setting::InitialWindowSize(c.initial_window_size),
+            Setting::MaxFrameSize(c.max_frame_size),
+            Setting::MaxHeaderListSize(c.max_header_list_size),
+        ];
+        if self.role == Role::Client {
+            values.insert(1, Setting::EnablePush(c.enable_push));
+        }
+        Settings { ack: false, values }
+    }
+
+    /// Control frames first: they are small and the peer may be waiting on them.
+    fn build_control(&mut self) {
+        for _ in 0..std::mem::take(&mut self.settings_acks_owed) {
+            Frame::Settings(Settings {
+                ack: true,
+                values: Vec::new(),
+            })
+            .encode(&mut self.wbuf);
+        }
+        while let Some(payload) = self.ping_acks_owed.pop_front() {
+            Frame::Ping(Ping { ack: true, payload }).encode(&mut self.wbuf);
+        }
+        while let Some(payload) = self.pings_to_send.pop_front() {
+            Frame::Ping(Ping {
+                ack: false,
+                payload,
+            })
+            .encode(&mut self.wbuf);
+        }
+        while let Some((stream_id, increment)) = self.window_updates.pop_front() {
+            Frame::WindowUpdate(WindowUpdate {
+                stream_id,
+                increment,
+            })
+            .encode(&mut self.wbuf);
+        }
+        while let Some((stream_id, reason)) = self.resets_to_send.pop_front() {
+            Frame::RstStream(RstStream { stream_id, reason }).encode(&mut self.wbuf);
+        }
+        while let Some((last_stream_id, reason, debug_data)) = self.goaways_to_send.pop_front() {
+            Frame::GoAway(GoAway {
+                last_stream_id,
+                reason,
+                debug_data,
+            })
+            .encode(&mut self.wbuf);
+        }
+    }
+
+    /// Stream frames, round-robin: each turn a stream writes its head frames
+    /// and at most one DATA frame, then goes to the back of the line.
+    fn build_streams(&mut self) {
+        let mut budget = OUTPUT_BUDGET;
+        while budget > 0 {
+            let Some(id) = self.ready.pop_front() else {
+                break;
+            };
+            let Some(stream) = self.store.get_mut(id) else {
+                continue;
+            };
+            stream.ready = false;
+            let written = self.write_stream_turn(id);
+            budget = budget.saturating_sub(written);
+            let Some(stream) = self.store.get(id) else {
+                continue;
+            };
+            if stream.is_finished() {
+                self.remove_stream(id);
+            }
+        }
+    }
+
+    /// One turn of one stream; returns the bytes written.
+    fn write_stream_turn(&mut self, id: StreamId) -> usize {
+        let max_frame = self.peer.max_frame_size;
+        let mut written = 0;
+        loop {
+            let Some(stream) = self.store.get_mut(id) else {
+                return written;
+            };
+            let Some(item) = stream.queue.pop_front() else {
+                return written;
+            };
+            let start = self.wbuf.len();
+            match item {
+                Outgoing::Request { head, end_stream } => {
+                    let pseudo = fields::request_pseudo(&head);
+                    let block = pseudo.iter().chain(head.fields.iter());
+                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, block, end_stream, max_frame);
+                }
+                Outgoing::Response { head, end_stream } => {
+                    let status = [HeaderField::new(
+                        Bytes::from_static(b":status"),
+                        fields::status_bytes(head.status),
+                    )];
+                    let block = status.iter().chain(head.fields.iter());
+                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, block, end_stream, max_frame);
+                }
+                Outgoing::Promise { promised, head } => {
+                    let pseudo = fields::request_pseudo(&head);
+                    let block = pseudo.iter().chain(head.fields.iter());
+                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, Some(promised), block, false, max_frame);
+                }
+                Outgoing::Trailers { fields } => {
+                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, fields.iter(), true, max_frame);
+                }
+                Outgoing::Data { mut data, end_stream } => {
+                    let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                    let allowed = len
+                        .min(stream.send_window.available())
+                        .min(self.send_window.available())
+                        .min(max_frame);
+                    if allowed == 0 && len > 0 {
+                        // Blocked: by the stream's window (a WINDOW_UPDATE on it
+                        // wakes it) or the connection's (any stream-0 update).
+                        stream.queue.push_front(Outgoing::Data { data, end_stream });
+                        if stream.send_window.available() > 0 {
+                            self.conn_blocked.push_back(id);
+                        }
+                        return written;
+                    }
+                    let chunk = data.split_to(allowed as usize);
+                    let last = data.is_empty();
+                    stream.send_window.consume(allowed);
+                    self.send_window.consume(allowed);
+                    if !last {
+                        stream.queue.push_front(Outgoing::Data { data, end_stream });
+                    }
+                    frame::encode_data_head(id, allowed, end_stream && last, &mut self.wbuf);
+                    if !chunk.is_empty() {
+                        self.flush_wbuf();
+                        self.out.push_back(chunk);
+                    }
+                    written += HEADER_LEN + allowed as usize;
+                    // One DATA frame per turn keeps streams fair.
+                    if let Some(stream) = self.store.get(id) {
+                        if !stream.queue.is_empty() {
+                            self.make_ready(id);
+                        }
+                    }
+                    return written;
+                }
+            }
+            written += self.wbuf.len().saturating_sub(start);
+        }
+    }
+}
+
+/// Encodes a field block straight into the output buffer behind a reserved
+/// frame header, so the common case (the block fits one frame) copies
+/// nothing; a larger block is re-framed as HEADERS plus CONTINUATIONs.
+fn write_block<'a>(
+    wbuf: &mut bytes::BytesMut,
+    encoder: &mut crate::hpack::Encoder,
+    id: StreamId,
+    promised: Option<StreamId>,
+    fields: impl Iterator<Item = &'a HeaderField>,
+    end_stream: bool,
+    max_frame: u32,
+) {
+    let start = wbuf.len();
+    let prefix = if promised.is_some() { 4 } else { 0 };
+    wbuf.put_bytes(0, HEADER_LEN + prefix);
+    encoder.encode(fields, wbuf);
+    let block = wbuf.split_off(start + HEADER_LEN + prefix).freeze();
+    wbuf.truncate(start);
+    match promised {
+        Some(promised) => frame::encode_push_promise(id, promised, &block, max_frame, wbuf),
+        None => frame::encode_headers(id, &block, end_stream, max_frame, wbuf),
+    }
+}

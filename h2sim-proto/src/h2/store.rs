@@ -1,0 +1,172 @@
+//! The streams of one connection and the id bookkeeping around them.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::stream::Stream;
+use crate::frame::StreamId;
+
+/// Stream ids are small, distinct integers chosen by the endpoints; hashing
+/// them with SipHash would cost more than the lookup. A multiplicative hash
+/// spreads consecutive odd ids well enough.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// Stream ids are 31 bits (RFC 9113 §5.1.1).
+const MAX_STREAM_ID: u32 = (1 << 31) - 1;
+
+type IdMap<V> = HashMap<StreamId, V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<StreamId, BuildHasherDefault<IdHasher>>;
+
+/// A bounded memory of stream ids, oldest forgotten first.
+#[derive(Debug, Default)]
+pub(crate) struct RecentIds {
+    set: IdSet,
+    order: VecDeque<StreamId>,
+    capacity: usize,
+}
+
+impl RecentIds {
+    pub(crate) fn new(capacity: usize) -> Self {
+        RecentIds {
+            set: IdSet::default(),
+            order: VecDeque::new(),
+            capacity,
+        }
+    }
+
+    pub(crate) fn insert(&mut self, id: StreamId) {
+        if self.capacity == 0 || !self.set.insert(id) {
+            return;
+        }
+        self.order.push_back(id);
+        if self.order.len() > self.capacity {
+            if let Some(old) = self.order.pop_front() {
+                self.set.remove(&old);
+            }
+        }
+    }
+
+    pub(crate) fn contains(&self, id: StreamId) -> bool {
+        self.set.contains(&id)
+    }
+}
+
+/// All live streams plus what is needed to classify an id that is not live:
+/// idle (never used), or closed (and how).
+#[derive(Debug)]
+pub(crate) struct Store {
+    streams: IdMap<Stream>,
+    /// The next id we will open (odd for clients, even for servers).
+    pub(crate) next_local: u32,
+    /// The highest id the peer opened or promised.
+    pub(crate) last_peer: StreamId,
+    /// Our streams counting toward the peer's MAX_CONCURRENT_STREAMS.
+    pub(crate) active_local: u32,
+    /// Peer streams counting toward ours.
+    pub(crate) active_peer: u32,
+    /// Streams we reset: late frames from the peer on them are expected and
+    /// ignored (RFC 9113 §5.1, "closed").
+    pub(crate) reset_locally: RecentIds,
+    /// Streams the peer ended or reset: more DATA/HEADERS on them is
+    /// STREAM_CLOSED (§5.1).
+    pub(crate) ended_by_peer: RecentIds,
+}
+
+impl Store {
+    pub(crate) fn new(is_client: bool, remembered: usize) -> Self {
+        Store {
+            streams: IdMap::default(),
+            next_local: if is_client { 1 } else { 2 },
+            last_peer: StreamId::ZERO,
+            active_local: 0,
+            active_peer: 0,
+            reset_locally: RecentIds::new(remembered),
+            ended_by_peer: RecentIds::new(remembered),
+        }
+    }
+
+    pub(crate) fn get(&self, id: StreamId) -> Option<&Stream> {
+        self.streams.get(&id)
+    }
+
+    pub(crate) fn get_mut(&mut self, id: StreamId) -> Option<&mut Stream> {
+        self.streams.get_mut(&id)
+    }
+
+    pub(crate) fn insert(&mut self, stream: Stream) {
+        self.streams.insert(stream.id, stream);
+    }
+
+    /// Removes a stream and gives back its concurrency slot.
+    pub(crate) fn remove(&mut self, id: StreamId, local: bool) -> Option<Stream> {
+        let stream = self.streams.remove(&id)?;
+        if stream.counted {
+            if local {
+                self.active_local -= 1;
+            } else {
+                self.active_peer -= 1;
+            }
+        }
+        Some(stream)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    pub(crate) fn ids(&self) -> Vec<StreamId> {
+        self.streams.keys().copied().collect()
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Stream> {
+        self.streams.values_mut()
+    }
+
+    /// Allocates the next id of ours, or None once ids are exhausted.
+    pub(crate) fn allocate(&mut self) -> Option<StreamId> {
+        let id = self.next_local;
+        if id > MAX_STREAM_ID {
+            return None;
+        }
+        self.next_local += 2;
+        Some(StreamId::new(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_ids_forget_oldest() {
+        let mut r = RecentIds::new(2);
+        for id in [1, 3, 5] {
+            r.insert(StreamId::new(id));
+        }
+        assert!(!r.contains(StreamId::new(1)));
+        assert!(r.contains(StreamId::new(3)) && r.contains(StreamId::new(5)));
+    }
+
+    #[test]
+    fn ids_run_out_at_2_pow_31() {
+        let mut s = Store::new(true, 0);
+        s.next_local = (1 << 31) - 1;
+        assert_eq!(s.allocate(), Some(StreamId::new((1 << 31) - 1)));
+        assert_eq!(s.allocate(), None);
+    }
+}

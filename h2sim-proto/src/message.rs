@@ -1,0 +1,84 @@
+//! Request and response heads, the same for both protocols: what the
+//! application sends and what events hand it.
+
+use bytes::Bytes;
+
+use crate::hpack::HeaderField;
+
+/// The head of a request: the four request pseudo-header fields of RFC 9113
+/// §8.3.1 (the request line in HTTP/1.1) and the ordinary fields.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestHead {
+    pub method: Bytes,
+    pub scheme: Bytes,
+    /// `:authority` (the `Host` field in HTTP/1.1); may be empty.
+    pub authority: Bytes,
+    pub path: Bytes,
+    /// Ordinary fields, lowercase names, in the order they were sent.
+    pub fields: Vec<HeaderField>,
+}
+
+impl RequestHead {
+    /// A request with no fields yet; `fields` may be pushed to afterwards.
+    pub fn new(
+        method: impl Into<Bytes>,
+        scheme: impl Into<Bytes>,
+        authority: impl Into<Bytes>,
+        path: impl Into<Bytes>,
+    ) -> Self {
+        RequestHead {
+            method: method.into(),
+            scheme: scheme.into(),
+            authority: authority.into(),
+            path: path.into(),
+            fields: Vec::new(),
+        }
+    }
+
+    /// Adds one field (builder style).
+    pub fn field(mut self, name: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        self.fields.push(HeaderField::new(name, value));
+        self
+    }
+
+    /// The first value of the field `name` (lowercase), if present.
+    pub fn get(&self, name: &[u8]) -> Option<&Bytes> {
+        find(&self.fields, name)
+    }
+}
+
+/// The head of a response: a status code and the ordinary fields.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseHead {
+    pub status: u16,
+    pub fields: Vec<HeaderField>,
+}
+
+impl ResponseHead {
+    pub fn new(status: u16) -> Self {
+        ResponseHead {
+            status,
+            fields: Vec::new(),
+        }
+    }
+
+    /// Adds one field (builder style).
+    pub fn field(mut self, name: impl Into<Bytes>, value: impl Into<Bytes>) -> Self {
+        self.fields.push(HeaderField::new(name, value));
+        self
+    }
+
+    /// The first value of the field `name` (lowercase), if present.
+    pub fn get(&self, name: &[u8]) -> Option<&Bytes> {
+        find(&self.fields, name)
+    }
+
+    /// 1xx: an interim response that a final one follows (RFC 9110 §15.2).
+    pub fn is_informational(&self) -> bool {
+        (100..200).contains(&self.status)
+    }
+}
+
+fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {
+    fields.iter().find(|f| f.name == name).map(|f| &f.value)
+}

@@ -1,0 +1,271 @@
+//! Client against server in memory: whole exchanges, with bytes split at
+//! random points on every delivery.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::{Config, Event, Reason, RequestHead, ResponseHead, StreamId};
+use support::Pair;
+
+fn get(path: &str) -> RequestHead {
+    RequestHead::new("GET", "http", "example.com", path.to_owned())
+}
+
+fn post(path: &str) -> RequestHead {
+    RequestHead::new("POST", "http", "example.com", path.to_owned())
+}
+
+/// Runs a server that answers every request with 200 and the request body
+/// (or "hello" when there is none), and collects each client response.
+#[derive(Default)]
+struct Echo {
+    bodies: HashMap<StreamId, BytesMut>,
+}
+
+impl Echo {
+    fn serve(&mut self, pair: &mut Pair) {
+        for event in pair.server_events() {
+            match event {
+                Event::Request { stream, end_stream: true, .. } => {
+                    pair.server.send_response(stream, ResponseHead::new(200), false).unwrap();
+                    pair.server.send_data(stream, Bytes::from_static(b"hello"), true).unwrap();
+                }
+                Event::Request { stream, .. } => {
+                    self.bodies.insert(stream, BytesMut::new());
+                }
+                Event::Data { stream, data, end_stream } => {
+                    let body = self.bodies.entry(stream).or_default();
+                    body.extend_from_slice(&data);
+                    if end_stream {
+                        let body = self.bodies.remove(&stream).unwrap().freeze();
+                        pair.server.send_response(stream, ResponseHead::new(200), false).unwrap();
+                        pair.server.send_data(stream, body, true).unwrap();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Client side: complete responses by stream.
+#[derive(Default)]
+struct Responses {
+    status: HashMap<StreamId, u16>,
+    bodies: HashMap<StreamId, BytesMut>,
+    done: Vec<StreamId>,
+    other: Vec<Event>,
+}
+
+impl Responses {
+    fn take(&mut self, pair: &mut Pair) {
+        for event in pair.client_events() {
+            match event {
+                Event::Response { stream, head, end_stream } => {
+                    self.status.insert(stream, head.status);
+                    if end_stream {
+                        self.done.push(stream);
+                    }
+                }
+                Event::Data { stream, data, end_stream } => {
+                    self.bodies.entry(stream).or_default().extend_from_slice(&data);
+                    if end_stream {
+                        self.done.push(stream);
+                    }
+                }
+                other => self.other.push(other),
+            }
+        }
+    }
+}
+
+/// Drives both applications until nothing moves.
+fn run(pair: &mut Pair, echo: &mut Echo, responses: &mut Responses) {
+    for _ in 0..1000 {
+        pair.flush();
+        echo.serve(pair);
+        responses.take(pair);
+        pair.flush();
+        let before = responses.done.len();
+        echo.serve(pair);
+        responses.take(pair);
+        if responses.done.len() == before && pair.server.poll_event().is_none() {
+            pair.flush();
+            responses.take(pair);
+            if responses.done.len() == before {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn get_and_post_round_trip() {
+    let mut pair = Pair::with_defaults(1);
+    pair.connect();
+    let a = pair.client.send_request(get("/a"), true).unwrap();
+    let b = pair.client.send_request(post("/b"), false).unwrap();
+    pair.client.send_data(b, Bytes::from_static(b"ping body"), true).unwrap();
+    let (mut echo, mut responses) = (Echo::default(), Responses::default());
+    run(&mut pair, &mut echo, &mut responses);
+    assert_eq!(responses.status[&a], 200);
+    assert_eq!(&responses.bodies[&a][..], b"hello");
+    assert_eq!(&responses.bodies[&b][..], b"ping body");
+    assert_eq!(responses.done.len(), 2);
+}
+
+#[test]
+fn many_concurrent_streams_queue_behind_the_servers_limit() {
+    let server = Config { max_concurrent_streams: 7, ..Config::default() };
+    let mut pair = Pair::new(Config::default(), server, 2);
+    pair.connect();
+    let ids: Vec<StreamId> = (0..300)
+        .map(|i| pair.client.send_request(get(&format!("/{i}")), true).unwrap())
+        .collect();
+    let (mut echo, mut responses) = (Echo::default(), Responses::default());
+    run(&mut pair, &mut echo, &mut responses);
+    assert_eq!(responses.done.len(), 300, "every request answered, none refused");
+    for id in ids {
+        assert_eq!(responses.status[&id], 200);
+    }
+    assert!(responses.other.iter().all(|e| !matches!(e, Event::StreamReset { .. })));
+}
+
+#[test]
+fn large_bodies_under_small_windows() {
+    let small = Config {
+        initial_window_size: 1000,
+        connection_window_size: 65_535,
+        max_frame_size: 16_384,
+        ..Config::default()
+    };
+    for seed in 0..4 {
+        let mut pair = Pair::new(small.clone(), small.clone(), seed);
+        pair.connect();
+        let body: Bytes = (0..300_000u32).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into();
+        let id = pair.client.send_request(post("/big"), false).unwrap();
+        pair.client.send_data(id, body.clone(), true).unwrap();
+        let (mut echo, mut responses) = (Echo::default(), Responses::default());
+        run(&mut pair, &mut echo, &mut responses);
+        assert_eq!(responses.bodies[&id].len(), body.len(), "seed {seed}");
+        assert_eq!(&responses.bodies[&id][..], &body[..]);
+    }
+}
+
+#[test]
+fn ping_reports_rtt() {
+    let mut pair = Pair::with_defaults(3);
+    pair.connect();
+    pair.client.ping(pair.now);
+    pair.flush();
+    pair.now += Duration::from_millis(5);
+    pair.flush();
+    assert!(pair.client_events().iter().any(|e| matches!(e, Event::Pong { .. })));
+}
+
+#[test]
+fn push_accepted_and_refused() {
+    let mut pair = Pair::with_defaults(4);
+    pair.connect();
+    let id = pair.client.send_request(get("/index.html"), true).unwrap();
+    pair.flush();
+    let events = pair.server_events();
+    assert!(matches!(events[0], Event::Request { stream, .. } if stream == id));
+    let p1 = pair.server.push_promise(id, get("/style.css")).unwrap();
+    let p2 = pair.server.push_promise(id, get("/script.js")).unwrap();
+    pair.server.send_response(id, ResponseHead::new(200), false).unwrap();
+    pair.server.send_data(id, Bytes::from_static(b"<html>"), true).unwrap();
+    pair.flush();
+    let events = pair.client_events();
+    let promised: Vec<StreamId> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PushPromise { parent, promised, request } if *parent == id => {
+                assert!(request.path == "/style.css" || request.path == "/script.js");
+                Some(*promised)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(promised, vec![p1, p2]);
+    // Refuse the second push; accept the first.
+    pair.client.reset(p2, Reason::CANCEL).unwrap();
+    pair.server.send_response(p1, ResponseHead::new(200), false).unwrap();
+    pair.server.send_data(p1, Bytes::from_static(b"body{}"), true).unwrap();
+    pair.flush();
+    // The server learns of the refusal and can no longer answer p2.
+    let server_events = pair.server_events();
+    assert!(server_events.iter().any(
+        |e| matches!(e, Event::StreamReset { stream, reason: Reason::CANCEL, remote: true, .. } if *stream == p2)
+    ));
+    assert!(pair.server.send_response(p2, ResponseHead::new(200), true).is_err());
+    let mut responses = Responses::default();
+    responses.take(&mut pair);
+    assert_eq!(responses.status[&p1], 200);
+    assert_eq!(&responses.bodies[&p1][..], b"body{}");
+}
+
+#[test]
+fn push_disabled_by_client_is_refused_locally() {
+    let client = Config { enable_push: false, ..Config::default() };
+    let mut pair = Pair::new(client, Config::default(), 5);
+    pair.connect();
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    assert!(pair.server.push_promise(id, get("/x")).is_err());
+}
+
+#[test]
+fn graceful_goaway_lets_open_streams_finish() {
+    let mut pair = Pair::with_defaults(6);
+    pair.connect();
+    let a = pair.client.send_request(get("/slow"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server.go_away(pair.now);
+    pair.flush();
+    let events = pair.client_events();
+    assert!(events.iter().any(|e| matches!(e, Event::GoAway { .. })));
+    assert!(pair.client.send_request(get("/new"), true).is_err(), "no new streams after GOAWAY");
+    // The stream opened before the GOAWAY still completes.
+    pair.server.send_response(a, ResponseHead::new(200), true).unwrap();
+    pair.flush();
+    let events = pair.client_events();
+    assert!(events.iter().any(|e| matches!(e, Event::Response { stream, .. } if *stream == a)));
+    assert!(pair.server.is_closed(), "server done once its last stream ended");
+    assert!(events.iter().any(|e| matches!(e, Event::Closed { error: None })));
+}
+
+#[test]
+fn goaway_fails_unprocessed_streams_as_retryable() {
+    let server = Config { max_concurrent_streams: 1, ..Config::default() };
+    let mut pair = Pair::new(Config::default(), server, 7);
+    pair.connect();
+    let a = pair.client.send_request(get("/a"), true).unwrap();
+    let b = pair.client.send_request(get("/b"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server.abort(Reason::NO_ERROR);
+    pair.flush();
+    let events = pair.client_events();
+    assert!(events.iter().any(|e| matches!(e, Event::Retryable { stream } if *stream == b)));
+    let _ = a;
+}
+
+#[test]
+fn settings_timeout_ends_the_connection() {
+    let mut pair = Pair::with_defaults(8);
+    // Client output is never delivered: the server never sees our SETTINGS ACK.
+    while pair.client.poll_transmit(pair.now).is_some() {}
+    pair.advance(Duration::from_secs(11));
+    let events = pair.client_events();
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::Closed { error: Some(err) } if err.reason() == Reason::SETTINGS_TIMEOUT
+    )));
+}

@@ -1,0 +1,236 @@
+//! Test harnesses for the connection: `Pair` (our client against our server
+//! in memory, on a virtual clock, bytes split at random points) and
+//! `RawPeer` (hand-built frames against one of our endpoints).
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
+use h2sim_proto::hpack::{self, HeaderField};
+use h2sim_proto::{Config, Connection, Event};
+
+/// A small deterministic generator (xorshift64*), so failures replay.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Moves everything `from` has to send into `pending` (what is in flight).
+fn collect(from: &mut Connection, now: Instant, pending: &mut BytesMut) -> bool {
+    let mut moved = false;
+    while let Some(chunk) = from.poll_transmit(now) {
+        pending.extend_from_slice(&chunk);
+        moved = true;
+    }
+    moved
+}
+
+/// Delivers what is in flight to `to`, in pieces of random size.
+fn deliver(to: &mut Connection, now: Instant, pending: &mut BytesMut, inbox: &mut BytesMut, rng: &mut Rng) -> bool {
+    if pending.is_empty() {
+        return false;
+    }
+    while !pending.is_empty() {
+        let n = 1 + rng.below(pending.len().min(4096));
+        inbox.extend_from_slice(&pending.split_to(n));
+        to.handle_input(now, inbox);
+    }
+    true
+}
+
+/// Client and server connections joined in memory.
+pub struct Pair {
+    pub client: Connection,
+    pub server: Connection,
+    pub now: Instant,
+    pub rng: Rng,
+    c2s: BytesMut,
+    s2c: BytesMut,
+    client_inbox: BytesMut,
+    server_inbox: BytesMut,
+    /// Bytes that crossed, each way.
+    pub c2s_bytes: usize,
+    pub s2c_bytes: usize,
+}
+
+impl Pair {
+    pub fn new(client: Config, server: Config, seed: u64) -> Self {
+        let now = Instant::now();
+        Pair {
+            client: Connection::client(client, now),
+            server: Connection::server(server, now),
+            now,
+            rng: Rng::new(seed),
+            c2s: BytesMut::new(),
+            s2c: BytesMut::new(),
+            client_inbox: BytesMut::new(),
+            server_inbox: BytesMut::new(),
+            c2s_bytes: 0,
+            s2c_bytes: 0,
+        }
+    }
+
+    pub fn with_defaults(seed: u64) -> Self {
+        Pair::new(Config::default(), Config::default(), seed)
+    }
+
+    /// Exchanges bytes until neither side has anything to say.
+    pub fn flush(&mut self) {
+        for _ in 0..10_000 {
+            let a = collect(&mut self.client, self.now, &mut self.c2s);
+            self.c2s_bytes += self.c2s.len();
+            let b = deliver(&mut self.server, self.now, &mut self.c2s, &mut self.server_inbox, &mut self.rng);
+            let c = collect(&mut self.server, self.now, &mut self.s2c);
+            self.s2c_bytes += self.s2c.len();
+            let d = deliver(&mut self.client, self.now, &mut self.s2c, &mut self.client_inbox, &mut self.rng);
+            if !(a || b || c || d) {
+                return;
+            }
+        }
+        panic!("pair did not settle");
+    }
+
+    /// Advances the virtual clock and fires due timers on both sides.
+    pub fn advance(&mut self, by: Duration) {
+        self.now += by;
+        for conn in [&mut self.client, &mut self.server] {
+            if conn.poll_timeout().is_some_and(|t| t <= self.now) {
+                conn.handle_timeout(self.now);
+            }
+        }
+    }
+
+    pub fn client_events(&mut self) -> Vec<Event> {
+        std::iter::from_fn(|| self.client.poll_event()).collect()
+    }
+
+    pub fn server_events(&mut self) -> Vec<Event> {
+        std::iter::from_fn(|| self.server.poll_event()).collect()
+    }
+
+    /// Brings the connection up: prefaces and SETTINGS exchanged and acked.
+    pub fn connect(&mut self) {
+        self.flush();
+        assert!(self.client_events().contains(&Event::Connected));
+        assert!(self.server_events().contains(&Event::Connected));
+    }
+}
+
+/// A hand-driven peer: writes frames we build (valid or not) to one of our
+/// endpoints and decodes what it answers.
+pub struct RawPeer {
+    pub conn: Connection,
+    pub now: Instant,
+    pub encoder: hpack::Encoder,
+    decoder: FrameDecoder,
+    hpack_decoder: hpack::Decoder,
+    inbox: BytesMut,
+    received: BytesMut,
+}
+
+impl RawPeer {
+    /// Our server, with the raw peer as client (preface not yet sent).
+    pub fn server(config: Config) -> Self {
+        let now = Instant::now();
+        RawPeer {
+            conn: Connection::server(config, now),
+            now,
+            encoder: hpack::Encoder::new(),
+            decoder: FrameDecoder::new(16_777_215),
+            hpack_decoder: hpack::Decoder::new(4096),
+            inbox: BytesMut::new(),
+            received: BytesMut::new(),
+        }
+    }
+
+    /// Our client, with the raw peer as server.
+    pub fn client(config: Config) -> Self {
+        let mut peer = RawPeer::server(config);
+        peer.conn = Connection::client(Config::default(), peer.now);
+        peer
+    }
+
+    pub fn client_with(config: Config) -> Self {
+        let mut peer = RawPeer::server(Config::default());
+        peer.conn = Connection::client(config, peer.now);
+        peer
+    }
+
+    pub fn send_bytes(&mut self, bytes: &[u8]) {
+        self.inbox.extend_from_slice(bytes);
+        self.conn.handle_input(self.now, &mut self.inbox);
+    }
+
+    pub fn send(&mut self, frame: Frame) {
+        let mut buf = BytesMut::new();
+        frame.encode(&mut buf);
+        self.send_bytes(&buf);
+    }
+
+    /// Preface (when facing a server) and an empty SETTINGS, then the ACK of
+    /// our endpoint's SETTINGS; returns what the endpoint sent meanwhile.
+    pub fn handshake(&mut self) -> Vec<Frame> {
+        if self.conn.role() == h2sim_proto::Role::Server {
+            self.send_bytes(PREFACE);
+        }
+        self.send(Frame::Settings(Settings { ack: false, values: vec![] }));
+        self.send(Frame::Settings(Settings { ack: true, values: vec![] }));
+        let frames = self.frames();
+        let _ = self.events();
+        frames
+    }
+
+    /// Every frame the endpoint has written since the last call.
+    pub fn frames(&mut self) -> Vec<Frame> {
+        while let Some(chunk) = self.conn.poll_transmit(self.now) {
+            self.received.extend_from_slice(&chunk);
+        }
+        if self.conn.role() == h2sim_proto::Role::Client && self.received.starts_with(PREFACE) {
+            let _ = self.received.split_to(PREFACE.len());
+        }
+        let mut out = Vec::new();
+        while let Ok(Some(frame)) = self.decoder.decode(&mut self.received) {
+            out.push(frame);
+        }
+        out
+    }
+
+    pub fn events(&mut self) -> Vec<Event> {
+        std::iter::from_fn(|| self.conn.poll_event()).collect()
+    }
+
+    /// Encodes a field block with the peer's HPACK context.
+    pub fn block(&mut self, fields: &[(&str, &str)]) -> Bytes {
+        let fields: Vec<HeaderField> = fields
+            .iter()
+            .map(|(n, v)| HeaderField::new(Bytes::copy_from_slice(n.as_bytes()), Bytes::copy_from_slice(v.as_bytes())))
+            .collect();
+        let mut buf = BytesMut::new();
+        self.encoder.encode(fields.iter(), &mut buf);
+        buf.freeze()
+    }
+
+    /// Decodes a field block our endpoint sent.
+    pub fn decode_block(&mut self, block: &Bytes) -> Vec<HeaderField> {
+        let mut out = Vec::new();
+        self.hpack_decoder.decode(block, &mut out).expect("our endpoint's HPACK decodes");
+        out
+    }
+}
+
+/// The request fields of a simple GET.
+pub const GET: &[(&str, &str)] = &[(":method", "GET"), (":scheme", "http"), (":authority", "example.com"), (":path", "/")];
