@@ -14,6 +14,21 @@
 //! of the receive buffer. Encoding copies, except for DATA, whose header
 //! [`encode_data_head`] writes alone so the body can be sent from its own
 //! buffer.
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use h2sim_proto::frame::{Frame, FrameDecoder, Ping, DEFAULT_MAX_FRAME_SIZE};
+//!
+//! let mut wire = BytesMut::new();
+//! Frame::from(Ping { ack: false, payload: *b"12345678" }).encode(&mut wire);
+//!
+//! let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE);
+//! let mut received = wire.split_to(5); // a partial read
+//! assert_eq!(decoder.decode(&mut received), Ok(None));
+//! received.extend_from_slice(&wire);
+//! let frame = decoder.decode(&mut received).unwrap();
+//! assert_eq!(frame, Some(Frame::Ping(Ping { ack: false, payload: *b"12345678" })));
+//! ```
 
 mod continuation;
 mod data;

@@ -81,7 +81,9 @@ impl PushPromise {
 /// Writes the field block `block` as a PUSH_PROMISE frame on `stream_id`
 /// reserving `promised_id`, followed by as many CONTINUATION frames as needed
 /// so that no payload exceeds `max_frame_size` (RFC 9113 §4.2, §4.3, §6.6).
-/// The 4-byte promised id counts against the first frame's size.
+/// The 4-byte promised id counts against the first frame's size; it always
+/// goes in the first frame, so a `max_frame_size` below 5 (never advertised by
+/// a valid peer, §6.5.2) is exceeded by that frame.
 pub fn encode_push_promise(
     stream_id: StreamId,
     promised_id: StreamId,
