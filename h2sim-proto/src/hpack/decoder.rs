@@ -1,0 +1,474 @@
+//! The HPACK decoder (RFC 7541 §3, §6): header block → header list.
+
+use bytes::Bytes;
+
+use super::error::DecoderError;
+use super::field::HeaderField;
+use super::huffman;
+use super::integer::{self, IntegerError};
+use super::table::{DynamicTable, Entry, STATIC_LEN, STATIC_TABLE};
+
+/// Default cap on a decoded header list, in §4.1 units (name + value + 32
+/// per field). HTTP/2 leaves SETTINGS_MAX_HEADER_LIST_SIZE unlimited by
+/// default, but a decoder that holds a peer's whole header list in memory
+/// needs some bound; 64 KiB is what common servers use and is far above
+/// real-world header lists (the largest block in the hpack-test-case corpus
+/// decodes to well under 10 KiB).
+pub const DEFAULT_MAX_HEADER_LIST_SIZE: usize = 64 * 1024;
+
+/// Decoding context for one direction of one connection.
+///
+/// Holds the dynamic table, which must see every header block the peer's
+/// encoder produces, in order: skipping or failing a block desynchronises
+/// it for good (see [`DecoderError::is_compression_error`]).
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    table: DynamicTable,
+    /// The SETTINGS_HEADER_TABLE_SIZE in force: the most a size update may
+    /// ask for.
+    max_table_size: usize,
+    /// Set when the advertised limit dropped below the size in force: the
+    /// next block must start with a size update to at most this value (the
+    /// smallest limit advertised since the last block).
+    required_update: Option<usize>,
+    max_header_list_size: usize,
+}
+
+impl Decoder {
+    /// A decoder whose dynamic table starts at, and is limited to,
+    /// `max_table_size` — normally 4096, the HTTP/2 default that is in
+    /// force until our SETTINGS are acknowledged.
+    pub fn new(max_table_size: usize) -> Self {
+        Self {
+            table: DynamicTable::new(max_table_size),
+            max_table_size,
+            required_update: None,
+            max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
+        }
+    }
+
+    /// Takes a new advertised SETTINGS_HEADER_TABLE_SIZE into force; call it
+    /// when the peer acknowledges the SETTINGS frame carrying it.
+    ///
+    /// The table itself only shrinks when the peer's encoder says so with a
+    /// size update. If `size` is below the size currently in force, the next
+    /// block must start with such an update to at most `size` (to at most
+    /// the smallest value, if this is called several times between blocks),
+    /// or decoding it fails with [`DecoderError::MissingTableSizeUpdate`].
+    pub fn set_max_table_size(&mut self, size: usize) {
+        self.max_table_size = size;
+        if size < self.table.capacity() {
+            self.required_update = Some(self.required_update.map_or(size, |r| r.min(size)));
+        }
+    }
+
+    /// Sets the cap on the decoded header list, in §4.1 units (the sum of
+    /// [`HeaderField::size`]); [`DEFAULT_MAX_HEADER_LIST_SIZE`] until then.
+    /// This is our SETTINGS_MAX_HEADER_LIST_SIZE.
+    pub fn set_max_header_list_size(&mut self, size: usize) {
+        self.max_header_list_size = size;
+    }
+
+    /// The current limit for size updates (the advertised table size).
+    pub fn max_table_size(&self) -> usize {
+        self.max_table_size
+    }
+
+    /// The maximum table size in force, as last set by the peer's encoder
+    /// (or by [`new`](Self::new)).
+    pub fn table_capacity(&self) -> usize {
+        self.table.capacity()
+    }
+
+    /// Sum of the §4.1 sizes of the dynamic table's entries.
+    pub fn table_size(&self) -> usize {
+        self.table.size()
+    }
+
+    /// The dynamic table's entries as `(name, value)`, newest first — that
+    /// is, in wire index order from 62 on.
+    pub fn table_entries(&self) -> impl ExactSizeIterator<Item = (&Bytes, &Bytes)> {
+        self.table.iter().map(|e| (&e.name, &e.value))
+    }
+
+    /// Decodes one complete header block (already reassembled from HEADERS
+    /// and CONTINUATION frames), appending its fields to `out` in order.
+    ///
+    /// Literal strings that are not Huffman-coded are slices of `block`, not
+    /// copies; fields taken from the tables share their storage.
+    ///
+    /// On error `out` is left as it was. After
+    /// [`DecoderError::HeaderListTooLarge`] the block has nevertheless been
+    /// decoded to its end (without collecting the fields past the limit), so
+    /// the decoder stays usable; after any other error it must not be used
+    /// again.
+    pub fn decode(
+        &mut self,
+        block: &Bytes,
+        out: &mut Vec<HeaderField>,
+    ) -> Result<(), DecoderError> {
+        let start = out.len();
+        let result = self.decode_block(block, out);
+        if result.is_err() {
+            out.truncate(start);
+        }
+        result
+    }
+
+    fn decode_block(
+        &mut self,
+        block: &Bytes,
+        out: &mut Vec<HeaderField>,
+    ) -> Result<(), DecoderError> {
+        let mut pos = 0;
+        let mut list = ListSize {
+            size: 0,
+            max: self.max_header_list_size,
+        };
+        let mut field_seen = false;
+        while let Some(&first) = block.get(pos) {
+            if first & 0b1110_0000 == 0b0010_0000 {
+                // §6.3 dynamic table size update.
+                if field_seen {
+                    return Err(DecoderError::TableSizeUpdateNotAtStart { offset: pos });
+                }
+                let size = read_int(block, &mut pos, 5)?;
+                if size > self.max_table_size {
+                    return Err(DecoderError::TableSizeUpdateTooLarge {
+                        requested: size,
+                        max: self.max_table_size,
+                    });
+                }
+                self.table.set_capacity(size, |_, _| {});
+                if self
+                    .required_update
+                    .is_some_and(|required| size <= required)
+                {
+                    self.required_update = None;
+                }
+                continue;
+            }
+            if let Some(required_max) = self.required_update {
+                return Err(DecoderError::MissingTableSizeUpdate { required_max });
+            }
+            field_seen = true;
+            let field = if first & 0b1000_0000 != 0 {
+                // §6.1 indexed header field.
+                let offset = pos;
+                let index = read_int(block, &mut pos, 7)?;
+                if index == 0 {
+                    return Err(DecoderError::ZeroIndex { offset });
+                }
+                let (name, value) = self.lookup(index)?;
+                HeaderField {
+                    name,
+                    value,
+                    sensitive: false,
+                }
+            } else if first & 0b0100_0000 != 0 {
+                // §6.2.1 literal with incremental indexing.
+                let (name, value) = self.read_literal(block, &mut pos, 6)?;
+                let entry = Entry {
+                    name: name.clone(),
+                    value: value.clone(),
+                };
+                self.table.insert(entry, |_, _| {});
+                HeaderField {
+                    name,
+                    value,
+                    sensitive: false,
+                }
+            } else {
+                // §6.2.2 literal without indexing (0000) or §6.2.3 never
+                // indexed (0001).
+                let (name, value) = self.read_literal(block, &mut pos, 4)?;
+                HeaderField {
+                    name,
+                    value,
+                    sensitive: first & 0b0001_0000 != 0,
+                }
+            };
+            list.push(field, out);
+        }
+        if let Some(required_max) = self.required_update {
+            return Err(DecoderError::MissingTableSizeUpdate { required_max });
+        }
+        list.finish()
+    }
+
+    /// The name and value at wire index `index` (≥ 1) of the combined
+    /// static and dynamic index space (§2.3.3).
+    fn lookup(&self, index: usize) -> Result<(Bytes, Bytes), DecoderError> {
+        if let Some(&(name, value)) = index.checked_sub(1).and_then(|i| STATIC_TABLE.get(i)) {
+            return Ok((Bytes::from_static(name), Bytes::from_static(value)));
+        }
+        index
+            .checked_sub(STATIC_LEN)
+            .and_then(|i| self.table.get(i))
+            .map(|e| (e.name.clone(), e.value.clone()))
+            .ok_or(DecoderError::InvalidIndex {
+                index,
+                dynamic_len: self.table.len(),
+            })
+    }
+
+    /// Reads the name index (with a `prefix_bits` prefix) or literal name,
+    /// then the value, of a §6.2 literal representation.
+    fn read_literal(
+        &self,
+        block: &Bytes,
+        pos: &mut usize,
+        prefix_bits: u8,
+    ) -> Result<(Bytes, Bytes), DecoderError> {
+        let index = read_int(block, pos, prefix_bits)?;
+        let name = if index == 0 {
+            read_string(block, pos)?
+        } else {
+            self.lookup(index)?.0
+        };
+        let value = read_string(block, pos)?;
+        Ok((name, value))
+    }
+}
+
+/// Running §4.1 size of the header list being decoded.
+struct ListSize {
+    size: usize,
+    max: usize,
+}
+
+impl ListSize {
+    /// Counts `field` and collects it unless the list is over the limit;
+    /// past the limit fields are dropped so a peer cannot make us allocate
+    /// without bound, while decoding continues to keep the table in step.
+    fn push(&mut self, field: HeaderField, out: &mut Vec<HeaderField>) {
+        self.size = self.size.saturating_add(field.size());
+        if self.size <= self.max {
+            out.push(field);
+        }
+    }
+
+    fn finish(self) -> Result<(), DecoderError> {
+        if self.size > self.max {
+            Err(DecoderError::HeaderListTooLarge {
+                size: self.size,
+                max: self.max,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+fn read_int(block: &[u8], pos: &mut usize, prefix_bits: u8) -> Result<usize, DecoderError> {
+    let offset = *pos;
+    integer::decode(block, pos, prefix_bits).map_err(|e| match e {
+        IntegerError::Truncated => DecoderError::TruncatedInteger { offset },
+        IntegerError::Overflow => DecoderError::IntegerOverflow { offset },
+    })
+}
+
+/// Reads a §5.2 string literal: a slice of `block` when sent raw, a fresh
+/// buffer when Huffman-coded.
+fn read_string(block: &Bytes, pos: &mut usize) -> Result<Bytes, DecoderError> {
+    let offset = *pos;
+    let huffman = block.get(offset).is_some_and(|b| b & 0x80 != 0);
+    let len = read_int(block, pos, 7)?;
+    let start = *pos;
+    let available = block.len().saturating_sub(start);
+    let end = start.checked_add(len).filter(|_| len <= available).ok_or(
+        DecoderError::TruncatedString {
+            offset,
+            len,
+            available,
+        },
+    )?;
+    *pos = end;
+    if huffman {
+        let coded = block.get(start..end).unwrap_or_default();
+        huffman::decode(coded)
+            .map(Bytes::from)
+            .map_err(|error| DecoderError::InvalidHuffman { offset, error })
+    } else {
+        Ok(block.slice(start..end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn decode(d: &mut Decoder, block: &'static [u8]) -> Result<Vec<HeaderField>, DecoderError> {
+        let mut out = Vec::new();
+        d.decode(&Bytes::from_static(block), &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn raw_literals_are_zero_copy() {
+        let block = Bytes::from_static(b"\x00\x03abc\x03def");
+        let mut out = Vec::new();
+        Decoder::new(4096).decode(&block, &mut out).unwrap();
+        assert_eq!(out[0].name.as_ptr(), block[2..].as_ptr());
+        assert_eq!(out[0].value.as_ptr(), block[6..].as_ptr());
+    }
+
+    #[test]
+    fn static_and_dynamic_indices() {
+        let mut d = Decoder::new(4096);
+        // :method GET, then literal "x: y" indexed, then index 62.
+        let out = decode(&mut d, b"\x82\x40\x01x\x01y\xbe").unwrap();
+        assert_eq!(out[0], HeaderField::new(":method", "GET"));
+        assert_eq!(out[1], HeaderField::new("x", "y"));
+        assert_eq!(out[2], HeaderField::new("x", "y"));
+        assert_eq!(
+            decode(&mut d, b"\x80"),
+            Err(DecoderError::ZeroIndex { offset: 0 })
+        );
+        let mut d = Decoder::new(4096);
+        assert_eq!(
+            decode(&mut d, b"\xbe"),
+            Err(DecoderError::InvalidIndex {
+                index: 62,
+                dynamic_len: 0
+            })
+        );
+        // Indexed name beyond the tables.
+        assert_eq!(
+            decode(&mut d, b"\x7f\x00\x01v"),
+            Err(DecoderError::InvalidIndex {
+                index: 63,
+                dynamic_len: 0
+            })
+        );
+    }
+
+    #[test]
+    fn never_indexed_is_reported_sensitive() {
+        let mut d = Decoder::new(4096);
+        let out = decode(&mut d, b"\x10\x01a\x01b\x00\x01c\x01d").unwrap();
+        assert_eq!(
+            out,
+            [
+                HeaderField::new("a", "b").sensitive(),
+                HeaderField::new("c", "d")
+            ]
+        );
+        assert_eq!(d.table_size(), 0);
+    }
+
+    #[test]
+    fn truncation_is_an_error() {
+        let mut d = Decoder::new(4096);
+        assert_eq!(
+            decode(&mut d, b"\x40"),
+            Err(DecoderError::TruncatedInteger { offset: 1 })
+        );
+        assert_eq!(
+            decode(&mut d, b"\x40\x05ab"),
+            Err(DecoderError::TruncatedString {
+                offset: 1,
+                len: 5,
+                available: 2
+            })
+        );
+        assert_eq!(
+            decode(&mut d, b"\xff"),
+            Err(DecoderError::TruncatedInteger { offset: 0 })
+        );
+    }
+
+    #[test]
+    fn size_updates() {
+        let mut d = Decoder::new(4096);
+        // Two updates in a row, then a field.
+        decode(&mut d, b"\x20\x3f\xe1\x1f\x82").unwrap();
+        assert_eq!(d.table_capacity(), 4096);
+        assert_eq!(
+            decode(&mut d, b"\x3f\xe2\x1f"),
+            Err(DecoderError::TableSizeUpdateTooLarge {
+                requested: 4097,
+                max: 4096
+            })
+        );
+        let mut d = Decoder::new(4096);
+        assert_eq!(
+            decode(&mut d, b"\x82\x20"),
+            Err(DecoderError::TableSizeUpdateNotAtStart { offset: 1 })
+        );
+    }
+
+    #[test]
+    fn lowered_limit_requires_update() {
+        let mut d = Decoder::new(4096);
+        decode(&mut d, b"\x40\x01a\x01b").unwrap();
+        d.set_max_table_size(1000);
+        d.set_max_table_size(2000);
+        assert_eq!(
+            decode(&mut d, b"\x82"),
+            Err(DecoderError::MissingTableSizeUpdate { required_max: 1000 })
+        );
+        let mut d = Decoder::new(4096);
+        d.set_max_table_size(1000);
+        d.set_max_table_size(2000);
+        // An update to 2000 alone does not cover the dip to 1000.
+        assert_eq!(
+            decode(&mut d, b"\x3f\xb1\x0f\x82"),
+            Err(DecoderError::MissingTableSizeUpdate { required_max: 1000 })
+        );
+        let mut d = Decoder::new(4096);
+        d.set_max_table_size(1000);
+        d.set_max_table_size(2000);
+        decode(&mut d, b"\x3f\xc9\x07\x3f\xb1\x0f\x82").unwrap();
+        assert_eq!(d.table_capacity(), 2000);
+        // Raising the limit needs no update.
+        d.set_max_table_size(8000);
+        decode(&mut d, b"\x82").unwrap();
+        // An empty block cannot carry the required update.
+        d.set_max_table_size(100);
+        assert_eq!(
+            decode(&mut d, b""),
+            Err(DecoderError::MissingTableSizeUpdate { required_max: 100 })
+        );
+    }
+
+    #[test]
+    fn header_list_cap_keeps_table_in_sync() {
+        let mut d = Decoder::new(4096);
+        d.set_max_header_list_size(40);
+        let mut out = vec![HeaderField::new("keep", "me")];
+        let block = Bytes::from_static(b"\x40\x01a\x01b\x40\x01c\x01d");
+        let err = d.decode(&block, &mut out).unwrap_err();
+        assert_eq!(err, DecoderError::HeaderListTooLarge { size: 68, max: 40 });
+        assert!(!err.is_compression_error());
+        assert_eq!(out, [HeaderField::new("keep", "me")]);
+        // Both entries were still added.
+        let entries: Vec<_> = d.table_entries().collect();
+        assert_eq!(
+            entries,
+            [
+                (&Bytes::from("c"), &Bytes::from("d")),
+                (&Bytes::from("a"), &Bytes::from("b"))
+            ]
+        );
+        d.set_max_header_list_size(1000);
+        let out = decode(&mut d, b"\xbe\xbf").unwrap();
+        assert_eq!(
+            out,
+            [HeaderField::new("c", "d"), HeaderField::new("a", "b")]
+        );
+    }
+
+    #[test]
+    fn huffman_errors_carry_offset() {
+        let mut d = Decoder::new(4096);
+        assert_eq!(
+            decode(&mut d, b"\x00\x81\xff\x00"),
+            Err(DecoderError::InvalidHuffman {
+                offset: 1,
+                error: huffman::HuffmanError::PaddingTooLong
+            })
+        );
+    }
+}

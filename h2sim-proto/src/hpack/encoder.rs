@@ -1,0 +1,222 @@
+//! The HPACK encoder (RFC 7541 §3, §6): header list → header block.
+
+use bytes::{BufMut, Bytes, BytesMut};
+
+use super::field::HeaderField;
+use super::huffman;
+use super::index::{Match, TableIndex};
+use super::integer;
+
+/// Dynamic table size the encoder starts with: the HTTP/2 default of
+/// SETTINGS_HEADER_TABLE_SIZE (RFC 9113 §6.5.2).
+pub const DEFAULT_TABLE_SIZE: usize = 4096;
+
+/// The most dynamic table the encoder will use, whatever the peer allows.
+/// The encoder may use less than the peer's limit (§4.2); without a cap, a
+/// peer advertising 4 GiB would let our table grow with every distinct
+/// field we send. Compression gains beyond 64 KiB are negligible.
+pub const MAX_ENCODER_TABLE_SIZE: usize = 64 * 1024;
+
+/// Values of `cookie` shorter than this are sent never-indexed by the
+/// [`Selective`](IndexingPolicy::Selective) policy: short cookies have
+/// little entropy, so an attacker able to inject headers on the same
+/// connection could guess them from the compressed size (§7.1.3).
+pub const MIN_INDEXED_COOKIE_LEN: usize = 20;
+
+/// Which fields the encoder adds to the dynamic table.
+///
+/// Fields marked [`sensitive`](HeaderField#structfield.sensitive) are sent
+/// as never-indexed literals under every policy, and no policy adds an entry
+/// larger than the whole table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IndexingPolicy {
+    /// The default. Besides sensitive fields, sends `authorization`,
+    /// `proxy-authorization` and short `cookie` values (see
+    /// [`MIN_INDEXED_COOKIE_LEN`]) never-indexed, as §7.1.3 advises.
+    /// Does not index fields whose values are nearly always unique and would
+    /// only push reusable entries out of the table (`:path`,
+    /// `content-length`, `etag`, … — see `is_usually_unique`), nor fields
+    /// taking more than three quarters of the table, which would evict
+    /// almost everything else.
+    #[default]
+    Selective,
+    /// Indexes every field that fits in the table, as the examples of
+    /// RFC 7541 Appendix C do; useful to reproduce them or to emulate
+    /// simple encoders.
+    All,
+}
+
+/// Compression context for one direction of one connection.
+#[derive(Debug, Clone)]
+pub struct Encoder {
+    index: TableIndex,
+    /// Smallest table size set since the last block, if it was changed:
+    /// the next block must announce it (§4.2).
+    pending_min: Option<usize>,
+    /// The table size the peer's decoder currently has in force.
+    signaled: usize,
+    huffman: bool,
+    policy: IndexingPolicy,
+}
+
+impl Default for Encoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Encoder {
+    /// An encoder with the HTTP/2 default table size of 4096, Huffman
+    /// coding and the [`Selective`](IndexingPolicy::Selective) policy.
+    pub fn new() -> Self {
+        Self {
+            index: TableIndex::new(DEFAULT_TABLE_SIZE),
+            pending_min: None,
+            signaled: DEFAULT_TABLE_SIZE,
+            huffman: true,
+            policy: IndexingPolicy::default(),
+        }
+    }
+
+    /// The peer's SETTINGS_HEADER_TABLE_SIZE changed to `size`: the table
+    /// (capped at [`MAX_ENCODER_TABLE_SIZE`]) is resized and evicted now,
+    /// and the next block starts with dynamic table size updates — the
+    /// smallest size set since the last block if that is below the final
+    /// one, then the final one (§4.2).
+    pub fn set_max_table_size(&mut self, size: usize) {
+        let size = size.min(MAX_ENCODER_TABLE_SIZE);
+        self.pending_min = Some(self.pending_min.map_or(size, |min| min.min(size)));
+        self.index.set_capacity(size);
+    }
+
+    /// Whether to Huffman-code strings that get shorter that way (the
+    /// default) or to send every string raw.
+    pub fn set_huffman(&mut self, enabled: bool) {
+        self.huffman = enabled;
+    }
+
+    /// Chooses which fields are added to the dynamic table.
+    pub fn set_indexing_policy(&mut self, policy: IndexingPolicy) {
+        self.policy = policy;
+    }
+
+    /// The dynamic table's maximum size in force.
+    pub fn table_capacity(&self) -> usize {
+        self.index.table().capacity()
+    }
+
+    /// Sum of the §4.1 sizes of the dynamic table's entries.
+    pub fn table_size(&self) -> usize {
+        self.index.table().size()
+    }
+
+    /// The dynamic table's entries as `(name, value)`, newest first. Equal
+    /// to the peer decoder's [`table_entries`](super::Decoder::table_entries)
+    /// after each block.
+    pub fn table_entries(&self) -> impl ExactSizeIterator<Item = (&Bytes, &Bytes)> {
+        self.index.table().iter().map(|e| (&e.name, &e.value))
+    }
+
+    /// Encodes `fields`, in order, as one header block appended to `dst`.
+    pub fn encode<'a>(
+        &mut self,
+        fields: impl IntoIterator<Item = &'a HeaderField>,
+        dst: &mut BytesMut,
+    ) {
+        if let Some(min) = self.pending_min.take() {
+            let size = self.table_capacity();
+            if min < size {
+                integer::encode(min, 5, 0b0010_0000, dst);
+            }
+            if min < size || size != self.signaled {
+                integer::encode(size, 5, 0b0010_0000, dst);
+            }
+            self.signaled = size;
+        }
+        for field in fields {
+            self.encode_field(field, dst);
+        }
+    }
+
+    fn encode_field(&mut self, field: &HeaderField, dst: &mut BytesMut) {
+        let never_index = field.sensitive
+            || (self.policy == IndexingPolicy::Selective && never_indexed_by_default(field));
+        let found = self.index.find(&field.name, &field.value);
+        let name_index = match found {
+            Match::Full(index) if !never_index => {
+                // §6.1 indexed header field.
+                integer::encode(index, 7, 0b1000_0000, dst);
+                return;
+            }
+            Match::Full(index) | Match::Name(index) => index,
+            Match::None => 0,
+        };
+        if never_index {
+            // §6.2.3 literal never indexed.
+            self.encode_literal(field, name_index, 4, 0b0001_0000, dst);
+        } else if self.should_index(field) {
+            // §6.2.1 literal with incremental indexing.
+            self.encode_literal(field, name_index, 6, 0b0100_0000, dst);
+            self.index.insert(field.name.clone(), field.value.clone());
+        } else {
+            // §6.2.2 literal without indexing.
+            self.encode_literal(field, name_index, 4, 0, dst);
+        }
+    }
+
+    fn should_index(&self, field: &HeaderField) -> bool {
+        let size = field.size();
+        let capacity = self.table_capacity();
+        match self.policy {
+            IndexingPolicy::All => size <= capacity,
+            IndexingPolicy::Selective => {
+                size <= capacity / 4 * 3 && !is_usually_unique(&field.name)
+            }
+        }
+    }
+
+    fn encode_literal(
+        &self,
+        field: &HeaderField,
+        name_index: usize,
+        prefix_bits: u8,
+        pattern: u8,
+        dst: &mut BytesMut,
+    ) {
+        integer::encode(name_index, prefix_bits, pattern, dst);
+        if name_index == 0 {
+            self.encode_string(&field.name, dst);
+        }
+        self.encode_string(&field.value, dst);
+    }
+
+    /// §5.2 string literal, Huffman-coded when that is shorter.
+    fn encode_string(&self, s: &[u8], dst: &mut BytesMut) {
+        if self.huffman {
+            let coded_len = huffman::encoded_len(s);
+            if coded_len < s.len() {
+                integer::encode(coded_len, 7, 0b1000_0000, dst);
+                huffman::encode(s, dst);
+                return;
+            }
+        }
+        integer::encode(s.len(), 7, 0, dst);
+        dst.put_slice(s);
+    }
+}
+
+/// Fields the [`Selective`](IndexingPolicy::Selective) policy sends
+/// never-indexed even when not marked sensitive (§7.1.3).
+fn never_indexed_by_default(field: &HeaderField) -> bool {
+    let name = &field.name[..];
+    name.eq_ignore_ascii_case(b"authorization")
+        || name.eq_ignore_ascii_case(b"proxy-authorization")
+        || (name.eq_ignore_ascii_case(b"cookie") && field.value.len() < MIN_INDEXED_COOKIE_LEN)
+}
+
+/// Fields whose values rarely repeat on a connection, so indexing them
+/// costs table space and gains nothing.
+fn is_usually_unique(name: &[u8]) -> bool {
+    const UNIQUE: &[&[u8]] = &[b":path", b"content-length"];
+    UNIQUE.iter().any(|u| name.eq_ignore_ascii_case(u))
+}

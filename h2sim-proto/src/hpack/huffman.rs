@@ -1,0 +1,379 @@
+//! The static Huffman code of RFC 7541 §5.2 / Appendix B.
+//!
+//! The code in Appendix B is *canonical*: codes of equal length are
+//! consecutive and ordered by symbol, and each length's first code follows
+//! from the previous length's last one. So the whole code is determined by
+//! the 257 code lengths in [`CODE_LENGTHS`]; the codes themselves and the
+//! decoding automaton are derived from them at compile time by `const fn`s,
+//! which keeps the hand-typed data to one small array that is easy to check
+//! against the RFC.
+//!
+//! Decoding is table-driven: a state machine that consumes four bits at a
+//! time. Its states are the 256 internal nodes of the code tree; for every
+//! state and nibble, [`DECODE_TABLE`] says which state follows, whether a
+//! symbol was completed on the way (at most one can be, since no code is
+//! shorter than five bits), and whether EOS was hit. Two table lookups per
+//! input byte, no bit-by-bit tree walking.
+
+use bytes::{BufMut, BytesMut};
+
+/// Symbol number of EOS, the 257th symbol, which must never appear in a
+/// string (§5.2).
+const EOS: usize = 256;
+
+/// Length in bits of the code of each symbol 0..=255 and EOS (256), as
+/// listed in RFC 7541 Appendix B.
+const CODE_LENGTHS: [u8; 257] = [
+    13, 23, 28, 28, 28, 28, 28, 28, 28, 24, 30, 28, 28, 30, 28, 28, // 0..=15
+    28, 28, 28, 28, 28, 28, 30, 28, 28, 28, 28, 28, 28, 28, 28, 28, // 16..=31
+    6, 10, 10, 12, 13, 6, 8, 11, 10, 10, 8, 11, 8, 6, 6, 6, // 32..=47
+    5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7, 8, 15, 6, 12, 10, // 48..=63
+    13, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, // 64..=79
+    7, 7, 7, 7, 7, 7, 7, 7, 8, 7, 8, 13, 19, 13, 14, 6, // 80..=95
+    15, 5, 6, 5, 6, 5, 6, 6, 6, 5, 7, 7, 6, 6, 6, 5, // 96..=111
+    6, 7, 6, 5, 5, 6, 7, 7, 7, 7, 7, 15, 11, 14, 13, 28, // 112..=127
+    20, 22, 20, 20, 22, 22, 22, 23, 22, 23, 23, 23, 23, 23, 24, 23, // 128..=143
+    24, 24, 22, 23, 24, 23, 23, 23, 23, 21, 22, 23, 22, 23, 23, 24, // 144..=159
+    22, 21, 20, 22, 22, 23, 23, 21, 23, 22, 22, 24, 21, 22, 23, 23, // 160..=175
+    21, 21, 22, 21, 23, 22, 23, 23, 20, 22, 22, 22, 23, 22, 22, 23, // 176..=191
+    26, 26, 20, 19, 22, 23, 22, 25, 26, 26, 26, 27, 27, 26, 24, 25, // 192..=207
+    19, 21, 26, 27, 27, 26, 27, 24, 21, 21, 26, 26, 28, 27, 27, 27, // 208..=223
+    20, 24, 20, 21, 22, 21, 21, 23, 22, 22, 25, 25, 24, 24, 26, 23, // 224..=239
+    26, 27, 26, 26, 27, 27, 27, 27, 27, 28, 27, 27, 27, 27, 27, 26, // 240..=255
+    30, // EOS
+];
+
+/// Longest code length in bits (EOS and a few control bytes).
+const MAX_CODE_LEN: u8 = 30;
+
+/// The code of each symbol, right-aligned in a `u32`, with its length.
+static CODES: [(u32, u8); 257] = canonical_codes();
+
+/// Assigns canonical codes: shortest lengths first, symbols in increasing
+/// order within a length, each code one more than the previous one and
+/// shifted left when the length grows.
+const fn canonical_codes() -> [(u32, u8); 257] {
+    let mut codes = [(0u32, 0u8); 257];
+    let mut code: u32 = 0;
+    let mut len: u8 = 1;
+    while len <= MAX_CODE_LEN {
+        let mut sym = 0;
+        while sym < 257 {
+            if CODE_LENGTHS[sym] == len {
+                codes[sym] = (code, len);
+                code += 1;
+            }
+            sym += 1;
+        }
+        code <<= 1;
+        len += 1;
+    }
+    codes
+}
+
+/// Number of internal nodes of the code tree: a full binary tree with 257
+/// leaves has 256 of them, so a state fits in a `u8`.
+const STATES: usize = 256;
+
+/// Marks a child slot of [`Tree`] as a leaf holding a symbol.
+const LEAF: u16 = 0x8000;
+
+/// The code tree: for each internal node, its `[0-branch, 1-branch]`
+/// children, either another node id or `LEAF | symbol`. Node 0 is the root.
+type Tree = [[u16; 2]; STATES];
+
+const fn build_tree() -> Tree {
+    let mut tree: Tree = [[0; 2]; STATES];
+    // Node 0 is the root, so 0 never occurs as a child: it means "not yet
+    // allocated" while building.
+    let mut next_free: u16 = 1;
+    let mut sym = 0;
+    while sym < 257 {
+        let (code, len) = CODES[sym];
+        let mut node = 0usize;
+        let mut bit = len;
+        while bit > 1 {
+            bit -= 1;
+            let branch = ((code >> bit) & 1) as usize;
+            if tree[node][branch] == 0 {
+                tree[node][branch] = next_free;
+                next_free += 1;
+            }
+            node = tree[node][branch] as usize;
+        }
+        tree[node][(code & 1) as usize] = LEAF | sym as u16;
+        sym += 1;
+    }
+    tree
+}
+
+/// A step of the decoding automaton: the state reached after consuming one
+/// nibble, and what happened on the way.
+#[derive(Clone, Copy)]
+struct Transition {
+    next: u8,
+    symbol: u8,
+    flags: u8,
+}
+
+/// `symbol` was completed during this nibble and must be emitted.
+const EMIT: u8 = 1;
+/// EOS was completed during this nibble: the string is invalid (§5.2).
+const FAIL: u8 = 2;
+/// `next` is a valid place for the string to end: the bits since the last
+/// symbol are a prefix of EOS (all ones) at most 7 bits long (§5.2).
+const ACCEPT: u8 = 4;
+/// `next` lies on the all-ones path, whatever its depth; tells "padding
+/// too long" apart from "padding not EOS" when the string ends badly.
+const ONES: u8 = 8;
+
+type DecodeTable = [[Transition; 16]; STATES];
+
+static DECODE_TABLE: DecodeTable = build_decode_table();
+
+const fn build_decode_table() -> DecodeTable {
+    let tree = build_tree();
+
+    // Flags describing each state as a place to stop: walk the all-ones
+    // path from the root.
+    let mut state_flags = [0u8; STATES];
+    let mut node = 0usize;
+    let mut depth = 0;
+    loop {
+        state_flags[node] = if depth <= 7 { ONES | ACCEPT } else { ONES };
+        let child = tree[node][1];
+        if child & LEAF != 0 {
+            break; // EOS: the all-ones path ends in it
+        }
+        node = child as usize;
+        depth += 1;
+    }
+
+    let mut table: DecodeTable = [[Transition {
+        next: 0,
+        symbol: 0,
+        flags: 0,
+    }; 16]; STATES];
+    let mut state = 0;
+    while state < STATES {
+        let mut nibble = 0;
+        while nibble < 16 {
+            let mut node = state;
+            let mut symbol = 0u8;
+            let mut flags = 0u8;
+            let mut bit = 4;
+            while bit > 0 {
+                bit -= 1;
+                let child = tree[node][(nibble >> bit) & 1];
+                if child & LEAF != 0 {
+                    let sym = (child & !LEAF) as usize;
+                    if sym == EOS {
+                        flags |= FAIL;
+                    } else {
+                        symbol = sym as u8;
+                        flags |= EMIT;
+                    }
+                    node = 0;
+                } else {
+                    node = child as usize;
+                }
+            }
+            table[state][nibble] = Transition {
+                next: node as u8,
+                symbol,
+                flags: flags | state_flags[node],
+            };
+            nibble += 1;
+        }
+        state += 1;
+    }
+    table
+}
+
+/// Why a Huffman-coded string was rejected (RFC 7541 §5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HuffmanError {
+    /// The EOS symbol was decoded inside the string.
+    EosInString,
+    /// The string ended with more than 7 bits of padding.
+    PaddingTooLong,
+    /// The padding bits were not the most significant bits of EOS (all ones).
+    PaddingNotEos,
+}
+
+impl std::fmt::Display for HuffmanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::EosInString => "EOS symbol inside the string",
+            Self::PaddingTooLong => "padding longer than 7 bits",
+            Self::PaddingNotEos => "padding is not a prefix of EOS (all ones)",
+        })
+    }
+}
+
+/// Decodes a Huffman-coded string.
+pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
+    // Every symbol takes at least 5 bits, so this capacity is never exceeded.
+    let mut out = Vec::with_capacity(input.len().saturating_mul(8) / 5);
+    let mut state = 0u8;
+    let mut flags = ACCEPT;
+    for &byte in input {
+        for nibble in [byte >> 4, byte & 0x0f] {
+            let t = DECODE_TABLE[usize::from(state)][usize::from(nibble)];
+            if t.flags & FAIL != 0 {
+                return Err(HuffmanError::EosInString);
+            }
+            if t.flags & EMIT != 0 {
+                out.push(t.symbol);
+            }
+            state = t.next;
+            flags = t.flags;
+        }
+    }
+    if flags & ACCEPT != 0 {
+        Ok(out)
+    } else if flags & ONES != 0 {
+        Err(HuffmanError::PaddingTooLong)
+    } else {
+        Err(HuffmanError::PaddingNotEos)
+    }
+}
+
+/// Length in bytes of the Huffman coding of `input`, padding included; lets
+/// the encoder pick the shorter representation before writing anything.
+pub(crate) fn encoded_len(input: &[u8]) -> usize {
+    let bits: u64 = input
+        .iter()
+        .map(|&b| u64::from(CODES[usize::from(b)].1))
+        .sum();
+    // At most 30 bits per input byte: fits in usize whenever `input` does.
+    usize::try_from(bits.div_ceil(8)).unwrap_or(usize::MAX)
+}
+
+/// Appends the Huffman coding of `input`, padded with the most significant
+/// bits of EOS (ones) to a whole byte.
+pub(crate) fn encode(input: &[u8], dst: &mut BytesMut) {
+    dst.reserve(encoded_len(input));
+    // Pending bits are the low `pending` bits of `acc`; never more than
+    // 7 + 30 of them, so a u64 has room. Bits shifted out at the top have
+    // already been written.
+    let mut acc: u64 = 0;
+    let mut pending: u32 = 0;
+    for &byte in input {
+        let (code, len) = CODES[usize::from(byte)];
+        acc = (acc << len) | u64::from(code);
+        pending += u32::from(len);
+        while pending >= 8 {
+            pending -= 8;
+            dst.put_u8((acc >> pending) as u8);
+        }
+    }
+    if pending > 0 {
+        let pad = 8 - pending;
+        dst.put_u8(((acc << pad) | ((1 << pad) - 1)) as u8);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn encode_vec(input: &[u8]) -> Vec<u8> {
+        let mut dst = BytesMut::new();
+        encode(input, &mut dst);
+        dst.to_vec()
+    }
+
+    #[test]
+    fn codes_match_appendix_b_samples() {
+        // A few rows of Appendix B, including both ends of the length range.
+        assert_eq!(CODES[0], (0x1ff8, 13));
+        assert_eq!(CODES[usize::from(b'0')], (0x0, 5));
+        assert_eq!(CODES[usize::from(b'a')], (0x3, 5));
+        assert_eq!(CODES[usize::from(b' ')], (0x14, 6));
+        assert_eq!(CODES[usize::from(b'A')], (0x21, 6));
+        assert_eq!(CODES[usize::from(b'z')], (0x7b, 7));
+        assert_eq!(CODES[usize::from(b'~')], (0x1ffd, 13));
+        assert_eq!(CODES[10], (0x3fff_fffc, 30));
+        assert_eq!(CODES[255], (0x3ff_ffee, 26));
+        assert_eq!(CODES[EOS], (0x3fff_ffff, 30));
+    }
+
+    #[test]
+    fn code_is_complete_prefix_code() {
+        // Kraft equality: a complete code has sum(2^-len) == 1.
+        let sum: u64 = CODE_LENGTHS.iter().map(|&l| 1u64 << (30 - l)).sum();
+        assert_eq!(sum, 1 << 30);
+    }
+
+    #[test]
+    fn rfc_c4_strings() {
+        let cases: [(&[u8], &str); 4] = [
+            (b"www.example.com", "f1e3c2e5f23a6ba0ab90f4ff"),
+            (b"no-cache", "a8eb10649cbf"),
+            (b"custom-key", "25a849e95ba97d7f"),
+            (b"custom-value", "25a849e95bb8e8b4bf"),
+        ];
+        for (plain, hex) in cases {
+            let coded: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            assert_eq!(encode_vec(plain), coded);
+            assert_eq!(encoded_len(plain), coded.len());
+            assert_eq!(decode(&coded).unwrap(), plain);
+        }
+    }
+
+    #[test]
+    fn every_symbol_round_trips() {
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(decode(&encode_vec(&all)).unwrap(), all);
+    }
+
+    #[test]
+    fn rejects_eos() {
+        // EOS (30 ones) right at the start, padded with two more ones.
+        assert_eq!(decode(&[0xff; 4]), Err(HuffmanError::EosInString));
+        // 'a' (00011) then EOS.
+        assert_eq!(
+            decode(&[0x1f, 0xff, 0xff, 0xff, 0xff]),
+            Err(HuffmanError::EosInString)
+        );
+    }
+
+    #[test]
+    fn rejects_bad_padding() {
+        // A whole byte of ones is 8 bits of padding.
+        assert_eq!(decode(&[0xff]), Err(HuffmanError::PaddingTooLong));
+        // 'a' (00011) + 111 padding is fine; one extra 0xff byte is not.
+        assert_eq!(decode(&[0x1f]).unwrap(), b"a");
+        assert_eq!(decode(&[0x1f, 0xff]), Err(HuffmanError::PaddingTooLong));
+        // 'a' followed by 000 padding.
+        assert_eq!(decode(&[0x18]), Err(HuffmanError::PaddingNotEos));
+        // 'a' followed by 110 padding.
+        assert_eq!(decode(&[0x1e]), Err(HuffmanError::PaddingNotEos));
+        assert_eq!(decode(&[]).unwrap(), b"");
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_input_never_panics(input in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(decoded) = decode(&input) {
+                // Whatever decodes must re-encode to the same bytes: the
+                // padding rules leave exactly one valid coding per string.
+                prop_assert_eq!(encode_vec(&decoded), input);
+            }
+        }
+
+        #[test]
+        fn round_trip(input in proptest::collection::vec(any::<u8>(), 0..256)) {
+            let coded = encode_vec(&input);
+            prop_assert_eq!(coded.len(), encoded_len(&input));
+            prop_assert_eq!(decode(&coded).unwrap(), input);
+        }
+    }
+}
