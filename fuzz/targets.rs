@@ -20,7 +20,11 @@ pub fn frame_decoder(data: &[u8]) {
         buf.extend_from_slice(chunk);
         loop {
             match decoder.decode(&mut buf) {
-                Ok(Some(_)) | Err(h2sim_proto::frame::FrameError { scope: ErrorScope::Stream(_), .. }) => {}
+                Ok(Some(_))
+                | Err(h2sim_proto::frame::FrameError {
+                    scope: ErrorScope::Stream(_),
+                    ..
+                }) => {}
                 Ok(None) => break,
                 Err(_) => return,
             }
@@ -49,4 +53,37 @@ pub fn hpack_decoder(data: &[u8]) {
         }
         start = end + 2;
     }
+}
+
+/// A whole server connection: the client preface, then arbitrary bytes cut
+/// into reads at the positions the first bytes choose. Requests are answered
+/// so the response paths run too.
+pub fn server_connection(data: &[u8]) {
+    use h2sim_proto::{Config, Connection, Event, ResponseHead};
+    use std::time::{Duration, Instant};
+
+    let Some((&cut, rest)) = data.split_first() else {
+        return;
+    };
+    let now = Instant::now();
+    let mut conn = Connection::server(Config::default(), now);
+    let mut input = BytesMut::from(&h2sim_proto::frame::PREFACE[..]);
+    let step = usize::from(cut).max(1);
+    for (i, chunk) in rest.chunks(step).enumerate() {
+        let now = now + Duration::from_millis(i as u64);
+        input.extend_from_slice(chunk);
+        conn.handle_input(now, &mut input);
+        while let Some(event) = conn.poll_event() {
+            if let Event::Request { stream, .. } = event {
+                let _ = conn.send_response(stream, ResponseHead::new(200), false);
+                let _ = conn.send_data(stream, Bytes::from_static(b"ok"), true);
+            }
+        }
+        while conn.poll_transmit(now).is_some() {}
+        if conn.is_closed() {
+            return;
+        }
+    }
+    conn.handle_eof(now);
+    while conn.poll_event().is_some() {}
 }

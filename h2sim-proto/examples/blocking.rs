@@ -53,11 +53,18 @@ fn serve(mut sock: TcpStream) -> io::Result<()> {
             break;
         }
         while let Some(event) = conn.poll_event() {
+            if let Event::Closed { error: Some(e) } = &event {
+                eprintln!("server closed: {e}");
+            }
             if let Event::Request { stream, head, .. } = event {
-                let body = Bytes::from(format!("you asked for {}\n", String::from_utf8_lossy(&head.path)));
+                let body = Bytes::from(format!(
+                    "you asked for {}\n",
+                    String::from_utf8_lossy(&head.path)
+                ));
                 let response = ResponseHead::new(200).field("content-type", "text/plain");
                 let sent = conn.send_response(stream, response, false);
-                sent.and_then(|()| conn.send_data(stream, body, true)).map_err(io::Error::other)?;
+                sent.and_then(|()| conn.send_data(stream, body, true))
+                    .map_err(io::Error::other)?;
             }
         }
     }
@@ -65,10 +72,17 @@ fn serve(mut sock: TcpStream) -> io::Result<()> {
 }
 
 fn main() -> io::Result<()> {
-    let requests: usize = std::env::args().nth(1).and_then(|n| n.parse().ok()).unwrap_or(10_000);
+    let requests: usize = std::env::args()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    std::thread::spawn(move || listener.accept().and_then(|(sock, _)| serve(sock)));
+    std::thread::spawn(move || {
+        if let Err(e) = listener.accept().and_then(|(sock, _)| serve(sock)) {
+            eprintln!("server: {e}");
+        }
+    });
 
     let mut sock = TcpStream::connect(addr)?;
     sock.set_nodelay(true)?;
@@ -86,11 +100,15 @@ fn main() -> io::Result<()> {
         }
         while let Some(event) = conn.poll_event() {
             match event {
-                Event::Data { data, end_stream, .. } => {
+                Event::Data {
+                    data, end_stream, ..
+                } => {
                     bytes += data.len();
                     done += usize::from(end_stream);
                 }
-                Event::StreamReset { .. } | Event::Closed { .. } => return Err(io::Error::other(format!("{event:?}"))),
+                Event::StreamReset { .. } | Event::Closed { .. } => {
+                    return Err(io::Error::other(format!("{event:?}")));
+                }
                 _ => {}
             }
         }

@@ -27,20 +27,36 @@ pub enum Violation {
     SettingsTimeout,
     /// A frame other than CONTINUATION arrived in the middle of a field block,
     /// or a CONTINUATION arrived outside one (§6.10).
-    ContinuationExpected { got: u8 },
+    ContinuationExpected {
+        got: u8,
+    },
     UnexpectedContinuation,
     /// A stream id of the wrong parity for its initiator (§5.1.1).
-    StreamIdParity { stream: StreamId },
+    StreamIdParity {
+        stream: StreamId,
+    },
     /// A new stream whose id is not above every id the peer used before (§5.1.1).
-    StreamIdNotIncreasing { stream: StreamId, last: StreamId },
+    StreamIdNotIncreasing {
+        stream: StreamId,
+        last: StreamId,
+    },
     /// A frame on a stream in the idle state other than HEADERS/PRIORITY (§5.1).
-    FrameOnIdleStream { kind: u8, stream: StreamId },
+    FrameOnIdleStream {
+        kind: u8,
+        stream: StreamId,
+    },
     /// DATA or HEADERS on a stream the peer had already ended (§5.1).
-    StreamClosed { kind: u8, stream: StreamId },
+    StreamClosed {
+        kind: u8,
+        stream: StreamId,
+    },
     /// A second HEADERS on a stream that did not carry END_STREAM (§8.1).
     TrailersWithoutEndStream,
     /// More DATA than the receive window allowed (§6.9.1).
-    FlowControlExceeded { window: i64, received: u32 },
+    FlowControlExceeded {
+        window: i64,
+        received: u32,
+    },
     /// A WINDOW_UPDATE or SETTINGS_INITIAL_WINDOW_SIZE change that pushed a
     /// window above 2^31-1 (§6.9.1, §6.9.2).
     WindowOverflow,
@@ -54,9 +70,14 @@ pub enum Violation {
     /// The peer opened more streams than our MAX_CONCURRENT_STREAMS (§5.1.2).
     ConcurrencyExceeded,
     /// The decoded field section exceeded our MAX_HEADER_LIST_SIZE (§6.5.2).
-    HeaderListTooLarge { size: usize, max: usize },
+    HeaderListTooLarge {
+        size: usize,
+        max: usize,
+    },
     /// An encoded field block grew past `Limits::max_header_block_size`.
-    HeaderBlockTooLarge { size: usize },
+    HeaderBlockTooLarge {
+        size: usize,
+    },
     /// More CONTINUATION frames than `Limits::max_continuation_frames`.
     TooManyContinuations,
     /// More PING/SETTINGS acknowledgements queued than `Limits::max_pending_acks`.
@@ -164,9 +185,7 @@ impl fmt::Display for Violation {
                 f,
                 "frame type {kind:#x} on closed stream {stream} (RFC 9113 §5.1)"
             ),
-            TrailersWithoutEndStream => {
-                f.write_str("trailers without END_STREAM (RFC 9113 §8.1)")
-            }
+            TrailersWithoutEndStream => f.write_str("trailers without END_STREAM (RFC 9113 §8.1)"),
             FlowControlExceeded { window, received } => write!(
                 f,
                 "{received} bytes of DATA with a window of {window} (RFC 9113 §6.9.1)"
@@ -197,7 +216,10 @@ impl fmt::Display for Violation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectionError {
     /// The peer broke a rule; we sent GOAWAY with `reason`.
-    Local { reason: Reason, violation: Violation },
+    Local {
+        reason: Reason,
+        violation: Violation,
+    },
     /// The peer sent GOAWAY with an error code.
     Remote { reason: Reason, debug_data: Bytes },
     /// The transport ended while streams were still open.

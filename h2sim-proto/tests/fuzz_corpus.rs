@@ -34,3 +34,8 @@ fn frame_decoder_corpus() {
 fn hpack_decoder_corpus() {
     replay("hpack_decoder", targets::hpack_decoder);
 }
+
+#[test]
+fn server_connection_corpus() {
+    replay("server_connection", targets::server_connection);
+}

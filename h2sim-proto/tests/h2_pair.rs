@@ -30,19 +30,33 @@ impl Echo {
     fn serve(&mut self, pair: &mut Pair) {
         for event in pair.server_events() {
             match event {
-                Event::Request { stream, end_stream: true, .. } => {
-                    pair.server.send_response(stream, ResponseHead::new(200), false).unwrap();
-                    pair.server.send_data(stream, Bytes::from_static(b"hello"), true).unwrap();
+                Event::Request {
+                    stream,
+                    end_stream: true,
+                    ..
+                } => {
+                    pair.server
+                        .send_response(stream, ResponseHead::new(200), false)
+                        .unwrap();
+                    pair.server
+                        .send_data(stream, Bytes::from_static(b"hello"), true)
+                        .unwrap();
                 }
                 Event::Request { stream, .. } => {
                     self.bodies.insert(stream, BytesMut::new());
                 }
-                Event::Data { stream, data, end_stream } => {
+                Event::Data {
+                    stream,
+                    data,
+                    end_stream,
+                } => {
                     let body = self.bodies.entry(stream).or_default();
                     body.extend_from_slice(&data);
                     if end_stream {
                         let body = self.bodies.remove(&stream).unwrap().freeze();
-                        pair.server.send_response(stream, ResponseHead::new(200), false).unwrap();
+                        pair.server
+                            .send_response(stream, ResponseHead::new(200), false)
+                            .unwrap();
                         pair.server.send_data(stream, body, true).unwrap();
                     }
                 }
@@ -65,14 +79,25 @@ impl Responses {
     fn take(&mut self, pair: &mut Pair) {
         for event in pair.client_events() {
             match event {
-                Event::Response { stream, head, end_stream } => {
+                Event::Response {
+                    stream,
+                    head,
+                    end_stream,
+                } => {
                     self.status.insert(stream, head.status);
                     if end_stream {
                         self.done.push(stream);
                     }
                 }
-                Event::Data { stream, data, end_stream } => {
-                    self.bodies.entry(stream).or_default().extend_from_slice(&data);
+                Event::Data {
+                    stream,
+                    data,
+                    end_stream,
+                } => {
+                    self.bodies
+                        .entry(stream)
+                        .or_default()
+                        .extend_from_slice(&data);
                     if end_stream {
                         self.done.push(stream);
                     }
@@ -85,22 +110,15 @@ impl Responses {
 
 /// Drives both applications until nothing moves.
 fn run(pair: &mut Pair, echo: &mut Echo, responses: &mut Responses) {
-    for _ in 0..1000 {
-        pair.flush();
+    for _ in 0..100_000 {
+        let moved = pair.flush();
         echo.serve(pair);
         responses.take(pair);
-        pair.flush();
-        let before = responses.done.len();
-        echo.serve(pair);
-        responses.take(pair);
-        if responses.done.len() == before && pair.server.poll_event().is_none() {
-            pair.flush();
-            responses.take(pair);
-            if responses.done.len() == before {
-                return;
-            }
+        if !moved && !pair.flush() {
+            return;
         }
     }
+    panic!("exchange did not settle");
 }
 
 #[test]
@@ -109,7 +127,9 @@ fn get_and_post_round_trip() {
     pair.connect();
     let a = pair.client.send_request(get("/a"), true).unwrap();
     let b = pair.client.send_request(post("/b"), false).unwrap();
-    pair.client.send_data(b, Bytes::from_static(b"ping body"), true).unwrap();
+    pair.client
+        .send_data(b, Bytes::from_static(b"ping body"), true)
+        .unwrap();
     let (mut echo, mut responses) = (Echo::default(), Responses::default());
     run(&mut pair, &mut echo, &mut responses);
     assert_eq!(responses.status[&a], 200);
@@ -120,19 +140,35 @@ fn get_and_post_round_trip() {
 
 #[test]
 fn many_concurrent_streams_queue_behind_the_servers_limit() {
-    let server = Config { max_concurrent_streams: 7, ..Config::default() };
+    let server = Config {
+        max_concurrent_streams: 7,
+        ..Config::default()
+    };
     let mut pair = Pair::new(Config::default(), server, 2);
     pair.connect();
     let ids: Vec<StreamId> = (0..300)
-        .map(|i| pair.client.send_request(get(&format!("/{i}")), true).unwrap())
+        .map(|i| {
+            pair.client
+                .send_request(get(&format!("/{i}")), true)
+                .unwrap()
+        })
         .collect();
     let (mut echo, mut responses) = (Echo::default(), Responses::default());
     run(&mut pair, &mut echo, &mut responses);
-    assert_eq!(responses.done.len(), 300, "every request answered, none refused");
+    assert_eq!(
+        responses.done.len(),
+        300,
+        "every request answered, none refused"
+    );
     for id in ids {
         assert_eq!(responses.status[&id], 200);
     }
-    assert!(responses.other.iter().all(|e| !matches!(e, Event::StreamReset { .. })));
+    assert!(
+        responses
+            .other
+            .iter()
+            .all(|e| !matches!(e, Event::StreamReset { .. }))
+    );
 }
 
 #[test]
@@ -146,7 +182,10 @@ fn large_bodies_under_small_windows() {
     for seed in 0..4 {
         let mut pair = Pair::new(small.clone(), small.clone(), seed);
         pair.connect();
-        let body: Bytes = (0..300_000u32).map(|i| (i % 251) as u8).collect::<Vec<u8>>().into();
+        let body: Bytes = (0..300_000u32)
+            .map(|i| (i % 251) as u8)
+            .collect::<Vec<u8>>()
+            .into();
         let id = pair.client.send_request(post("/big"), false).unwrap();
         pair.client.send_data(id, body.clone(), true).unwrap();
         let (mut echo, mut responses) = (Echo::default(), Responses::default());
@@ -164,7 +203,11 @@ fn ping_reports_rtt() {
     pair.flush();
     pair.now += Duration::from_millis(5);
     pair.flush();
-    assert!(pair.client_events().iter().any(|e| matches!(e, Event::Pong { .. })));
+    assert!(
+        pair.client_events()
+            .iter()
+            .any(|e| matches!(e, Event::Pong { .. }))
+    );
 }
 
 #[test]
@@ -177,14 +220,22 @@ fn push_accepted_and_refused() {
     assert!(matches!(events[0], Event::Request { stream, .. } if stream == id));
     let p1 = pair.server.push_promise(id, get("/style.css")).unwrap();
     let p2 = pair.server.push_promise(id, get("/script.js")).unwrap();
-    pair.server.send_response(id, ResponseHead::new(200), false).unwrap();
-    pair.server.send_data(id, Bytes::from_static(b"<html>"), true).unwrap();
+    pair.server
+        .send_response(id, ResponseHead::new(200), false)
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"<html>"), true)
+        .unwrap();
     pair.flush();
     let events = pair.client_events();
     let promised: Vec<StreamId> = events
         .iter()
         .filter_map(|e| match e {
-            Event::PushPromise { parent, promised, request } if *parent == id => {
+            Event::PushPromise {
+                parent,
+                promised,
+                request,
+            } if *parent == id => {
                 assert!(request.path == "/style.css" || request.path == "/script.js");
                 Some(*promised)
             }
@@ -194,15 +245,23 @@ fn push_accepted_and_refused() {
     assert_eq!(promised, vec![p1, p2]);
     // Refuse the second push; accept the first.
     pair.client.reset(p2, Reason::CANCEL).unwrap();
-    pair.server.send_response(p1, ResponseHead::new(200), false).unwrap();
-    pair.server.send_data(p1, Bytes::from_static(b"body{}"), true).unwrap();
+    pair.server
+        .send_response(p1, ResponseHead::new(200), false)
+        .unwrap();
+    pair.server
+        .send_data(p1, Bytes::from_static(b"body{}"), true)
+        .unwrap();
     pair.flush();
     // The server learns of the refusal and can no longer answer p2.
     let server_events = pair.server_events();
     assert!(server_events.iter().any(
         |e| matches!(e, Event::StreamReset { stream, reason: Reason::CANCEL, remote: true, .. } if *stream == p2)
     ));
-    assert!(pair.server.send_response(p2, ResponseHead::new(200), true).is_err());
+    assert!(
+        pair.server
+            .send_response(p2, ResponseHead::new(200), true)
+            .is_err()
+    );
     let mut responses = Responses::default();
     responses.take(&mut pair);
     assert_eq!(responses.status[&p1], 200);
@@ -211,7 +270,10 @@ fn push_accepted_and_refused() {
 
 #[test]
 fn push_disabled_by_client_is_refused_locally() {
-    let client = Config { enable_push: false, ..Config::default() };
+    let client = Config {
+        enable_push: false,
+        ..Config::default()
+    };
     let mut pair = Pair::new(client, Config::default(), 5);
     pair.connect();
     let id = pair.client.send_request(get("/"), true).unwrap();
@@ -231,19 +293,38 @@ fn graceful_goaway_lets_open_streams_finish() {
     pair.flush();
     let events = pair.client_events();
     assert!(events.iter().any(|e| matches!(e, Event::GoAway { .. })));
-    assert!(pair.client.send_request(get("/new"), true).is_err(), "no new streams after GOAWAY");
+    assert!(
+        pair.client.send_request(get("/new"), true).is_err(),
+        "no new streams after GOAWAY"
+    );
     // The stream opened before the GOAWAY still completes.
-    pair.server.send_response(a, ResponseHead::new(200), true).unwrap();
+    pair.server
+        .send_response(a, ResponseHead::new(200), true)
+        .unwrap();
     pair.flush();
     let events = pair.client_events();
-    assert!(events.iter().any(|e| matches!(e, Event::Response { stream, .. } if *stream == a)));
-    assert!(pair.server.is_closed(), "server done once its last stream ended");
-    assert!(events.iter().any(|e| matches!(e, Event::Closed { error: None })));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Response { stream, .. } if *stream == a))
+    );
+    assert!(
+        pair.server.is_closed(),
+        "server done once its last stream ended"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Closed { error: None }))
+    );
 }
 
 #[test]
 fn goaway_fails_unprocessed_streams_as_retryable() {
-    let server = Config { max_concurrent_streams: 1, ..Config::default() };
+    let server = Config {
+        max_concurrent_streams: 1,
+        ..Config::default()
+    };
     let mut pair = Pair::new(Config::default(), server, 7);
     pair.connect();
     let a = pair.client.send_request(get("/a"), true).unwrap();
@@ -253,7 +334,11 @@ fn goaway_fails_unprocessed_streams_as_retryable() {
     pair.server.abort(Reason::NO_ERROR);
     pair.flush();
     let events = pair.client_events();
-    assert!(events.iter().any(|e| matches!(e, Event::Retryable { stream } if *stream == b)));
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Retryable { stream } if *stream == b))
+    );
     let _ = a;
 }
 

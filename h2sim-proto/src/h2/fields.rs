@@ -36,8 +36,9 @@ fn valid_value(value: &[u8]) -> bool {
 /// §8.2.2: fields that only mean something to one HTTP/1.1 hop.
 fn connection_specific(field: &HeaderField) -> bool {
     match field.name.as_ref() {
-        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding"
-        | b"upgrade" => true,
+        b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade" => {
+            true
+        }
         b"te" => field.value.as_ref() != b"trailers",
         _ => false,
     }
@@ -165,7 +166,10 @@ pub(crate) fn trailers(fields: Vec<HeaderField>) -> Result<Vec<HeaderField>, Mal
 /// The declared body length, if any; repeated values must agree (RFC 9110 §8.6).
 pub(crate) fn content_length(fields: &[HeaderField]) -> Result<Option<u64>, Malformation> {
     let mut declared = None;
-    for field in fields.iter().filter(|f| f.name.as_ref() == b"content-length") {
+    for field in fields
+        .iter()
+        .filter(|f| f.name.as_ref() == b"content-length")
+    {
         for part in field.value.split(|&b| b == b',') {
             let n = parse_decimal(part.trim_ascii()).ok_or(Malformation::InvalidContentLength)?;
             if declared.is_some_and(|d| d != n) {
@@ -204,9 +208,15 @@ pub(crate) fn status_bytes(status: u16) -> Bytes {
 /// The pseudo-header fields of a request, in the order §8.3.1 lists them.
 pub(crate) fn request_pseudo(head: &RequestHead) -> Vec<HeaderField> {
     let mut out = Vec::with_capacity(4);
-    out.push(HeaderField::new(Bytes::from_static(b":method"), head.method.clone()));
+    out.push(HeaderField::new(
+        Bytes::from_static(b":method"),
+        head.method.clone(),
+    ));
     if head.method.as_ref() != b"CONNECT" {
-        out.push(HeaderField::new(Bytes::from_static(b":scheme"), head.scheme.clone()));
+        out.push(HeaderField::new(
+            Bytes::from_static(b":scheme"),
+            head.scheme.clone(),
+        ));
     }
     if !head.authority.is_empty() {
         out.push(HeaderField::new(
@@ -215,7 +225,10 @@ pub(crate) fn request_pseudo(head: &RequestHead) -> Vec<HeaderField> {
         ));
     }
     if head.method.as_ref() != b"CONNECT" {
-        out.push(HeaderField::new(Bytes::from_static(b":path"), head.path.clone()));
+        out.push(HeaderField::new(
+            Bytes::from_static(b":path"),
+            head.path.clone(),
+        ));
     }
     out
 }
@@ -249,21 +262,47 @@ mod tests {
     #[test]
     fn request_rules_rfc9113_8_3() {
         let cases: Vec<(Vec<HeaderField>, Malformation)> = vec![
-            (vec![f(":method", "GET"), f(":scheme", "http")], Malformation::MissingPseudoHeader(":path")),
+            (
+                vec![f(":method", "GET"), f(":scheme", "http")],
+                Malformation::MissingPseudoHeader(":path"),
+            ),
             (
                 [get(), vec![f(":method", "GET")]].concat(),
                 Malformation::DuplicatePseudoHeader,
             ),
-            ([get(), vec![f(":status", "200")]].concat(), Malformation::UnknownPseudoHeader),
             (
-                vec![f(":method", "GET"), f("x", "1"), f(":scheme", "http"), f(":path", "/")],
+                [get(), vec![f(":status", "200")]].concat(),
+                Malformation::UnknownPseudoHeader,
+            ),
+            (
+                vec![
+                    f(":method", "GET"),
+                    f("x", "1"),
+                    f(":scheme", "http"),
+                    f(":path", "/"),
+                ],
                 Malformation::PseudoHeaderAfterField,
             ),
-            ([get(), vec![f("Accept", "x")]].concat(), Malformation::InvalidFieldName),
-            ([get(), vec![f("connection", "close")]].concat(), Malformation::ConnectionSpecificField),
-            ([get(), vec![f("te", "gzip")]].concat(), Malformation::ConnectionSpecificField),
-            ([get(), vec![f("x", " padded")]].concat(), Malformation::InvalidFieldValue),
-            ([get(), vec![f("x", "a\nb")]].concat(), Malformation::InvalidFieldValue),
+            (
+                [get(), vec![f("Accept", "x")]].concat(),
+                Malformation::InvalidFieldName,
+            ),
+            (
+                [get(), vec![f("connection", "close")]].concat(),
+                Malformation::ConnectionSpecificField,
+            ),
+            (
+                [get(), vec![f("te", "gzip")]].concat(),
+                Malformation::ConnectionSpecificField,
+            ),
+            (
+                [get(), vec![f("x", " padded")]].concat(),
+                Malformation::InvalidFieldValue,
+            ),
+            (
+                [get(), vec![f("x", "a\nb")]].concat(),
+                Malformation::InvalidFieldValue,
+            ),
             (
                 vec![f(":method", "GET"), f(":scheme", "http"), f(":path", "")],
                 Malformation::MissingPseudoHeader(":path"),
@@ -279,7 +318,14 @@ mod tests {
     fn connect_takes_authority_only() {
         let head = request(vec![f(":method", "CONNECT"), f(":authority", "h:443")]).unwrap();
         assert_eq!(head.authority, "h:443");
-        assert!(request(vec![f(":method", "CONNECT"), f(":authority", "h"), f(":path", "/")]).is_err());
+        assert!(
+            request(vec![
+                f(":method", "CONNECT"),
+                f(":authority", "h"),
+                f(":path", "/")
+            ])
+            .is_err()
+        );
     }
 
     #[test]
@@ -292,25 +338,40 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(response(vec![]), Err(Malformation::MissingPseudoHeader(":status")));
+        assert_eq!(
+            response(vec![]),
+            Err(Malformation::MissingPseudoHeader(":status"))
+        );
     }
 
     #[test]
     fn content_length_rules() {
         assert_eq!(content_length(&[f("content-length", "12")]), Ok(Some(12)));
-        assert_eq!(content_length(&[f("content-length", "12, 12")]), Ok(Some(12)));
+        assert_eq!(
+            content_length(&[f("content-length", "12, 12")]),
+            Ok(Some(12))
+        );
         assert_eq!(
             content_length(&[f("content-length", "1"), f("content-length", "2")]),
             Err(Malformation::InvalidContentLength)
         );
-        assert_eq!(content_length(&[f("content-length", "-1")]), Err(Malformation::InvalidContentLength));
-        assert_eq!(content_length(&[f("content-length", "99999999999999999999")]), Err(Malformation::InvalidContentLength));
+        assert_eq!(
+            content_length(&[f("content-length", "-1")]),
+            Err(Malformation::InvalidContentLength)
+        );
+        assert_eq!(
+            content_length(&[f("content-length", "99999999999999999999")]),
+            Err(Malformation::InvalidContentLength)
+        );
         assert_eq!(content_length(&[]), Ok(None));
     }
 
     #[test]
     fn trailers_reject_pseudo() {
-        assert_eq!(trailers(vec![f(":status", "200")]), Err(Malformation::PseudoHeaderInTrailers));
+        assert_eq!(
+            trailers(vec![f(":status", "200")]),
+            Err(Malformation::PseudoHeaderInTrailers)
+        );
         assert!(trailers(vec![f("grpc-status", "0")]).is_ok());
     }
 }

@@ -50,7 +50,10 @@ impl Default for PeerSettings {
     fn default() -> Self {
         PeerSettings {
             enable_push: true,
-            max_concurrent_streams: u32::MAX,
+            // The RFC's initial value is unlimited, but a client that opens
+            // more than the server will allow before its SETTINGS arrive
+            // only earns REFUSED_STREAM; 100 is the floor §6.5.2 recommends.
+            max_concurrent_streams: 100,
             initial_window_size: DEFAULT_INITIAL_WINDOW_SIZE,
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             max_header_list_size: None,
@@ -69,8 +72,14 @@ struct PartialBlock {
 
 #[derive(Debug, Clone, Copy)]
 enum BlockKind {
-    Headers { end_stream: bool },
-    PushPromise { promised: StreamId },
+    Headers {
+        end_stream: bool,
+        /// The HEADERS depended on its own stream (§5.3.1).
+        self_dependent: bool,
+    },
+    PushPromise {
+        promised: StreamId,
+    },
 }
 
 /// Where a graceful shutdown stands (RFC 9113 §6.8).
@@ -78,9 +87,13 @@ enum BlockKind {
 enum Shutdown {
     Running,
     /// GOAWAY with the maximum id sent, with a PING to time one round trip.
-    Draining { deadline: Instant },
+    Draining {
+        deadline: Instant,
+    },
     /// The final GOAWAY names the last stream we will process.
-    Final { last: StreamId },
+    Final {
+        last: StreamId,
+    },
 }
 
 /// Payload of the PING that times the first step of a graceful shutdown.

@@ -12,8 +12,8 @@ use super::{BlockKind, PartialBlock, Role, SHUTDOWN_PING, Session, Shutdown};
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{
-    Data, ErrorScope, Frame, GoAway, Headers, PREFACE, Ping, PushPromise, Reason, RstStream,
-    Setting, Settings, StreamId, WindowUpdate,
+    Data, ErrorScope, Frame, FrameErrorKind, GoAway, Headers, PREFACE, Ping, PushPromise, Reason,
+    RstStream, Setting, Settings, StreamId, WindowUpdate,
 };
 
 /// Frame type codes, for naming the frame in a violation.
@@ -64,12 +64,16 @@ impl Session {
                 Ok(None) => break,
                 Err(e) => match e.scope {
                     ErrorScope::Stream(id) => {
-                        if self.partial.is_some() {
+                        if let FrameErrorKind::SelfDependency {
+                            headers: Some(headers),
+                            ..
+                        } = e.kind
+                        {
+                            // Its field block must still pass through HPACK.
+                            self.recv_headers(now, *headers, true);
+                        } else if self.partial.is_some() {
                             // A stream error cannot interrupt a field block.
-                            self.connection_error(
-                                Reason::PROTOCOL_ERROR,
-                                Violation::Frame(e.kind),
-                            );
+                            self.connection_error(Reason::PROTOCOL_ERROR, Violation::Frame(e.kind));
                         } else {
                             self.stream_error(now, id, e.reason, Violation::Frame(e.kind));
                         }
@@ -90,10 +94,7 @@ impl Session {
             match &frame {
                 Frame::Settings(s) if !s.ack => {}
                 _ => {
-                    self.connection_error(
-                        Reason::PROTOCOL_ERROR,
-                        Violation::FirstFrameNotSettings,
-                    );
+                    self.connection_error(Reason::PROTOCOL_ERROR, Violation::FirstFrameNotSettings);
                     return;
                 }
             }
@@ -142,7 +143,7 @@ impl Session {
         }
         match frame {
             Frame::Data(d) => self.recv_data(now, d),
-            Frame::Headers(h) => self.recv_headers(now, h),
+            Frame::Headers(h) => self.recv_headers(now, h, false),
             Frame::Priority(_) | Frame::Unknown(_) => {} // §5.3.2, §5.5
             Frame::RstStream(r) => self.recv_reset(now, r),
             Frame::Settings(s) => self.recv_settings(now, s),
@@ -172,9 +173,12 @@ impl Session {
         if used { Gone::Closed } else { Gone::Idle }
     }
 
-    fn recv_headers(&mut self, now: Instant, h: Headers) {
+    /// HEADERS; `self_dependent` ones (§5.3.1) are decoded, then their
+    /// stream is reset.
+    fn recv_headers(&mut self, now: Instant, h: Headers, self_dependent: bool) {
         let kind = BlockKind::Headers {
             end_stream: h.end_stream,
+            self_dependent,
         };
         if h.end_headers {
             self.recv_block(now, h.stream_id, kind, &h.fragment);
@@ -213,7 +217,21 @@ impl Session {
             Err(e) => Some(e),
         };
         match kind {
-            BlockKind::Headers { end_stream } => {
+            BlockKind::Headers {
+                self_dependent: true,
+                ..
+            } => {
+                self.field_scratch = fields;
+                if !self.is_local(id) && id > self.store.last_peer {
+                    self.store.last_peer = id;
+                }
+                let kind = FrameErrorKind::SelfDependency {
+                    stream_id: id,
+                    headers: None,
+                };
+                self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Frame(kind));
+            }
+            BlockKind::Headers { end_stream, .. } => {
                 self.recv_field_section(now, id, fields, end_stream, too_large.is_some());
             }
             BlockKind::PushPromise { promised } => {
@@ -236,6 +254,7 @@ impl Session {
             size: 0,
             max: usize::MAX,
         };
+        let peer_streams_full = self.store.active_peer >= self.config.max_concurrent_streams;
         let Some(stream) = self.store.get_mut(id) else {
             self.recv_new_stream(now, id, fields, end_stream, too_large);
             return;
@@ -247,7 +266,10 @@ impl Session {
                     now,
                     id,
                     Reason::STREAM_CLOSED,
-                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                    Violation::StreamClosed {
+                        kind: HEADERS,
+                        stream: id,
+                    },
                 );
                 return;
             }
@@ -255,7 +277,10 @@ impl Session {
                 // The peer cannot send on a stream it has not seen open (§5.1).
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: HEADERS, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: HEADERS,
+                        stream: id,
+                    },
                 );
                 return;
             }
@@ -277,11 +302,21 @@ impl Session {
                         return;
                     }
                     stream.recv_end();
-                    self.events.push_back(Event::Trailers { stream: id, fields });
+                    self.events
+                        .push_back(Event::Trailers { stream: id, fields });
                     self.after_recv_end(id);
                 }
                 Err(m) => self.malformed(now, id, m),
             }
+            return;
+        }
+        if stream.state == State::ReservedRemote && peer_streams_full {
+            self.stream_error(
+                now,
+                id,
+                Reason::REFUSED_STREAM,
+                Violation::ConcurrencyExceeded,
+            );
             return;
         }
         // A response head on one of our requests or a promised stream.
@@ -298,6 +333,7 @@ impl Session {
                 return;
             }
         };
+        let mut pushed_opened = false;
         if head.is_informational() {
             if end_stream {
                 self.malformed(now, id, Malformation::UnexpectedEndStream);
@@ -318,9 +354,11 @@ impl Session {
                 stream.expected_len = None;
             }
             if stream.state == State::ReservedRemote {
+                // The pushed response opens the stream: it now counts toward
+                // our MAX_CONCURRENT_STREAMS (§5.1.2).
                 stream.state = State::HalfClosedLocal;
                 stream.counted = true;
-                self.store.active_peer += 1;
+                pushed_opened = true;
             }
             if end_stream {
                 if let Err(m) = check_length_at_end(stream) {
@@ -329,6 +367,9 @@ impl Session {
                 }
                 stream.recv_end();
             }
+        }
+        if pushed_opened {
+            self.store.active_peer += 1;
         }
         self.events.push_back(Event::Response {
             stream: id,
@@ -355,7 +396,10 @@ impl Session {
                 Gone::ResetByUs => {}
                 Gone::EndedByPeer => self.connection_error(
                     Reason::STREAM_CLOSED,
-                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                    Violation::StreamClosed {
+                        kind: HEADERS,
+                        stream: id,
+                    },
                 ),
                 _ if !self.is_local(id) && self.role == Role::Server => self.connection_error(
                     Reason::PROTOCOL_ERROR,
@@ -363,7 +407,10 @@ impl Session {
                 ),
                 _ => self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: HEADERS, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: HEADERS,
+                        stream: id,
+                    },
                 ),
             }
             self.field_scratch = fields;
@@ -374,7 +421,10 @@ impl Session {
                 Gone::ResetByUs => {}
                 Gone::EndedByPeer => self.connection_error(
                     Reason::STREAM_CLOSED,
-                    Violation::StreamClosed { kind: HEADERS, stream: id },
+                    Violation::StreamClosed {
+                        kind: HEADERS,
+                        stream: id,
+                    },
                 ),
                 _ => self.connection_error(
                     Reason::PROTOCOL_ERROR,
@@ -395,7 +445,12 @@ impl Session {
         self.store.last_peer = id;
         if self.store.active_peer >= self.config.max_concurrent_streams {
             // §5.1.2: REFUSED_STREAM tells the client it may retry.
-            self.stream_error(now, id, Reason::REFUSED_STREAM, Violation::ConcurrencyExceeded);
+            self.stream_error(
+                now,
+                id,
+                Reason::REFUSED_STREAM,
+                Violation::ConcurrencyExceeded,
+            );
             self.field_scratch = fields;
             return;
         }
@@ -426,12 +481,7 @@ impl Session {
             }
         };
         let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
-        let mut stream = Stream::new(
-            id,
-            State::Open,
-            self.peer.initial_window_size,
-            recv,
-        );
+        let mut stream = Stream::new(id, State::Open, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.counted = true;
         stream.final_head_received = true;
@@ -479,11 +529,17 @@ impl Session {
                 Gone::ResetByUs => {}
                 Gone::Idle => self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: DATA, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: DATA,
+                        stream: id,
+                    },
                 ),
                 Gone::EndedByPeer | Gone::Closed => self.connection_error(
                     Reason::STREAM_CLOSED,
-                    Violation::StreamClosed { kind: DATA, stream: id },
+                    Violation::StreamClosed {
+                        kind: DATA,
+                        stream: id,
+                    },
                 ),
             }
             return;
@@ -496,7 +552,10 @@ impl Session {
                     now,
                     id,
                     Reason::STREAM_CLOSED,
-                    Violation::StreamClosed { kind: DATA, stream: id },
+                    Violation::StreamClosed {
+                        kind: DATA,
+                        stream: id,
+                    },
                 );
                 return;
             }
@@ -504,7 +563,10 @@ impl Session {
                 self.release(id, kept);
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: DATA, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: DATA,
+                        stream: id,
+                    },
                 );
                 return;
             }
@@ -579,7 +641,10 @@ impl Session {
             if let Gone::Idle = self.gone(id) {
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: RST_STREAM, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: RST_STREAM,
+                        stream: id,
+                    },
                 );
             }
             return;
@@ -588,7 +653,10 @@ impl Session {
             // Reset of a stream we only queued: impossible from a correct peer.
             self.connection_error(
                 Reason::PROTOCOL_ERROR,
-                Violation::FrameOnIdleStream { kind: RST_STREAM, stream: id },
+                Violation::FrameOnIdleStream {
+                    kind: RST_STREAM,
+                    stream: id,
+                },
             );
             return;
         }
@@ -612,7 +680,8 @@ impl Session {
             }
             return;
         }
-        if self.settings_acks_owed + self.ping_acks_owed.len() >= self.config.limits.max_pending_acks
+        if self.settings_acks_owed + self.ping_acks_owed.len()
+            >= self.config.limits.max_pending_acks
         {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
             return;
@@ -625,10 +694,7 @@ impl Session {
                 }
                 Setting::EnablePush(on) => {
                     if on && self.role == Role::Client {
-                        self.connection_error(
-                            Reason::PROTOCOL_ERROR,
-                            Violation::ServerEnabledPush,
-                        );
+                        self.connection_error(Reason::PROTOCOL_ERROR, Violation::ServerEnabledPush);
                         return;
                     }
                     self.peer.enable_push = on;
@@ -642,7 +708,10 @@ impl Session {
                         overflow |= stream.send_window.adjust(delta).is_err();
                     }
                     if overflow {
-                        self.connection_error(Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+                        self.connection_error(
+                            Reason::FLOW_CONTROL_ERROR,
+                            Violation::WindowOverflow,
+                        );
                         return;
                     }
                     if delta > 0 {
@@ -651,8 +720,7 @@ impl Session {
                 }
                 Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
                 Setting::MaxHeaderListSize(size) => self.peer.max_header_list_size = Some(size),
-                #[allow(unreachable_patterns)]
-                _ => {}
+                Setting::Unknown { .. } => {} // §6.5.2: ignored
             }
         }
         self.settings_acks_owed += 1;
@@ -680,7 +748,10 @@ impl Session {
 
     fn recv_ping(&mut self, now: Instant, p: Ping) {
         if p.ack {
-            if let Some(at) = self.pings_sent.iter().position(|(payload, _)| *payload == p.payload)
+            if let Some(at) = self
+                .pings_sent
+                .iter()
+                .position(|(payload, _)| *payload == p.payload)
             {
                 if let Some((payload, sent)) = self.pings_sent.remove(at) {
                     if payload == SHUTDOWN_PING {
@@ -696,7 +767,8 @@ impl Session {
             }
             return;
         }
-        if self.settings_acks_owed + self.ping_acks_owed.len() >= self.config.limits.max_pending_acks
+        if self.settings_acks_owed + self.ping_acks_owed.len()
+            >= self.config.limits.max_pending_acks
         {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
             return;
@@ -760,7 +832,10 @@ impl Session {
             if let Gone::Idle = self.gone(id) {
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream { kind: WINDOW_UPDATE, stream: id },
+                    Violation::FrameOnIdleStream {
+                        kind: WINDOW_UPDATE,
+                        stream: id,
+                    },
                 );
             }
             return;
@@ -768,12 +843,20 @@ impl Session {
         if stream.state == State::Idle || stream.state == State::ReservedRemote {
             self.connection_error(
                 Reason::PROTOCOL_ERROR,
-                Violation::FrameOnIdleStream { kind: WINDOW_UPDATE, stream: id },
+                Violation::FrameOnIdleStream {
+                    kind: WINDOW_UPDATE,
+                    stream: id,
+                },
             );
             return;
         }
         if stream.send_window.adjust(delta).is_err() {
-            self.stream_error(now, id, Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
+            self.stream_error(
+                now,
+                id,
+                Reason::FLOW_CONTROL_ERROR,
+                Violation::WindowOverflow,
+            );
             return;
         }
         self.make_ready(id);

@@ -12,8 +12,8 @@ use super::stream::{Outgoing, State, Stream};
 use super::{Role, Session, Shutdown};
 use crate::error::UserError;
 use crate::frame::{
-    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Setting, Settings,
-    StreamId, WindowUpdate,
+    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Setting, Settings, StreamId,
+    WindowUpdate,
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -45,7 +45,9 @@ impl Session {
         stream.known = true;
         stream.head_request = head.method.as_ref() == b"HEAD";
         stream.send_ended = end_stream;
-        stream.queue.push_back(Outgoing::Request { head, end_stream });
+        stream
+            .queue
+            .push_back(Outgoing::Request { head, end_stream });
         self.store.insert(stream);
         self.waiting_to_open.push_back(id);
         self.open_waiting();
@@ -93,12 +95,14 @@ impl Session {
         if !interim {
             stream.final_head_sent = true;
         }
-        stream.queue.push_back(Outgoing::Response { head, end_stream });
+        stream
+            .queue
+            .push_back(Outgoing::Response { head, end_stream });
         if stream.state == State::ReservedLocal {
             // A pushed response opens its stream: it waits for the client's
             // concurrency limit like any stream of ours.
             stream.send_ended = end_stream;
-            if !interim {
+            if !interim && stream.promise_written {
                 self.waiting_to_open.push_back(id);
                 self.open_waiting();
             }
@@ -210,7 +214,10 @@ impl Session {
     /// Resets a stream (RST_STREAM), dropping whatever it still had to send.
     pub(crate) fn reset(&mut self, id: StreamId, reason: Reason) -> Result<(), UserError> {
         let local = self.is_local(id);
-        let stream = self.store.remove(id, local).ok_or(UserError::UnknownStream(id))?;
+        let stream = self
+            .store
+            .remove(id, local)
+            .ok_or(UserError::UnknownStream(id))?;
         match stream.state {
             // Nothing went out yet: the peer never heard of the stream.
             State::Idle => self.waiting_to_open.retain(|&w| w != id),
@@ -233,9 +240,12 @@ impl Session {
     }
 
     /// Puts a stream with something to send at the back of the ready list.
+    /// Streams still waiting to open stay out: they join in the order they
+    /// open, which keeps new stream ids increasing on the wire (§5.1.1).
     pub(super) fn make_ready(&mut self, id: StreamId) {
         if let Some(stream) = self.store.get_mut(id) {
-            if !stream.ready && !stream.queue.is_empty() {
+            let waiting = matches!(stream.state, State::Idle | State::ReservedLocal);
+            if !stream.ready && !waiting && !stream.queue.is_empty() {
                 stream.ready = true;
                 self.ready.push_back(id);
             }
@@ -381,7 +391,15 @@ impl Session {
                 Outgoing::Request { head, end_stream } => {
                     let pseudo = fields::request_pseudo(&head);
                     let block = pseudo.iter().chain(head.fields.iter());
-                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, block, end_stream, max_frame);
+                    write_block(
+                        &mut self.wbuf,
+                        &mut self.hpack_encoder,
+                        id,
+                        None,
+                        block,
+                        end_stream,
+                        max_frame,
+                    );
                 }
                 Outgoing::Response { head, end_stream } => {
                     let status = [HeaderField::new(
@@ -389,17 +407,51 @@ impl Session {
                         fields::status_bytes(head.status),
                     )];
                     let block = status.iter().chain(head.fields.iter());
-                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, block, end_stream, max_frame);
+                    write_block(
+                        &mut self.wbuf,
+                        &mut self.hpack_encoder,
+                        id,
+                        None,
+                        block,
+                        end_stream,
+                        max_frame,
+                    );
                 }
                 Outgoing::Promise { promised, head } => {
                     let pseudo = fields::request_pseudo(&head);
                     let block = pseudo.iter().chain(head.fields.iter());
-                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, Some(promised), block, false, max_frame);
+                    write_block(
+                        &mut self.wbuf,
+                        &mut self.hpack_encoder,
+                        id,
+                        Some(promised),
+                        block,
+                        false,
+                        max_frame,
+                    );
+                    if let Some(pushed) = self.store.get_mut(promised) {
+                        pushed.promise_written = true;
+                        if pushed.final_head_sent {
+                            self.waiting_to_open.push_back(promised);
+                            self.open_waiting();
+                        }
+                    }
                 }
                 Outgoing::Trailers { fields } => {
-                    write_block(&mut self.wbuf, &mut self.hpack_encoder, id, None, fields.iter(), true, max_frame);
+                    write_block(
+                        &mut self.wbuf,
+                        &mut self.hpack_encoder,
+                        id,
+                        None,
+                        fields.iter(),
+                        true,
+                        max_frame,
+                    );
                 }
-                Outgoing::Data { mut data, end_stream } => {
+                Outgoing::Data {
+                    mut data,
+                    end_stream,
+                } => {
                     let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
                     let allowed = len
                         .min(stream.send_window.available())

@@ -29,11 +29,25 @@ pub(crate) enum State {
 /// when they leave, so HPACK state follows the order frames are written.
 #[derive(Debug)]
 pub(crate) enum Outgoing {
-    Request { head: RequestHead, end_stream: bool },
-    Response { head: ResponseHead, end_stream: bool },
-    Promise { promised: StreamId, head: RequestHead },
-    Data { data: Bytes, end_stream: bool },
-    Trailers { fields: Vec<HeaderField> },
+    Request {
+        head: RequestHead,
+        end_stream: bool,
+    },
+    Response {
+        head: ResponseHead,
+        end_stream: bool,
+    },
+    Promise {
+        promised: StreamId,
+        head: RequestHead,
+    },
+    Data {
+        data: Bytes,
+        end_stream: bool,
+    },
+    Trailers {
+        fields: Vec<HeaderField>,
+    },
 }
 
 #[derive(Debug)]
@@ -61,6 +75,9 @@ pub(crate) struct Stream {
     pub(crate) received_len: u64,
     /// We sent HEAD: the response has no body whatever it declares.
     pub(crate) head_request: bool,
+    /// A stream we promised: its PUSH_PROMISE has been written, so its own
+    /// frames may follow (never before it, or the peer sees an idle stream).
+    pub(crate) promise_written: bool,
 }
 
 impl Stream {
@@ -80,6 +97,7 @@ impl Stream {
             expected_len: None,
             received_len: 0,
             head_request: false,
+            promise_written: false,
         }
     }
 

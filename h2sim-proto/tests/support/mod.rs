@@ -40,7 +40,13 @@ fn collect(from: &mut Connection, now: Instant, pending: &mut BytesMut) -> bool 
 }
 
 /// Delivers what is in flight to `to`, in pieces of random size.
-fn deliver(to: &mut Connection, now: Instant, pending: &mut BytesMut, inbox: &mut BytesMut, rng: &mut Rng) -> bool {
+fn deliver(
+    to: &mut Connection,
+    now: Instant,
+    pending: &mut BytesMut,
+    inbox: &mut BytesMut,
+    rng: &mut Rng,
+) -> bool {
     if pending.is_empty() {
         return false;
     }
@@ -88,18 +94,33 @@ impl Pair {
         Pair::new(Config::default(), Config::default(), seed)
     }
 
-    /// Exchanges bytes until neither side has anything to say.
-    pub fn flush(&mut self) {
+    /// Exchanges bytes until neither side has anything to say; true if any
+    /// bytes moved.
+    pub fn flush(&mut self) -> bool {
+        let mut moved = false;
         for _ in 0..10_000 {
             let a = collect(&mut self.client, self.now, &mut self.c2s);
             self.c2s_bytes += self.c2s.len();
-            let b = deliver(&mut self.server, self.now, &mut self.c2s, &mut self.server_inbox, &mut self.rng);
+            let b = deliver(
+                &mut self.server,
+                self.now,
+                &mut self.c2s,
+                &mut self.server_inbox,
+                &mut self.rng,
+            );
             let c = collect(&mut self.server, self.now, &mut self.s2c);
             self.s2c_bytes += self.s2c.len();
-            let d = deliver(&mut self.client, self.now, &mut self.s2c, &mut self.client_inbox, &mut self.rng);
+            let d = deliver(
+                &mut self.client,
+                self.now,
+                &mut self.s2c,
+                &mut self.client_inbox,
+                &mut self.rng,
+            );
             if !(a || b || c || d) {
-                return;
+                return moved;
             }
+            moved = true;
         }
         panic!("pair did not settle");
     }
@@ -187,8 +208,14 @@ impl RawPeer {
         if self.conn.role() == h2sim_proto::Role::Server {
             self.send_bytes(PREFACE);
         }
-        self.send(Frame::Settings(Settings { ack: false, values: vec![] }));
-        self.send(Frame::Settings(Settings { ack: true, values: vec![] }));
+        self.send(Frame::Settings(Settings {
+            ack: false,
+            values: vec![],
+        }));
+        self.send(Frame::Settings(Settings {
+            ack: true,
+            values: vec![],
+        }));
         let frames = self.frames();
         let _ = self.events();
         frames
@@ -217,7 +244,12 @@ impl RawPeer {
     pub fn block(&mut self, fields: &[(&str, &str)]) -> Bytes {
         let fields: Vec<HeaderField> = fields
             .iter()
-            .map(|(n, v)| HeaderField::new(Bytes::copy_from_slice(n.as_bytes()), Bytes::copy_from_slice(v.as_bytes())))
+            .map(|(n, v)| {
+                HeaderField::new(
+                    Bytes::copy_from_slice(n.as_bytes()),
+                    Bytes::copy_from_slice(v.as_bytes()),
+                )
+            })
             .collect();
         let mut buf = BytesMut::new();
         self.encoder.encode(fields.iter(), &mut buf);
@@ -227,10 +259,17 @@ impl RawPeer {
     /// Decodes a field block our endpoint sent.
     pub fn decode_block(&mut self, block: &Bytes) -> Vec<HeaderField> {
         let mut out = Vec::new();
-        self.hpack_decoder.decode(block, &mut out).expect("our endpoint's HPACK decodes");
+        self.hpack_decoder
+            .decode(block, &mut out)
+            .expect("our endpoint's HPACK decodes");
         out
     }
 }
 
 /// The request fields of a simple GET.
-pub const GET: &[(&str, &str)] = &[(":method", "GET"), (":scheme", "http"), (":authority", "example.com"), (":path", "/")];
+pub const GET: &[(&str, &str)] = &[
+    (":method", "GET"),
+    (":scheme", "http"),
+    (":authority", "example.com"),
+    (":path", "/"),
+];

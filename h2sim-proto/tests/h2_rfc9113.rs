@@ -1,0 +1,736 @@
+//! One test per MUST of RFC 9113 that an endpoint enforces on its peer: a
+//! raw peer writes the (often invalid) frames, and each test checks the exact
+//! error code and whether it ended the stream or the connection.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use h2sim_proto::frame::{
+    Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
+    StreamId, WindowUpdate,
+};
+use h2sim_proto::{Config, Event, Limits, Reason, ResponseHead};
+use support::{GET, RawPeer};
+
+fn sid(n: u32) -> StreamId {
+    StreamId::new(n)
+}
+
+fn headers(stream: u32, block: Bytes, end_stream: bool) -> Frame {
+    Frame::Headers(Headers {
+        stream_id: sid(stream),
+        fragment: block,
+        end_stream,
+        end_headers: true,
+        priority: None,
+        padding: None,
+    })
+}
+
+fn data(stream: u32, payload: &'static [u8], end_stream: bool) -> Frame {
+    Frame::Data(Data {
+        stream_id: sid(stream),
+        payload: Bytes::from_static(payload),
+        end_stream,
+        padding: None,
+    })
+}
+
+/// A server that has completed the handshake with the raw peer.
+fn server() -> RawPeer {
+    server_with(Config::default())
+}
+
+fn server_with(config: Config) -> RawPeer {
+    let mut peer = RawPeer::server(config);
+    peer.handshake();
+    peer
+}
+
+/// Opens stream `id` with a GET (no body unless `end_stream` is false).
+fn open(peer: &mut RawPeer, id: u32, end_stream: bool) {
+    let block = peer.block(GET);
+    peer.send(headers(id, block, end_stream));
+}
+
+/// The GOAWAY the endpoint sent, if any.
+fn goaway(frames: &[Frame]) -> Option<&GoAway> {
+    frames.iter().find_map(|f| match f {
+        Frame::GoAway(g) => Some(g),
+        _ => None,
+    })
+}
+
+fn assert_connection_error(peer: &mut RawPeer, reason: Reason) {
+    let frames = peer.frames();
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, reason, "GOAWAY code; debug: {:?}", g.debug_data);
+    assert!(peer.conn.is_closed() || peer.conn.poll_transmit(peer.now).is_none());
+    let events = peer.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Closed { error: Some(err) } if err.reason() == reason)),
+        "{events:?}"
+    );
+}
+
+fn assert_stream_error(peer: &mut RawPeer, stream: u32, reason: Reason) {
+    let frames = peer.frames();
+    assert!(
+        goaway(&frames).is_none(),
+        "connection must survive: {frames:?}"
+    );
+    assert!(
+        frames.iter().any(
+            |f| matches!(f, Frame::RstStream(r) if r.stream_id == sid(stream) && r.reason == reason)
+        ),
+        "want RST_STREAM({reason}) on {stream}: {frames:?}"
+    );
+}
+
+#[test]
+fn s3_4_invalid_preface_closes_without_a_response() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.frames(); // our SETTINGS
+    peer.send_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let frames = peer.frames();
+    assert!(
+        goaway(&frames).is_none(),
+        "garbage gets no GOAWAY: {frames:?}"
+    );
+    assert!(peer.conn.is_closed());
+}
+
+#[test]
+fn s3_4_first_frame_must_be_settings() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(Frame::Ping(Ping {
+        ack: false,
+        payload: [0; 8],
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s4_2_frame_above_max_frame_size_is_frame_size_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    let big: &'static [u8] = Box::leak(vec![0u8; 16_385].into_boxed_slice());
+    peer.send(data(1, big, false));
+    assert_connection_error(&mut peer, Reason::FRAME_SIZE_ERROR);
+}
+
+#[test]
+fn s4_3_undecodable_field_block_is_compression_error() {
+    let mut peer = server();
+    peer.send(headers(
+        1,
+        Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff]),
+        true,
+    ));
+    assert_connection_error(&mut peer, Reason::COMPRESSION_ERROR);
+}
+
+#[test]
+fn s5_1_data_on_idle_stream_is_protocol_error() {
+    let mut peer = server();
+    peer.send(data(1, b"x", true));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s5_1_rst_stream_on_idle_stream_is_protocol_error() {
+    let mut peer = server();
+    peer.send(Frame::RstStream(RstStream {
+        stream_id: sid(3),
+        reason: Reason::CANCEL,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s5_1_window_update_on_idle_stream_is_protocol_error() {
+    let mut peer = server();
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(5),
+        increment: 1,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s5_1_data_on_half_closed_remote_is_stream_closed() {
+    let mut peer = server();
+    open(&mut peer, 1, true);
+    peer.send(data(1, b"late", false));
+    assert_stream_error(&mut peer, 1, Reason::STREAM_CLOSED);
+}
+
+#[test]
+fn s5_1_data_after_peer_reset_is_stream_closed() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.send(Frame::RstStream(RstStream {
+        stream_id: sid(1),
+        reason: Reason::CANCEL,
+    }));
+    peer.send(data(1, b"x", false));
+    let frames = peer.frames();
+    let closed = goaway(&frames).map(|g| g.reason) == Some(Reason::STREAM_CLOSED)
+        || frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(r) if r.reason == Reason::STREAM_CLOSED));
+    assert!(closed, "{frames:?}");
+}
+
+#[test]
+fn s5_1_frames_after_our_reset_are_ignored() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.events();
+    peer.conn.reset(sid(1), Reason::CANCEL).unwrap();
+    peer.frames();
+    peer.send(data(1, b"in flight", false));
+    let frames = peer.frames();
+    assert!(goaway(&frames).is_none(), "{frames:?}");
+}
+
+#[test]
+fn s5_1_1_even_stream_id_from_client_is_protocol_error() {
+    let mut peer = server();
+    open(&mut peer, 2, true);
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s5_1_1_decreasing_stream_id_is_protocol_error() {
+    let mut peer = server();
+    open(&mut peer, 5, true);
+    open(&mut peer, 3, true);
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s5_1_2_streams_above_max_concurrent_are_refused() {
+    let mut peer = server_with(Config {
+        max_concurrent_streams: 2,
+        ..Config::default()
+    });
+    for id in [1, 3, 5] {
+        open(&mut peer, id, true);
+    }
+    assert_stream_error(&mut peer, 5, Reason::REFUSED_STREAM);
+    let requests = peer
+        .events()
+        .iter()
+        .filter(|e| matches!(e, Event::Request { .. }))
+        .count();
+    assert_eq!(requests, 2);
+}
+
+#[test]
+fn s5_3_1_self_dependency_is_a_stream_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.send(Frame::Priority(h2sim_proto::frame::Priority {
+        stream_id: sid(1),
+        spec: h2sim_proto::frame::PrioritySpec {
+            dependency: sid(1),
+            exclusive: false,
+            weight: 16,
+        },
+    }));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_2_headers_interrupted_by_another_frame_is_protocol_error() {
+    let mut peer = server();
+    let block = peer.block(GET);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(1),
+        fragment: block.slice(..2),
+        end_stream: true,
+        end_headers: false,
+        priority: None,
+        padding: None,
+    }));
+    peer.send(Frame::Ping(Ping {
+        ack: false,
+        payload: [1; 8],
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_10_continuation_on_another_stream_is_protocol_error() {
+    let mut peer = server();
+    let block = peer.block(GET);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(1),
+        fragment: block.slice(..2),
+        end_stream: true,
+        end_headers: false,
+        priority: None,
+        padding: None,
+    }));
+    peer.send(Frame::Continuation(Continuation {
+        stream_id: sid(3),
+        fragment: block.slice(2..),
+        end_headers: true,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_10_field_block_split_over_continuations_is_accepted() {
+    let mut peer = server();
+    let block = peer.block(GET);
+    let mut frames = vec![Frame::Headers(Headers {
+        stream_id: sid(1),
+        fragment: block.slice(..1),
+        end_stream: true,
+        end_headers: false,
+        priority: None,
+        padding: Some(3),
+    })];
+    for i in 1..block.len() {
+        frames.push(Frame::Continuation(Continuation {
+            stream_id: sid(1),
+            fragment: block.slice(i..i + 1),
+            end_headers: i + 1 == block.len(),
+        }));
+    }
+    let mut peer2 = server_with(Config {
+        limits: Limits {
+            max_continuation_frames: 64,
+            ..Limits::default()
+        },
+        ..Config::default()
+    });
+    for f in frames {
+        peer2.send(f);
+    }
+    assert!(
+        peer2
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::Request { .. }))
+    );
+    let _ = &mut peer;
+}
+
+#[test]
+fn s6_10_unexpected_continuation_is_protocol_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.send(Frame::Continuation(Continuation {
+        stream_id: sid(1),
+        fragment: Bytes::new(),
+        end_headers: true,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_5_settings_ack_with_payload_is_frame_size_error() {
+    let mut peer = server();
+    // An ACK flag with a payload: encode by hand (type 4, flags ACK, length 6).
+    peer.send_bytes(&[0, 0, 6, 4, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
+    assert_connection_error(&mut peer, Reason::FRAME_SIZE_ERROR);
+}
+
+#[test]
+fn s6_5_2_initial_window_size_above_max_is_flow_control_error() {
+    let mut peer = server();
+    // SETTINGS_INITIAL_WINDOW_SIZE = 2^31.
+    peer.send_bytes(&[0, 0, 6, 4, 0, 0, 0, 0, 0, 0, 4, 0x80, 0, 0, 0]);
+    assert_connection_error(&mut peer, Reason::FLOW_CONTROL_ERROR);
+}
+
+#[test]
+fn s6_5_2_server_enabling_push_is_protocol_error() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::EnablePush(true)],
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_5_3_settings_acknowledged_once_each() {
+    let mut peer = server();
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::MaxFrameSize(20_000)],
+    }));
+    let acks = peer
+        .frames()
+        .iter()
+        .filter(|f| matches!(f, Frame::Settings(s) if s.ack))
+        .count();
+    assert_eq!(acks, 1);
+}
+
+#[test]
+fn s6_5_3_unacknowledged_settings_time_out() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    }));
+    peer.frames();
+    peer.now += Duration::from_secs(11);
+    let deadline = peer.conn.poll_timeout().expect("a settings deadline");
+    assert!(deadline <= peer.now);
+    peer.conn.handle_timeout(peer.now);
+    assert_connection_error(&mut peer, Reason::SETTINGS_TIMEOUT);
+}
+
+#[test]
+fn s6_7_ping_is_answered_with_the_same_payload() {
+    let mut peer = server();
+    peer.send(Frame::Ping(Ping {
+        ack: false,
+        payload: *b"12345678",
+    }));
+    let frames = peer.frames();
+    assert!(
+        frames.contains(&Frame::Ping(Ping {
+            ack: true,
+            payload: *b"12345678"
+        })),
+        "{frames:?}"
+    );
+}
+
+#[test]
+fn s6_8_goaway_from_client_stops_new_pushes() {
+    let mut peer = server();
+    open(&mut peer, 1, true);
+    peer.send(Frame::GoAway(GoAway {
+        last_stream_id: sid(0),
+        reason: Reason::NO_ERROR,
+        debug_data: Bytes::new(),
+    }));
+    assert!(
+        peer.conn
+            .push_promise(
+                sid(1),
+                h2sim_proto::RequestHead::new("GET", "http", "a", "/p")
+            )
+            .is_err()
+    );
+    // The open stream can still be answered.
+    peer.events();
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(200), true)
+        .unwrap();
+    let frames = peer.frames();
+    assert!(
+        frames
+            .iter()
+            .any(|f| matches!(f, Frame::Headers(h) if h.stream_id == sid(1)))
+    );
+}
+
+#[test]
+fn s6_9_zero_increment_on_stream_is_stream_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.send_bytes(&[0, 0, 4, 8, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_9_zero_increment_on_connection_is_connection_error() {
+    let mut peer = server();
+    peer.send_bytes(&[0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_9_1_connection_window_overflow_is_flow_control_error() {
+    let mut peer = server();
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(0),
+        increment: (1 << 31) - 1,
+    }));
+    assert_connection_error(&mut peer, Reason::FLOW_CONTROL_ERROR);
+}
+
+#[test]
+fn s6_9_1_stream_window_overflow_is_stream_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(1),
+        increment: (1 << 31) - 1,
+    }));
+    assert_stream_error(&mut peer, 1, Reason::FLOW_CONTROL_ERROR);
+}
+
+#[test]
+fn s6_9_1_data_beyond_the_window_is_flow_control_error() {
+    // Before our SETTINGS are acknowledged the stream window is 65,535.
+    let mut peer = RawPeer::server(Config {
+        max_frame_size: 65_535,
+        ..Config::default()
+    });
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    }));
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    peer.frames();
+    let mut peer = peer;
+    open(&mut peer, 1, false);
+    let chunk: &'static [u8] = Box::leak(vec![0u8; 65_535].into_boxed_slice());
+    // Our stream window is 1 MiB after the ACK, the connection's 8 MiB:
+    // exceed the stream window only.
+    for _ in 0..17 {
+        peer.send(data(1, chunk, false));
+    }
+    assert_stream_error(&mut peer, 1, Reason::FLOW_CONTROL_ERROR);
+}
+
+#[test]
+fn s6_9_2_initial_window_change_can_make_a_window_negative() {
+    let mut peer = server();
+    open(&mut peer, 1, true);
+    peer.events();
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(200), false)
+        .unwrap();
+    peer.conn
+        .send_data(sid(1), Bytes::from(vec![7u8; 70_000]), true)
+        .unwrap();
+    let sent: usize = peer
+        .frames()
+        .iter()
+        .map(|f| match f {
+            Frame::Data(d) => d.payload.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(sent, 65_535, "the default stream window");
+    // Shrink the window by 10,000: the stream now owes 10,000 bytes.
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::InitialWindowSize(55_535)],
+    }));
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(0),
+        increment: 1 << 20,
+    }));
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(1),
+        increment: 10_000,
+    }));
+    let sent: usize = peer
+        .frames()
+        .iter()
+        .map(|f| match f {
+            Frame::Data(d) => d.payload.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(sent, 0, "window back at zero, nothing may be sent");
+    peer.send(Frame::WindowUpdate(WindowUpdate {
+        stream_id: sid(1),
+        increment: 4_465,
+    }));
+    let sent: usize = peer
+        .frames()
+        .iter()
+        .map(|f| match f {
+            Frame::Data(d) => d.payload.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(sent, 4_465);
+}
+
+#[test]
+fn s8_1_trailers_without_end_stream_are_malformed() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    let block = peer.block(&[("x-trailer", "1")]);
+    peer.send(headers(1, block, false));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s8_1_1_content_length_mismatch_is_malformed() {
+    let mut peer = server();
+    let mut fields = GET.to_vec();
+    fields[0] = (":method", "POST");
+    fields.push(("content-length", "10"));
+    let block = peer.block(&fields);
+    peer.send(headers(1, block, false));
+    peer.send(data(1, b"short", true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+}
+
+fn malformed_request(extra: &[(&str, &str)]) {
+    let mut peer = server();
+    let mut fields = GET.to_vec();
+    fields.extend_from_slice(extra);
+    let block = peer.block(&fields);
+    peer.send(headers(1, block, true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    assert!(
+        !peer
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::Request { .. }))
+    );
+}
+
+#[test]
+fn s8_2_1_uppercase_field_name_is_malformed() {
+    malformed_request(&[("X-Upper", "1")]);
+}
+
+#[test]
+fn s8_2_1_field_value_with_newline_is_malformed() {
+    malformed_request(&[("x", "a\r\nb")]);
+}
+
+#[test]
+fn s8_2_2_connection_specific_field_is_malformed() {
+    malformed_request(&[("connection", "keep-alive")]);
+    malformed_request(&[("transfer-encoding", "chunked")]);
+    malformed_request(&[("te", "gzip")]);
+}
+
+#[test]
+fn s8_3_pseudo_header_after_field_is_malformed() {
+    malformed_request(&[("x", "1"), (":foo", "bar")]);
+}
+
+#[test]
+fn s8_3_1_duplicate_or_missing_pseudo_headers_are_malformed() {
+    malformed_request(&[(":path", "/again")]);
+    let mut peer = server();
+    let block = peer.block(&[(":method", "GET"), (":scheme", "http")]);
+    peer.send(headers(1, block, true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s8_3_2_response_pseudo_header_in_request_is_malformed() {
+    malformed_request(&[(":status", "200")]);
+}
+
+#[test]
+fn s8_4_push_promise_from_client_is_protocol_error() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(2),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s8_4_push_to_client_that_disabled_it_is_protocol_error() {
+    let mut peer = RawPeer::client_with(Config {
+        enable_push: false,
+        ..Config::default()
+    });
+    peer.handshake();
+    peer.conn
+        .send_request(h2sim_proto::RequestHead::new("GET", "http", "a", "/"), true)
+        .unwrap();
+    peer.frames();
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(2),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn limit_rapid_reset_ends_with_enhance_your_calm() {
+    let mut peer = server_with(Config {
+        limits: Limits {
+            max_resets_per_period: 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    });
+    for i in 0..20 {
+        let id = 1 + 2 * i;
+        open(&mut peer, id, false);
+        peer.send(Frame::RstStream(RstStream {
+            stream_id: sid(id),
+            reason: Reason::CANCEL,
+        }));
+    }
+    assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
+
+#[test]
+fn limit_ping_flood_without_reading_ends_with_enhance_your_calm() {
+    let mut peer = server();
+    for i in 0..100u8 {
+        peer.send(Frame::Ping(Ping {
+            ack: false,
+            payload: [i; 8],
+        }));
+    }
+    assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
+
+#[test]
+fn limit_continuation_flood_ends_with_enhance_your_calm() {
+    let mut peer = server();
+    let block = peer.block(GET);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(1),
+        fragment: block,
+        end_stream: true,
+        end_headers: false,
+        priority: None,
+        padding: None,
+    }));
+    for _ in 0..100 {
+        peer.send(Frame::Continuation(Continuation {
+            stream_id: sid(1),
+            fragment: Bytes::from_static(b"\x00"),
+            end_headers: false,
+        }));
+    }
+    assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
+
+#[test]
+fn limit_empty_data_flood_ends_with_enhance_your_calm() {
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    for _ in 0..200 {
+        peer.send(data(1, b"", false));
+    }
+    assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
