@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::error::UserError;
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
-use crate::h2::{Role, Session};
+use crate::h2::{LocalSettings, Role, Session};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 
@@ -152,6 +152,17 @@ impl Connection {
     /// `Event::Closed` (RFC 9113 §6.8).
     pub fn go_away(&mut self, now: Instant) {
         self.session.go_away(now);
+    }
+
+    /// Advertises new settings mid-connection (SETTINGS). Larger sizes apply
+    /// at once; smaller ones once the peer acknowledges them (RFC 9113 §6.5.3).
+    pub fn update_settings(&mut self, now: Instant, settings: LocalSettings) {
+        self.session.update_settings(now, settings);
+    }
+
+    /// The settings in force on our side now.
+    pub fn local_settings(&self) -> LocalSettings {
+        self.session.local_settings()
     }
 
     /// Ends the connection at once with GOAWAY(`reason`).

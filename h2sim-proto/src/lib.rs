@@ -19,6 +19,6 @@ pub use connection::Connection;
 pub use error::{ConnectionError, Malformation, UserError, Violation};
 pub use event::Event;
 pub use frame::{Reason, StreamId};
-pub use h2::Role;
+pub use h2::{LocalSettings, Role};
 pub use hpack::HeaderField;
 pub use message::{RequestHead, ResponseHead};

@@ -354,3 +354,37 @@ fn settings_timeout_ends_the_connection() {
         Event::Closed { error: Some(err) } if err.reason() == Reason::SETTINGS_TIMEOUT
     )));
 }
+
+#[test]
+fn settings_changes_mid_flight() {
+    for seed in 0..4 {
+        let mut pair = Pair::with_defaults(seed);
+        pair.connect();
+        let body: Bytes = vec![42u8; 200_000].into();
+        let id = pair.client.send_request(post("/upload"), false).unwrap();
+        pair.client.send_data(id, body.clone(), true).unwrap();
+        pair.flush();
+        // The server shrinks its windows and frame size while the body flows,
+        // then grows them again; the upload must arrive intact either way.
+        let mut small = pair.server.local_settings();
+        small.initial_window_size = 777;
+        small.max_concurrent_streams = 3;
+        pair.server.update_settings(pair.now, small);
+        let (mut echo, mut responses) = (Echo::default(), Responses::default());
+        run(&mut pair, &mut echo, &mut responses);
+        assert_eq!(
+            pair.server.local_settings().initial_window_size,
+            777,
+            "acknowledged"
+        );
+        let mut big = small;
+        big.initial_window_size = 1 << 20;
+        big.max_frame_size = 1 << 20;
+        pair.server.update_settings(pair.now, big);
+        let second = pair.client.send_request(post("/again"), false).unwrap();
+        pair.client.send_data(second, body.clone(), true).unwrap();
+        run(&mut pair, &mut echo, &mut responses);
+        assert_eq!(&responses.bodies[&id][..], &body[..], "seed {seed}");
+        assert_eq!(&responses.bodies[&second][..], &body[..], "seed {seed}");
+    }
+}

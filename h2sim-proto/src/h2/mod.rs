@@ -9,6 +9,7 @@ mod flow;
 mod limits;
 mod recv;
 mod send;
+mod settings;
 mod store;
 mod stream;
 
@@ -19,6 +20,8 @@ use bytes::{Bytes, BytesMut};
 
 use self::flow::RecvWindow;
 use self::limits::RateLimit;
+use self::settings::Local;
+pub use self::settings::LocalSettings;
 use self::store::Store;
 use crate::config::Config;
 use crate::error::{ConnectionError, Violation};
@@ -116,12 +119,11 @@ pub(crate) struct Session {
     /// Connection-level windows (§6.9.1).
     send_window: flow::Window,
     recv_window: RecvWindow,
-    /// The receive window a new stream starts with: the default until the
-    /// peer acknowledges our SETTINGS, then `config.initial_window_size`.
-    stream_recv_initial: u32,
+    /// Our settings: in flight, and in force.
+    local: Local,
+    /// Our SETTINGS frames not yet written.
+    settings_to_send: VecDeque<LocalSettings>,
     partial: Option<PartialBlock>,
-    /// Our SETTINGS awaiting ACK, with their deadlines.
-    settings_unacked: VecDeque<Instant>,
     /// Acknowledgements owed to the peer.
     settings_acks_owed: usize,
     ping_acks_owed: VecDeque<[u8; 8]>,
@@ -159,8 +161,9 @@ pub(crate) struct Session {
 impl Session {
     pub(crate) fn new(role: Role, config: Config, now: Instant) -> Self {
         let limits = &config.limits;
-        let mut hpack_decoder = hpack::Decoder::new(config.header_table_size as usize);
-        hpack_decoder.set_max_header_list_size(config.max_header_list_size as usize);
+        // The decoders start at the RFC's defaults; `update_settings` below
+        // moves them to what we advertise.
+        let hpack_decoder = hpack::Decoder::new(4096);
         let mut recv_window =
             RecvWindow::new(DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_INITIAL_WINDOW_SIZE);
         let grow = recv_window.grow(config.connection_window_size);
@@ -175,9 +178,9 @@ impl Session {
             store: Store::new(role == Role::Client, limits.max_reset_streams_remembered),
             send_window: flow::Window::new(DEFAULT_INITIAL_WINDOW_SIZE),
             recv_window,
-            stream_recv_initial: DEFAULT_INITIAL_WINDOW_SIZE,
+            local: Local::new(),
+            settings_to_send: VecDeque::new(),
             partial: None,
-            settings_unacked: VecDeque::from([now + config.settings_timeout]),
             settings_acks_owed: 0,
             ping_acks_owed: VecDeque::new(),
             pings_sent: VecDeque::new(),
@@ -209,7 +212,45 @@ impl Session {
         if grow > 0 {
             session.window_updates.push_back((StreamId::ZERO, grow));
         }
+        let first = LocalSettings::from_config(&session.config);
+        session.update_settings(now, first);
         session
+    }
+
+    /// Advertises new settings. Values that let the peer send more apply at
+    /// once; values that restrict it apply when it acknowledges them.
+    pub(crate) fn update_settings(&mut self, now: Instant, next: LocalSettings) {
+        let before = self.local.effective;
+        self.local.send(next, now + self.config.settings_timeout);
+        self.settings_to_send.push_back(next);
+        self.apply_local(before);
+    }
+
+    /// Brings the decoders and stream windows in line with the settings in
+    /// force, after they changed from `before`.
+    fn apply_local(&mut self, before: LocalSettings) {
+        let now = self.local.effective;
+        self.decoder.set_max_frame_size(now.max_frame_size);
+        self.hpack_decoder
+            .set_max_header_list_size(now.max_header_list_size as usize);
+        if now.header_table_size != before.header_table_size {
+            self.hpack_decoder
+                .set_max_table_size(now.header_table_size as usize);
+        }
+        if now.initial_window_size != before.initial_window_size {
+            for stream in self.store.iter_mut() {
+                stream.recv.retarget(now.initial_window_size);
+            }
+        }
+    }
+
+    pub(crate) fn local_settings(&self) -> LocalSettings {
+        self.local.effective
+    }
+
+    /// The receive window a new stream starts with.
+    fn stream_recv_initial(&self) -> u32 {
+        self.local.effective.initial_window_size
     }
 
     pub(crate) fn role(&self) -> Role {
@@ -260,7 +301,7 @@ impl Session {
         if self.closed {
             return None;
         }
-        let settings = self.settings_unacked.front().copied();
+        let settings = self.local.deadline();
         let drain = match self.shutdown {
             Shutdown::Draining { deadline } => Some(deadline),
             _ => None,
@@ -272,7 +313,7 @@ impl Session {
         if self.closed {
             return;
         }
-        if self.settings_unacked.front().is_some_and(|&d| d <= now) {
+        if self.local.deadline().is_some_and(|d| d <= now) {
             self.connection_error(Reason::SETTINGS_TIMEOUT, Violation::SettingsTimeout);
             return;
         }

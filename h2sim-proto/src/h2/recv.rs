@@ -254,7 +254,8 @@ impl Session {
             size: 0,
             max: usize::MAX,
         };
-        let peer_streams_full = self.store.active_peer >= self.config.max_concurrent_streams;
+        let peer_streams_full =
+            self.store.active_peer >= self.local.effective.max_concurrent_streams;
         let Some(stream) = self.store.get_mut(id) else {
             self.recv_new_stream(now, id, fields, end_stream, too_large);
             return;
@@ -443,7 +444,7 @@ impl Session {
             return;
         }
         self.store.last_peer = id;
-        if self.store.active_peer >= self.config.max_concurrent_streams {
+        if self.store.active_peer >= self.local.effective.max_concurrent_streams {
             // §5.1.2: REFUSED_STREAM tells the client it may retry.
             self.stream_error(
                 now,
@@ -461,7 +462,7 @@ impl Session {
                 Reason::PROTOCOL_ERROR,
                 Violation::HeaderListTooLarge {
                     size: 0,
-                    max: self.config.max_header_list_size as usize,
+                    max: self.local.effective.max_header_list_size as usize,
                 },
             );
             return;
@@ -480,7 +481,7 @@ impl Session {
                 return;
             }
         };
-        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(id, State::Open, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.counted = true;
@@ -675,8 +676,9 @@ impl Session {
 
     fn recv_settings(&mut self, now: Instant, s: Settings) {
         if s.ack {
-            if self.settings_unacked.pop_front().is_some() {
-                self.apply_local_settings();
+            let before = self.local.effective;
+            if self.local.ack() {
+                self.apply_local(before);
             }
             return;
         }
@@ -730,20 +732,6 @@ impl Session {
         }
         self.open_waiting();
         let _ = now;
-    }
-
-    /// Our SETTINGS were acknowledged: the values we advertised now bind us.
-    fn apply_local_settings(&mut self) {
-        self.decoder.set_max_frame_size(self.config.max_frame_size);
-        self.hpack_decoder
-            .set_max_table_size(self.config.header_table_size as usize);
-        let target = self.config.initial_window_size;
-        if self.stream_recv_initial != target {
-            self.stream_recv_initial = target;
-            for stream in self.store.iter_mut() {
-                stream.recv.retarget(target);
-            }
-        }
     }
 
     fn recv_ping(&mut self, now: Instant, p: Ping) {
@@ -864,7 +852,7 @@ impl Session {
 
     fn recv_push_promise(&mut self, now: Instant, p: PushPromise) {
         // §8.4: only servers push, and only to clients that allow it.
-        if self.role == Role::Server || !self.config.enable_push {
+        if self.role == Role::Server || !self.local.effective.enable_push {
             self.connection_error(Reason::PROTOCOL_ERROR, Violation::PushNotAllowed);
             return;
         }
@@ -918,7 +906,7 @@ impl Session {
                 Reason::PROTOCOL_ERROR,
                 Violation::HeaderListTooLarge {
                     size: 0,
-                    max: self.config.max_header_list_size as usize,
+                    max: self.local.effective.max_header_list_size as usize,
                 },
             );
             return;
@@ -934,7 +922,7 @@ impl Session {
             self.malformed(now, promised, Malformation::UnsafePushMethod);
             return;
         }
-        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(
             promised,
             State::ReservedRemote,

@@ -12,7 +12,7 @@ use super::stream::{Outgoing, State, Stream};
 use super::{Role, Session, Shutdown};
 use crate::error::UserError;
 use crate::frame::{
-    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Setting, Settings, StreamId,
+    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings, StreamId,
     WindowUpdate,
 };
 use crate::hpack::HeaderField;
@@ -40,7 +40,7 @@ impl Session {
             return Err(UserError::QueueFull);
         }
         let id = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
-        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(id, State::Idle, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.head_request = head.method.as_ref() == b"HEAD";
@@ -191,7 +191,7 @@ impl Session {
             return Err(UserError::PushDisabled);
         }
         let promised = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
-        let recv = RecvWindow::new(self.stream_recv_initial, self.stream_recv_initial);
+        let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(
             promised,
             State::ReservedLocal,
@@ -288,7 +288,6 @@ impl Session {
             if self.role == Role::Client {
                 self.wbuf.extend_from_slice(PREFACE);
             }
-            Frame::Settings(self.local_settings()).encode(&mut self.wbuf);
         }
         self.build_control();
         if !self.closed {
@@ -297,24 +296,12 @@ impl Session {
         self.flush_wbuf();
     }
 
-    /// SETTINGS we advertise: every value, so a trace shows them all.
-    fn local_settings(&self) -> Settings {
-        let c = &self.config;
-        let mut values = vec![
-            Setting::HeaderTableSize(c.header_table_size),
-            Setting::MaxConcurrentStreams(c.max_concurrent_streams),
-            Setting::InitialWindowSize(c.initial_window_size),
-            Setting::MaxFrameSize(c.max_frame_size),
-            Setting::MaxHeaderListSize(c.max_header_list_size),
-        ];
-        if self.role == Role::Client {
-            values.insert(1, Setting::EnablePush(c.enable_push));
-        }
-        Settings { ack: false, values }
-    }
-
     /// Control frames first: they are small and the peer may be waiting on them.
     fn build_control(&mut self) {
+        let is_client = self.role == Role::Client;
+        while let Some(settings) = self.settings_to_send.pop_front() {
+            Frame::Settings(settings.frame(is_client)).encode(&mut self.wbuf);
+        }
         for _ in 0..std::mem::take(&mut self.settings_acks_owed) {
             Frame::Settings(Settings {
                 ack: true,
