@@ -46,10 +46,10 @@ pub fn hpack_decoder(data: &[u8]) {
             .position(|w| w == [0xff, 0x00])
             .map_or(data.len(), |at| start + at);
         out.clear();
-        if let Err(e) = decoder.decode(&data.slice(start..end), &mut out) {
-            if e.is_compression_error() {
-                return;
-            }
+        if let Err(e) = decoder.decode(&data.slice(start..end), &mut out)
+            && e.is_compression_error()
+        {
+            return;
         }
         start = end + 2;
     }

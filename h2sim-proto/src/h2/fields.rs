@@ -99,10 +99,10 @@ pub(crate) fn request(fields: Vec<HeaderField>) -> Result<RequestHead, Malformat
     let method = method
         .filter(|m| !m.is_empty())
         .ok_or(Malformation::MissingPseudoHeader(":method"))?;
-    if let Some(authority) = &authority {
-        if !valid_value(authority) {
-            return Err(Malformation::InvalidFieldValue);
-        }
+    if let Some(authority) = &authority
+        && !valid_value(authority)
+    {
+        return Err(Malformation::InvalidFieldValue);
     }
     if method.as_ref() == b"CONNECT" {
         // §8.5: CONNECT carries only :method and :authority.

@@ -263,12 +263,12 @@ impl Session {
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {
         let event = self.events.pop_front()?;
-        if let Event::Data { stream, data, .. } = &event {
-            if self.config.window_policy == crate::config::WindowPolicy::Automatic {
-                // Released as handed over: the application has the bytes now.
-                let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
-                self.release(*stream, n);
-            }
+        if let Event::Data { stream, data, .. } = &event
+            && self.config.window_policy == crate::config::WindowPolicy::Automatic
+        {
+            // Released as handed over: the application has the bytes now.
+            let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
+            self.release(*stream, n);
         }
         Some(event)
     }
@@ -280,10 +280,11 @@ impl Session {
         }
         if let Some(s) = self.store.get_mut(stream) {
             // A stream that ended no longer needs window; only the connection does.
-            if s.recv.release(n) && s.can_recv_body() {
-                if let Some(inc) = s.recv.take_update() {
-                    self.window_updates.push_back((stream, inc));
-                }
+            if s.recv.release(n)
+                && s.can_recv_body()
+                && let Some(inc) = s.recv.take_update()
+            {
+                self.window_updates.push_back((stream, inc));
             }
         }
         if let Some(inc) = self.recv_window.take_update() {
@@ -317,10 +318,10 @@ impl Session {
             self.connection_error(Reason::SETTINGS_TIMEOUT, Violation::SettingsTimeout);
             return;
         }
-        if let Shutdown::Draining { deadline } = self.shutdown {
-            if deadline <= now {
-                self.finish_shutdown();
-            }
+        if let Shutdown::Draining { deadline } = self.shutdown
+            && deadline <= now
+        {
+            self.finish_shutdown();
         }
     }
 

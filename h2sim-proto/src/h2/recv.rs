@@ -133,11 +133,11 @@ impl Session {
                 self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
                 return;
             }
-            if c.end_headers {
-                if let Some(done) = self.partial.take() {
-                    let block = done.fragments.freeze();
-                    self.recv_block(now, done.stream, done.kind, &block);
-                }
+            if c.end_headers
+                && let Some(done) = self.partial.take()
+            {
+                let block = done.fragments.freeze();
+                self.recv_block(now, done.stream, done.kind, &block);
             }
             return;
         }
@@ -594,12 +594,12 @@ impl Session {
         let over = stream
             .expected_len
             .is_some_and(|declared| stream.received_len > declared);
-        if over || d.end_stream {
-            if let Err(m) = check_length_at_end(stream) {
-                self.release(id, kept);
-                self.malformed(now, id, m);
-                return;
-            }
+        if (over || d.end_stream)
+            && let Err(m) = check_length_at_end(stream)
+        {
+            self.release(id, kept);
+            self.malformed(now, id, m);
+            return;
         }
         if d.end_stream {
             stream.recv_end();
@@ -740,17 +740,16 @@ impl Session {
                 .pings_sent
                 .iter()
                 .position(|(payload, _)| *payload == p.payload)
+                && let Some((payload, sent)) = self.pings_sent.remove(at)
             {
-                if let Some((payload, sent)) = self.pings_sent.remove(at) {
-                    if payload == SHUTDOWN_PING {
-                        if let Shutdown::Draining { .. } = self.shutdown {
-                            self.finish_shutdown();
-                        }
-                    } else {
-                        self.events.push_back(Event::Pong {
-                            rtt: now.saturating_duration_since(sent),
-                        });
+                if payload == SHUTDOWN_PING {
+                    if let Shutdown::Draining { .. } = self.shutdown {
+                        self.finish_shutdown();
                     }
+                } else {
+                    self.events.push_back(Event::Pong {
+                        rtt: now.saturating_duration_since(sent),
+                    });
                 }
             }
             return;
@@ -783,10 +782,10 @@ impl Session {
             .collect();
         doomed.sort_unstable();
         for id in doomed {
-            if let Some(stream) = self.store.remove(id, true) {
-                if stream.known {
-                    self.events.push_back(Event::Retryable { stream: id });
-                }
+            if let Some(stream) = self.store.remove(id, true)
+                && stream.known
+            {
+                self.events.push_back(Event::Retryable { stream: id });
             }
         }
         for id in std::mem::take(&mut self.waiting_to_open) {

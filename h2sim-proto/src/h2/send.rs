@@ -467,10 +467,10 @@ impl Session {
                     }
                     written += HEADER_LEN + allowed as usize;
                     // One DATA frame per turn keeps streams fair.
-                    if let Some(stream) = self.store.get(id) {
-                        if !stream.queue.is_empty() {
-                            self.make_ready(id);
-                        }
+                    if let Some(stream) = self.store.get(id)
+                        && !stream.queue.is_empty()
+                    {
+                        self.make_ready(id);
                     }
                     return written;
                 }
