@@ -1,9 +1,59 @@
 //! Sans-IO HTTP/2 protocol core of h2sim.
 //!
 //! Bytes in, bytes and events out: nothing here opens a socket, reads a clock
-//! or spawns a thread, so any event loop can drive it. [`Connection`] is the
-//! entry point; [`frame`] and [`hpack`] are the wire layer beneath it and are
-//! public for tools that speak HTTP/2 frame by frame (test peers, fuzzers).
+//! or spawns a thread, so any event loop can drive it — tokio, glommio, a
+//! blocking `std::net` loop (`examples/blocking.rs`), or a test on a virtual
+//! clock. [`Connection`] is the entry point; [`frame`] and [`hpack`] are the
+//! wire layer beneath it, public for tools that speak HTTP/2 frame by frame
+//! (test peers, fuzzers).
+//!
+//! # Example
+//!
+//! A client and a server joined in memory: the driver moves bytes between
+//! them, and each application reacts to events with commands.
+//!
+//! ```
+//! use std::time::Instant;
+//! use bytes::{Bytes, BytesMut};
+//! use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
+//!
+//! let now = Instant::now();
+//! let mut client = Connection::client(Config::default(), now);
+//! let mut server = Connection::server(Config::default(), now);
+//!
+//! let request = RequestHead::new("GET", "http", "example.com", "/hello");
+//! let stream = client.send_request(request, true)?;
+//!
+//! // Moves everything `from` has to write into `to`'s input.
+//! fn pump(from: &mut Connection, to: &mut Connection, now: Instant) {
+//!     let mut wire = BytesMut::new();
+//!     while let Some(chunk) = from.poll_transmit(now) {
+//!         wire.extend_from_slice(&chunk);
+//!     }
+//!     to.handle_input(now, &mut wire);
+//! }
+//!
+//! let mut body = Vec::new();
+//! for _ in 0..4 {
+//!     pump(&mut client, &mut server, now);
+//!     while let Some(event) = server.poll_event() {
+//!         if let Event::Request { stream, head, .. } = event {
+//!             assert_eq!(head.path, "/hello");
+//!             server.send_response(stream, ResponseHead::new(200), false)?;
+//!             server.send_data(stream, Bytes::from_static(b"hi"), true)?;
+//!         }
+//!     }
+//!     pump(&mut server, &mut client, now);
+//!     while let Some(event) = client.poll_event() {
+//!         if let Event::Data { stream: s, data, .. } = event {
+//!             assert_eq!(s, stream);
+//!             body.extend_from_slice(&data);
+//!         }
+//!     }
+//! }
+//! assert_eq!(body, b"hi");
+//! # Ok::<(), h2sim_proto::UserError>(())
+//! ```
 
 mod config;
 mod connection;

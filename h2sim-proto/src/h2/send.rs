@@ -12,8 +12,8 @@ use super::stream::{Outgoing, State, Stream};
 use super::{Role, Session, Shutdown};
 use crate::error::UserError;
 use crate::frame::{
-    self, Frame, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings, StreamId,
-    WindowUpdate,
+    self, Frame, FrameKind, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings,
+    StreamId, WindowUpdate, flags,
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -496,6 +496,36 @@ fn write_block<'a>(
     let prefix = if promised.is_some() { 4 } else { 0 };
     wbuf.put_bytes(0, HEADER_LEN + prefix);
     encoder.encode(fields, wbuf);
+    let payload = wbuf.len() - start - HEADER_LEN;
+    if let Ok(len) = u32::try_from(payload)
+        && len <= max_frame
+    {
+        let (kind, mut flags) = match promised {
+            Some(_) => (FrameKind::PushPromise, flags::END_HEADERS),
+            None => (FrameKind::Headers, flags::END_HEADERS),
+        };
+        if end_stream && promised.is_none() {
+            flags |= flags::END_STREAM;
+        }
+        let [_, l0, l1, l2] = len.to_be_bytes();
+        let [s0, s1, s2, s3] = id.value().to_be_bytes();
+        wbuf[start..start + HEADER_LEN].copy_from_slice(&[
+            l0,
+            l1,
+            l2,
+            u8::from(kind),
+            flags,
+            s0,
+            s1,
+            s2,
+            s3,
+        ]);
+        if let Some(promised) = promised {
+            let at = start + HEADER_LEN;
+            wbuf[at..at + 4].copy_from_slice(&promised.value().to_be_bytes());
+        }
+        return;
+    }
     let block = wbuf.split_off(start + HEADER_LEN + prefix).freeze();
     wbuf.truncate(start);
     match promised {
