@@ -31,6 +31,8 @@ pub struct Config {
     /// Who returns receive window to the peer.
     pub window_policy: WindowPolicy,
     pub limits: Limits,
+    /// What applies when the connection speaks HTTP/1.1.
+    pub http1: Http1Config,
 }
 
 impl Default for Config {
@@ -47,6 +49,7 @@ impl Default for Config {
             settings_timeout: Duration::from_secs(10),
             window_policy: WindowPolicy::Automatic,
             limits: Limits::default(),
+            http1: Http1Config::default(),
         }
     }
 }
@@ -105,6 +108,39 @@ impl Default for Limits {
             empty_frame_period: Duration::from_secs(1),
             max_reset_streams_remembered: 1024,
             max_queued_streams: 1 << 16,
+        }
+    }
+}
+
+/// HTTP/1.1 limits and behaviour (RFC 9112).
+#[derive(Debug, Clone)]
+pub struct Http1Config {
+    /// Largest request or response head (start line plus fields) accepted;
+    /// larger gets 431 (requests) or ends the connection (responses).
+    pub max_head_size: usize,
+    /// Most header fields in one head; more gets 431.
+    pub max_headers: usize,
+    /// Largest request body a server accepts; larger gets 413.
+    pub max_body_size: u64,
+    /// Client: requests written ahead of their responses (pipelining depth);
+    /// 1 waits for each response before sending the next request.
+    pub max_pipeline: usize,
+    /// The connection runs over TLS: requests carry `https` as their scheme.
+    pub secure: bool,
+    /// Server: answer `Upgrade: h2c` requests by switching to HTTP/2
+    /// (RFC 7540 §3.2).
+    pub allow_h2c_upgrade: bool,
+}
+
+impl Default for Http1Config {
+    fn default() -> Self {
+        Http1Config {
+            max_head_size: 64 * 1024,
+            max_headers: 100,
+            max_body_size: 64 << 20,
+            max_pipeline: 1,
+            secure: false,
+            allow_h2c_upgrade: true,
         }
     }
 }

@@ -8,9 +8,16 @@ use crate::config::Config;
 use crate::error::UserError;
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
-use crate::h2::{LocalSettings, Role, Session};
+use crate::h2::{LocalSettings, Session};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+
+/// Which end of the connection we are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Client,
+    Server,
+}
 
 /// One HTTP/2 connection, client or server, with no I/O of its own.
 ///

@@ -278,6 +278,8 @@ pub enum UserError {
     QueueFull,
     /// Released more receive capacity than was received.
     ReleaseTooLarge,
+    /// The protocol in use cannot do this (push or PING over HTTP/1.1).
+    Unsupported(&'static str),
 }
 
 impl fmt::Display for UserError {
@@ -291,6 +293,7 @@ impl fmt::Display for UserError {
             UserError::StreamIdsExhausted => f.write_str("stream ids exhausted"),
             UserError::QueueFull => f.write_str("too many streams queued"),
             UserError::ReleaseTooLarge => f.write_str("released more than was received"),
+            UserError::Unsupported(what) => write!(f, "{what} is not supported by this protocol"),
         }
     }
 }

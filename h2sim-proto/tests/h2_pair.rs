@@ -394,17 +394,30 @@ fn interim_response_then_final_with_trailers() {
     let mut pair = Pair::with_defaults(9);
     pair.connect();
     let id = pair.client.send_request(post("/grpc"), false).unwrap();
-    pair.client.send_data(id, Bytes::from_static(b"req"), false).unwrap();
+    pair.client
+        .send_data(id, Bytes::from_static(b"req"), false)
+        .unwrap();
     pair.client
         .send_trailers(id, vec![h2sim_proto::HeaderField::new("x-checksum", "abc")])
         .unwrap();
     pair.flush();
     let events = pair.server_events();
     assert!(events.iter().any(|e| matches!(e, Event::Trailers { stream, fields } if *stream == id && fields[0].value == "abc")));
-    pair.server.send_response(id, ResponseHead::new(103).field("link", "</s.css>"), false).unwrap();
-    assert!(pair.server.send_response(id, ResponseHead::new(103), true).is_err(), "1xx cannot end a stream");
-    pair.server.send_response(id, ResponseHead::new(200), false).unwrap();
-    pair.server.send_data(id, Bytes::from_static(b"resp"), false).unwrap();
+    pair.server
+        .send_response(id, ResponseHead::new(103).field("link", "</s.css>"), false)
+        .unwrap();
+    assert!(
+        pair.server
+            .send_response(id, ResponseHead::new(103), true)
+            .is_err(),
+        "1xx cannot end a stream"
+    );
+    pair.server
+        .send_response(id, ResponseHead::new(200), false)
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"resp"), false)
+        .unwrap();
     pair.server
         .send_trailers(id, vec![h2sim_proto::HeaderField::new("grpc-status", "0")])
         .unwrap();
@@ -421,7 +434,11 @@ fn interim_response_then_final_with_trailers() {
             _ => None,
         })
         .collect();
-    assert_eq!(statuses, vec![103, 200, 0], "interim, final, trailers in order");
+    assert_eq!(
+        statuses,
+        vec![103, 200, 0],
+        "interim, final, trailers in order"
+    );
 }
 
 #[test]
@@ -434,11 +451,16 @@ fn a_reader_that_stops_pushes_back_on_the_sender() {
     let mut pair = Pair::new(Config::default(), server, 10);
     pair.connect();
     let id = pair.client.send_request(post("/upload"), false).unwrap();
-    pair.client.send_data(id, Bytes::from(vec![1u8; 4 << 20]), true).unwrap();
+    pair.client
+        .send_data(id, Bytes::from(vec![1u8; 4 << 20]), true)
+        .unwrap();
     let before = pair.c2s_bytes;
     pair.flush(); // the server application does not poll its events
     let sent = pair.c2s_bytes - before;
-    assert!(sent < 70_000, "only one stream window crossed while nobody read: {sent}");
+    assert!(
+        sent < 70_000,
+        "only one stream window crossed while nobody read: {sent}"
+    );
     // Reading releases the window and the upload completes.
     let mut received = 0;
     for _ in 0..10_000 {

@@ -24,19 +24,13 @@ use self::settings::Local;
 pub use self::settings::LocalSettings;
 use self::store::Store;
 use crate::config::Config;
+use crate::connection::Role;
 use crate::error::{ConnectionError, Violation};
 use crate::event::Event;
 use crate::frame::{
     DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, FrameDecoder, Reason, StreamId,
 };
 use crate::hpack;
-
-/// Which end of the connection we are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Client,
-    Server,
-}
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
 /// defaults that hold until it does.

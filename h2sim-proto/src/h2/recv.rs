@@ -8,7 +8,8 @@ use bytes::{Bytes, BytesMut};
 use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{State, Stream};
-use super::{BlockKind, PartialBlock, Role, SHUTDOWN_PING, Session, Shutdown};
+use super::{BlockKind, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
+use crate::connection::Role;
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{

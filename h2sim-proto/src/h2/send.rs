@@ -9,7 +9,8 @@ use bytes::{BufMut, Bytes};
 use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{Outgoing, State, Stream};
-use super::{Role, Session, Shutdown};
+use super::{Session, Shutdown};
+use crate::connection::Role;
 use crate::error::UserError;
 use crate::frame::{
     self, Frame, FrameKind, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings,
