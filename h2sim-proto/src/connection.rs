@@ -1,5 +1,7 @@
-//! The public face of the protocol core: one `Connection` for both roles.
+//! The public face of the protocol core: one `Connection` for both roles and
+//! both protocols.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -7,10 +9,11 @@ use bytes::{Bytes, BytesMut};
 use crate::config::Config;
 use crate::error::UserError;
 use crate::event::Event;
-use crate::frame::{Reason, StreamId};
-use crate::h2::{LocalSettings, Session};
+use crate::frame::{PREFACE, Reason, StreamId};
+use crate::h2::LocalSettings;
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::{h1, h2};
 
 /// Which end of the connection we are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +22,19 @@ pub enum Role {
     Server,
 }
 
-/// One HTTP/2 connection, client or server, with no I/O of its own.
+/// The protocol a connection speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1 (RFC 9112), also answering HTTP/1.0 requests.
+    Http1,
+    /// HTTP/2 (RFC 9113).
+    Http2,
+}
+
+/// One connection, client or server, HTTP/2 or HTTP/1.1, with no I/O of
+/// its own. The application sees the same events and gives the same
+/// commands whichever protocol runs underneath; HTTP/1.1 exchanges get
+/// stream ids of their own (1, 3, 5, …).
 ///
 /// The driver (an event loop, a test, a fuzzer) runs this loop:
 ///
@@ -35,8 +50,9 @@ pub enum Role {
 ///
 /// Time is always passed in; the connection never reads a clock, so a test
 /// can run it on a virtual one. Nothing the peer sends makes it panic: a
-/// broken rule becomes RST_STREAM or GOAWAY with the RFC's code, queued for
-/// sending, and an event that names the rule.
+/// broken rule becomes RST_STREAM or GOAWAY with the RFC's code (or an
+/// HTTP/1.1 error response), queued for sending, and an event that names
+/// the rule.
 ///
 /// [`handle_input`]: Connection::handle_input
 /// [`handle_eof`]: Connection::handle_eof
@@ -54,53 +70,163 @@ pub enum Role {
 /// [`poll_event`]: Connection::poll_event
 #[derive(Debug)]
 pub struct Connection {
-    session: Session,
+    inner: Inner,
+    role: Role,
+    /// Kept for a server that may still switch protocol (detection, h2c).
+    config: Config,
+    /// What an HTTP/1.1 session left behind when it handed over to HTTP/2
+    /// (the 101 response, its events): delivered before the new session's.
+    handover_out: VecDeque<Bytes>,
+    handover_events: VecDeque<Event>,
+}
+
+#[derive(Debug)]
+enum Inner {
+    /// A server that has not yet seen enough bytes to tell HTTP/2 prior
+    /// knowledge (the preface) from HTTP/1.1.
+    Undecided {
+        since: Instant,
+    },
+    Http1(h1::Session),
+    Http2(h2::Session),
+}
+
+/// Calls the same method on whichever session runs, or gives `$undecided`.
+macro_rules! dispatch {
+    ($self:expr, $s:ident => $call:expr, undecided => $undecided:expr) => {
+        match &mut $self.inner {
+            Inner::Http1($s) => $call,
+            Inner::Http2($s) => $call,
+            Inner::Undecided { .. } => $undecided,
+        }
+    };
 }
 
 impl Connection {
-    /// A client connection: its preface and SETTINGS are the first output.
-    pub fn client(config: Config, now: Instant) -> Self {
+    fn with(role: Role, inner: Inner, config: Config) -> Self {
         Connection {
-            session: Session::new(Role::Client, config, now),
+            inner,
+            role,
+            config,
+            handover_out: VecDeque::new(),
+            handover_events: VecDeque::new(),
         }
     }
 
-    /// A server connection: it expects the client preface first.
+    /// An HTTP/2 client (prior knowledge, or `h2` chosen by ALPN): its
+    /// preface and SETTINGS are the first output.
+    pub fn client(config: Config, now: Instant) -> Self {
+        let session = h2::Session::new(Role::Client, config.clone(), now);
+        Connection::with(Role::Client, Inner::Http2(session), config)
+    }
+
+    /// An HTTP/1.1 client.
+    pub fn client_http1(config: Config, now: Instant) -> Self {
+        let session = h1::Session::new(Role::Client, config.clone(), now);
+        Connection::with(Role::Client, Inner::Http1(session), config)
+    }
+
+    /// A server that tells the protocol from the first bytes: the HTTP/2
+    /// preface selects HTTP/2 (prior knowledge, as 3GPP TS 29.500 uses it),
+    /// anything else HTTP/1.1, which may still upgrade to HTTP/2 by
+    /// `Upgrade: h2c`.
     pub fn server(config: Config, now: Instant) -> Self {
-        Connection {
-            session: Session::new(Role::Server, config, now),
-        }
+        Connection::with(Role::Server, Inner::Undecided { since: now }, config)
+    }
+
+    /// A server for a protocol already chosen, by TLS ALPN or configuration.
+    pub fn server_for(protocol: Protocol, config: Config, now: Instant) -> Self {
+        let inner = match protocol {
+            Protocol::Http1 => Inner::Http1(h1::Session::new(Role::Server, config.clone(), now)),
+            Protocol::Http2 => Inner::Http2(h2::Session::new(Role::Server, config.clone(), now)),
+        };
+        Connection::with(Role::Server, inner, config)
     }
 
     pub fn role(&self) -> Role {
-        self.session.role()
+        self.role
     }
 
-    /// Takes bytes read from the transport. Whole frames are taken off the
-    /// front of `input` (their payloads become the `Bytes` of events without
-    /// a copy); a partial frame stays in `input` for the next read to extend.
+    /// The protocol in use; `None` while a server is still listening for it.
+    pub fn protocol(&self) -> Option<Protocol> {
+        match self.inner {
+            Inner::Undecided { .. } => None,
+            Inner::Http1(_) => Some(Protocol::Http1),
+            Inner::Http2(_) => Some(Protocol::Http2),
+        }
+    }
+
+    /// Takes bytes read from the transport. Whole frames (or heads and body
+    /// chunks) are taken off the front of `input`, their payloads becoming
+    /// the `Bytes` of events without a copy; a partial one stays in `input`
+    /// for the next read to extend.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
-        self.session.handle_input(now, input);
+        if let Inner::Undecided { since } = self.inner {
+            let n = input.len().min(PREFACE.len());
+            if input[..n] == PREFACE[..n] {
+                if n < PREFACE.len() {
+                    return;
+                }
+                self.inner =
+                    Inner::Http2(h2::Session::new(Role::Server, self.config.clone(), since));
+            } else {
+                self.inner =
+                    Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            }
+        }
+        match &mut self.inner {
+            Inner::Http2(s) => s.handle_input(now, input),
+            Inner::Http1(s) => {
+                s.handle_input(now, input);
+                if let Some(upgrade) = s.take_upgrade() {
+                    self.upgrade(now, upgrade, input);
+                }
+            }
+            Inner::Undecided { .. } => {}
+        }
+    }
+
+    /// Switches from HTTP/1.1 to HTTP/2 after the server accepted
+    /// `Upgrade: h2c`: the 101 goes out first, then HTTP/2 takes the rest.
+    fn upgrade(&mut self, now: Instant, upgrade: h1::Upgrade, input: &mut BytesMut) {
+        if let Inner::Http1(old) = &mut self.inner {
+            self.handover_out
+                .extend(std::iter::from_fn(|| old.poll_transmit()));
+            self.handover_events
+                .extend(std::iter::from_fn(|| old.poll_event()));
+        }
+        let session =
+            h2::Session::upgraded(self.config.clone(), now, &upgrade.settings, upgrade.request);
+        self.inner = Inner::Http2(session);
+        if !input.is_empty() {
+            self.handle_input(now, input);
+        }
     }
 
     /// The peer closed its side of the transport.
-    pub fn handle_eof(&mut self, _now: Instant) {
-        self.session.handle_eof();
+    pub fn handle_eof(&mut self, now: Instant) {
+        if let Inner::Undecided { since } = self.inner {
+            // Nothing was said: close as an HTTP/1.1 server with no request would.
+            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+        }
+        let _ = now;
+        dispatch!(self, s => s.handle_eof(), undecided => ())
     }
 
     /// The deadline from [`Connection::poll_timeout`] has passed.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.session.handle_timeout(now);
+        dispatch!(self, s => s.handle_timeout(now), undecided => ())
     }
 
     /// Client: sends a request; `end_stream` when it has no body. Returns the
-    /// stream id at once, even when the stream waits for a concurrency slot.
+    /// stream id at once, even when the request waits for a free stream
+    /// (HTTP/2 MAX_CONCURRENT_STREAMS) or its turn (HTTP/1.1).
     pub fn send_request(
         &mut self,
         head: RequestHead,
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
-        self.session.send_request(head, end_stream)
+        dispatch!(self, s => s.send_request(head, end_stream), undecided => Err(UserError::WrongRole))
     }
 
     /// Server: sends a response head (interim 1xx heads may come first).
@@ -110,7 +236,7 @@ impl Connection {
         head: ResponseHead,
         end_stream: bool,
     ) -> Result<(), UserError> {
-        self.session.send_response(stream, head, end_stream)
+        dispatch!(self, s => s.send_response(stream, head, end_stream), undecided => Err(UserError::UnknownStream(stream)))
     }
 
     /// Sends body bytes, without copying them, as flow control allows.
@@ -120,7 +246,7 @@ impl Connection {
         data: Bytes,
         end_stream: bool,
     ) -> Result<(), UserError> {
-        self.session.send_data(stream, data, end_stream)
+        dispatch!(self, s => s.send_data(stream, data, end_stream), undecided => Err(UserError::UnknownStream(stream)))
     }
 
     /// Sends trailers, ending the stream.
@@ -129,11 +255,11 @@ impl Connection {
         stream: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
-        self.session.send_trailers(stream, fields)
+        dispatch!(self, s => s.send_trailers(stream, fields), undecided => Err(UserError::UnknownStream(stream)))
     }
 
-    /// Server: promises a pushed response to `request`, associated with the
-    /// client's stream `parent`; answer the returned stream with
+    /// Server, HTTP/2: promises a pushed response to `request`, associated
+    /// with the client's stream `parent`; answer the returned stream with
     /// [`Connection::send_response`]. Call before the parent's own response
     /// so the client learns of the push first.
     pub fn push_promise(
@@ -141,46 +267,77 @@ impl Connection {
         parent: StreamId,
         request: RequestHead,
     ) -> Result<StreamId, UserError> {
-        self.session.push_promise(parent, request)
+        match &mut self.inner {
+            Inner::Http2(s) => s.push_promise(parent, request),
+            _ => Err(UserError::Unsupported("server push over HTTP/1.1")),
+        }
     }
 
     /// Resets a stream. A client refuses a pushed stream this way
-    /// (`Reason::CANCEL` or `Reason::REFUSED_STREAM`).
+    /// (`Reason::CANCEL` or `Reason::REFUSED_STREAM`). HTTP/1.1 cannot end
+    /// one exchange alone, so there the connection closes.
     pub fn reset(&mut self, stream: StreamId, reason: Reason) -> Result<(), UserError> {
-        self.session.reset(stream, reason)
+        dispatch!(self, s => s.reset(stream, reason), undecided => Err(UserError::UnknownStream(stream)))
     }
 
-    /// Sends a PING; `Event::Pong` reports the round-trip time.
-    pub fn ping(&mut self, now: Instant) {
-        self.session.ping(now);
+    /// HTTP/2: sends a PING; `Event::Pong` reports the round-trip time.
+    pub fn ping(&mut self, now: Instant) -> Result<(), UserError> {
+        match &mut self.inner {
+            Inner::Http2(s) => {
+                s.ping(now);
+                Ok(())
+            }
+            _ => Err(UserError::Unsupported("PING over HTTP/1.1")),
+        }
     }
 
     /// Begins a graceful shutdown: no new streams, open ones finish, then
-    /// `Event::Closed` (RFC 9113 §6.8).
+    /// `Event::Closed` (RFC 9113 §6.8; `connection: close` in HTTP/1.1).
     pub fn go_away(&mut self, now: Instant) {
-        self.session.go_away(now);
+        if let Inner::Undecided { since } = self.inner {
+            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+        }
+        dispatch!(self, s => s.go_away(now), undecided => ())
     }
 
-    /// Advertises new settings mid-connection (SETTINGS). Larger sizes apply
-    /// at once; smaller ones once the peer acknowledges them (RFC 9113 §6.5.3).
-    pub fn update_settings(&mut self, now: Instant, settings: LocalSettings) {
-        self.session.update_settings(now, settings);
-    }
-
-    /// The settings in force on our side now.
-    pub fn local_settings(&self) -> LocalSettings {
-        self.session.local_settings()
-    }
-
-    /// Ends the connection at once with GOAWAY(`reason`).
+    /// Ends the connection at once (HTTP/2: GOAWAY with `reason`).
     pub fn abort(&mut self, reason: Reason) {
-        self.session.abort(reason);
+        if let Inner::Undecided { since } = self.inner {
+            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+        }
+        dispatch!(self, s => s.abort(reason), undecided => ())
+    }
+
+    /// HTTP/2: advertises new settings mid-connection (SETTINGS). Larger
+    /// sizes apply at once; smaller ones once the peer acknowledges them
+    /// (RFC 9113 §6.5.3).
+    pub fn update_settings(
+        &mut self,
+        now: Instant,
+        settings: LocalSettings,
+    ) -> Result<(), UserError> {
+        match &mut self.inner {
+            Inner::Http2(s) => {
+                s.update_settings(now, settings);
+                Ok(())
+            }
+            _ => Err(UserError::Unsupported("SETTINGS over HTTP/1.1")),
+        }
+    }
+
+    /// HTTP/2: the settings in force on our side now.
+    pub fn local_settings(&self) -> Option<LocalSettings> {
+        match &self.inner {
+            Inner::Http2(s) => Some(s.local_settings()),
+            _ => None,
+        }
     }
 
     /// With `WindowPolicy::Manual`: the application is done with `n` bytes
     /// received on `stream`, so the peer may send that many more.
     pub fn release_capacity(&mut self, stream: StreamId, n: u32) -> Result<(), UserError> {
-        if self.session.release_capacity(stream, n) {
+        let released = dispatch!(self, s => s.release_capacity(stream, n), undecided => false);
+        if released {
             Ok(())
         } else {
             Err(UserError::ReleaseTooLarge)
@@ -189,21 +346,36 @@ impl Connection {
 
     /// The next chunk of bytes to write to the transport.
     pub fn poll_transmit(&mut self, _now: Instant) -> Option<Bytes> {
-        self.session.poll_transmit()
+        if let Some(chunk) = self.handover_out.pop_front() {
+            return Some(chunk);
+        }
+        dispatch!(self, s => s.poll_transmit(), undecided => None)
     }
 
     /// When [`Connection::handle_timeout`] must be called next, if ever.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.session.poll_timeout()
+        match &self.inner {
+            Inner::Http1(s) => s.poll_timeout(),
+            Inner::Http2(s) => s.poll_timeout(),
+            Inner::Undecided { .. } => None,
+        }
     }
 
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.session.poll_event()
+        if let Some(event) = self.handover_events.pop_front() {
+            return Some(event);
+        }
+        dispatch!(self, s => s.poll_event(), undecided => None)
     }
 
     /// Over, and everything it had to say has been polled: close the transport.
     pub fn is_closed(&self) -> bool {
-        self.session.is_closed()
+        self.handover_out.is_empty()
+            && match &self.inner {
+                Inner::Http1(s) => s.is_closed(),
+                Inner::Http2(s) => s.is_closed(),
+                Inner::Undecided { .. } => false,
+            }
     }
 }

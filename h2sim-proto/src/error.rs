@@ -88,6 +88,9 @@ pub enum Violation {
     StreamErrorFlood,
     /// More empty DATA/CONTINUATION frames per period than allowed.
     EmptyFrameFlood,
+    /// The HTTP2-Settings of an h2c upgrade are not a SETTINGS payload
+    /// (RFC 7540 §3.2.1).
+    InvalidUpgradeSettings,
     /// A pushed stream's promise was refused by our own application, so its
     /// frames are unwanted (RFC 9113 §8.4.2).
     PushRefused,
@@ -208,6 +211,9 @@ impl fmt::Display for Violation {
             StreamErrorFlood => f.write_str("too many stream errors"),
             EmptyFrameFlood => f.write_str("too many empty frames"),
             PushRefused => f.write_str("frames on a refused push"),
+            InvalidUpgradeSettings => {
+                f.write_str("HTTP2-Settings is not a SETTINGS payload (RFC 7540 §3.2.1)")
+            }
         }
     }
 }

@@ -66,7 +66,7 @@ pub mod hpack;
 mod message;
 
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
-pub use connection::{Connection, Role};
+pub use connection::{Connection, Protocol, Role};
 pub use error::{ConnectionError, Malformation, UserError, Violation};
 pub use event::Event;
 pub use frame::{Reason, StreamId};

@@ -199,7 +199,7 @@ fn large_bodies_under_small_windows() {
 fn ping_reports_rtt() {
     let mut pair = Pair::with_defaults(3);
     pair.connect();
-    pair.client.ping(pair.now);
+    pair.client.ping(pair.now).unwrap();
     pair.flush();
     pair.now += Duration::from_millis(5);
     pair.flush();
@@ -366,21 +366,21 @@ fn settings_changes_mid_flight() {
         pair.flush();
         // The server shrinks its windows and frame size while the body flows,
         // then grows them again; the upload must arrive intact either way.
-        let mut small = pair.server.local_settings();
+        let mut small = pair.server.local_settings().unwrap();
         small.initial_window_size = 777;
         small.max_concurrent_streams = 3;
-        pair.server.update_settings(pair.now, small);
+        pair.server.update_settings(pair.now, small).unwrap();
         let (mut echo, mut responses) = (Echo::default(), Responses::default());
         run(&mut pair, &mut echo, &mut responses);
         assert_eq!(
-            pair.server.local_settings().initial_window_size,
+            pair.server.local_settings().unwrap().initial_window_size,
             777,
             "acknowledged"
         );
         let mut big = small;
         big.initial_window_size = 1 << 20;
         big.max_frame_size = 1 << 20;
-        pair.server.update_settings(pair.now, big);
+        pair.server.update_settings(pair.now, big).unwrap();
         let second = pair.client.send_request(post("/again"), false).unwrap();
         pair.client.send_data(second, body.clone(), true).unwrap();
         run(&mut pair, &mut echo, &mut responses);

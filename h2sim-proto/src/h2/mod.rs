@@ -23,14 +23,17 @@ use self::limits::RateLimit;
 use self::settings::Local;
 pub use self::settings::LocalSettings;
 use self::store::Store;
+use self::stream::{State, Stream};
 use crate::config::Config;
 use crate::connection::Role;
 use crate::error::{ConnectionError, Violation};
 use crate::event::Event;
 use crate::frame::{
-    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, FrameDecoder, Reason, StreamId,
+    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, FrameKind,
+    HEADER_LEN, Head, MAX_FRAME_SIZE_LIMIT, Reason, StreamId,
 };
 use crate::hpack;
+use crate::message::RequestHead;
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
 /// defaults that hold until it does.
@@ -40,7 +43,6 @@ struct PeerSettings {
     max_concurrent_streams: u32,
     initial_window_size: u32,
     max_frame_size: u32,
-    max_header_list_size: Option<u32>,
 }
 
 impl Default for PeerSettings {
@@ -53,7 +55,6 @@ impl Default for PeerSettings {
             max_concurrent_streams: 100,
             initial_window_size: DEFAULT_INITIAL_WINDOW_SIZE,
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
-            max_header_list_size: None,
         }
     }
 }
@@ -211,6 +212,60 @@ impl Session {
         session
     }
 
+    /// A server session taking over from HTTP/1.1 after `Upgrade: h2c`
+    /// (RFC 7540 §3.2): the client's HTTP2-Settings count as its first
+    /// SETTINGS (acknowledged by the 101, so no ACK is sent), and the
+    /// upgrading request is stream 1, half-closed (remote), awaiting the
+    /// application's response. The client preface is still expected.
+    pub(crate) fn upgraded(
+        config: Config,
+        now: Instant,
+        settings: &Bytes,
+        request: RequestHead,
+    ) -> Self {
+        let mut session = Session::new(Role::Server, config, now);
+        let mut frame = BytesMut::with_capacity(HEADER_LEN + settings.len());
+        Head {
+            len: u32::try_from(settings.len()).unwrap_or(u32::MAX),
+            kind: FrameKind::Settings,
+            flags: 0,
+            stream_id: StreamId::ZERO,
+        }
+        .encode(&mut frame);
+        frame.extend_from_slice(settings);
+        let applied = match FrameDecoder::new(MAX_FRAME_SIZE_LIMIT).decode(&mut frame) {
+            Ok(Some(Frame::Settings(s))) => session.apply_peer_settings(s.values),
+            Err(e) => Err((e.reason, Violation::Frame(e.kind))),
+            // A whole SETTINGS frame was built above; anything else is a
+            // payload too long for one frame.
+            Ok(_) => Err((Reason::PROTOCOL_ERROR, Violation::InvalidUpgradeSettings)),
+        };
+        if let Err((reason, violation)) = applied {
+            session.connection_error(reason, violation);
+            return session;
+        }
+        let id = StreamId::new(1);
+        session.store.last_peer = id;
+        let initial = session.stream_recv_initial();
+        let mut stream = Stream::new(
+            id,
+            State::HalfClosedRemote,
+            session.peer.initial_window_size,
+            RecvWindow::new(initial, initial),
+        );
+        stream.known = true;
+        stream.counted = true;
+        stream.final_head_received = true;
+        session.store.insert(stream);
+        session.store.active_peer += 1;
+        session.events.push_back(Event::Request {
+            stream: id,
+            head: request,
+            end_stream: true,
+        });
+        session
+    }
+
     /// Advertises new settings. Values that let the peer send more apply at
     /// once; values that restrict it apply when it acknowledges them.
     pub(crate) fn update_settings(&mut self, now: Instant, next: LocalSettings) {
@@ -245,10 +300,6 @@ impl Session {
     /// The receive window a new stream starts with.
     fn stream_recv_initial(&self) -> u32 {
         self.local.effective.initial_window_size
-    }
-
-    pub(crate) fn role(&self) -> Role {
-        self.role
     }
 
     pub(crate) fn is_closed(&self) -> bool {

@@ -147,7 +147,7 @@ impl Session {
             Frame::Headers(h) => self.recv_headers(now, h, false),
             Frame::Priority(_) | Frame::Unknown(_) => {} // §5.3.2, §5.5
             Frame::RstStream(r) => self.recv_reset(now, r),
-            Frame::Settings(s) => self.recv_settings(now, s),
+            Frame::Settings(s) => self.recv_settings(s),
             Frame::PushPromise(p) => self.recv_push_promise(now, p),
             Frame::Ping(p) => self.recv_ping(now, p),
             Frame::GoAway(g) => self.recv_goaway(g),
@@ -675,7 +675,7 @@ impl Session {
         self.maybe_finish();
     }
 
-    fn recv_settings(&mut self, now: Instant, s: Settings) {
+    fn recv_settings(&mut self, s: Settings) {
         if s.ack {
             let before = self.local.effective;
             if self.local.ack() {
@@ -689,7 +689,26 @@ impl Session {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
             return;
         }
-        for setting in s.values {
+        if let Err((reason, violation)) = self.apply_peer_settings(s.values) {
+            self.connection_error(reason, violation);
+            return;
+        }
+        self.settings_acks_owed += 1;
+        if !self.settings_received {
+            self.settings_received = true;
+            self.events.push_back(Event::Connected);
+        }
+        self.open_waiting();
+    }
+
+    /// Applies the peer's settings in order (§6.5.3). Also used for the
+    /// HTTP2-Settings of an h2c upgrade, which count as the client's first
+    /// SETTINGS (RFC 7540 §3.2.1).
+    pub(super) fn apply_peer_settings(
+        &mut self,
+        values: Vec<Setting>,
+    ) -> Result<(), (Reason, Violation)> {
+        for setting in values {
             match setting {
                 Setting::HeaderTableSize(size) => {
                     let size = size.min(self.config.encoder_table_size);
@@ -697,8 +716,7 @@ impl Session {
                 }
                 Setting::EnablePush(on) => {
                     if on && self.role == Role::Client {
-                        self.connection_error(Reason::PROTOCOL_ERROR, Violation::ServerEnabledPush);
-                        return;
+                        return Err((Reason::PROTOCOL_ERROR, Violation::ServerEnabledPush));
                     }
                     self.peer.enable_push = on;
                 }
@@ -711,28 +729,18 @@ impl Session {
                         overflow |= stream.send_window.adjust(delta).is_err();
                     }
                     if overflow {
-                        self.connection_error(
-                            Reason::FLOW_CONTROL_ERROR,
-                            Violation::WindowOverflow,
-                        );
-                        return;
+                        return Err((Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow));
                     }
                     if delta > 0 {
                         self.wake_all();
                     }
                 }
                 Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
-                Setting::MaxHeaderListSize(size) => self.peer.max_header_list_size = Some(size),
-                Setting::Unknown { .. } => {} // §6.5.2: ignored
+                // Advisory (§6.5.2): what we send is the application's to size.
+                Setting::MaxHeaderListSize(_) | Setting::Unknown { .. } => {}
             }
         }
-        self.settings_acks_owed += 1;
-        if !self.settings_received {
-            self.settings_received = true;
-            self.events.push_back(Event::Connected);
-        }
-        self.open_waiting();
-        let _ = now;
+        Ok(())
     }
 
     fn recv_ping(&mut self, now: Instant, p: Ping) {

@@ -168,7 +168,7 @@ impl RawPeer {
     pub fn server(config: Config) -> Self {
         let now = Instant::now();
         RawPeer {
-            conn: Connection::server(config, now),
+            conn: Connection::server_for(h2sim_proto::Protocol::Http2, config, now),
             now,
             encoder: hpack::Encoder::new(),
             decoder: FrameDecoder::new(16_777_215),
