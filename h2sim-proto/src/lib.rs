@@ -55,6 +55,7 @@
 //! # Ok::<(), h2sim_proto::UserError>(())
 //! ```
 
+mod application;
 mod config;
 mod connection;
 mod error;
@@ -65,6 +66,7 @@ mod h2;
 pub mod hpack;
 mod message;
 
+pub use application::{Application, Endpoint};
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
 pub use connection::{Connection, Protocol, Role};
 pub use error::{ConnectionError, Malformation, UserError, Violation};

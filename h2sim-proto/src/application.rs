@@ -1,0 +1,128 @@
+//! The contract between a connection and what runs on top of it, written
+//! once so every runtime drives it the same way.
+//!
+//! The simulator's server rules and client scenarios, an embedder's service,
+//! or a test are all an [`Application`]: Sans-IO like the [`Connection`], it
+//! reacts to events and time by giving commands, and names its own next
+//! deadline (a delayed response, the next paced request). An [`Endpoint`]
+//! joins the two, so a runtime adapter only moves bytes, fires one timer and
+//! reports the time.
+
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use crate::connection::Connection;
+use crate::event::Event;
+
+/// What runs on top of one connection.
+pub trait Application {
+    /// Once, before any input: a client sends its first requests here.
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
+        let _ = (now, conn);
+    }
+
+    /// One event from the connection; commands go straight to `conn`.
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection);
+
+    /// The application's own next deadline, if any.
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    /// The deadline from `poll_timeout` has passed.
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        let _ = (now, conn);
+    }
+}
+
+/// A connection and its application, driven as one: the whole loop a
+/// runtime adapter needs is `handle_input`/`handle_eof`/`handle_timeout` in,
+/// `poll_transmit` and `poll_timeout` out, until `is_closed`.
+#[derive(Debug)]
+pub struct Endpoint<A> {
+    conn: Connection,
+    app: A,
+}
+
+impl<A: Application> Endpoint<A> {
+    /// Joins `conn` and `app` and lets the application start.
+    pub fn new(mut conn: Connection, mut app: A, now: Instant) -> Self {
+        app.start(now, &mut conn);
+        let mut endpoint = Endpoint { conn, app };
+        endpoint.dispatch(now);
+        endpoint
+    }
+
+    /// Bytes from the transport (see [`Connection::handle_input`]).
+    pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        self.conn.handle_input(now, input);
+        self.dispatch(now);
+    }
+
+    /// The transport's read side ended.
+    pub fn handle_eof(&mut self, now: Instant) {
+        self.conn.handle_eof(now);
+        self.dispatch(now);
+    }
+
+    /// The deadline from [`Endpoint::poll_timeout`] has passed: fires the
+    /// connection's and the application's timers that are due.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.conn.poll_timeout().is_some_and(|t| t <= now) {
+            self.conn.handle_timeout(now);
+        }
+        if self.app.poll_timeout().is_some_and(|t| t <= now) {
+            self.app.on_timeout(now, &mut self.conn);
+        }
+        self.dispatch(now);
+    }
+
+    /// The next chunk to write.
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
+        self.conn.poll_transmit(now)
+    }
+
+    /// The earlier of the connection's and the application's deadlines.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.conn.poll_timeout(), self.app.poll_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Over, and all output polled: close the transport.
+    pub fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    pub fn application(&self) -> &A {
+        &self.app
+    }
+
+    pub fn application_mut(&mut self) -> &mut A {
+        &mut self.app
+    }
+
+    /// Gives the application back, e.g. to read its statistics at the end.
+    pub fn into_parts(self) -> (Connection, A) {
+        (self.conn, self.app)
+    }
+
+    /// Hands every pending event to the application. Its commands may cause
+    /// more events (a reset it gives can end the connection), so this runs
+    /// until the queue stays empty.
+    fn dispatch(&mut self, now: Instant) {
+        while let Some(event) = self.conn.poll_event() {
+            self.app.on_event(now, event, &mut self.conn);
+        }
+    }
+}
