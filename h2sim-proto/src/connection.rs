@@ -13,6 +13,7 @@ use crate::frame::{PREFACE, Reason, StreamId};
 use crate::h2::LocalSettings;
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::stats::Stats;
 use crate::{h1, h2};
 
 /// Which end of the connection we are.
@@ -78,6 +79,9 @@ pub struct Connection {
     /// (the 101 response, its events): delivered before the new session's.
     handover_out: VecDeque<Bytes>,
     handover_events: VecDeque<Event>,
+    /// Bytes taken from and given to the transport.
+    bytes_received: u64,
+    bytes_sent: u64,
 }
 
 #[derive(Debug)]
@@ -110,6 +114,8 @@ impl Connection {
             config,
             handover_out: VecDeque::new(),
             handover_events: VecDeque::new(),
+            bytes_received: 0,
+            bytes_sent: 0,
         }
     }
 
@@ -161,6 +167,12 @@ impl Connection {
     /// the `Bytes` of events without a copy; a partial one stays in `input`
     /// for the next read to extend.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        let before = input.len();
+        self.take_input(now, input);
+        self.bytes_received += (before - input.len()) as u64;
+    }
+
+    fn take_input(&mut self, now: Instant, input: &mut BytesMut) {
         if let Inner::Undecided { since } = self.inner {
             let n = input.len().min(PREFACE.len());
             if input[..n] == PREFACE[..n] {
@@ -199,7 +211,7 @@ impl Connection {
             h2::Session::upgraded(self.config.clone(), now, &upgrade.settings, upgrade.request);
         self.inner = Inner::Http2(session);
         if !input.is_empty() {
-            self.handle_input(now, input);
+            self.take_input(now, input);
         }
     }
 
@@ -346,10 +358,26 @@ impl Connection {
 
     /// The next chunk of bytes to write to the transport.
     pub fn poll_transmit(&mut self, _now: Instant) -> Option<Bytes> {
-        if let Some(chunk) = self.handover_out.pop_front() {
-            return Some(chunk);
+        let chunk = match self.handover_out.pop_front() {
+            Some(chunk) => Some(chunk),
+            None => dispatch!(self, s => s.poll_transmit(), undecided => None),
+        };
+        if let Some(chunk) = &chunk {
+            self.bytes_sent += chunk.len() as u64;
         }
-        dispatch!(self, s => s.poll_transmit(), undecided => None)
+        chunk
+    }
+
+    /// What crossed this connection so far.
+    pub fn stats(&self) -> Stats {
+        let mut stats = match &self.inner {
+            Inner::Http2(s) => s.stats,
+            Inner::Http1(s) => s.stats(),
+            Inner::Undecided { .. } => Stats::default(),
+        };
+        stats.bytes_received = self.bytes_received;
+        stats.bytes_sent = self.bytes_sent;
+        stats
     }
 
     /// When [`Connection::handle_timeout`] must be called next, if ever.

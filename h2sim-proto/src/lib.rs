@@ -65,6 +65,7 @@ mod h1;
 mod h2;
 pub mod hpack;
 mod message;
+mod stats;
 
 pub use application::{Application, Endpoint};
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
@@ -75,3 +76,4 @@ pub use frame::{Reason, StreamId};
 pub use h2::LocalSettings;
 pub use hpack::HeaderField;
 pub use message::{RequestHead, ResponseHead};
+pub use stats::Stats;

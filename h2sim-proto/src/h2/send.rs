@@ -387,6 +387,7 @@ impl Session {
                         block,
                         end_stream,
                         max_frame,
+                        &mut self.stats,
                     );
                 }
                 Outgoing::Response { head, end_stream } => {
@@ -403,6 +404,7 @@ impl Session {
                         block,
                         end_stream,
                         max_frame,
+                        &mut self.stats,
                     );
                 }
                 Outgoing::Promise { promised, head } => {
@@ -416,6 +418,7 @@ impl Session {
                         block,
                         false,
                         max_frame,
+                        &mut self.stats,
                     );
                     if let Some(pushed) = self.store.get_mut(promised) {
                         pushed.promise_written = true;
@@ -434,6 +437,7 @@ impl Session {
                         fields.iter(),
                         true,
                         max_frame,
+                        &mut self.stats,
                     );
                 }
                 Outgoing::Data {
@@ -462,6 +466,7 @@ impl Session {
                         stream.queue.push_front(Outgoing::Data { data, end_stream });
                     }
                     frame::encode_data_head(id, allowed, end_stream && last, &mut self.wbuf);
+                    self.stats.data_bytes_sent += u64::from(allowed);
                     if !chunk.is_empty() {
                         self.flush_wbuf();
                         self.out.push_back(chunk);
@@ -489,15 +494,21 @@ fn write_block<'a>(
     encoder: &mut crate::hpack::Encoder,
     id: StreamId,
     promised: Option<StreamId>,
-    fields: impl Iterator<Item = &'a HeaderField>,
+    fields: impl Iterator<Item = &'a HeaderField> + Clone,
     end_stream: bool,
     max_frame: u32,
+    stats: &mut crate::stats::Stats,
 ) {
+    stats.header_bytes_sent += fields
+        .clone()
+        .map(|f| (f.name.len() + f.value.len()) as u64)
+        .sum::<u64>();
     let start = wbuf.len();
     let prefix = if promised.is_some() { 4 } else { 0 };
     wbuf.put_bytes(0, HEADER_LEN + prefix);
     encoder.encode(fields, wbuf);
     let payload = wbuf.len() - start - HEADER_LEN;
+    stats.header_wire_bytes_sent += (payload - prefix) as u64;
     if let Ok(len) = u32::try_from(payload)
         && len <= max_frame
     {
