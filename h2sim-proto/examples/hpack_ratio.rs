@@ -85,9 +85,9 @@ fn main() {
     for dir in corpus::encoder_directories() {
         let recorded = corpus::load(&dir);
         let note = if recorded.len() == stories.len() {
-            ""
+            String::new()
         } else {
-            " (fewer stories: not comparable)"
+            format!(" ({} of {} stories)", recorded.len(), stories.len())
         };
         row(&format!("{dir}{note}"), corpus::wire_total(&recorded));
     }
