@@ -144,7 +144,10 @@ fn get_and_post_round_trip() {
     assert_eq!(c.data_bytes_received, 5 + 9);
     assert_eq!(c.header_wire_bytes_sent, s.header_wire_bytes_received);
     assert_eq!(c.header_bytes_sent, s.header_bytes_received);
-    assert!(c.header_wire_bytes_sent < c.header_bytes_sent, "HPACK saves space");
+    assert!(
+        c.header_wire_bytes_sent < c.header_bytes_sent,
+        "HPACK saves space"
+    );
 }
 
 #[test]

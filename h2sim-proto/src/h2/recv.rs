@@ -208,6 +208,8 @@ impl Session {
     fn recv_block(&mut self, now: Instant, id: StreamId, kind: BlockKind, block: &Bytes) {
         let mut fields = std::mem::take(&mut self.field_scratch);
         fields.clear();
+        // One allocation of a typical size rather than growing from empty.
+        fields.reserve(16);
         let decoded = self.hpack_decoder.decode(block, &mut fields);
         self.stats.header_wire_bytes_received += block.len() as u64;
         self.stats.header_bytes_received += fields

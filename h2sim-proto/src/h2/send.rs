@@ -378,7 +378,7 @@ impl Session {
             match item {
                 Outgoing::Request { head, end_stream } => {
                     let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().chain(head.fields.iter());
+                    let block = pseudo.iter().flatten().chain(head.fields.iter());
                     write_block(
                         &mut self.wbuf,
                         &mut self.hpack_encoder,
@@ -409,7 +409,7 @@ impl Session {
                 }
                 Outgoing::Promise { promised, head } => {
                     let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().chain(head.fields.iter());
+                    let block = pseudo.iter().flatten().chain(head.fields.iter());
                     write_block(
                         &mut self.wbuf,
                         &mut self.hpack_encoder,
