@@ -92,7 +92,8 @@ enum Inner {
         since: Instant,
     },
     Http1(h1::Session),
-    Http2(h2::Session),
+    /// Boxed: by far the largest state, and the enum moves on protocol changes.
+    Http2(Box<h2::Session>),
 }
 
 /// Calls the same method on whichever session runs, or gives `$undecided`.
@@ -123,7 +124,7 @@ impl Connection {
     /// preface and SETTINGS are the first output.
     pub fn client(config: Config, now: Instant) -> Self {
         let session = h2::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http2(session), config)
+        Connection::with(Role::Client, Inner::Http2(Box::new(session)), config)
     }
 
     /// An HTTP/1.1 client.
@@ -144,7 +145,11 @@ impl Connection {
     pub fn server_for(protocol: Protocol, config: Config, now: Instant) -> Self {
         let inner = match protocol {
             Protocol::Http1 => Inner::Http1(h1::Session::new(Role::Server, config.clone(), now)),
-            Protocol::Http2 => Inner::Http2(h2::Session::new(Role::Server, config.clone(), now)),
+            Protocol::Http2 => Inner::Http2(Box::new(h2::Session::new(
+                Role::Server,
+                config.clone(),
+                now,
+            ))),
         };
         Connection::with(Role::Server, inner, config)
     }
@@ -179,8 +184,11 @@ impl Connection {
                 if n < PREFACE.len() {
                     return;
                 }
-                self.inner =
-                    Inner::Http2(h2::Session::new(Role::Server, self.config.clone(), since));
+                self.inner = Inner::Http2(Box::new(h2::Session::new(
+                    Role::Server,
+                    self.config.clone(),
+                    since,
+                )));
             } else {
                 self.inner =
                     Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
@@ -209,7 +217,7 @@ impl Connection {
         }
         let session =
             h2::Session::upgraded(self.config.clone(), now, &upgrade.settings, upgrade.request);
-        self.inner = Inner::Http2(session);
+        self.inner = Inner::Http2(Box::new(session));
         if !input.is_empty() {
             self.take_input(now, input);
         }

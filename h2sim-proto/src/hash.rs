@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 
-static SEED: LazyLock<u64> = LazyLock::new(|| RandomState::new().hash_one(0x6832_7369_6d_u64));
+static SEED: LazyLock<u64> = LazyLock::new(|| RandomState::new().hash_one(0x0068_3273_696d_u64));
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct FastHasher(u64);
