@@ -1,0 +1,543 @@
+//! Moving bytes between a connection and its socket, plain or TLS, with
+//! the buffers each connection reuses for its whole life.
+//!
+//! glommio's `TcpStream` has no vectored write (the trait's default writes
+//! only the first slice), so one write per turn comes from a staging
+//! buffer: small chunks of the core's output (frame heads, HEADERS, small
+//! DATA) are copied into it and leave in one `send`, while a large chunk at
+//! the front (a big DATA payload) is written straight from its `Bytes`,
+//! without a copy. Over TLS the staging buffer holds the records rustls
+//! encrypted (`write_tls`), so a turn's output is still one `send`.
+//!
+//! Reads land in a [`ReadBuf`] whose spare room is kept initialized: the
+//! bytes read become, without a copy, the `Bytes` the core hands to the
+//! application (`Connection::handle_input` splits them off the front).
+//! Over TLS, rustls decrypts into its own buffer (`read_tls`,
+//! `process_new_packets`) and the plaintext is copied once into the
+//! `ReadBuf`.
+
+use std::collections::VecDeque;
+use std::future::poll_fn;
+use std::io::{self, BufRead, Write};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Buf, Bytes, BytesMut};
+use futures_lite::{AsyncRead, AsyncWrite};
+use glommio::net::TcpStream;
+use h2sim_proto::{Application, Endpoint};
+
+/// A chunk at least this long, at the front of the output, is written
+/// from its own memory instead of being copied into the staging buffer.
+const DIRECT_WRITE: usize = 16 * 1024;
+/// The staging buffer is filled up to about this much per write.
+const STAGE_TARGET: usize = 64 * 1024;
+/// Read room: a read asks for at least `MIN_READ_ROOM`, and the buffer
+/// grows by `READ_GROWTH` when less is left.
+const READ_GROWTH: usize = 64 * 1024;
+const MIN_READ_ROOM: usize = 8 * 1024;
+/// Ciphertext read from the socket per `recv` before rustls takes it.
+const TLS_READ: usize = 32 * 1024;
+
+/// Output taken from the core and not yet handed to the transport: the
+/// core's own `Bytes` (DATA payloads among them).
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    chunks: VecDeque<Bytes>,
+    len: usize,
+}
+
+impl Outbox {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.chunks.is_empty()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Takes the core's output until it has no more or `limit` bytes wait.
+    pub(crate) fn fill<A: Application>(
+        &mut self,
+        endpoint: &mut Endpoint<A>,
+        now: std::time::Instant,
+        limit: usize,
+    ) {
+        while self.len < limit {
+            let Some(chunk) = endpoint.poll_transmit(now) else {
+                break;
+            };
+            if !chunk.is_empty() {
+                self.len += chunk.len();
+                self.chunks.push_back(chunk);
+            }
+        }
+    }
+
+    fn front(&self) -> Option<&Bytes> {
+        self.chunks.front()
+    }
+
+    /// Drops `n` bytes from the front.
+    fn advance(&mut self, mut n: usize) {
+        self.len -= n;
+        while n > 0 {
+            let Some(front) = self.chunks.front_mut() else {
+                break;
+            };
+            if n < front.len() {
+                front.advance(n);
+                return;
+            }
+            n -= front.len();
+            self.chunks.pop_front();
+        }
+    }
+}
+
+/// The connection's input buffer. `[..filled]` is input the core has not
+/// taken yet (a partial frame); `[filled..]` is initialized room for the
+/// next read. Keeping the room initialized means zeroing it once when the
+/// buffer grows, not before every read.
+#[derive(Debug, Default)]
+pub(crate) struct ReadBuf {
+    buf: BytesMut,
+    filled: usize,
+}
+
+impl ReadBuf {
+    /// Room for at least `min` more bytes, growing (and zeroing) if needed.
+    /// Growing reuses the allocation when the core's earlier input is no
+    /// longer referenced, so a steady connection does not allocate.
+    fn room(&mut self, min: usize) -> &mut [u8] {
+        if self.buf.len() - self.filled < min {
+            self.buf.truncate(self.filled);
+            self.buf.reserve(min.max(READ_GROWTH));
+            let capacity = self.buf.capacity();
+            self.buf.resize(capacity, 0);
+        }
+        &mut self.buf[self.filled..]
+    }
+
+    /// `n` bytes were written into the room.
+    fn advance(&mut self, n: usize) {
+        self.filled += n;
+    }
+
+    /// Copies `data` in after what is there.
+    fn push(&mut self, data: &[u8]) {
+        self.room(data.len())[..data.len()].copy_from_slice(data);
+        self.advance(data.len());
+    }
+
+    /// Hands the unread input to `take` (the core), which splits whole
+    /// frames off its front; the rest stays for the next read to extend.
+    pub(crate) fn take_input(&mut self, take: impl FnOnce(&mut BytesMut)) {
+        let room = self.buf.split_off(self.filled);
+        take(&mut self.buf);
+        self.filled = self.buf.len();
+        // The input and the room are one allocation, side by side: joining
+        // them again is O(1).
+        self.buf.unsplit(room);
+    }
+}
+
+/// What one poll of the socket achieved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Progress {
+    /// Bytes left for the socket and nothing was read.
+    Wrote,
+    /// Input arrived (for TLS: records were read, maybe with no plaintext).
+    Read,
+    /// The peer closed its side.
+    Eof,
+}
+
+/// A connection's socket, with TLS when it has it.
+#[derive(Debug)]
+pub(crate) struct Transport {
+    tcp: TcpStream,
+    tls: Option<Box<rustls::Connection>>,
+    /// Bytes waiting for the socket; `[..sent]` have left.
+    staged: Vec<u8>,
+    sent: usize,
+    /// TLS: ciphertext read from the socket (allocated once, initialized).
+    cipher: Vec<u8>,
+    /// TLS: the peer closed the TLS session or the socket.
+    tls_eof: bool,
+}
+
+impl Transport {
+    pub(crate) fn plain(tcp: TcpStream) -> Self {
+        Transport {
+            tcp,
+            tls: None,
+            staged: Vec::new(),
+            sent: 0,
+            cipher: Vec::new(),
+            tls_eof: false,
+        }
+    }
+
+    pub(crate) fn tls(tcp: TcpStream, tls: rustls::Connection) -> Self {
+        Transport {
+            tls: Some(Box::new(tls)),
+            cipher: vec![0; TLS_READ],
+            ..Transport::plain(tcp)
+        }
+    }
+
+    pub(crate) fn tls_session(&self) -> Option<&rustls::Connection> {
+        self.tls.as_deref()
+    }
+
+    /// Output accepted but not yet written: staged bytes and, over TLS,
+    /// what rustls holds.
+    pub(crate) fn backlog(&self) -> usize {
+        self.staged.len() - self.sent
+    }
+
+    /// Nothing is waiting to be written, here or in `out`.
+    pub(crate) fn is_flushed(&self, out: &Outbox) -> bool {
+        out.is_empty()
+            && self.sent == self.staged.len()
+            && self.tls.as_ref().is_none_or(|t| !t.wants_write())
+    }
+
+    /// Writes what is queued and reads if allowed, both in the same poll so
+    /// each registers its wake-up; ready when either made progress.
+    pub(crate) fn poll_io(
+        &mut self,
+        cx: &mut Context<'_>,
+        out: &mut Outbox,
+        input: &mut ReadBuf,
+        read: bool,
+    ) -> Poll<io::Result<Progress>> {
+        let wrote = match self.poll_write(cx, out) {
+            Poll::Ready(Ok(n)) => n > 0,
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => false,
+        };
+        if read {
+            let polled = match self.tls {
+                None => self.poll_read_plain(cx, input),
+                Some(_) => self.poll_read_tls(cx, input),
+            };
+            if let Poll::Ready(progress) = polled {
+                return Poll::Ready(progress);
+            }
+        }
+        if wrote {
+            Poll::Ready(Ok(Progress::Wrote))
+        } else {
+            Poll::Pending
+        }
+    }
+
+    /// One write to the socket: `Ready(Ok(0))` when there was nothing to write.
+    fn poll_write(&mut self, cx: &mut Context<'_>, out: &mut Outbox) -> Poll<io::Result<usize>> {
+        if self.sent == self.staged.len() {
+            self.staged.clear();
+            self.sent = 0;
+            if self.tls.is_none()
+                && let Some(front) = out.front()
+                && front.len() >= DIRECT_WRITE
+            {
+                let written = std::task::ready!(Pin::new(&mut self.tcp).poll_write(cx, front))?;
+                out.advance(written);
+                return Poll::Ready(Ok(written));
+            }
+            self.stage(out)?;
+            if self.staged.is_empty() {
+                return Poll::Ready(Ok(0));
+            }
+        }
+        let written =
+            std::task::ready!(Pin::new(&mut self.tcp).poll_write(cx, &self.staged[self.sent..]))?;
+        if written == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        self.sent += written;
+        Poll::Ready(Ok(written))
+    }
+
+    /// Fills the (empty) staging buffer from `out`: copies of the small
+    /// chunks at the front, or records rustls encrypted from them.
+    fn stage(&mut self, out: &mut Outbox) -> io::Result<()> {
+        match &mut self.tls {
+            None => {
+                while let Some(front) = out.front()
+                    && front.len() < DIRECT_WRITE
+                    && self.staged.len() < STAGE_TARGET
+                {
+                    let n = front.len();
+                    self.staged.extend_from_slice(front);
+                    out.advance(n);
+                }
+            }
+            Some(tls) => {
+                while self.staged.len() < STAGE_TARGET {
+                    let mut accepted = 0;
+                    while let Some(front) = out.front() {
+                        let n = tls.writer().write(front)?;
+                        if n == 0 {
+                            break;
+                        }
+                        out.advance(n);
+                        accepted += n;
+                    }
+                    let mut encrypted = 0;
+                    while tls.wants_write() {
+                        encrypted += tls.write_tls(&mut self.staged)?;
+                    }
+                    if accepted == 0 && encrypted == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn poll_read_plain(
+        &mut self,
+        cx: &mut Context<'_>,
+        input: &mut ReadBuf,
+    ) -> Poll<io::Result<Progress>> {
+        let room = input.room(MIN_READ_ROOM);
+        match std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, room)) {
+            Ok(0) => Poll::Ready(Ok(Progress::Eof)),
+            Ok(n) => {
+                input.advance(n);
+                Poll::Ready(Ok(Progress::Read))
+            }
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+
+    /// Plaintext rustls already holds comes first; then the socket, whose
+    /// records rustls decrypts.
+    fn poll_read_tls(
+        &mut self,
+        cx: &mut Context<'_>,
+        input: &mut ReadBuf,
+    ) -> Poll<io::Result<Progress>> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            return Poll::Pending;
+        };
+        let drained = drain_plaintext(tls, input)?;
+        if drained.moved {
+            return Poll::Ready(Ok(Progress::Read));
+        }
+        self.tls_eof |= drained.closed;
+        if self.tls_eof {
+            return Poll::Ready(Ok(Progress::Eof));
+        }
+        let n = std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, &mut self.cipher))?;
+        if let Err(e) = feed(tls, &self.cipher[..n], input) {
+            // The alert rustls queued goes out if the socket takes it now.
+            self.flush_alert(cx);
+            return Poll::Ready(Err(e));
+        }
+        if n == 0 {
+            self.tls_eof = true;
+        }
+        Poll::Ready(Ok(Progress::Read))
+    }
+
+    /// Best effort: writes whatever rustls queued (an alert) without waiting.
+    fn flush_alert(&mut self, cx: &mut Context<'_>) {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            let mut alert = Vec::new();
+            while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
+            if !alert.is_empty() {
+                let _ = Pin::new(&mut self.tcp).poll_write(cx, &alert);
+            }
+        }
+    }
+
+    /// Runs the TLS handshake to its end, writing and reading as rustls
+    /// asks. Application data the peer sent right behind it stays in
+    /// rustls for the driver's first read.
+    pub(crate) async fn handshake(&mut self) -> io::Result<()> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            return Ok(());
+        };
+        loop {
+            while tls.wants_write() {
+                self.staged.clear();
+                tls.write_tls(&mut self.staged)?;
+                write_all(&mut self.tcp, &self.staged).await?;
+            }
+            self.staged.clear();
+            if !tls.is_handshaking() {
+                return Ok(());
+            }
+            let tcp = &mut self.tcp;
+            let cipher = &mut self.cipher;
+            let n = poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, cipher)).await?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the peer closed the connection during the TLS handshake",
+                ));
+            }
+            let mut records = &self.cipher[..n];
+            while !records.is_empty() {
+                if tls.read_tls(&mut records)? == 0 {
+                    break;
+                }
+                if let Err(e) = tls.process_new_packets() {
+                    let mut alert = Vec::new();
+                    while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
+                    let _ = write_all(&mut self.tcp, &alert).await;
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                }
+            }
+        }
+    }
+
+    /// Ends our side: TLS close_notify, then TCP FIN, once all output left.
+    pub(crate) async fn close_write(&mut self) -> io::Result<()> {
+        if let Some(tls) = self.tls.as_deref_mut() {
+            tls.send_close_notify();
+            let mut records = Vec::new();
+            while tls.wants_write() {
+                tls.write_tls(&mut records)?;
+            }
+            write_all(&mut self.tcp, &records).await?;
+        }
+        let tcp = &mut self.tcp;
+        poll_fn(|cx| Pin::new(&mut *tcp).poll_close(cx)).await
+    }
+
+    /// Reads and drops up to `limit` bytes until the peer closes.
+    pub(crate) async fn discard_input(&mut self, limit: usize) {
+        let mut sink = [0u8; 4096];
+        let mut total = 0;
+        while total < limit {
+            let tcp = &mut self.tcp;
+            match poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, &mut sink)).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => total += n,
+            }
+        }
+    }
+}
+
+/// Gives rustls the records in `data` (empty: the socket's end of stream),
+/// moving the plaintext into `input` as it comes so rustls's buffer never
+/// fills up.
+fn feed(tls: &mut rustls::Connection, mut data: &[u8], input: &mut ReadBuf) -> io::Result<()> {
+    loop {
+        let n = match tls.read_tls(&mut data) {
+            Ok(n) => n,
+            // rustls's plaintext buffer is full: empty it and go on.
+            Err(e) if e.kind() == io::ErrorKind::Other => {
+                drain_plaintext(tls, input)?;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        tls.process_new_packets()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        drain_plaintext(tls, input)?;
+        // 0: end of stream, or close_notify came and rustls reads no more.
+        if n == 0 || data.is_empty() {
+            return Ok(());
+        }
+    }
+}
+
+/// What moving rustls's plaintext found.
+#[derive(Debug, Clone, Copy, Default)]
+struct Drained {
+    /// Some plaintext was moved.
+    moved: bool,
+    /// The TLS session is over (close_notify, or the socket ended).
+    closed: bool,
+}
+
+/// Moves the plaintext rustls holds into `input`.
+fn drain_plaintext(tls: &mut rustls::Connection, input: &mut ReadBuf) -> io::Result<Drained> {
+    let mut drained = Drained::default();
+    loop {
+        let mut reader = tls.reader();
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(drained),
+            // The peer closed the socket without close_notify: for HTTP the
+            // framing tells whether anything was cut short, so this is an
+            // end of stream like any other (as most HTTP stacks treat it).
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                drained.closed = true;
+                return Ok(drained);
+            }
+            Err(e) => return Err(e),
+        };
+        // Empty without an error: close_notify was received.
+        if chunk.is_empty() {
+            drained.closed = true;
+            return Ok(drained);
+        }
+        let n = chunk.len();
+        input.push(chunk);
+        reader.consume(n);
+        drained.moved = true;
+    }
+}
+
+/// Writes all of `data`, waiting for the socket as needed.
+async fn write_all(tcp: &mut TcpStream, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        let n = poll_fn(|cx| Pin::new(&mut *tcp).poll_write(cx, data)).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        data = &data[n..];
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn outbox_advances_across_chunks() {
+        let mut out = Outbox::default();
+        for c in [&b"abc"[..], b"de", b"fghij"] {
+            out.len += c.len();
+            out.chunks.push_back(Bytes::copy_from_slice(c));
+        }
+        out.advance(4);
+        assert_eq!(out.len(), 6);
+        assert_eq!(&out.front().unwrap()[..], b"e");
+        out.advance(6);
+        assert!(out.is_empty());
+        assert_eq!(out.len(), 0);
+    }
+
+    #[test]
+    fn read_buf_keeps_partial_input_and_reuses_memory() {
+        let mut rb = ReadBuf::default();
+        let room = rb.room(MIN_READ_ROOM);
+        assert!(room.len() >= READ_GROWTH);
+        room[..5].copy_from_slice(b"hello");
+        rb.advance(5);
+        // The core takes three bytes and leaves a partial frame.
+        let mut taken = Bytes::new();
+        rb.take_input(|input| taken = input.split_to(3).freeze());
+        assert_eq!(&taken[..], b"hel");
+        rb.push(b" world");
+        rb.take_input(|input| assert_eq!(&input[..], b"lo world"));
+        drop(taken);
+        // Room is left behind the input without growing again.
+        let before = rb.buf.len();
+        rb.take_input(|input| input.clear());
+        assert_eq!(rb.filled, 0);
+        assert!(rb.room(MIN_READ_ROOM).len() >= MIN_READ_ROOM);
+        assert!(rb.buf.len() <= before);
+    }
+}
