@@ -1,8 +1,67 @@
 //! Runs the h2sim protocol core over glommio: io_uring, one executor per
-//! core, nothing shared between them while serving.
+//! core, nothing shared between executors while serving. The public API
+//! mirrors `h2sim-tokio` (same type names and shapes) so a front end can
+//! offer both runtimes with the same features; the differences are those
+//! of the runtime: [`Server::run`], [`connect`] and [`fetch`] block the
+//! calling thread and run their own executors, and applications need not
+//! be `Send` on the server (each lives on one executor's thread).
 //!
-//! WIP
+//! What a connection says is decided by `h2sim-proto`: its [`Connection`]
+//! and the [`Application`] on top of it (the Sans-IO contract). This crate
+//! only accepts and connects, does TLS (rustls, driven by hand through
+//! `read_tls`/`write_tls`), moves bytes (one write per loop turn from a
+//! reused staging buffer, reads into one reused buffer, `TCP_NODELAY`),
+//! fires timers and reports the time.
+//!
+//! - [`Server`]: every executor binds every listen address with
+//!   `SO_REUSEPORT`, so the kernel spreads connections over them; plain
+//!   listeners tell HTTP/2 prior knowledge from HTTP/1.1 (and its h2c
+//!   upgrade) by the first bytes, TLS listeners by ALPN. Graceful shutdown
+//!   through [`Shutdown`]; per-executor counts merged into [`ServerStats`]
+//!   at the end. [`HandlerApp`] turns a plain `FnMut(Request) -> Reply`
+//!   into an application.
+//! - [`connect`]: N client connections dealt out over the executors, each
+//!   running an application; [`fetch`] sends a list of requests that way.
+//! - [`Executors`]: how many, pinned to which CPUs, and glommio's
+//!   `io_memory` (kept small so a normal user's memlock limit suffices).
+//!   Where io_uring is unavailable, starting fails with a
+//!   [`RuntimeError`] that names the tokio runtime; [`probe`] checks
+//!   before anything is bound.
+//! - [`tls`]: certificates, keys, trust stores with CRLs, and the rustls
+//!   configurations for both sides.
+//!
+//! # Example
+//!
+//! ```
+//! use h2sim_glommio::{fetch, ClientOptions, Executors, FetchRequest, HandlerApp,
+//!                     ListenerSpec, Reply, Server, ServerOptions};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let options = ServerOptions { executors: Executors::new(1), ..ServerOptions::default() };
+//! let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0")?], options)?;
+//! let (addr, _tls) = server.local_addrs()[0];
+//! let shutdown = server.shutdown();
+//! let running = server.start(|_info| HandlerApp::new(|req| Reply::new(200, req.head.path)))?;
+//!
+//! let client = ClientOptions { executors: Executors::new(1), ..ClientOptions::default() };
+//! let request = FetchRequest::get("http", &addr.to_string(), "/hello");
+//! let results = fetch(&addr.to_string(), client, 1, vec![request])?;
+//! let response = results.into_iter().next().unwrap()?;
+//! assert_eq!(response.body, "/hello");
+//!
+//! shutdown.trigger();
+//! let stats = running.join();
+//! assert_eq!(stats.accepted(), 1);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [`Connection`]: h2sim_proto::Connection
+//! [`Application`]: h2sim_proto::Application
+
+mod client;
 mod driver;
+mod fetch;
 mod handler;
 mod info;
 mod listen;
@@ -12,7 +71,9 @@ mod shutdown;
 pub mod tls;
 mod transport;
 
+pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
 pub use driver::{DriverOptions, Ending};
+pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
 pub use handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
 pub use info::{ConnectionInfo, TlsInfo};
 pub use listen::{AddrError, HostPort, Scheme};

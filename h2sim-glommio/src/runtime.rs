@@ -247,6 +247,14 @@ impl RuntimeError {
     }
 }
 
+/// Turns glommio's error type into the `io::Error` the public errors carry.
+pub(crate) fn io_error(e: GlommioError<()>) -> io::Error {
+    match e {
+        GlommioError::IoError(e) => e,
+        e => io::Error::other(e.to_string()),
+    }
+}
+
 /// Builds one executor with these options and drops it: `Ok` when the
 /// glommio runtime can run here. A front end calls this before offering
 /// glommio, so a machine without io_uring fails at start with the reason.

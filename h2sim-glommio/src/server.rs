@@ -330,7 +330,7 @@ where
             Err(e) => {
                 let error = ServerError::Bind {
                     addr: *addr,
-                    error: glommio_io_error(e),
+                    error: runtime::io_error(e),
                 };
                 let _ = ready.send((index, Err(error)));
                 return ExecutorStats::default();
@@ -376,14 +376,6 @@ struct Local<F> {
     stats: RefCell<ExecutorStats>,
     /// Tracks the connection tasks, so the executor waits for them.
     gate: Gate,
-}
-
-/// Turns glommio's error type into the `io::Error` the public errors carry.
-fn glommio_io_error(e: glommio::GlommioError<()>) -> io::Error {
-    match e {
-        glommio::GlommioError::IoError(e) => e,
-        e => io::Error::other(e.to_string()),
-    }
 }
 
 /// Accepts on one listener until shutdown, a task per connection.

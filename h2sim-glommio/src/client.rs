@@ -1,0 +1,440 @@
+//! Client connections: N of them to one target, dealt out over the
+//! executors (slot `i` on executor `i % executors`), each an [`Endpoint`]
+//! around the caller's [`Application`], over plain TCP (HTTP/2 prior
+//! knowledge or HTTP/1.1) or TLS (protocol by ALPN).
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures_lite::future;
+use glommio::net::TcpStream;
+use glommio::timer::Timer;
+use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol};
+use rustls_pki_types::ServerName;
+
+use crate::driver::{self, DriverOptions, Ending};
+use crate::info::{ConnectionInfo, TlsInfo};
+use crate::listen::{AddrError, HostPort, Scheme};
+use crate::runtime::{self, Executors, Ready, RuntimeError};
+use crate::shutdown::{LocalSignal, Shutdown};
+use crate::tls::{ALPN_H2, ALPN_HTTP1};
+use crate::transport::Transport;
+
+/// Which protocol a client speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClientProtocol {
+    /// HTTP/2: prior knowledge over TCP, ALPN `h2` over TLS.
+    #[default]
+    Http2,
+    /// HTTP/1.1, pipelining up to `Config::http1.max_pipeline` requests.
+    Http1,
+    /// TLS only: offer `h2` and `http/1.1` and speak what the server picks
+    /// (HTTP/1.1 when it picks nothing). Over plain TCP this is `Http2`.
+    Negotiate,
+}
+
+/// When and how often a lost connection is replaced.
+#[derive(Debug, Clone, Copy)]
+pub struct Reconnect {
+    /// Replacements per connection slot, at most.
+    pub max_attempts: u32,
+    /// Pause before each replacement.
+    pub delay: Duration,
+}
+
+/// How a client connects.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Connections opened to the target at once.
+    pub connections: usize,
+    pub protocol: ClientProtocol,
+    pub config: Config,
+    /// TLS configuration (see [`crate::tls::client_config`]); its ALPN list
+    /// is replaced according to `protocol`.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The name sent as SNI and checked against the server's certificate;
+    /// the target's host when `None`.
+    pub server_name: Option<String>,
+    /// TCP connect plus TLS handshake, at most.
+    pub connect_timeout: Duration,
+    /// Replace connections lost to a transport error or a server that closed
+    /// while the application still had work. `None`: a lost connection stays lost.
+    pub reconnect: Option<Reconnect>,
+    pub driver: DriverOptions,
+    /// Triggering it makes every connection go away gracefully.
+    pub shutdown: Shutdown,
+    /// The executors the connections are dealt to; never more executors
+    /// than connections start.
+    pub executors: Executors,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connections: 1,
+            protocol: ClientProtocol::Http2,
+            config: Config::default(),
+            tls: None,
+            server_name: None,
+            connect_timeout: Duration::from_secs(10),
+            reconnect: None,
+            driver: DriverOptions::default(),
+            shutdown: Shutdown::new(),
+            executors: Executors::default(),
+        }
+    }
+}
+
+/// Why a client could not connect, or how its connection was lost.
+#[derive(Debug)]
+pub enum ClientError {
+    Address(AddrError),
+    /// `https://` without a TLS configuration, or `http://` with one.
+    SchemeMismatch {
+        target: String,
+    },
+    Resolve {
+        addr: HostPort,
+        error: io::Error,
+    },
+    InvalidServerName(String),
+    Connect {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    ConnectTimeout {
+        addr: HostPort,
+    },
+    /// The TLS handshake failed: the error names the reason (unknown CA,
+    /// wrong name, revoked certificate, alert from the server…).
+    Handshake {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    /// The connection failed once up (reset, broken pipe, a TLS alert).
+    Transport(io::Error),
+    /// The server closed the connection while it was in use.
+    PeerClosed,
+    /// The glommio executors could not start (no io_uring, memlock, CPUs).
+    Runtime(RuntimeError),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Address(e) => write!(f, "{e}"),
+            ClientError::SchemeMismatch { target } => write!(
+                f,
+                "{target}: https:// needs a TLS configuration and http:// must not have one"
+            ),
+            ClientError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
+            ClientError::InvalidServerName(name) => write!(f, "invalid TLS server name {name:?}"),
+            ClientError::Connect { addr, error } => write!(f, "cannot connect to {addr}: {error}"),
+            ClientError::ConnectTimeout { addr } => write!(f, "connecting to {addr} timed out"),
+            ClientError::Handshake { addr, error } => {
+                write!(f, "TLS handshake with {addr} failed: {error}")
+            }
+            ClientError::Transport(e) => write!(f, "connection failed: {e}"),
+            ClientError::PeerClosed => f.write_str("the server closed the connection"),
+            ClientError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+impl From<RuntimeError> for ClientError {
+    fn from(e: RuntimeError) -> Self {
+        ClientError::Runtime(e)
+    }
+}
+
+/// How one connection slot ended.
+#[derive(Debug)]
+pub struct ClientOutcome<A> {
+    /// The application, given back for its results; `None` if no
+    /// connection was ever made (the factory never ran).
+    pub app: Option<A>,
+    /// Connections made or tried after the first.
+    pub reconnects: u32,
+    /// Why the last connection ended abnormally, if it did.
+    pub error: Option<ClientError>,
+}
+
+/// A resolved target and what every connection to it shares.
+struct Dialer {
+    addr: HostPort,
+    addrs: Vec<SocketAddr>,
+    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
+    options: ClientOptions,
+}
+
+/// Opens `options.connections` connections to `target` (`host:port`,
+/// `[v6]:port`, or an `http://`/`https://` URL) over the executors and
+/// runs an application made by `factory` on each until it finishes;
+/// blocks until all are done. Errors that concern the target as a whole
+/// (unparsable, unresolvable) or the runtime come back at once; each
+/// slot's own fate is in its [`ClientOutcome`], in slot order.
+pub fn connect<A, F>(
+    target: &str,
+    options: ClientOptions,
+    factory: F,
+) -> Result<Vec<ClientOutcome<A>>, ClientError>
+where
+    F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
+    A: Application + Send + 'static,
+{
+    let connections = options.connections;
+    let count = options.executors.resolved_count().min(connections).max(1);
+    let executors = options.executors.clone();
+    let stop = options.shutdown.clone();
+    let dialer = Arc::new(Dialer::new(target, options)?);
+    let factory = Arc::new(factory);
+    let threads = runtime::start(&executors, count, &stop, move |index, ready| {
+        run_executor(index, count, dialer.clone(), factory.clone(), ready)
+    })?;
+    let mut outcomes: Vec<Option<ClientOutcome<A>>> = (0..connections).map(|_| None).collect();
+    for (slot, outcome) in runtime::join_all(threads).into_iter().flatten() {
+        outcomes[slot] = Some(outcome);
+    }
+    Ok(outcomes.into_iter().flatten().collect())
+}
+
+/// One executor's share of the slots, run side by side.
+async fn run_executor<A, F>(
+    index: usize,
+    executors: usize,
+    dialer: Arc<Dialer>,
+    factory: Arc<F>,
+    ready: Ready<ClientError>,
+) -> Vec<(usize, ClientOutcome<A>)>
+where
+    F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
+    A: Application + 'static,
+{
+    let _ = ready.send((index, Ok(())));
+    let signal = LocalSignal::relay(&dialer.options.shutdown);
+    let tasks: Vec<_> = (index..dialer.options.connections)
+        .step_by(executors)
+        .map(|slot| {
+            let (dialer, factory, signal) = (dialer.clone(), factory.clone(), signal.clone());
+            glommio::spawn_local(async move {
+                let outcome = dialer.run_slot(index, &*factory, &signal).await;
+                (slot, outcome)
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        outcomes.push(task.await);
+    }
+    outcomes
+}
+
+impl Dialer {
+    fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
+        let addr: HostPort = target.parse().map_err(ClientError::Address)?;
+        let scheme_ok = match addr.scheme {
+            Some(Scheme::Https) => options.tls.is_some(),
+            Some(Scheme::Http) => options.tls.is_none(),
+            None => true,
+        };
+        if !scheme_ok {
+            return Err(ClientError::SchemeMismatch {
+                target: target.to_owned(),
+            });
+        }
+        let addrs = addr.resolve().map_err(|error| ClientError::Resolve {
+            addr: addr.clone(),
+            error,
+        })?;
+        let tls = match &options.tls {
+            Some(config) => {
+                let mut config = (**config).clone();
+                config.alpn_protocols = match options.protocol {
+                    ClientProtocol::Http2 => vec![ALPN_H2.to_vec()],
+                    ClientProtocol::Http1 => vec![ALPN_HTTP1.to_vec()],
+                    ClientProtocol::Negotiate => vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()],
+                };
+                let name = options.server_name.clone().unwrap_or(addr.host.clone());
+                let name = ServerName::try_from(name.clone())
+                    .map_err(|_| ClientError::InvalidServerName(name))?;
+                Some((Arc::new(config), name))
+            }
+            None => None,
+        };
+        options.config.http1.secure = tls.is_some();
+        Ok(Dialer {
+            addr,
+            addrs,
+            tls,
+            options,
+        })
+    }
+
+    /// One connection slot: connect, run, and replace the connection while
+    /// it is lost and reconnecting is allowed. The application lives on
+    /// across replacements (its `start` runs again on each new connection),
+    /// so it carries its work over and has already heard, by
+    /// `Event::Closed`, which exchanges the loss took.
+    async fn run_slot<A, F>(
+        &self,
+        executor: usize,
+        factory: &F,
+        signal: &LocalSignal,
+    ) -> ClientOutcome<A>
+    where
+        F: Fn(&ConnectionInfo) -> A,
+        A: Application,
+    {
+        let mut app: Option<A> = None;
+        let mut reconnects = 0;
+        loop {
+            let error = match self.open(executor, reconnects).await {
+                Ok((transport, info)) => {
+                    let application = match app.take() {
+                        Some(a) => a,
+                        None => factory(&info),
+                    };
+                    let (result, application) =
+                        self.run(transport, &info, application, signal).await;
+                    app = Some(application);
+                    match result {
+                        Ok(Ending::Finished | Ending::DrainExpired) => None,
+                        Ok(Ending::PeerClosed) => Some(ClientError::PeerClosed),
+                        Err(e) => Some(ClientError::Transport(e)),
+                    }
+                }
+                Err(e) => Some(e),
+            };
+            let retry = self
+                .options
+                .reconnect
+                .filter(|r| error.is_some() && reconnects < r.max_attempts && !signal.is_fired());
+            match retry {
+                Some(r) => {
+                    reconnects += 1;
+                    Timer::new(r.delay).await;
+                }
+                None => {
+                    return ClientOutcome {
+                        app,
+                        reconnects,
+                        error,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Connects (trying each resolved address in turn) and shakes hands,
+    /// within the connect timeout.
+    async fn open(
+        &self,
+        executor: usize,
+        attempt: u32,
+    ) -> Result<(Transport, ConnectionInfo), ClientError> {
+        let opening = async {
+            let mut last = None;
+            for &addr in &self.addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(tcp) => return self.handshake(tcp, addr, executor, attempt).await,
+                    Err(e) => {
+                        last = Some(ClientError::Connect {
+                            addr,
+                            error: runtime::io_error(e),
+                        });
+                    }
+                }
+            }
+            Err(last.unwrap_or(ClientError::ConnectTimeout {
+                addr: self.addr.clone(),
+            }))
+        };
+        future::or(opening, async {
+            Timer::new(self.options.connect_timeout).await;
+            Err(ClientError::ConnectTimeout {
+                addr: self.addr.clone(),
+            })
+        })
+        .await
+    }
+
+    async fn handshake(
+        &self,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        executor: usize,
+        attempt: u32,
+    ) -> Result<(Transport, ConnectionInfo), ClientError> {
+        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        let _ = tcp.set_nodelay(true);
+        let local = tcp.local_addr().map_err(|e| ClientError::Connect {
+            addr: peer,
+            error: runtime::io_error(e),
+        })?;
+        let mut info = ConnectionInfo {
+            peer,
+            local,
+            protocol: Some(match self.options.protocol {
+                ClientProtocol::Http1 => Protocol::Http1,
+                ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
+            }),
+            tls: None,
+            attempt,
+            executor,
+        };
+        let Some((config, name)) = &self.tls else {
+            return Ok((Transport::plain(tcp), info));
+        };
+        let session = rustls::ClientConnection::new(config.clone(), name.clone()).map_err(|e| {
+            ClientError::Handshake {
+                addr: peer,
+                error: io::Error::other(e),
+            }
+        })?;
+        let mut transport = Transport::tls(tcp, rustls::Connection::Client(session));
+        transport
+            .handshake()
+            .await
+            .map_err(|error| ClientError::Handshake { addr: peer, error })?;
+        let Some(session) = transport.tls_session() else {
+            return Err(ClientError::Handshake {
+                addr: peer,
+                error: io::Error::other("TLS session missing after the handshake"),
+            });
+        };
+        let tls_info = TlsInfo::from_connection(session);
+        info.protocol = Some(match (tls_info.alpn.as_deref(), self.options.protocol) {
+            (Some(ALPN_H2), _) => Protocol::Http2,
+            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate) => Protocol::Http1,
+            // Without ALPN the server took what we offered at face value.
+            (_, ClientProtocol::Http1) => Protocol::Http1,
+            (_, _) => Protocol::Http2,
+        });
+        info.tls = Some(tls_info);
+        Ok((transport, info))
+    }
+
+    /// Runs one connection to its end and gives the application back.
+    async fn run<A: Application>(
+        &self,
+        mut transport: Transport,
+        info: &ConnectionInfo,
+        app: A,
+        signal: &LocalSignal,
+    ) -> (io::Result<Ending>, A) {
+        let now = Instant::now();
+        let config = self.options.config.clone();
+        let conn = match info.protocol {
+            Some(Protocol::Http1) => Connection::client_http1(config, now),
+            _ => Connection::client(config, now),
+        };
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let result = driver::run(&mut transport, &mut endpoint, signal, &self.options.driver).await;
+        (result, endpoint.into_parts().1)
+    }
+}
