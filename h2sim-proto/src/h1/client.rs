@@ -71,7 +71,7 @@ impl Client {
 
     pub(super) fn send_request(
         &mut self,
-        io: &mut Io,
+        io: &Io,
         head: RequestHead,
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
@@ -94,14 +94,14 @@ impl Client {
             answered: false,
             last: false,
         });
-        self.flush(io);
+        // Written when the driver polls, so a `go_away` before then still
+        // puts `connection: close` on it.
         Ok(id)
     }
 
     /// Queues request body data or trailers.
     pub(super) fn send_data(
         &mut self,
-        io: &mut Io,
         id: StreamId,
         item: Outgoing<RequestHead>,
     ) -> Result<(), UserError> {
@@ -118,13 +118,13 @@ impl Client {
             Outgoing::Head { .. } | Outgoing::Trailers(_) => true,
         };
         ex.queue.push_back(item);
-        self.flush(io);
         Ok(())
     }
 
     /// Writes what can go out: the rest of the request being written, then
-    /// new requests while the pipeline has room.
-    fn flush(&mut self, io: &mut Io) {
+    /// new requests while the pipeline has room. Runs when the driver polls
+    /// output, and after a response or a command that frees the pipeline.
+    pub(super) fn flush(&mut self, io: &mut Io) {
         let depth = io.config.http1.max_pipeline.max(1);
         loop {
             if let Some(writing) = self

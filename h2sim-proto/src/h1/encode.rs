@@ -156,11 +156,13 @@ pub(super) fn reason_phrase(status: u16) -> &'static str {
         504 => "Gateway Timeout",
         505 => "HTTP Version Not Supported",
         511 => "Network Authentication Required",
-        100..=199 => "Informational",
-        200..=299 => "Success",
-        300..=399 => "Redirection",
-        400..=499 => "Client Error",
-        _ => "Server Error",
+        _ => match status / 100 {
+            1 => "Informational",
+            2 => "Success",
+            3 => "Redirection",
+            4 => "Client Error",
+            _ => "Server Error",
+        },
     }
 }
 

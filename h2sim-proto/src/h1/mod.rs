@@ -74,7 +74,8 @@ pub(crate) struct Session {
 #[derive(Debug)]
 enum Side {
     Client(Client),
-    Server(Server),
+    /// Boxed: a server's state is three times a client's.
+    Server(Box<Server>),
 }
 
 /// What both roles write to: the configuration, the events, the output.
@@ -188,7 +189,7 @@ impl Session {
         io.emit(Event::Connected);
         let side = match role {
             Role::Client => Side::Client(Client::new()),
-            Role::Server => Side::Server(Server::new()),
+            Role::Server => Side::Server(Box::new(Server::new())),
         };
         Session {
             io,
@@ -249,10 +250,11 @@ impl Session {
     /// The next piece of output. Body `Bytes` come out as the application
     /// gave them; heads and chunk lines between them share one buffer.
     pub(crate) fn poll_transmit(&mut self) -> Option<Bytes> {
-        if let Side::Server(s) = &mut self.side
-            && !self.io.closed
-        {
-            s.before_transmit(&mut self.io);
+        if !self.io.closed {
+            match &mut self.side {
+                Side::Client(c) => c.flush(&mut self.io),
+                Side::Server(s) => s.before_transmit(&mut self.io),
+            }
         }
         self.io.out.pop()
     }
@@ -265,7 +267,7 @@ impl Session {
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
         match &mut self.side {
-            Side::Client(c) => c.send_request(&mut self.io, head, end_stream),
+            Side::Client(c) => c.send_request(&self.io, head, end_stream),
             Side::Server(_) => Err(UserError::WrongRole),
         }
     }
@@ -292,7 +294,7 @@ impl Session {
         end_stream: bool,
     ) -> Result<(), UserError> {
         match &mut self.side {
-            Side::Client(c) => c.send_data(&mut self.io, id, Outgoing::Data { data, end_stream }),
+            Side::Client(c) => c.send_data(id, Outgoing::Data { data, end_stream }),
             Side::Server(s) => s.send_body(&mut self.io, id, Outgoing::Data { data, end_stream }),
         }
     }
@@ -305,7 +307,7 @@ impl Session {
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
         match &mut self.side {
-            Side::Client(c) => c.send_data(&mut self.io, id, Outgoing::Trailers(fields)),
+            Side::Client(c) => c.send_data(id, Outgoing::Trailers(fields)),
             Side::Server(s) => s.send_body(&mut self.io, id, Outgoing::Trailers(fields)),
         }
     }
