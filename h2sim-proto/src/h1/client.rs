@@ -157,7 +157,7 @@ impl Client {
             .is_some_and(|ex| ex.answered && ex.send_ended && ex.queue.is_empty())
         {
             self.exchanges.pop_front();
-            self.started -= 1;
+            self.started = self.started.saturating_sub(1);
         }
         if self.no_new && self.exchanges.is_empty() {
             io.close(None);

@@ -551,6 +551,9 @@ impl Server {
 fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
     while let Some(item) = ex.queue.pop_front() {
         match item {
+            // "A server MUST NOT send a 1xx response to an HTTP/1.0
+            // client" (RFC 9110 §15.2).
+            Outgoing::Head { head, .. } if head.is_informational() && ex.http10 => {}
             Outgoing::Head { head, .. } if head.is_informational() => {
                 let buf = io.out.buf();
                 encode::put_status_line(buf, head.status);
@@ -567,7 +570,9 @@ fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
 }
 
 /// The final response head, with the framing and persistence fields this
-/// layer owns (RFC 9112 §6.1, §6.2, §9.6).
+/// layer owns (RFC 9112 §6.1, §6.2, §9.6). An application Content-Length
+/// is trusted: body bytes that do not add up to it break the framing, as
+/// they would for any sender.
 fn write_final_head(
     io: &mut Io,
     ex: &mut Exchange,

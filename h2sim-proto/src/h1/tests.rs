@@ -1335,6 +1335,60 @@ fn pipelined_requests_beyond_the_cap_stay_in_the_input() {
 }
 
 #[test]
+fn body_data_is_sliced_from_the_input() {
+    let mut s = server(Config::default());
+    let mut input = BytesMut::with_capacity(256);
+    input.extend_from_slice(
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 4\r\n\r\nbody\
+          POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nmore\r\n0\r\n\r\n",
+    );
+    let memory = input.as_ptr_range();
+    s.handle_input(now(), &mut input);
+    let events = drain_events(&mut s);
+    let mut slices = 0;
+    for event in &events {
+        if let Event::Data { data, .. } = event {
+            assert!(memory.contains(&data.as_ptr()), "copied: {data:?}");
+            slices += 1;
+        }
+        if let Event::Request { head, .. } = event {
+            assert!(memory.contains(&head.path.as_ptr()));
+        }
+    }
+    assert_eq!(slices, 2);
+}
+
+#[test]
+fn idle_connections_close_cleanly() {
+    let mut s = server(Config::default());
+    s.go_away(now());
+    assert_eq!(drain_events(&mut s), [Event::Closed { error: None }]);
+    assert!(s.is_closed());
+    let mut s = server(Config::default());
+    s.handle_eof();
+    assert_eq!(drain_events(&mut s), [Event::Closed { error: None }]);
+    let mut c = Session::new(Role::Client, Config::default(), now());
+    c.handle_eof();
+    assert_eq!(
+        drain_events(&mut c),
+        [Event::Connected, Event::Closed { error: None }]
+    );
+    let mut c = Session::new(Role::Client, Config::default(), now());
+    c.go_away(now());
+    assert!(c.is_closed());
+}
+
+#[test]
+fn no_interim_responses_to_http10() {
+    let (mut s, _, _) = serve(Config::default(), b"GET / HTTP/1.0\r\n\r\n");
+    s.send_response(sid(1), ResponseHead::new(103), false)
+        .unwrap();
+    s.send_response(sid(1), ResponseHead::new(200), true)
+        .unwrap();
+    assert!(text(&drain_output(&mut s)).starts_with("HTTP/1.1 200 OK\r\n"));
+}
+
+#[test]
 fn chunk_extensions_are_ignored() {
     let (_, events, input) = serve(
         Config::default(),
@@ -1670,6 +1724,97 @@ proptest! {
             s.handle_input(now(), &mut input);
             prop_assert!(input.is_empty());
             prop_assert_eq!(&normalize(drain_events(&mut s)), &whole, "split at {}", split);
+        }
+    }
+}
+
+/// Pieces that make peer input interesting: valid lines, framing fields,
+/// chunk lines, and garbage.
+fn peer_input() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"GET / HTTP/1.1\r\n".to_vec()),
+        Just(b"POST /p HTTP/1.0\r\n".to_vec()),
+        Just(b"HTTP/1.1 200 OK\r\n".to_vec()),
+        Just(b"HTTP/1.1 100 Continue\r\n".to_vec()),
+        Just(b"HTTP/1.0 204 No Content\r\n".to_vec()),
+        Just(b"Host: h\r\n".to_vec()),
+        Just(b"Content-Length: 5\r\n".to_vec()),
+        Just(b"Content-Length: 99999999999999999999\r\n".to_vec()),
+        Just(b"Transfer-Encoding: chunked\r\n".to_vec()),
+        Just(b"Connection: close\r\n".to_vec()),
+        Just(b"Connection: keep-alive, Upgrade, HTTP2-Settings\r\n".to_vec()),
+        Just(b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABk\r\n".to_vec()),
+        Just(b"Expect: 100-continue\r\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"5\r\nhello\r\n".to_vec()),
+        Just(b"0\r\n\r\n".to_vec()),
+        Just(b"ffffffffffffffff\r\n".to_vec()),
+        prop::collection::vec(any::<u8>(), 0..12),
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+/// Runs a session on `wire` split at random points, answering whatever it
+/// can like an application would; returns its events.
+fn run_hostile(role: Role, wire: &[u8], seed: u64) -> Vec<Event> {
+    let mut config = Config::default();
+    config.http1.max_head_size = 256;
+    config.http1.max_headers = 6;
+    config.http1.max_body_size = 64;
+    config.http1.max_pipeline = 3;
+    let mut s = Session::new(role, config, now());
+    if role == Role::Client {
+        for n in 0..4 {
+            let id = s.send_request(post(&format!("/{n}")), false).unwrap();
+            s.send_data(id, Bytes::from_static(b"body"), true).unwrap();
+        }
+    }
+    let mut rng = Rng(seed | 1);
+    let mut input = BytesMut::new();
+    let mut events = Vec::new();
+    let mut rest = wire;
+    loop {
+        let n = rng.below(rest.len().min(30) + 1);
+        let (piece, tail) = rest.split_at(n);
+        input.extend_from_slice(piece);
+        rest = tail;
+        s.handle_input(now(), &mut input);
+        while let Some(event) = s.poll_event() {
+            if let Event::Request { stream, .. } = &event {
+                let _ = s.send_response(*stream, ResponseHead::new(200), false);
+                let _ = s.send_data(*stream, Bytes::from_static(b"ok"), true);
+            }
+            events.push(event);
+        }
+        drain_output(&mut s);
+        if rest.is_empty() {
+            break;
+        }
+    }
+    s.handle_eof();
+    drain_output(&mut s);
+    events.extend(drain_events(&mut s));
+    events
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Whatever the peer sends, nothing panics and the connection ends at
+    /// most once; each exchange ends once at most.
+    #[test]
+    fn hostile_input_is_survived(wire in peer_input(), seed in any::<u64>()) {
+        for role in [Role::Server, Role::Client] {
+            let events = run_hostile(role, &wire, seed);
+            closed_error(&events);
+            let mut ended = std::collections::HashSet::new();
+            for event in &events {
+                let id = match event {
+                    Event::StreamReset { stream, .. } | Event::Retryable { stream } => *stream,
+                    _ => continue,
+                };
+                prop_assert!(ended.insert(id), "{:?} ended twice: {:?}", id, events);
+            }
         }
     }
 }
