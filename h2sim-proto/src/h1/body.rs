@@ -3,7 +3,7 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use super::error::MessageError;
+use super::error::Http1Error;
 use super::parse;
 use crate::hpack::HeaderField;
 
@@ -91,7 +91,7 @@ impl BodyDecoder {
         &mut self,
         input: &mut BytesMut,
         limits: &BodyLimits,
-    ) -> Result<Decoded, MessageError> {
+    ) -> Result<Decoded, Http1Error> {
         match self {
             BodyDecoder::Length { remaining } => {
                 if input.is_empty() {
@@ -130,13 +130,13 @@ fn decode_chunked(
     received: &mut u64,
     input: &mut BytesMut,
     limits: &BodyLimits,
-) -> Result<Decoded, MessageError> {
+) -> Result<Decoded, Http1Error> {
     loop {
         match *state {
             Chunk::Size => {
                 let Some(lf) = input.iter().take(MAX_CHUNK_LINE).position(|&b| b == b'\n') else {
                     if input.len() >= MAX_CHUNK_LINE {
-                        return Err(MessageError::InvalidChunk);
+                        return Err(Http1Error::InvalidChunk);
                     }
                     return Ok(Decoded::Incomplete);
                 };
@@ -144,7 +144,7 @@ fn decode_chunked(
                 input.advance(lf + 1);
                 let total = received.saturating_add(size);
                 if total > limits.max_body {
-                    return Err(MessageError::BodyTooLarge {
+                    return Err(Http1Error::BodyTooLarge {
                         size: total,
                         max: limits.max_body,
                     });
@@ -177,11 +177,11 @@ fn decode_chunked(
                     input.advance(2);
                     *state = Chunk::Size;
                 }
-                Some(_) => return Err(MessageError::InvalidChunk),
+                Some(_) => return Err(Http1Error::InvalidChunk),
                 None if input.first().is_none_or(|&b| b == b'\r') => {
                     return Ok(Decoded::Incomplete);
                 }
-                None => return Err(MessageError::InvalidChunk),
+                None => return Err(Http1Error::InvalidChunk),
             },
             Chunk::Trailers { scanned } => return trailers(state, scanned, input, limits),
         }
@@ -195,7 +195,7 @@ fn trailers(
     mut scanned: usize,
     input: &mut BytesMut,
     limits: &BodyLimits,
-) -> Result<Decoded, MessageError> {
+) -> Result<Decoded, Http1Error> {
     match (input.first(), input.get(1)) {
         (Some(b'\r'), Some(b'\n')) => {
             input.advance(2);
@@ -204,12 +204,12 @@ fn trailers(
         (None, _) | (Some(b'\r'), None) => return Ok(Decoded::Incomplete),
         // The chunked body ends with CRLF; a bare LF or CR here would let
         // two parsers disagree on where the next message starts.
-        (Some(b'\n' | b'\r'), _) => return Err(MessageError::InvalidChunk),
+        (Some(b'\n' | b'\r'), _) => return Err(Http1Error::InvalidChunk),
         _ => {}
     }
     let Some(end) = parse::find_head_end(input, &mut scanned) else {
         if input.len() > limits.max_head_size {
-            return Err(MessageError::HeadTooLarge {
+            return Err(Http1Error::HeadTooLarge {
                 size: input.len(),
                 max: limits.max_head_size,
             });
@@ -218,7 +218,7 @@ fn trailers(
         return Ok(Decoded::Incomplete);
     };
     if end > limits.max_head_size {
-        return Err(MessageError::HeadTooLarge {
+        return Err(Http1Error::HeadTooLarge {
             size: end,
             max: limits.max_head_size,
         });
@@ -231,23 +231,23 @@ fn trailers(
 /// whitespace and ignored extensions, then CR (RFC 9112 §7.1, §7.1.1).
 /// Stricter than httparse's `parse_chunk_size`, which takes an empty size
 /// as 0: lenient chunk parsing is a smuggling vector.
-fn chunk_size(line: &[u8]) -> Result<u64, MessageError> {
-    let line = line.strip_suffix(b"\r").ok_or(MessageError::InvalidChunk)?;
+fn chunk_size(line: &[u8]) -> Result<u64, Http1Error> {
+    let line = line.strip_suffix(b"\r").ok_or(Http1Error::InvalidChunk)?;
     let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
     let (hex, rest) = line.split_at(digits);
     if hex.is_empty() {
-        return Err(MessageError::InvalidChunk);
+        return Err(Http1Error::InvalidChunk);
     }
     let rest = rest.trim_ascii_start();
     if !(rest.is_empty() || rest.starts_with(b";")) || rest.iter().any(|&b| b == b'\r' || b == 0) {
-        return Err(MessageError::InvalidChunk);
+        return Err(Http1Error::InvalidChunk);
     }
     hex.iter()
         .try_fold(0u64, |n, &b| {
             let digit = char::from(b).to_digit(16)?;
             n.checked_mul(16)?.checked_add(u64::from(digit))
         })
-        .ok_or(MessageError::InvalidChunk)
+        .ok_or(Http1Error::InvalidChunk)
 }
 
 #[cfg(test)]
@@ -266,7 +266,7 @@ mod tests {
         decoder: &mut BodyDecoder,
         input: &mut BytesMut,
         limits: &BodyLimits,
-    ) -> Result<(Vec<u8>, Option<Vec<HeaderField>>), MessageError> {
+    ) -> Result<(Vec<u8>, Option<Vec<HeaderField>>), Http1Error> {
         let mut body = Vec::new();
         loop {
             match decoder.decode(input, limits)? {
@@ -345,14 +345,14 @@ mod tests {
             let mut input = BytesMut::from(wire);
             assert_eq!(
                 run(&mut chunked(), &mut input, &LIMITS),
-                Err(MessageError::InvalidChunk),
+                Err(Http1Error::InvalidChunk),
                 "{wire:?}"
             );
         }
         let mut input = BytesMut::from(&vec![b'1'; MAX_CHUNK_LINE][..]);
         assert_eq!(
             run(&mut chunked(), &mut input, &LIMITS),
-            Err(MessageError::InvalidChunk)
+            Err(Http1Error::InvalidChunk)
         );
     }
 
@@ -365,7 +365,7 @@ mod tests {
         let mut input = BytesMut::from(&b"5\r\nhello\r\n5\r\n"[..]);
         assert_eq!(
             run(&mut chunked(), &mut input, &limits),
-            Err(MessageError::BodyTooLarge { size: 10, max: 8 })
+            Err(Http1Error::BodyTooLarge { size: 10, max: 8 })
         );
     }
 
@@ -378,7 +378,7 @@ mod tests {
         let mut input = BytesMut::from(&b"0\r\nLong-Trailer: 1"[..]);
         assert!(matches!(
             run(&mut chunked(), &mut input, &limits),
-            Err(MessageError::HeadTooLarge { .. })
+            Err(Http1Error::HeadTooLarge { .. })
         ));
     }
 

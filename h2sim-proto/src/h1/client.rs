@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::body::{BodyDecoder, BodyLimits, Decoded};
 use super::encode::{self, Framing};
-use super::error::MessageError;
+use super::error::Http1Error;
 use super::parse;
 use super::{Ids, Io, Outgoing};
 use crate::error::{ConnectionError, UserError};
@@ -191,23 +191,25 @@ impl Client {
                         break;
                     }
                     let Some(at) = self.response_target() else {
-                        self.fail(io, None, MessageError::UnexpectedResponse);
+                        self.fail(io, None, Http1Error::UnexpectedResponse);
                         break;
                     };
                     let max = limits.max_head_size;
                     let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
                         if input.len() > max {
                             let size = input.len();
-                            self.fail(io, Some(at), MessageError::HeadTooLarge { size, max });
+                            self.fail(io, Some(at), Http1Error::HeadTooLarge { size, max });
                         }
                         break;
                     };
                     self.scanned = 0;
                     if end > max {
-                        self.fail(io, Some(at), MessageError::HeadTooLarge { size: end, max });
+                        self.fail(io, Some(at), Http1Error::HeadTooLarge { size: end, max });
                         break;
                     }
                     let head = input.split_to(end).freeze();
+                    io.stats.header_wire_bytes_received += head.len() as u64;
+                    io.stats.header_bytes_received += head.len() as u64;
                     self.on_head(io, at, &head);
                 }
                 Read::Body { id, decoder } => {
@@ -251,7 +253,7 @@ impl Client {
         let status = response.head.status;
         if status == 101 {
             // We never ask to upgrade.
-            return self.fail(io, Some(at), MessageError::UnexpectedResponse);
+            return self.fail(io, Some(at), Http1Error::UnexpectedResponse);
         }
         if (100..200).contains(&status) {
             io.emit(Event::Response {
@@ -305,7 +307,7 @@ impl Client {
 
     /// A response that breaks the rules: its exchange is reset with the
     /// rule, and the connection ends.
-    fn fail(&mut self, io: &mut Io, at: Option<usize>, error: MessageError) {
+    fn fail(&mut self, io: &mut Io, at: Option<usize>, error: Http1Error) {
         let violation = error.violation();
         if let Some(ex) = at.and_then(|at| self.exchanges.get_mut(at)) {
             io.reset(

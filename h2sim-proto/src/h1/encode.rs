@@ -30,6 +30,8 @@ pub(super) enum Framing {
 pub(super) struct Output {
     wbuf: BytesMut,
     chunks: VecDeque<Bytes>,
+    /// Body bytes queued so far (for statistics).
+    body_bytes: u64,
 }
 
 impl Output {
@@ -62,8 +64,13 @@ impl Output {
         self.chunks.clear();
     }
 
+    pub(super) fn body_bytes(&self) -> u64 {
+        self.body_bytes
+    }
+
     /// A body piece as its own chunk, after whatever was written before it.
     fn body(&mut self, data: Bytes) {
+        self.body_bytes += data.len() as u64;
         if !data.is_empty() {
             self.flush();
             self.chunks.push_back(data);

@@ -4,11 +4,11 @@
 
 use std::fmt;
 
-use crate::error::{Malformation, Violation};
+use crate::error::Violation;
 
 /// A received head or body that breaks RFC 9112 or one of our limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum MessageError {
+pub enum Http1Error {
     /// httparse refused the start line or a field line (RFC 9112 §3, §4,
     /// §5); `Syntax` says which part.
     Syntax(HeadPart),
@@ -51,7 +51,7 @@ pub(super) enum MessageError {
 
 /// The part of a head that failed to parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum HeadPart {
+pub enum HeadPart {
     /// The method, or the spaces of the request line (RFC 9112 §3).
     Method,
     /// The HTTP-version is not `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3).
@@ -67,7 +67,7 @@ pub(super) enum HeadPart {
     LineEnding,
 }
 
-impl MessageError {
+impl Http1Error {
     /// Translates httparse's verdict; `max_headers` was the room it had.
     pub(super) fn from_httparse(e: httparse::Error, max_headers: usize) -> Self {
         let part = match e {
@@ -78,15 +78,15 @@ impl MessageError {
             httparse::Error::HeaderValue => HeadPart::FieldValue,
             httparse::Error::NewLine => HeadPart::LineEnding,
             httparse::Error::TooManyHeaders => {
-                return MessageError::TooManyHeaders { max: max_headers };
+                return Http1Error::TooManyHeaders { max: max_headers };
             }
         };
-        MessageError::Syntax(part)
+        Http1Error::Syntax(part)
     }
 
     /// The status a server answers this problem with.
     pub(super) fn status(&self) -> u16 {
-        use MessageError::*;
+        use Http1Error::*;
         match self {
             UnsupportedVersion => 505,
             UnsupportedCoding => 501,
@@ -106,54 +106,15 @@ impl MessageError {
         }
     }
 
-    /// The nearest rule `Violation` can name. Its variants were written for
-    /// RFC 9113, so some HTTP/1.1 problems map onto their HTTP/2 analogue:
-    /// the start line onto the pseudo-header it carries, framing problems
-    /// onto `InvalidContentLength`, a field count onto `HeaderListTooLarge`
-    /// (counting fields, not bytes) and a body size onto
-    /// `FlowControlExceeded` (the limit as the window).
+    /// The rule as the connection reports it.
     pub(super) fn violation(&self) -> Violation {
-        use MessageError::*;
-        let malformed = match self {
-            Syntax(HeadPart::FieldName) => Malformation::InvalidFieldName,
-            Syntax(HeadPart::FieldValue | HeadPart::LineEnding) | InvalidHost => {
-                Malformation::InvalidFieldValue
-            }
-            Syntax(HeadPart::Status) | UnexpectedResponse => Malformation::InvalidStatus,
-            Syntax(HeadPart::Method) => Malformation::MissingPseudoHeader(":method"),
-            Syntax(HeadPart::Version) | UnsupportedVersion => {
-                Malformation::MissingPseudoHeader("HTTP/1.x version")
-            }
-            InvalidTarget => Malformation::MissingPseudoHeader(":path"),
-            MissingHost => Malformation::MissingPseudoHeader(":authority"),
-            MultipleHost => Malformation::DuplicatePseudoHeader,
-            InvalidContentLength
-            | ContentLengthWithTransferEncoding
-            | TransferEncodingInHttp10
-            | ChunkedNotFinal
-            | UnsupportedCoding
-            | InvalidChunk => Malformation::InvalidContentLength,
-            HeadTooLarge { size, .. } => return Violation::HeaderBlockTooLarge { size: *size },
-            TooManyHeaders { max } => {
-                return Violation::HeaderListTooLarge {
-                    size: max.saturating_add(1),
-                    max: *max,
-                };
-            }
-            BodyTooLarge { size, max } => {
-                return Violation::FlowControlExceeded {
-                    window: i64::try_from(*max).unwrap_or(i64::MAX),
-                    received: u32::try_from(*size).unwrap_or(u32::MAX),
-                };
-            }
-        };
-        Violation::Malformed(malformed)
+        Violation::Http1(self.clone())
     }
 }
 
-impl fmt::Display for MessageError {
+impl fmt::Display for Http1Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use MessageError::*;
+        use Http1Error::*;
         match self {
             Syntax(part) => write!(f, "invalid {part} (RFC 9112)"),
             UnsupportedVersion => f.write_str("HTTP version not supported (RFC 9112 §2.3)"),

@@ -20,7 +20,6 @@
 
 // Until the `Connection` dispatches to this session nothing outside the
 // tests calls it; the test build still checks for dead code.
-#![cfg_attr(not(test), allow(dead_code))]
 
 mod body;
 mod client;
@@ -38,6 +37,8 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+pub use self::error::{HeadPart, Http1Error};
+
 use self::client::Client;
 use self::encode::Output;
 use self::server::Server;
@@ -48,6 +49,7 @@ use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::stats::Stats;
 
 /// Server: a request that asked to continue in HTTP/2 (RFC 7540 §3.2). The
 /// 101 response is already in the session's output; once it is written the
@@ -86,6 +88,9 @@ struct Io {
     out: Output,
     /// `Event::Closed` has been queued: nothing more is read or sent.
     closed: bool,
+    /// Heads and bodies received and body bytes sent; HTTP/1.1 heads are
+    /// not compressed, so their wire and decoded sizes are the same.
+    stats: Stats,
 }
 
 impl Io {
@@ -97,6 +102,7 @@ impl Io {
     /// the Data event before it when that one is still queued, so a chunked
     /// body that arrived whole ends in one event as it would over HTTP/2.
     fn data(&mut self, stream: StreamId, data: Bytes, end_stream: bool) {
+        self.stats.data_bytes_received += data.len() as u64;
         if end_stream
             && data.is_empty()
             && let Some(Event::Data {
@@ -185,6 +191,7 @@ impl Session {
             events: VecDeque::new(),
             out: Output::default(),
             closed: false,
+            stats: Stats::default(),
         };
         io.emit(Event::Connected);
         let side = match role {
@@ -231,6 +238,23 @@ impl Session {
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         None
+    }
+
+    /// What crossed the connection; the Connection adds the transport bytes.
+    pub(crate) fn stats(&self) -> Stats {
+        let mut stats = self.io.stats;
+        stats.data_bytes_sent = self.io.out.body_bytes();
+        stats
+    }
+
+    /// The session holds back input until responses go out: a server
+    /// with its pipeline full. The Connection keeps that input and offers
+    /// it again each turn.
+    pub(crate) fn input_blocked(&self) -> bool {
+        match &self.side {
+            Side::Server(s) => s.pipeline_full(),
+            Side::Client(_) => false,
+        }
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {

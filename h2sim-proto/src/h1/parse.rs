@@ -8,7 +8,7 @@
 use bytes::{Buf, Bytes, BytesMut};
 
 use super::body::BodyKind;
-use super::error::{HeadPart, MessageError};
+use super::error::{HeadPart, Http1Error};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 
@@ -102,19 +102,19 @@ impl Controls {
     /// The body length of a request (RFC 9112 §6.3). Anything ambiguous is
     /// refused: a request that two parsers could frame differently is how
     /// requests are smuggled past a proxy.
-    pub(super) fn request_body(&self, http10: bool) -> Result<BodyKind, MessageError> {
+    pub(super) fn request_body(&self, http10: bool) -> Result<BodyKind, Http1Error> {
         if self.transfer.present {
             if http10 {
-                return Err(MessageError::TransferEncodingInHttp10);
+                return Err(Http1Error::TransferEncodingInHttp10);
             }
             if self.content_length != ContentLength::Absent {
-                return Err(MessageError::ContentLengthWithTransferEncoding);
+                return Err(Http1Error::ContentLengthWithTransferEncoding);
             }
             if !self.transfer.chunked_last || self.transfer.chunked > 1 {
-                return Err(MessageError::ChunkedNotFinal);
+                return Err(Http1Error::ChunkedNotFinal);
             }
             if self.transfer.other {
-                return Err(MessageError::UnsupportedCoding);
+                return Err(Http1Error::UnsupportedCoding);
             }
             return Ok(BodyKind::Chunked);
         }
@@ -129,19 +129,19 @@ impl Controls {
         http10: bool,
         status: u16,
         head_request: bool,
-    ) -> Result<BodyKind, MessageError> {
+    ) -> Result<BodyKind, Http1Error> {
         if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
             return Ok(BodyKind::None);
         }
         if self.transfer.present {
             if http10 {
-                return Err(MessageError::TransferEncodingInHttp10);
+                return Err(Http1Error::TransferEncodingInHttp10);
             }
             if self.content_length != ContentLength::Absent {
-                return Err(MessageError::ContentLengthWithTransferEncoding);
+                return Err(Http1Error::ContentLengthWithTransferEncoding);
             }
             if self.transfer.chunked > 1 {
-                return Err(MessageError::ChunkedNotFinal);
+                return Err(Http1Error::ChunkedNotFinal);
             }
             return Ok(if self.transfer.chunked_last {
                 BodyKind::Chunked
@@ -210,12 +210,12 @@ impl ContentLength {
     }
 
     /// The body this gives, with `absent` when there is no Content-Length.
-    fn body(self, absent: BodyKind) -> Result<BodyKind, MessageError> {
+    fn body(self, absent: BodyKind) -> Result<BodyKind, Http1Error> {
         match self {
             ContentLength::Absent => Ok(absent),
             ContentLength::Value(0) => Ok(BodyKind::None),
             ContentLength::Value(n) => Ok(BodyKind::Length(n)),
-            ContentLength::Invalid => Err(MessageError::InvalidContentLength),
+            ContentLength::Invalid => Err(Http1Error::InvalidContentLength),
         }
     }
 }
@@ -295,14 +295,14 @@ fn complete(
     status: Result<httparse::Status<usize>, httparse::Error>,
     head: &[u8],
     max_headers: usize,
-) -> Result<(), MessageError> {
+) -> Result<(), Http1Error> {
     match status {
         Ok(httparse::Status::Complete(n)) if n == head.len() => Ok(()),
-        Ok(_) => Err(MessageError::Syntax(HeadPart::LineEnding)),
+        Ok(_) => Err(Http1Error::Syntax(HeadPart::LineEnding)),
         Err(httparse::Error::Version) if version_well_formed(head) => {
-            Err(MessageError::UnsupportedVersion)
+            Err(Http1Error::UnsupportedVersion)
         }
-        Err(e) => Err(MessageError::from_httparse(e, max_headers)),
+        Err(e) => Err(Http1Error::from_httparse(e, max_headers)),
     }
 }
 
@@ -337,7 +337,7 @@ pub(super) fn parse_request(
     head: &Bytes,
     max_headers: usize,
     secure: bool,
-) -> Result<ParsedRequest, MessageError> {
+) -> Result<ParsedRequest, Http1Error> {
     let mut room = header_room(head, max_headers);
     let mut req = httparse::Request::new(&mut room);
     complete(req.parse(head), head, max_headers)?;
@@ -362,14 +362,14 @@ pub(super) fn parse_request(
         }
     }
     if hosts > 1 {
-        return Err(MessageError::MultipleHost);
+        return Err(Http1Error::MultipleHost);
     }
     if hosts == 0 && !http10 {
-        return Err(MessageError::MissingHost);
+        return Err(Http1Error::MissingHost);
     }
     let host = host.unwrap_or_default();
     if !valid_authority(&host) {
-        return Err(MessageError::InvalidHost);
+        return Err(Http1Error::InvalidHost);
     }
     let (authority, path) = request_target(&method, target, host)?;
     let body = controls.request_body(http10)?;
@@ -392,14 +392,10 @@ pub(super) fn parse_request(
 /// origin-form with Host as authority; both from absolute-form (whose
 /// authority overrides Host, §3.2.2); the authority alone for CONNECT; `*`
 /// for a server-wide OPTIONS.
-fn request_target(
-    method: &[u8],
-    target: Bytes,
-    host: Bytes,
-) -> Result<(Bytes, Bytes), MessageError> {
+fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, Bytes), Http1Error> {
     if method == b"CONNECT" {
         if target.is_empty() || !valid_authority(&target) {
-            return Err(MessageError::InvalidTarget);
+            return Err(Http1Error::InvalidTarget);
         }
         return Ok((target, Bytes::new()));
     }
@@ -414,7 +410,7 @@ fn request_target(
                 .is_some_and(|t| t.eq_ignore_ascii_case(s))
         })
         .map(|s| s.len())
-        .ok_or(MessageError::InvalidTarget)?;
+        .ok_or(Http1Error::InvalidTarget)?;
     let rest = target.slice(scheme_len..);
     let end = rest
         .iter()
@@ -422,7 +418,7 @@ fn request_target(
         .unwrap_or(rest.len());
     let authority = rest.slice(..end);
     if authority.is_empty() || !valid_authority(&authority) {
-        return Err(MessageError::InvalidTarget);
+        return Err(Http1Error::InvalidTarget);
     }
     let path = rest.slice(end..);
     let path = if path.starts_with(b"/") {
@@ -479,7 +475,7 @@ pub(super) struct ParsedResponse {
 pub(super) fn parse_response(
     head: &Bytes,
     max_headers: usize,
-) -> Result<ParsedResponse, MessageError> {
+) -> Result<ParsedResponse, Http1Error> {
     let mut room = header_room(head, max_headers);
     let mut res = httparse::Response::new(&mut room);
     complete(res.parse(head), head, max_headers)?;
@@ -507,12 +503,12 @@ pub(super) fn parse_response(
 pub(super) fn parse_trailers(
     section: &Bytes,
     max_headers: usize,
-) -> Result<Vec<HeaderField>, MessageError> {
+) -> Result<Vec<HeaderField>, Http1Error> {
     let mut room = header_room(section, max_headers);
     let parsed = match httparse::parse_headers(section, &mut room) {
         Ok(httparse::Status::Complete((n, parsed))) if n == section.len() => parsed,
-        Ok(_) => return Err(MessageError::Syntax(HeadPart::LineEnding)),
-        Err(e) => return Err(MessageError::from_httparse(e, max_headers)),
+        Ok(_) => return Err(Http1Error::Syntax(HeadPart::LineEnding)),
+        Err(e) => return Err(Http1Error::from_httparse(e, max_headers)),
     };
     Ok(parsed
         .iter()
@@ -526,7 +522,7 @@ pub(super) fn parse_trailers(
 mod tests {
     use super::*;
 
-    fn request(text: &str) -> Result<ParsedRequest, MessageError> {
+    fn request(text: &str) -> Result<ParsedRequest, Http1Error> {
         parse_request(&Bytes::from(text.to_owned()), 100, false)
     }
 
@@ -583,11 +579,11 @@ mod tests {
         assert_eq!(p.head.path, "*");
         assert_eq!(
             request("GET * HTTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
-            MessageError::InvalidTarget
+            Http1Error::InvalidTarget
         );
         assert_eq!(
             request("GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
-            MessageError::InvalidTarget
+            Http1Error::InvalidTarget
         );
     }
 
@@ -595,16 +591,16 @@ mod tests {
     fn host_rules() {
         assert_eq!(
             request("GET / HTTP/1.1\r\n\r\n").unwrap_err(),
-            MessageError::MissingHost
+            Http1Error::MissingHost
         );
         assert!(request("GET / HTTP/1.0\r\n\r\n").is_ok());
         assert_eq!(
             request("GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n").unwrap_err(),
-            MessageError::MultipleHost
+            Http1Error::MultipleHost
         );
         assert_eq!(
             request("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n").unwrap_err(),
-            MessageError::InvalidHost
+            Http1Error::InvalidHost
         );
     }
 
@@ -623,12 +619,12 @@ mod tests {
         assert_eq!(body("Content-Length: 5, 5\r\n"), Ok(BodyKind::Length(5)));
         assert_eq!(
             body("Content-Length: 5\r\nContent-Length: 6\r\n"),
-            Err(MessageError::InvalidContentLength)
+            Err(Http1Error::InvalidContentLength)
         );
         for bad in ["+5", "5 5", "0x5", "", "99999999999999999999", "-1"] {
             assert_eq!(
                 body(&format!("Content-Length: {bad}\r\n")),
-                Err(MessageError::InvalidContentLength),
+                Err(Http1Error::InvalidContentLength),
                 "{bad}"
             );
         }
@@ -638,23 +634,23 @@ mod tests {
         );
         assert_eq!(
             body("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"),
-            Err(MessageError::ContentLengthWithTransferEncoding)
+            Err(Http1Error::ContentLengthWithTransferEncoding)
         );
         assert_eq!(
             body("Transfer-Encoding: gzip\r\n"),
-            Err(MessageError::ChunkedNotFinal)
+            Err(Http1Error::ChunkedNotFinal)
         );
         assert_eq!(
             body("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"),
-            Err(MessageError::ChunkedNotFinal)
+            Err(Http1Error::ChunkedNotFinal)
         );
         assert_eq!(
             body("Transfer-Encoding: gzip, chunked\r\n"),
-            Err(MessageError::UnsupportedCoding)
+            Err(Http1Error::UnsupportedCoding)
         );
         assert_eq!(
             request("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap_err(),
-            MessageError::TransferEncodingInHttp10
+            Http1Error::TransferEncodingInHttp10
         );
     }
 
@@ -693,18 +689,18 @@ mod tests {
     fn versions() {
         assert_eq!(
             request("GET / HTTP/2.0\r\nHost: h\r\n\r\n").unwrap_err(),
-            MessageError::UnsupportedVersion
+            Http1Error::UnsupportedVersion
         );
         assert_eq!(
             request("GET / HTTP/1.2\r\nHost: h\r\n\r\n").unwrap_err(),
-            MessageError::UnsupportedVersion
+            Http1Error::UnsupportedVersion
         );
         assert_eq!(
             request("GET / FTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
-            MessageError::Syntax(HeadPart::Version)
+            Http1Error::Syntax(HeadPart::Version)
         );
         let p = parse_response(&Bytes::from_static(b"HTTP/3.0 200 OK\r\n\r\n"), 10);
-        assert_eq!(p.unwrap_err(), MessageError::UnsupportedVersion);
+        assert_eq!(p.unwrap_err(), Http1Error::UnsupportedVersion);
     }
 
     #[test]
@@ -716,7 +712,7 @@ mod tests {
             "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n  folded\r\n\r\n",
         ] {
             assert!(
-                matches!(request(bad), Err(MessageError::Syntax(_))),
+                matches!(request(bad), Err(Http1Error::Syntax(_))),
                 "{bad:?}"
             );
         }
@@ -728,7 +724,7 @@ mod tests {
         assert!(parse_request(&head, 3, false).is_ok());
         assert_eq!(
             parse_request(&head, 2, false).unwrap_err(),
-            MessageError::TooManyHeaders { max: 2 }
+            Http1Error::TooManyHeaders { max: 2 }
         );
     }
 

@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::body::{BodyDecoder, BodyKind, BodyLimits, Decoded};
 use super::encode::{self, Framing};
-use super::error::MessageError;
+use super::error::Http1Error;
 use super::parse::{self, ParsedRequest};
 use super::upgrade::{self, SWITCHING_PROTOCOLS};
 use super::{Ids, Io, Outgoing, Upgrade};
@@ -105,7 +105,7 @@ impl Exchange {
 
     /// Replaces whatever the response held with an error response that
     /// closes the connection.
-    fn answer_error(&mut self, error: &MessageError) {
+    fn answer_error(&mut self, error: &Http1Error) {
         let (head, body) = encode::error_response(error.status(), format!("{error}\n"));
         self.queue.clear();
         self.queue.push_back(Outgoing::Head {
@@ -171,16 +171,18 @@ impl Server {
                     let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
                         if input.len() > max {
                             let size = input.len();
-                            self.reject(io, MessageError::HeadTooLarge { size, max });
+                            self.reject(io, Http1Error::HeadTooLarge { size, max });
                         }
                         break;
                     };
                     self.scanned = 0;
                     if end > max {
-                        self.reject(io, MessageError::HeadTooLarge { size: end, max });
+                        self.reject(io, Http1Error::HeadTooLarge { size: end, max });
                         break;
                     }
                     let head = input.split_to(end).freeze();
+                    io.stats.header_wire_bytes_received += head.len() as u64;
+                    io.stats.header_bytes_received += head.len() as u64;
                     self.on_head(io, &head);
                 }
                 Read::Body { id, decoder } => {
@@ -235,7 +237,7 @@ impl Server {
             && size > http1.max_body_size
         {
             let max = http1.max_body_size;
-            return self.reject(io, MessageError::BodyTooLarge { size, max });
+            return self.reject(io, Http1Error::BodyTooLarge { size, max });
         }
         let Some(id) = self.ids.allocate() else {
             // 2^30 requests on one connection: end it as if it said close.
@@ -282,7 +284,7 @@ impl Server {
     /// A bad request head: answered with an error status after the
     /// responses before it, then the connection closes. The application
     /// never hears of the request.
-    fn reject(&mut self, io: &mut Io, error: MessageError) {
+    fn reject(&mut self, io: &mut Io, error: Http1Error) {
         self.stop_reading(&error);
         if let Some(id) = self.ids.allocate() {
             let mut ex = Exchange {
@@ -310,7 +312,7 @@ impl Server {
     /// A bad request body (a broken chunk, or growing past the limit): the
     /// application loses the exchange (`StreamReset`), and the error status
     /// replaces its response if that has not started on the wire.
-    fn body_error(&mut self, io: &mut Io, id: StreamId, error: MessageError) {
+    fn body_error(&mut self, io: &mut Io, id: StreamId, error: Http1Error) {
         io.reset(id, Reason::PROTOCOL_ERROR, false, Some(error.violation()));
         self.stop_reading(&error);
         if let Some(ex) = self.exchange_mut(id) {
@@ -326,7 +328,7 @@ impl Server {
         }
     }
 
-    fn stop_reading(&mut self, error: &MessageError) {
+    fn stop_reading(&mut self, error: &Http1Error) {
         self.read = Read::Stopped;
         self.last_request = true;
         self.error = Some(ConnectionError::Local {
@@ -344,6 +346,12 @@ impl Server {
         self.exchange_mut(id)
             .filter(|ex| !ex.detached)
             .ok_or(UserError::UnknownStream(id))
+    }
+
+    /// Requests are waiting for their responses up to the pipelining cap:
+    /// more input is left unread until some are answered.
+    pub(super) fn pipeline_full(&self) -> bool {
+        self.exchanges.len() >= MAX_PIPELINED
     }
 
     pub(super) fn request_taken(&mut self, id: StreamId) {

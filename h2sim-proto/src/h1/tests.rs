@@ -11,10 +11,10 @@ use super::body::{BodyDecoder, BodyKind, BodyLimits, Decoded};
 use super::encode::{self, Framing, Output};
 use super::parse;
 use super::upgrade::SWITCHING_PROTOCOLS;
-use super::{Session, Upgrade};
+use super::{HeadPart, Http1Error, Session, Upgrade};
 use crate::config::{Config, WindowPolicy};
 use crate::connection::Role;
-use crate::error::{ConnectionError, Malformation, UserError, Violation};
+use crate::error::{ConnectionError, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
@@ -750,19 +750,19 @@ fn malformed_response_resets_and_closes() {
     for (wire, violation) in [
         (
             &b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"[..],
-            Violation::Malformed(Malformation::InvalidContentLength),
+            Violation::Http1(Http1Error::InvalidContentLength),
         ),
         (
             b"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n",
-            Violation::Malformed(Malformation::InvalidFieldName),
+            Violation::Http1(Http1Error::Syntax(HeadPart::FieldName)),
         ),
         (
             b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
-            Violation::Malformed(Malformation::InvalidStatus),
+            Violation::Http1(Http1Error::UnexpectedResponse),
         ),
         (
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-            Violation::Malformed(Malformation::InvalidContentLength),
+            Violation::Http1(Http1Error::InvalidChunk),
         ),
     ] {
         let mut client = Session::new(Role::Client, Config::default(), now());
@@ -814,7 +814,7 @@ fn response_head_over_the_limit_closes() {
     client.handle_input(now(), &mut input);
     let events = drain_events(&mut client);
     assert!(
-        matches!(&events[1], Event::StreamReset { stream, violation: Some(Violation::HeaderBlockTooLarge { .. }), .. } if *stream == id)
+        matches!(&events[1], Event::StreamReset { stream, violation: Some(Violation::Http1(Http1Error::HeadTooLarge { .. })), .. } if *stream == id)
     );
     assert!(client.is_closed());
 }
@@ -1013,12 +1013,21 @@ fn smuggling_attempts_get_400() {
         b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
     ] {
         let events = assert_rejected(Config::default(), wire, "HTTP/1.1 400 Bad Request");
-        assert_eq!(
-            closed_error(&events),
-            Some(Some(ConnectionError::Local {
-                reason: Reason::PROTOCOL_ERROR,
-                violation: Violation::Malformed(Malformation::InvalidContentLength)
-            }))
+        assert!(
+            matches!(
+                closed_error(&events),
+                Some(Some(ConnectionError::Local {
+                    reason: Reason::PROTOCOL_ERROR,
+                    violation: Violation::Http1(
+                        Http1Error::InvalidContentLength
+                            | Http1Error::ContentLengthWithTransferEncoding
+                            | Http1Error::ChunkedNotFinal
+                            | Http1Error::TransferEncodingInHttp10
+                    )
+                }))
+            ),
+            "{:?}",
+            closed_error(&events)
         );
     }
     assert_rejected(
@@ -1070,7 +1079,7 @@ fn head_over_the_size_limit_gets_431() {
     assert!(matches!(
         closed_error(&events),
         Some(Some(ConnectionError::Local {
-            violation: Violation::HeaderBlockTooLarge { .. },
+            violation: Violation::Http1(Http1Error::HeadTooLarge { .. }),
             ..
         }))
     ));
@@ -1089,7 +1098,7 @@ fn too_many_fields_get_431() {
     assert!(matches!(
         closed_error(&events),
         Some(Some(ConnectionError::Local {
-            violation: Violation::HeaderListTooLarge { max: 3, .. },
+            violation: Violation::Http1(Http1Error::TooManyHeaders { max: 3 }),
             ..
         }))
     ));
@@ -1129,7 +1138,7 @@ fn body_over_the_limit_gets_413() {
     assert!(events.iter().any(|e| matches!(
         e,
         Event::StreamReset {
-            violation: Some(Violation::FlowControlExceeded { .. }),
+            violation: Some(Violation::Http1(Http1Error::BodyTooLarge { .. })),
             ..
         }
     )));
