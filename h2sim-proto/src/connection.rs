@@ -94,8 +94,9 @@ enum Inner {
     Undecided {
         since: Instant,
     },
-    Http1(h1::Session),
-    /// Boxed: by far the largest state, and the enum moves on protocol changes.
+    /// Both sessions are boxed: they are large, and the enum moves when a
+    /// server settles its protocol.
+    Http1(Box<h1::Session>),
     Http2(Box<h2::Session>),
 }
 
@@ -137,7 +138,7 @@ impl Connection {
     /// An HTTP/1.1 client.
     pub fn client_http1(config: Config, now: Instant) -> Self {
         let session = h1::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http1(session), config)
+        Connection::with(Role::Client, Inner::Http1(Box::new(session)), config)
     }
 
     /// A server that tells the protocol from the first bytes: the HTTP/2
@@ -151,7 +152,11 @@ impl Connection {
     /// A server for a protocol already chosen, by TLS ALPN or configuration.
     pub fn server_for(protocol: Protocol, config: Config, now: Instant) -> Self {
         let inner = match protocol {
-            Protocol::Http1 => Inner::Http1(h1::Session::new(Role::Server, config.clone(), now)),
+            Protocol::Http1 => Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                config.clone(),
+                now,
+            ))),
             Protocol::Http2 => Inner::Http2(Box::new(h2::Session::new(
                 Role::Server,
                 config.clone(),
@@ -219,8 +224,11 @@ impl Connection {
                     since,
                 )));
             } else {
-                self.inner =
-                    Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+                self.inner = Inner::Http1(Box::new(h1::Session::new(
+                    Role::Server,
+                    self.config.clone(),
+                    since,
+                )));
             }
         }
         match &mut self.inner {
@@ -264,7 +272,11 @@ impl Connection {
         }
         if let Inner::Undecided { since } = self.inner {
             // Nothing was said: close as an HTTP/1.1 server with no request would.
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
         dispatch!(self, s => s.handle_eof(), undecided => ())
     }
@@ -351,7 +363,11 @@ impl Connection {
     /// `Event::Closed` (RFC 9113 §6.8; `connection: close` in HTTP/1.1).
     pub fn go_away(&mut self, now: Instant) {
         if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
         dispatch!(self, s => s.go_away(now), undecided => ())
     }
@@ -359,7 +375,11 @@ impl Connection {
     /// Ends the connection at once (HTTP/2: GOAWAY with `reason`).
     pub fn abort(&mut self, reason: Reason) {
         if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
         dispatch!(self, s => s.abort(reason), undecided => ())
     }
