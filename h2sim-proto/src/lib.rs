@@ -74,6 +74,7 @@ pub use connection::{Connection, Protocol, Role};
 pub use error::{ConnectionError, Malformation, UserError, Violation};
 pub use event::Event;
 pub use frame::{Reason, StreamId};
+pub use h1::{HeadPart, Http1Error};
 pub use h2::LocalSettings;
 pub use hpack::HeaderField;
 pub use message::{RequestHead, ResponseHead};
