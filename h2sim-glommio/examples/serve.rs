@@ -2,7 +2,8 @@
 //! side of `bench/scale.sh`, and a quick way to try the adapter by hand.
 //!
 //!     cargo run --release -p h2sim-glommio --example serve -- \
-//!         [--executors N] [--cpus LIST] [--listen ADDR]... [--tls-listen ADDR]...
+//!         [--executors N] [--cpus LIST] [--io-memory BYTES] \
+//!         [--listen ADDR]... [--tls-listen ADDR]...
 //!
 //! `--cpus 0-3` pins executor i to the i-th CPU of the list (default: the
 //! CPUs this process may use). It prints `listening on ADDR` once every
@@ -20,7 +21,8 @@ const BODY: &[u8] = b"hello from h2sim on glommio\n";
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: serve [--executors N] [--cpus LIST] [--listen ADDR]... [--tls-listen ADDR]..."
+        "usage: serve [--executors N] [--cpus LIST] [--io-memory BYTES] \
+         [--listen ADDR]... [--tls-listen ADDR]..."
     );
     ExitCode::from(2)
 }
@@ -35,6 +37,10 @@ fn main() -> ExitCode {
             return usage();
         };
         let parsed = match flag.as_str() {
+            "--io-memory" => value
+                .parse()
+                .map(|n| executors.io_memory = n)
+                .map_err(|e| e.to_string()),
             "--executors" => value
                 .parse()
                 .map(|n| executors.count = n)

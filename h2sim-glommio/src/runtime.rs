@@ -247,6 +247,35 @@ impl RuntimeError {
     }
 }
 
+/// The soft `RLIMIT_MEMLOCK` in bytes, from `/proc/self/limits`; `None`
+/// when unlimited or unreadable.
+fn memlock_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max locked memory"))?;
+    line["Max locked memory".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// glommio's own floor for `RLIMIT_MEMLOCK`, below which it will not start
+/// (it reports it inside an opaque `io::Error`, so it is checked here first).
+const GLOMMIO_MIN_MEMLOCK: u64 = 512 * 1024;
+
+/// Fails early, with a clear message, where glommio would refuse to start.
+fn check_memlock() -> Result<(), RuntimeError> {
+    match memlock_limit() {
+        Some(limit) if limit < GLOMMIO_MIN_MEMLOCK => Err(RuntimeError::MemlockTooLow {
+            limit,
+            required: GLOMMIO_MIN_MEMLOCK,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Turns glommio's error type into the `io::Error` the public errors carry.
 pub(crate) fn io_error(e: GlommioError<()>) -> io::Error {
     match e {
@@ -259,6 +288,7 @@ pub(crate) fn io_error(e: GlommioError<()>) -> io::Error {
 /// glommio runtime can run here. A front end calls this before offering
 /// glommio, so a machine without io_uring fails at start with the reason.
 pub fn probe(executors: &Executors) -> Result<(), RuntimeError> {
+    check_memlock()?;
     let options = executors.clone();
     let cpus = options.cpu_list();
     let cpu = options.cpu_for(0, &cpus);
@@ -315,6 +345,7 @@ where
     B: Fn(usize, Ready<E>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = T> + 'static,
 {
+    check_memlock().map_err(E::from)?;
     let cpus = executors.cpu_list();
     let body = Arc::new(body);
     let (tx, rx) = mpsc::channel();
@@ -408,6 +439,16 @@ mod tests {
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list(""), None);
         assert!(!allowed_cpus().is_empty());
+    }
+
+    #[test]
+    fn reads_the_memlock_limit() {
+        // Present on Linux; "unlimited" reads as None.
+        let limits = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let unlimited = limits
+            .lines()
+            .any(|l| l.starts_with("Max locked memory") && l.contains("unlimited"));
+        assert_eq!(memlock_limit().is_none(), unlimited);
     }
 
     #[test]
