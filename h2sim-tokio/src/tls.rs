@@ -75,6 +75,8 @@ pub struct Trust {
     pub dir: Option<PathBuf>,
     /// More CRL files (PEM).
     pub crls: Vec<PathBuf>,
+    /// With `Revocation::Off` the CRLs found are not consulted at all (a
+    /// trust directory usually holds some).
     pub revocation: Revocation,
 }
 
@@ -301,10 +303,15 @@ pub fn server_config(tls: &ServerTls) -> Result<Arc<rustls::ServerConfig>, TlsEr
         ClientAuth::Optional(trust) | ClientAuth::Required(trust) => {
             let loaded = trust.load()?;
             let mut verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider)
-                    .with_crls(loaded.crls);
-            if trust.revocation == Revocation::EndEntity {
-                verifier = verifier.only_check_end_entity_revocation();
+                WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
+            match trust.revocation {
+                Revocation::Off => {}
+                Revocation::EndEntity => {
+                    verifier = verifier
+                        .with_crls(loaded.crls)
+                        .only_check_end_entity_revocation();
+                }
+                Revocation::FullChain => verifier = verifier.with_crls(loaded.crls),
             }
             if matches!(tls.client_auth, ClientAuth::Optional(_)) {
                 verifier = verifier.allow_unauthenticated();
@@ -332,10 +339,15 @@ pub fn client_config(tls: &ClientTls) -> Result<Arc<rustls::ClientConfig>, TlsEr
         ServerVerification::Verify(trust) => {
             let loaded = trust.load()?;
             let mut verifier =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(loaded.roots), provider)
-                    .with_crls(loaded.crls);
-            if trust.revocation == Revocation::EndEntity {
-                verifier = verifier.only_check_end_entity_revocation();
+                WebPkiServerVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
+            match trust.revocation {
+                Revocation::Off => {}
+                Revocation::EndEntity => {
+                    verifier = verifier
+                        .with_crls(loaded.crls)
+                        .only_check_end_entity_revocation();
+                }
+                Revocation::FullChain => verifier = verifier.with_crls(loaded.crls),
             }
             builder.with_webpki_verifier(verifier.build().map_err(TlsError::Verifier)?)
         }
