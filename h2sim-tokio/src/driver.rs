@@ -379,6 +379,89 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::handler::{HandlerApp, Reply};
+    use h2sim_proto::{Config, Connection, Protocol};
+
+    /// HEADERS frames for GET requests (END_STREAM) on streams `first,
+    /// first+2, …`: HPACK from the static table, a literal `:authority`,
+    /// and a 1000-byte `x-pad` field so a read holds only a few requests.
+    fn requests(first: u32, count: u32) -> Vec<u8> {
+        let mut block = vec![0x82, 0x86, 0x84, 0x01, 0x01, b'a'];
+        // Literal without indexing, new name; 1000 = 127 + 873 (RFC 7541 §5.1).
+        block.extend_from_slice(&[0x00, 0x05]);
+        block.extend_from_slice(b"x-pad");
+        block.extend_from_slice(&[0x7f, 0xe9, 0x06]);
+        block.extend_from_slice(&[b'p'; 1000]);
+        let len = u32::try_from(block.len()).unwrap().to_be_bytes();
+        let mut out = Vec::new();
+        for i in 0..count {
+            out.extend_from_slice(&[len[1], len[2], len[3], 0x1, 0x5]);
+            out.extend_from_slice(&(first + 2 * i).to_be_bytes());
+            out.extend_from_slice(&block);
+        }
+        out
+    }
+
+    /// A peer that opens the windows wide, sends requests and never reads:
+    /// the server answers until its output backlog is full, then stops
+    /// reading, so the peer's writes block instead of the server's memory
+    /// growing.
+    #[tokio::test]
+    async fn a_peer_that_does_not_read_is_throttled() {
+        let (ours, theirs) = tokio::io::duplex(16 * 1024);
+        let now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
+        let app = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 16 * 1024]));
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let options = DriverOptions {
+            max_output_backlog: 64 * 1024,
+            ..DriverOptions::default()
+        };
+        let server =
+            tokio::spawn(async move { run(ours, &mut endpoint, &Shutdown::new(), &options).await });
+        let (mut their_read, mut their_write) = tokio::io::split(theirs);
+        let mut hello = h2sim_proto::frame::PREFACE.to_vec();
+        // SETTINGS_INITIAL_WINDOW_SIZE = 2^31-1, and the connection window
+        // raised as far: flow control never holds the answers back.
+        hello.extend_from_slice(&[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 0x4, 0x7f, 0xff, 0xff, 0xff]);
+        hello.extend_from_slice(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
+        their_write.write_all(&hello).await.unwrap();
+
+        let mut next = 1;
+        let mut written = 0;
+        loop {
+            let batch = requests(next, 2);
+            let write =
+                tokio::time::timeout(Duration::from_millis(300), their_write.write_all(&batch));
+            match write.await {
+                Ok(result) => result.unwrap(),
+                Err(_) => break,
+            }
+            next += 4;
+            written += batch.len();
+            // An unbounded server would let us write for ever.
+            assert!(written < 1024 * 1024, "the server kept reading");
+        }
+        // The backlog (64 KiB) and the pipes (16 KiB each way) hold a few
+        // 16 KiB answers and a few 1 KiB requests.
+        assert!(written < 64 * 1024, "{written} bytes of requests taken");
+
+        // Reading again lets everything flow: the stalled write completes.
+        let reader = tokio::spawn(async move {
+            let mut sink = vec![0u8; 64 * 1024];
+            while their_read.read(&mut sink).await.is_ok_and(|n| n > 0) {}
+        });
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            their_write.write_all(&requests(next, 40)),
+        )
+        .await
+        .expect("writing resumed once the answers were read")
+        .unwrap();
+        drop(their_write);
+        server.abort();
+        reader.abort();
+    }
 
     #[test]
     fn outbox_advances_across_chunks() {

@@ -4,12 +4,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-mod common;
-
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::*;
 use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead, StreamId};
 use h2sim_tokio::{
     ClientOptions, DriverOptions, FetchRequest, ListenerSpec, Reconnect, RequestError, Server,
