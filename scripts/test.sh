@@ -26,6 +26,35 @@ need_cargo_tool() { # tool crate
 }
 need_cargo_tool nextest cargo-nextest
 
+# Interop peers: programs nobody here wrote. A test whose peer is missing
+# fails, so install them rather than let the tests find out.
+need_debian() { # command package
+  if ! command -v "$1" >/dev/null 2>&1; then
+    missing_packages+=("$2")
+  fi
+}
+missing_packages=()
+need_debian curl curl
+need_debian nghttp nghttp2-client
+need_debian h2load nghttp2-client
+need_debian nghttpd nghttp2-server
+need_debian openssl openssl
+if [ ${#missing_packages[@]} -gt 0 ]; then
+  step "installing ${missing_packages[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing_packages[@]}"
+fi
+if ! python3 -c "import h2" >/dev/null 2>&1; then
+  step "installing Python h2"
+  python3 -m pip install --quiet h2
+fi
+if ! command -v httpwg >/dev/null 2>&1; then
+  step "installing httpwg-cli"
+  cargo install --locked httpwg-cli
+fi
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

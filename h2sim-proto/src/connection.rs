@@ -13,6 +13,7 @@ use crate::frame::{PREFACE, Reason, StreamId};
 use crate::h2::LocalSettings;
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::stats::Stats;
 use crate::{h1, h2};
 
 /// Which end of the connection we are.
@@ -78,6 +79,12 @@ pub struct Connection {
     /// (the 101 response, its events): delivered before the new session's.
     handover_out: VecDeque<Bytes>,
     handover_events: VecDeque<Event>,
+    /// Bytes taken from and given to the transport.
+    bytes_received: u64,
+    bytes_sent: u64,
+    /// Input an HTTP/1.1 server left unread while its pipeline was full;
+    /// offered to it again on every poll, ahead of newer input.
+    held: BytesMut,
 }
 
 #[derive(Debug)]
@@ -87,9 +94,14 @@ enum Inner {
     Undecided {
         since: Instant,
     },
-    Http1(h1::Session),
-    Http2(h2::Session),
+    /// Both sessions are boxed: they are large, and the enum moves when a
+    /// server settles its protocol.
+    Http1(Box<h1::Session>),
+    Http2(Box<h2::Session>),
 }
+
+/// Held-back HTTP/1.1 input beyond which `wants_input` turns false.
+const HELD_INPUT_LIMIT: usize = 256 * 1024;
 
 /// Calls the same method on whichever session runs, or gives `$undecided`.
 macro_rules! dispatch {
@@ -110,6 +122,9 @@ impl Connection {
             config,
             handover_out: VecDeque::new(),
             handover_events: VecDeque::new(),
+            bytes_received: 0,
+            bytes_sent: 0,
+            held: BytesMut::new(),
         }
     }
 
@@ -117,13 +132,13 @@ impl Connection {
     /// preface and SETTINGS are the first output.
     pub fn client(config: Config, now: Instant) -> Self {
         let session = h2::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http2(session), config)
+        Connection::with(Role::Client, Inner::Http2(Box::new(session)), config)
     }
 
     /// An HTTP/1.1 client.
     pub fn client_http1(config: Config, now: Instant) -> Self {
         let session = h1::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http1(session), config)
+        Connection::with(Role::Client, Inner::Http1(Box::new(session)), config)
     }
 
     /// A server that tells the protocol from the first bytes: the HTTP/2
@@ -137,8 +152,16 @@ impl Connection {
     /// A server for a protocol already chosen, by TLS ALPN or configuration.
     pub fn server_for(protocol: Protocol, config: Config, now: Instant) -> Self {
         let inner = match protocol {
-            Protocol::Http1 => Inner::Http1(h1::Session::new(Role::Server, config.clone(), now)),
-            Protocol::Http2 => Inner::Http2(h2::Session::new(Role::Server, config.clone(), now)),
+            Protocol::Http1 => Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                config.clone(),
+                now,
+            ))),
+            Protocol::Http2 => Inner::Http2(Box::new(h2::Session::new(
+                Role::Server,
+                config.clone(),
+                now,
+            ))),
         };
         Connection::with(Role::Server, inner, config)
     }
@@ -161,17 +184,51 @@ impl Connection {
     /// the `Bytes` of events without a copy; a partial one stays in `input`
     /// for the next read to extend.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        let before = input.len();
+        if self.held.is_empty() {
+            self.take_input(now, input);
+        } else {
+            // Older input first: the new bytes join what is held.
+            self.held.unsplit(input.split());
+            let mut held = std::mem::take(&mut self.held);
+            self.take_input(now, &mut held);
+            self.held = held;
+        }
+        if let Inner::Http1(s) = &self.inner
+            && s.input_blocked()
+            && !input.is_empty()
+        {
+            self.held.unsplit(input.split());
+        }
+        self.bytes_received += (before - input.len()) as u64;
+    }
+
+    /// False while an HTTP/1.1 server holds back more than a read's worth of
+    /// pipelined requests it cannot answer yet: a driver should stop reading
+    /// until it turns true, so a client that pipelines without reading the
+    /// responses cannot make us buffer without bound.
+    pub fn wants_input(&self) -> bool {
+        self.held.len() < HELD_INPUT_LIMIT
+    }
+
+    fn take_input(&mut self, now: Instant, input: &mut BytesMut) {
         if let Inner::Undecided { since } = self.inner {
             let n = input.len().min(PREFACE.len());
             if input[..n] == PREFACE[..n] {
                 if n < PREFACE.len() {
                     return;
                 }
-                self.inner =
-                    Inner::Http2(h2::Session::new(Role::Server, self.config.clone(), since));
+                self.inner = Inner::Http2(Box::new(h2::Session::new(
+                    Role::Server,
+                    self.config.clone(),
+                    since,
+                )));
             } else {
-                self.inner =
-                    Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+                self.inner = Inner::Http1(Box::new(h1::Session::new(
+                    Role::Server,
+                    self.config.clone(),
+                    since,
+                )));
             }
         }
         match &mut self.inner {
@@ -192,24 +249,35 @@ impl Connection {
         if let Inner::Http1(old) = &mut self.inner {
             self.handover_out
                 .extend(std::iter::from_fn(|| old.poll_transmit()));
+            // The HTTP/2 session reports Connected itself, once the client's
+            // SETTINGS arrive; the application hears it once.
+            let events = std::iter::from_fn(|| old.poll_event());
             self.handover_events
-                .extend(std::iter::from_fn(|| old.poll_event()));
+                .extend(events.filter(|e| !matches!(e, Event::Connected)));
         }
         let session =
             h2::Session::upgraded(self.config.clone(), now, &upgrade.settings, upgrade.request);
-        self.inner = Inner::Http2(session);
+        self.inner = Inner::Http2(Box::new(session));
         if !input.is_empty() {
-            self.handle_input(now, input);
+            self.take_input(now, input);
         }
     }
 
     /// The peer closed its side of the transport.
     pub fn handle_eof(&mut self, now: Instant) {
+        if !self.held.is_empty() {
+            let mut held = std::mem::take(&mut self.held);
+            self.take_input(now, &mut held);
+            self.held = held;
+        }
         if let Inner::Undecided { since } = self.inner {
             // Nothing was said: close as an HTTP/1.1 server with no request would.
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
-        let _ = now;
         dispatch!(self, s => s.handle_eof(), undecided => ())
     }
 
@@ -295,7 +363,11 @@ impl Connection {
     /// `Event::Closed` (RFC 9113 §6.8; `connection: close` in HTTP/1.1).
     pub fn go_away(&mut self, now: Instant) {
         if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
         dispatch!(self, s => s.go_away(now), undecided => ())
     }
@@ -303,7 +375,11 @@ impl Connection {
     /// Ends the connection at once (HTTP/2: GOAWAY with `reason`).
     pub fn abort(&mut self, reason: Reason) {
         if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(h1::Session::new(Role::Server, self.config.clone(), since));
+            self.inner = Inner::Http1(Box::new(h1::Session::new(
+                Role::Server,
+                self.config.clone(),
+                since,
+            )));
         }
         dispatch!(self, s => s.abort(reason), undecided => ())
     }
@@ -345,11 +421,43 @@ impl Connection {
     }
 
     /// The next chunk of bytes to write to the transport.
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<Bytes> {
-        if let Some(chunk) = self.handover_out.pop_front() {
-            return Some(chunk);
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
+        if !self.held.is_empty()
+            && let Inner::Http1(s) = &self.inner
+            && !s.input_blocked()
+        {
+            // Responses went out since: the held requests can be read now.
+            let mut held = std::mem::take(&mut self.held);
+            self.take_input(now, &mut held);
+            self.held = held;
         }
-        dispatch!(self, s => s.poll_transmit(), undecided => None)
+        let chunk = match self.handover_out.pop_front() {
+            Some(chunk) => Some(chunk),
+            None => dispatch!(self, s => s.poll_transmit(), undecided => None),
+        };
+        if let Some(chunk) = &chunk {
+            self.bytes_sent += chunk.len() as u64;
+        }
+        chunk
+    }
+
+    /// What crossed this connection so far.
+    pub fn stats(&self) -> Stats {
+        let mut stats = match &self.inner {
+            Inner::Http2(s) => s.stats,
+            Inner::Http1(s) => s.stats(),
+            Inner::Undecided { .. } => Stats::default(),
+        };
+        stats.bytes_received = self.bytes_received;
+        stats.bytes_sent = self.bytes_sent;
+        if let Inner::Http1(_) = self.inner {
+            // HTTP/1.1 heads travel as they are: what is not body is head
+            // (and chunk framing).
+            let head = self.bytes_sent.saturating_sub(stats.data_bytes_sent);
+            stats.header_wire_bytes_sent = head;
+            stats.header_bytes_sent = head;
+        }
+        stats
     }
 
     /// When [`Connection::handle_timeout`] must be called next, if ever.

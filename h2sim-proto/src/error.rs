@@ -88,6 +88,8 @@ pub enum Violation {
     StreamErrorFlood,
     /// More empty DATA/CONTINUATION frames per period than allowed.
     EmptyFrameFlood,
+    /// An HTTP/1.1 message broke RFC 9112 or one of our limits.
+    Http1(crate::h1::Http1Error),
     /// The HTTP2-Settings of an h2c upgrade are not a SETTINGS payload
     /// (RFC 7540 §3.2.1).
     InvalidUpgradeSettings,
@@ -211,6 +213,7 @@ impl fmt::Display for Violation {
             StreamErrorFlood => f.write_str("too many stream errors"),
             EmptyFrameFlood => f.write_str("too many empty frames"),
             PushRefused => f.write_str("frames on a refused push"),
+            Http1(e) => write!(f, "{e}"),
             InvalidUpgradeSettings => {
                 f.write_str("HTTP2-Settings is not a SETTINGS payload (RFC 7540 §3.2.1)")
             }

@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use h2sim_proto::{Application, Config, Connection, Endpoint, Event, RequestHead, ResponseHead, StreamId};
+use h2sim_proto::{
+    Application, Config, Connection, Endpoint, Event, RequestHead, ResponseHead, StreamId,
+};
 
 /// Answers each request after a delay, using its own timer.
 #[derive(Default)]
@@ -24,8 +26,10 @@ impl Application for SlowServer {
     }
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
         for (_, stream) in self.due.iter().filter(|(t, _)| *t <= now) {
-            conn.send_response(*stream, ResponseHead::new(200), false).unwrap();
-            conn.send_data(*stream, Bytes::from_static(b"late"), true).unwrap();
+            conn.send_response(*stream, ResponseHead::new(200), false)
+                .unwrap();
+            conn.send_data(*stream, Bytes::from_static(b"late"), true)
+                .unwrap();
         }
         self.due.retain(|(t, _)| *t > now);
     }
@@ -45,13 +49,22 @@ impl Application for Client {
         }
     }
     fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
-        if let Event::Data { stream, end_stream: true, .. } = event {
+        if let Event::Data {
+            stream,
+            end_stream: true,
+            ..
+        } = event
+        {
             self.done.push((stream, now));
         }
     }
 }
 
-fn pump<A: Application, B: Application>(from: &mut Endpoint<A>, to: &mut Endpoint<B>, now: Instant) -> bool {
+fn pump<A: Application, B: Application>(
+    from: &mut Endpoint<A>,
+    to: &mut Endpoint<B>,
+    now: Instant,
+) -> bool {
     let mut wire = BytesMut::new();
     while let Some(chunk) = from.poll_transmit(now) {
         wire.extend_from_slice(&chunk);
@@ -65,11 +78,23 @@ fn pump<A: Application, B: Application>(from: &mut Endpoint<A>, to: &mut Endpoin
 fn application_timers_drive_delayed_responses() {
     let start = Instant::now();
     let mut now = start;
-    let mut client = Endpoint::new(Connection::client(Config::default(), now), Client::default(), now);
-    let mut server = Endpoint::new(Connection::server(Config::default(), now), SlowServer::default(), now);
+    let mut client = Endpoint::new(
+        Connection::client(Config::default(), now),
+        Client::default(),
+        now,
+    );
+    let mut server = Endpoint::new(
+        Connection::server(Config::default(), now),
+        SlowServer::default(),
+        now,
+    );
     for _ in 0..100 {
         while pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now) {}
-        let Some(next) = [client.poll_timeout(), server.poll_timeout()].into_iter().flatten().min() else {
+        let Some(next) = [client.poll_timeout(), server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+        else {
             break;
         };
         now = next.max(now);
@@ -81,5 +106,9 @@ fn application_timers_drive_delayed_responses() {
     }
     let done = &client.application().done;
     assert_eq!(done.len(), 3);
-    assert!(done.iter().all(|(_, at)| *at == start + Duration::from_millis(50)), "{done:?}");
+    assert!(
+        done.iter()
+            .all(|(_, at)| *at == start + Duration::from_millis(50)),
+        "{done:?}"
+    );
 }

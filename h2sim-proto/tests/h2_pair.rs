@@ -136,6 +136,18 @@ fn get_and_post_round_trip() {
     assert_eq!(&responses.bodies[&a][..], b"hello");
     assert_eq!(&responses.bodies[&b][..], b"ping body");
     assert_eq!(responses.done.len(), 2);
+    let (c, s) = (pair.client.stats(), pair.server.stats());
+    assert_eq!(c.bytes_sent, s.bytes_received);
+    assert_eq!(s.bytes_sent, c.bytes_received);
+    assert_eq!(c.data_bytes_sent, 9);
+    assert_eq!(s.data_bytes_received, 9);
+    assert_eq!(c.data_bytes_received, 5 + 9);
+    assert_eq!(c.header_wire_bytes_sent, s.header_wire_bytes_received);
+    assert_eq!(c.header_bytes_sent, s.header_bytes_received);
+    assert!(
+        c.header_wire_bytes_sent < c.header_bytes_sent,
+        "HPACK saves space"
+    );
 }
 
 #[test]

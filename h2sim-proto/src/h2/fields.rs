@@ -59,24 +59,26 @@ fn check_field(field: &HeaderField) -> Result<(), Malformation> {
 }
 
 /// Splits a decoded field section into pseudo-headers (handed to `pseudo`)
-/// and ordinary fields, enforcing order and field syntax.
+/// and ordinary fields, enforcing order and field syntax. The ordinary
+/// fields stay in the decoder's vector, so a message costs no second one.
 fn split(
-    fields: Vec<HeaderField>,
+    mut fields: Vec<HeaderField>,
     mut pseudo: impl FnMut(&[u8], Bytes) -> Result<(), Malformation>,
 ) -> Result<Vec<HeaderField>, Malformation> {
-    let mut ordinary = Vec::with_capacity(fields.len());
-    for field in fields {
-        if let Some(name) = field.name.strip_prefix(b":") {
-            if !ordinary.is_empty() {
-                return Err(Malformation::PseudoHeaderAfterField);
-            }
-            pseudo(name, field.value)?;
-        } else {
-            check_field(&field)?;
-            ordinary.push(field);
-        }
+    let leading = fields
+        .iter()
+        .take_while(|f| f.name.first() == Some(&b':'))
+        .count();
+    for field in fields.drain(..leading) {
+        pseudo(&field.name[1..], field.value)?;
     }
-    Ok(ordinary)
+    for field in &fields {
+        if field.name.first() == Some(&b':') {
+            return Err(Malformation::PseudoHeaderAfterField);
+        }
+        check_field(field)?;
+    }
+    Ok(fields)
 }
 
 fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> {
@@ -205,32 +207,31 @@ pub(crate) fn status_bytes(status: u16) -> Bytes {
     }
 }
 
-/// The pseudo-header fields of a request, in the order §8.3.1 lists them.
-pub(crate) fn request_pseudo(head: &RequestHead) -> Vec<HeaderField> {
-    let mut out = Vec::with_capacity(4);
-    out.push(HeaderField::new(
-        Bytes::from_static(b":method"),
-        head.method.clone(),
-    ));
-    if head.method.as_ref() != b"CONNECT" {
-        out.push(HeaderField::new(
-            Bytes::from_static(b":scheme"),
-            head.scheme.clone(),
-        ));
-    }
-    if !head.authority.is_empty() {
-        out.push(HeaderField::new(
-            Bytes::from_static(b":authority"),
-            head.authority.clone(),
-        ));
-    }
-    if head.method.as_ref() != b"CONNECT" {
-        out.push(HeaderField::new(
-            Bytes::from_static(b":path"),
-            head.path.clone(),
-        ));
-    }
-    out
+/// The pseudo-header fields of a request, in the order §8.3.1 lists them;
+/// a fixed array, so sending a request allocates nothing for them.
+pub(crate) fn request_pseudo(head: &RequestHead) -> [Option<HeaderField>; 4] {
+    let connect = head.method.as_ref() == b"CONNECT";
+    let field = |name: &'static [u8], value: &Bytes| {
+        Some(HeaderField::new(Bytes::from_static(name), value.clone()))
+    };
+    [
+        field(b":method", &head.method),
+        if connect {
+            None
+        } else {
+            field(b":scheme", &head.scheme)
+        },
+        if head.authority.is_empty() {
+            None
+        } else {
+            field(b":authority", &head.authority)
+        },
+        if connect {
+            None
+        } else {
+            field(b":path", &head.path)
+        },
+    ]
 }
 
 #[cfg(test)]

@@ -149,6 +149,7 @@ pub(crate) struct Session {
     peer_resets: RateLimit,
     local_resets: RateLimit,
     empty_frames: RateLimit,
+    pub(crate) stats: crate::stats::Stats,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
 }
@@ -202,6 +203,7 @@ impl Session {
                 limits.empty_frame_period,
             ),
             field_scratch: Vec::new(),
+            stats: crate::stats::Stats::default(),
             config,
         };
         if grow > 0 {

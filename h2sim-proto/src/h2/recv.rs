@@ -208,7 +208,14 @@ impl Session {
     fn recv_block(&mut self, now: Instant, id: StreamId, kind: BlockKind, block: &Bytes) {
         let mut fields = std::mem::take(&mut self.field_scratch);
         fields.clear();
+        // One allocation of a typical size rather than growing from empty.
+        fields.reserve(16);
         let decoded = self.hpack_decoder.decode(block, &mut fields);
+        self.stats.header_wire_bytes_received += block.len() as u64;
+        self.stats.header_bytes_received += fields
+            .iter()
+            .map(|f| (f.name.len() + f.value.len()) as u64)
+            .sum::<u64>();
         let too_large = match decoded {
             Ok(()) => None,
             Err(e) if e.is_compression_error() => {
@@ -524,6 +531,7 @@ impl Session {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
             return;
         }
+        self.stats.data_bytes_received += u64::from(kept);
         let id = d.stream_id;
         let Some(stream) = self.store.get_mut(id) else {
             self.release(id, kept);

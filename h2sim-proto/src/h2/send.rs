@@ -378,16 +378,8 @@ impl Session {
             match item {
                 Outgoing::Request { head, end_stream } => {
                     let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().chain(head.fields.iter());
-                    write_block(
-                        &mut self.wbuf,
-                        &mut self.hpack_encoder,
-                        id,
-                        None,
-                        block,
-                        end_stream,
-                        max_frame,
-                    );
+                    let block = pseudo.iter().flatten().chain(head.fields.iter());
+                    self.write_block(id, None, block, end_stream);
                 }
                 Outgoing::Response { head, end_stream } => {
                     let status = [HeaderField::new(
@@ -395,28 +387,12 @@ impl Session {
                         fields::status_bytes(head.status),
                     )];
                     let block = status.iter().chain(head.fields.iter());
-                    write_block(
-                        &mut self.wbuf,
-                        &mut self.hpack_encoder,
-                        id,
-                        None,
-                        block,
-                        end_stream,
-                        max_frame,
-                    );
+                    self.write_block(id, None, block, end_stream);
                 }
                 Outgoing::Promise { promised, head } => {
                     let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().chain(head.fields.iter());
-                    write_block(
-                        &mut self.wbuf,
-                        &mut self.hpack_encoder,
-                        id,
-                        Some(promised),
-                        block,
-                        false,
-                        max_frame,
-                    );
+                    let block = pseudo.iter().flatten().chain(head.fields.iter());
+                    self.write_block(id, Some(promised), block, false);
                     if let Some(pushed) = self.store.get_mut(promised) {
                         pushed.promise_written = true;
                         if pushed.final_head_sent {
@@ -426,15 +402,7 @@ impl Session {
                     }
                 }
                 Outgoing::Trailers { fields } => {
-                    write_block(
-                        &mut self.wbuf,
-                        &mut self.hpack_encoder,
-                        id,
-                        None,
-                        fields.iter(),
-                        true,
-                        max_frame,
-                    );
+                    self.write_block(id, None, fields.iter(), true);
                 }
                 Outgoing::Data {
                     mut data,
@@ -462,6 +430,7 @@ impl Session {
                         stream.queue.push_front(Outgoing::Data { data, end_stream });
                     }
                     frame::encode_data_head(id, allowed, end_stream && last, &mut self.wbuf);
+                    self.stats.data_bytes_sent += u64::from(allowed);
                     if !chunk.is_empty() {
                         self.flush_wbuf();
                         self.out.push_back(chunk);
@@ -479,58 +448,63 @@ impl Session {
             written += self.wbuf.len().saturating_sub(start);
         }
     }
-}
 
-/// Encodes a field block straight into the output buffer behind a reserved
-/// frame header, so the common case (the block fits one frame) copies
-/// nothing; a larger block is re-framed as HEADERS plus CONTINUATIONs.
-fn write_block<'a>(
-    wbuf: &mut bytes::BytesMut,
-    encoder: &mut crate::hpack::Encoder,
-    id: StreamId,
-    promised: Option<StreamId>,
-    fields: impl Iterator<Item = &'a HeaderField>,
-    end_stream: bool,
-    max_frame: u32,
-) {
-    let start = wbuf.len();
-    let prefix = if promised.is_some() { 4 } else { 0 };
-    wbuf.put_bytes(0, HEADER_LEN + prefix);
-    encoder.encode(fields, wbuf);
-    let payload = wbuf.len() - start - HEADER_LEN;
-    if let Ok(len) = u32::try_from(payload)
-        && len <= max_frame
-    {
-        let (kind, mut flags) = match promised {
-            Some(_) => (FrameKind::PushPromise, flags::END_HEADERS),
-            None => (FrameKind::Headers, flags::END_HEADERS),
-        };
-        if end_stream && promised.is_none() {
-            flags |= flags::END_STREAM;
+    /// Encodes a field block straight into the output buffer behind a reserved
+    /// frame header, so the common case (the block fits one frame) copies
+    /// nothing; a larger block is re-framed as HEADERS plus CONTINUATIONs.
+    fn write_block<'a>(
+        &mut self,
+        id: StreamId,
+        promised: Option<StreamId>,
+        fields: impl Iterator<Item = &'a HeaderField> + Clone,
+        end_stream: bool,
+    ) {
+        let max_frame = self.peer.max_frame_size;
+        let (wbuf, encoder, stats) = (&mut self.wbuf, &mut self.hpack_encoder, &mut self.stats);
+        stats.header_bytes_sent += fields
+            .clone()
+            .map(|f| (f.name.len() + f.value.len()) as u64)
+            .sum::<u64>();
+        let start = wbuf.len();
+        let prefix = if promised.is_some() { 4 } else { 0 };
+        wbuf.put_bytes(0, HEADER_LEN + prefix);
+        encoder.encode(fields, wbuf);
+        let payload = wbuf.len() - start - HEADER_LEN;
+        stats.header_wire_bytes_sent += (payload - prefix) as u64;
+        if let Ok(len) = u32::try_from(payload)
+            && len <= max_frame
+        {
+            let (kind, mut flags) = match promised {
+                Some(_) => (FrameKind::PushPromise, flags::END_HEADERS),
+                None => (FrameKind::Headers, flags::END_HEADERS),
+            };
+            if end_stream && promised.is_none() {
+                flags |= flags::END_STREAM;
+            }
+            let [_, l0, l1, l2] = len.to_be_bytes();
+            let [s0, s1, s2, s3] = id.value().to_be_bytes();
+            wbuf[start..start + HEADER_LEN].copy_from_slice(&[
+                l0,
+                l1,
+                l2,
+                u8::from(kind),
+                flags,
+                s0,
+                s1,
+                s2,
+                s3,
+            ]);
+            if let Some(promised) = promised {
+                let at = start + HEADER_LEN;
+                wbuf[at..at + 4].copy_from_slice(&promised.value().to_be_bytes());
+            }
+            return;
         }
-        let [_, l0, l1, l2] = len.to_be_bytes();
-        let [s0, s1, s2, s3] = id.value().to_be_bytes();
-        wbuf[start..start + HEADER_LEN].copy_from_slice(&[
-            l0,
-            l1,
-            l2,
-            u8::from(kind),
-            flags,
-            s0,
-            s1,
-            s2,
-            s3,
-        ]);
-        if let Some(promised) = promised {
-            let at = start + HEADER_LEN;
-            wbuf[at..at + 4].copy_from_slice(&promised.value().to_be_bytes());
+        let block = wbuf.split_off(start + HEADER_LEN + prefix).freeze();
+        wbuf.truncate(start);
+        match promised {
+            Some(promised) => frame::encode_push_promise(id, promised, &block, max_frame, wbuf),
+            None => frame::encode_headers(id, &block, end_stream, max_frame, wbuf),
         }
-        return;
-    }
-    let block = wbuf.split_off(start + HEADER_LEN + prefix).freeze();
-    wbuf.truncate(start);
-    match promised {
-        Some(promised) => frame::encode_push_promise(id, promised, &block, max_frame, wbuf),
-        None => frame::encode_headers(id, &block, end_stream, max_frame, wbuf),
     }
 }

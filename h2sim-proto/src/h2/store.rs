@@ -1,36 +1,16 @@
 //! The streams of one connection and the id bookkeeping around them.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
 
 use super::stream::Stream;
 use crate::frame::StreamId;
-
-/// Stream ids are small, distinct integers chosen by the endpoints; hashing
-/// them with SipHash would cost more than the lookup. A multiplicative hash
-/// spreads consecutive odd ids well enough.
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.0 = u64::from(n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
+use crate::hash::FastState;
 
 /// Stream ids are 31 bits (RFC 9113 §5.1.1).
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 
-type IdMap<V> = HashMap<StreamId, V, BuildHasherDefault<IdHasher>>;
-type IdSet = HashSet<StreamId, BuildHasherDefault<IdHasher>>;
+type IdMap<V> = HashMap<StreamId, V, FastState>;
+type IdSet = HashSet<StreamId, FastState>;
 
 /// A bounded memory of stream ids, oldest forgotten first.
 #[derive(Debug, Default)]

@@ -114,4 +114,11 @@ impl fmt::Display for DecoderError {
     }
 }
 
-impl std::error::Error for DecoderError {}
+impl std::error::Error for DecoderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::InvalidHuffman { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

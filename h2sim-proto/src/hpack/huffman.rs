@@ -211,6 +211,8 @@ impl std::fmt::Display for HuffmanError {
     }
 }
 
+impl std::error::Error for HuffmanError {}
+
 /// Decodes a Huffman-coded string.
 pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
     // Every symbol takes at least 5 bits, so this capacity is never exceeded.

@@ -2,6 +2,8 @@
 //! find a field's best index in O(1) instead of scanning the table.
 
 use std::collections::HashMap;
+
+use crate::hash::FastState;
 use std::ops::Range;
 use std::sync::LazyLock;
 
@@ -12,14 +14,15 @@ use super::table::{DynamicTable, Entry, STATIC_LEN, STATIC_TABLE};
 /// Static table names → the range of wire indices holding that name. Names
 /// with several entries (`:method`, `:status`, …) are contiguous in
 /// Appendix A, so a range is enough.
-static STATIC_NAMES: LazyLock<HashMap<&'static [u8], Range<usize>>> = LazyLock::new(|| {
-    let mut names: HashMap<&'static [u8], Range<usize>> = HashMap::new();
-    for (i, &(name, _)) in STATIC_TABLE.iter().enumerate() {
-        let index = i + 1;
-        names.entry(name).or_insert(index..index).end = index + 1;
-    }
-    names
-});
+static STATIC_NAMES: LazyLock<HashMap<&'static [u8], Range<usize>, FastState>> =
+    LazyLock::new(|| {
+        let mut names: HashMap<&'static [u8], Range<usize>, FastState> = HashMap::default();
+        for (i, &(name, _)) in STATIC_TABLE.iter().enumerate() {
+            let index = i + 1;
+            names.entry(name).or_insert(index..index).end = index + 1;
+        }
+        names
+    });
 
 /// Best way to refer to a field through the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,7 +41,7 @@ struct NameEntries {
     /// encoding of a name reference.
     newest: u64,
     /// The newest entry for each value.
-    values: HashMap<Bytes, u64>,
+    values: HashMap<Bytes, u64, FastState>,
 }
 
 /// The encoder's dynamic table with its lookup maps.
@@ -50,14 +53,14 @@ struct NameEntries {
 #[derive(Debug, Clone)]
 pub(crate) struct TableIndex {
     table: DynamicTable,
-    names: HashMap<Bytes, NameEntries>,
+    names: HashMap<Bytes, NameEntries, FastState>,
 }
 
 impl TableIndex {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             table: DynamicTable::new(capacity),
-            names: HashMap::new(),
+            names: HashMap::default(),
         }
     }
 
@@ -111,7 +114,7 @@ impl TableIndex {
         if self.table.next_seq() > seq {
             let entries = names.entry(name).or_insert_with(|| NameEntries {
                 newest: seq,
-                values: HashMap::new(),
+                values: HashMap::default(),
             });
             entries.newest = seq;
             entries.values.insert(value, seq);
@@ -129,7 +132,7 @@ impl TableIndex {
 /// Drops the map entries that point at the evicted entry `seq`. Entries
 /// are evicted oldest first, so if a name's or value's newest entry is the
 /// evicted one, no other entry for it remains.
-fn forget(names: &mut HashMap<Bytes, NameEntries>, seq: u64, evicted: Entry) {
+fn forget(names: &mut HashMap<Bytes, NameEntries, FastState>, seq: u64, evicted: Entry) {
     let Some(entries) = names.get_mut(&evicted.name) else {
         return;
     };

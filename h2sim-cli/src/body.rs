@@ -1,0 +1,120 @@
+//! Message bodies as the command line gives them: `-t TEXT`, `-b HEX`,
+//! `-f FILE`, `-e SIZE`. Loaded once when the options are read, so the hot
+//! path only clones a `Bytes`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+/// A body source that failed to load or parse; names the flag's argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BodyError {
+    Hex(String),
+    Size(String),
+    File(PathBuf, String),
+}
+
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::Hex(s) => write!(f, "-b {s:?}: not an even number of hex digits"),
+            BodyError::Size(s) => write!(f, "-e {s:?}: not a size (N, Nk or Nm)"),
+            BodyError::File(p, e) => write!(f, "-f {}: {e}", p.display()),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {}
+
+/// `-t TEXT`.
+pub fn text(s: &str) -> Bytes {
+    Bytes::copy_from_slice(s.as_bytes())
+}
+
+/// `-b HEX`: hex digits, optionally separated by spaces.
+pub fn hex(s: &str) -> Result<Bytes, BodyError> {
+    let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    if digits.len() % 2 != 0 {
+        return Err(BodyError::Hex(s.to_owned()));
+    }
+    let nibble = |d: u8| (d as char).to_digit(16).map(|v| v as u8);
+    digits
+        .chunks(2)
+        .map(|pair| match (nibble(pair[0]), nibble(pair[1])) {
+            (Some(hi), Some(lo)) => Ok(hi << 4 | lo),
+            _ => Err(BodyError::Hex(s.to_owned())),
+        })
+        .collect::<Result<Vec<u8>, _>>()
+        .map(Bytes::from)
+}
+
+/// `-f FILE`.
+pub fn file(path: &Path) -> Result<Bytes, BodyError> {
+    std::fs::read(path)
+        .map(Bytes::from)
+        .map_err(|e| BodyError::File(path.to_owned(), e.to_string()))
+}
+
+/// `-e SIZE`: a body of exactly SIZE bytes (N, Nk = N×1024, Nm = N×1024²),
+/// shaped as a JSON object when it is big enough to be one, since SBI
+/// payloads are JSON and some servers check.
+pub fn sized(s: &str) -> Result<Bytes, BodyError> {
+    let size = parse_size(s).ok_or_else(|| BodyError::Size(s.to_owned()))?;
+    const OPEN: &[u8] = b"{\"data\":\"";
+    const CLOSE: &[u8] = b"\"}";
+    let mut body = Vec::with_capacity(size);
+    if size >= OPEN.len() + CLOSE.len() {
+        body.extend_from_slice(OPEN);
+        body.resize(size - CLOSE.len(), b'x');
+        body.extend_from_slice(CLOSE);
+    } else {
+        body.resize(size, b'x');
+    }
+    Ok(Bytes::from(body))
+}
+
+/// N, Nk or Nm (case-insensitive); at most 1 GiB.
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (digits, unit) = match s.as_bytes().last()? {
+        b'k' | b'K' => (&s[..s.len() - 1], 1024),
+        b'm' | b'M' => (&s[..s.len() - 1], 1024 * 1024),
+        _ => (s, 1),
+    };
+    let n: usize = digits.parse().ok()?;
+    n.checked_mul(unit).filter(|&size| size <= 1 << 30)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("10"), Some(10));
+        assert_eq!(parse_size("1k"), Some(1024));
+        assert_eq!(parse_size("4K"), Some(4096));
+        assert_eq!(parse_size("2m"), Some(2 << 20));
+        assert_eq!(parse_size("k"), None);
+        assert_eq!(parse_size("-1"), None);
+        assert_eq!(parse_size("9999999999m"), None);
+    }
+
+    #[test]
+    fn sized_bodies_are_exact_and_json_shaped() {
+        for n in [0, 5, 11, 12, 1024, 10 * 1024] {
+            let body = sized(&n.to_string()).unwrap();
+            assert_eq!(body.len(), n);
+        }
+        let body = sized("1k").unwrap();
+        assert!(body.starts_with(b"{\"data\":\"") && body.ends_with(b"\"}"));
+    }
+
+    #[test]
+    fn hex_bodies() {
+        assert_eq!(hex("48 69").unwrap(), Bytes::from_static(b"Hi"));
+        assert!(hex("4").is_err());
+        assert!(hex("zz").is_err());
+    }
+}

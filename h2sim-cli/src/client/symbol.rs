@@ -1,0 +1,225 @@
+//! `-R SYMBOL=FORMAT`: each scenario's number, formatted like printf, put in
+//! place of SYMBOL in paths, header values and bodies (`-R __MDN__=01092%06d`
+//! turns scenario 7 into 01092000007).
+
+use std::fmt::{self, Write as _};
+
+/// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
+/// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Format {
+    prefix: String,
+    conversion: Conversion,
+    suffix: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Conversion {
+    zero: bool,
+    width: usize,
+    radix: Radix,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Radix {
+    Decimal,
+    Hex,
+    HexUpper,
+    Octal,
+}
+
+/// What is wrong with a format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FormatError {
+    NoConversion(String),
+    Unsupported(String),
+    TooMany(String),
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormatError::NoConversion(s) => write!(f, "format {s:?} has no %d/%x conversion"),
+            FormatError::Unsupported(s) => write!(f, "format {s:?}: only %d %u %x %X %o with 0 and width are supported"),
+            FormatError::TooMany(s) => write!(f, "format {s:?} has more than one conversion"),
+        }
+    }
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format, FormatError> {
+        let mut prefix = String::new();
+        let mut suffix = String::new();
+        let mut conversion = None;
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            let out = if conversion.is_some() { &mut suffix } else { &mut prefix };
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            if chars.peek() == Some(&'%') {
+                chars.next();
+                out.push('%');
+                continue;
+            }
+            if conversion.is_some() {
+                return Err(FormatError::TooMany(s.to_owned()));
+            }
+            let zero = chars.peek() == Some(&'0');
+            if zero {
+                chars.next();
+            }
+            let mut width = 0usize;
+            while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+                chars.next();
+                width = width.saturating_mul(10).saturating_add(d as usize);
+            }
+            // Length modifiers printf users write out of habit: %ld, %lld, %lu.
+            while chars.peek() == Some(&'l') {
+                chars.next();
+            }
+            let radix = match chars.next() {
+                Some('d' | 'u' | 'i') => Radix::Decimal,
+                Some('x') => Radix::Hex,
+                Some('X') => Radix::HexUpper,
+                Some('o') => Radix::Octal,
+                _ => return Err(FormatError::Unsupported(s.to_owned())),
+            };
+            if width > 64 {
+                return Err(FormatError::Unsupported(s.to_owned()));
+            }
+            conversion = Some(Conversion { zero, width, radix });
+        }
+        let conversion = conversion.ok_or_else(|| FormatError::NoConversion(s.to_owned()))?;
+        Ok(Format { prefix, conversion, suffix })
+    }
+
+    /// Formats `n` into `out`.
+    pub fn write(&self, n: u64, out: &mut String) {
+        out.push_str(&self.prefix);
+        let Conversion { zero, width, radix } = self.conversion;
+        let _ = match (radix, zero) {
+            (Radix::Decimal, true) => write!(out, "{n:0width$}"),
+            (Radix::Decimal, false) => write!(out, "{n:width$}"),
+            (Radix::Hex, true) => write!(out, "{n:0width$x}"),
+            (Radix::Hex, false) => write!(out, "{n:width$x}"),
+            (Radix::HexUpper, true) => write!(out, "{n:0width$X}"),
+            (Radix::HexUpper, false) => write!(out, "{n:width$X}"),
+            (Radix::Octal, true) => write!(out, "{n:0width$o}"),
+            (Radix::Octal, false) => write!(out, "{n:width$o}"),
+        };
+        out.push_str(&self.suffix);
+    }
+
+    pub fn format(&self, n: u64) -> String {
+        let mut out = String::new();
+        self.write(n, &mut out);
+        out
+    }
+}
+
+/// One `-R SYMBOL=FORMAT`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Symbol {
+    pub name: String,
+    pub format: Format,
+}
+
+impl Symbol {
+    /// Parses `SYMBOL=FORMAT`.
+    pub fn parse(s: &str) -> Result<Symbol, String> {
+        let (name, format) = s
+            .split_once('=')
+            .ok_or_else(|| format!("-R {s:?}: expected SYMBOL=FORMAT"))?;
+        if name.is_empty() {
+            return Err(format!("-R {s:?}: empty symbol"));
+        }
+        let format = Format::parse(format).map_err(|e| format!("-R {s:?}: {e}"))?;
+        Ok(Symbol { name: name.to_owned(), format })
+    }
+}
+
+/// The symbols' values for one scenario number, ready to substitute.
+#[derive(Debug, Clone, Default)]
+pub struct Values(Vec<(String, String)>);
+
+impl Values {
+    pub fn new(symbols: &[Symbol], number: u64) -> Values {
+        Values(symbols.iter().map(|s| (s.name.clone(), s.format.format(number))).collect())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Replaces every symbol in `text`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for (name, value) in &self.0 {
+            if out.contains(name.as_str()) {
+                out = out.replace(name.as_str(), value);
+            }
+        }
+        out
+    }
+
+    /// Replaces every symbol in a body; a body that is not UTF-8 is searched
+    /// bytewise.
+    pub fn apply_bytes(&self, body: &[u8]) -> Vec<u8> {
+        let mut out = body.to_vec();
+        for (name, value) in &self.0 {
+            out = replace_bytes(&out, name.as_bytes(), value.as_bytes());
+        }
+        out
+    }
+}
+
+fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return haystack.to_vec();
+    }
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printf_like() {
+        let f = |s: &str, n| Format::parse(s).unwrap().format(n);
+        assert_eq!(f("01092%06d", 7), "01092000007");
+        assert_eq!(f("01092%06d", 99_999), "01092099999");
+        assert_eq!(f("%d", 42), "42");
+        assert_eq!(f("%5d|", 42), "   42|");
+        assert_eq!(f("id-%x", 255), "id-ff");
+        assert_eq!(f("%04X", 255), "00FF");
+        assert_eq!(f("%o", 8), "10");
+        assert_eq!(f("100%%-%lu", 3), "100%-3");
+        assert!(Format::parse("plain").is_err());
+        assert!(Format::parse("%s").is_err());
+        assert!(Format::parse("%d%d").is_err());
+    }
+
+    #[test]
+    fn values_replace_everywhere() {
+        let symbols = vec![Symbol::parse("__MDN__=01092%06d").unwrap(), Symbol::parse("@N@=%x").unwrap()];
+        let v = Values::new(&symbols, 26);
+        assert_eq!(v.apply("/user/__MDN__?h=@N@"), "/user/01092000026?h=1a");
+        assert_eq!(v.apply_bytes(b"{ \"USER_MDN\" : \"__MDN__\" }"), b"{ \"USER_MDN\" : \"01092000026\" }");
+        assert!(Symbol::parse("noequals").is_err());
+        assert!(Symbol::parse("=%d").is_err());
+    }
+}

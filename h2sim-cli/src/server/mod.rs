@@ -1,0 +1,4 @@
+//! The simulated server: response rules and the application that applies them.
+
+pub mod app;
+pub mod rules;

@@ -1,0 +1,78 @@
+//! Where the simulator's human-readable output goes: the terminal in the
+//! binary, a buffer in tests. Lines are built only when tracing is on.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use h2sim_proto::HeaderField;
+
+/// A destination for whole lines of trace output.
+pub trait Trace: Send + Sync {
+    fn line(&self, text: &str);
+}
+
+/// Standard output, one locked write per block so lines of concurrent
+/// connections do not interleave.
+#[derive(Debug, Default)]
+pub struct Stdout;
+
+impl Trace for Stdout {
+    fn line(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{text}");
+    }
+}
+
+/// Standard error, for connection summaries.
+#[derive(Debug, Default)]
+pub struct Stderr;
+
+impl Trace for Stderr {
+    fn line(&self, text: &str) {
+        let mut out = std::io::stderr().lock();
+        let _ = writeln!(out, "{text}");
+    }
+}
+
+/// Collects lines in memory (tests).
+#[derive(Debug, Default)]
+pub struct Memory(pub Mutex<Vec<String>>);
+
+impl Trace for Memory {
+    fn line(&self, text: &str) {
+        if let Ok(mut lines) = self.0.lock() {
+            lines.push(text.to_owned());
+        }
+    }
+}
+
+impl Memory {
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+/// Appends `  name = value` lines for fields, then the body as text (or its
+/// size when it is not UTF-8 or too long to show).
+pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], body: &[u8]) {
+    use std::fmt::Write as _;
+    for (name, value) in fields {
+        let _ = writeln!(out, "  {} = {}", String::from_utf8_lossy(name), String::from_utf8_lossy(value));
+    }
+    for f in extra {
+        let _ = writeln!(out, "  {} = {}", String::from_utf8_lossy(&f.name), String::from_utf8_lossy(&f.value));
+    }
+    if !body.is_empty() {
+        match std::str::from_utf8(body) {
+            Ok(text) if body.len() <= 4096 => {
+                let _ = writeln!(out, "  {text}");
+            }
+            _ => {
+                let _ = writeln!(out, "  <{} bytes>", body.len());
+            }
+        }
+    }
+    if out.ends_with('\n') {
+        out.pop();
+    }
+}

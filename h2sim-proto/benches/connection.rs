@@ -1,0 +1,399 @@
+//! Requests per second of one HTTP/2 connection on one core, h2sim-proto
+//! against the `h2` crate (hyper's HTTP/2), both client and server in memory.
+//!
+//! Two workloads, each a criterion group with one function per
+//! implementation: `get_no_body` (GET, answered 200 with no body) and
+//! `post_1k_1k` (POST of 1 KiB of JSON, answered 200 with 1 KiB). One
+//! iteration is [`REQUESTS`] complete requests with [`CONCURRENCY`] of them in
+//! flight (a new one starts as soon as one ends), so the throughput criterion
+//! prints in elements/s is requests/s. The connection is set up once, outside
+//! the timed loop: this measures steady-state requests, not handshakes.
+//!
+//! - `h2sim`: a client and a server [`Connection`] on the bench's own thread,
+//!   no runtime; what one transmits is copied into the other's input buffer,
+//!   as a socket read would.
+//! - `h2_crate`: an `h2` client and server on one current-thread tokio
+//!   runtime (one core, like the other side), joined by
+//!   `tokio::io::duplex`, windows and concurrency raised to h2sim's defaults.
+//!
+//! Every response's status is checked and every body byte counted; a wrong
+//! count panics rather than report a rate that was not earned.
+//!
+//! ```text
+//! cargo bench -p h2sim-proto --bench connection -- --warm-up-time 2 --measurement-time 5
+//! ```
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
+
+/// Complete requests per iteration.
+const REQUESTS: usize = 1000;
+/// Requests in flight at once.
+const CONCURRENCY: usize = 100;
+/// Request and response body size of the POST workload.
+const BODY_LEN: usize = 1024;
+const AUTHORITY: &str = "bench.example";
+const JSON: &str = "application/json";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Workload {
+    /// GET, no request body, 200 with no body.
+    Get,
+    /// POST with 1 KiB, 200 with 1 KiB.
+    Post,
+}
+
+impl Workload {
+    fn body_len(self) -> usize {
+        match self {
+            Workload::Get => 0,
+            Workload::Post => BODY_LEN,
+        }
+    }
+}
+
+/// A JSON body of exactly [`BODY_LEN`] bytes, shared by every request and
+/// response without a copy.
+fn json_body() -> Bytes {
+    let mut body = br#"{"user":"01092000123","data":""#.to_vec();
+    body.resize(BODY_LEN - 2, b'x');
+    body.extend_from_slice(br#""}"#);
+    Bytes::from(body)
+}
+
+/// The path of the `n`th request, like `/user1k/01092000123`.
+fn path(n: usize) -> String {
+    format!("/user1k/{:011}", 1_092_000_000 + n)
+}
+
+/// h2sim's client and server, joined in memory.
+struct SimPair {
+    client: Connection,
+    server: Connection,
+    client_in: BytesMut,
+    server_in: BytesMut,
+    body: Bytes,
+    sent: usize,
+}
+
+impl SimPair {
+    /// Both ends with default settings (256 streams, 1 MiB / 8 MiB windows),
+    /// connected: prefaces and SETTINGS exchanged and acknowledged.
+    fn connect() -> Self {
+        let now = Instant::now();
+        let mut pair = SimPair {
+            client: Connection::client(Config::default(), now),
+            server: Connection::server(Config::default(), now),
+            client_in: BytesMut::new(),
+            server_in: BytesMut::new(),
+            body: json_body(),
+            sent: 0,
+        };
+        while pair.exchange(now) {}
+        for conn in [&mut pair.client, &mut pair.server] {
+            let events: Vec<Event> = std::iter::from_fn(|| conn.poll_event()).collect();
+            assert_eq!(events, [Event::Connected]);
+        }
+        pair
+    }
+
+    /// Moves what each side has to send to the other; true if anything moved.
+    fn exchange(&mut self, now: Instant) -> bool {
+        let a = transfer(&mut self.client, &mut self.server, &mut self.server_in, now);
+        let b = transfer(&mut self.server, &mut self.client, &mut self.client_in, now);
+        a || b
+    }
+
+    fn send_request(&mut self, workload: Workload) {
+        let head = RequestHead::new("GET", "http", AUTHORITY, path(self.sent));
+        match workload {
+            Workload::Get => {
+                self.client.send_request(head, true).unwrap();
+            }
+            Workload::Post => {
+                let mut head = head.field("content-type", JSON);
+                head.method = Bytes::from_static(b"POST");
+                let stream = self.client.send_request(head, false).unwrap();
+                self.client
+                    .send_data(stream, self.body.clone(), true)
+                    .unwrap();
+            }
+        }
+        self.sent += 1;
+    }
+
+    /// Runs `n` requests to completion, `CONCURRENCY` at a time.
+    fn run(&mut self, workload: Workload, n: usize) {
+        let (mut started, mut done) = (0, 0);
+        let (mut request_bytes, mut response_bytes) = (0, 0);
+        while started < n.min(CONCURRENCY) {
+            self.send_request(workload);
+            started += 1;
+        }
+        while done < n {
+            let now = Instant::now();
+            assert!(self.exchange(now), "stalled at {done} of {n} requests");
+            while let Some(event) = self.server.poll_event() {
+                let (stream, finished) = match event {
+                    Event::Request {
+                        stream, end_stream, ..
+                    } => (stream, end_stream),
+                    Event::Data {
+                        stream,
+                        data,
+                        end_stream,
+                    } => {
+                        request_bytes += data.len();
+                        (stream, end_stream)
+                    }
+                    other => panic!("server: unexpected {other:?}"),
+                };
+                if !finished {
+                    continue;
+                }
+                match workload {
+                    Workload::Get => self
+                        .server
+                        .send_response(stream, ResponseHead::new(200), true)
+                        .unwrap(),
+                    Workload::Post => {
+                        let head = ResponseHead::new(200).field("content-type", JSON);
+                        self.server.send_response(stream, head, false).unwrap();
+                        self.server
+                            .send_data(stream, self.body.clone(), true)
+                            .unwrap();
+                    }
+                }
+            }
+            self.exchange(now);
+            while let Some(event) = self.client.poll_event() {
+                let finished = match event {
+                    Event::Response {
+                        head, end_stream, ..
+                    } => {
+                        assert_eq!(head.status, 200);
+                        end_stream
+                    }
+                    Event::Data {
+                        data, end_stream, ..
+                    } => {
+                        response_bytes += data.len();
+                        end_stream
+                    }
+                    other => panic!("client: unexpected {other:?}"),
+                };
+                if finished {
+                    done += 1;
+                    if started < n {
+                        self.send_request(workload);
+                        started += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(done, n);
+        assert_eq!(request_bytes, n * workload.body_len());
+        assert_eq!(response_bytes, n * workload.body_len());
+    }
+}
+
+/// Everything `from` has to send, appended to `to`'s input and handed to it.
+///
+/// A copy, as a socket would make: chunks do not end on frame boundaries (a
+/// DATA payload follows its header as a chunk of its own) and share the
+/// sender's buffers, so none could become the peer's `BytesMut` as it is.
+fn transfer(
+    from: &mut Connection,
+    to: &mut Connection,
+    input: &mut BytesMut,
+    now: Instant,
+) -> bool {
+    let mut moved = false;
+    while let Some(chunk) = from.poll_transmit(now) {
+        input.extend_from_slice(&chunk);
+        moved = true;
+    }
+    if moved {
+        to.handle_input(now, input);
+    }
+    moved
+}
+
+/// The `h2` crate's client and server on one current-thread runtime.
+mod h2_crate {
+    use std::time::{Duration, Instant};
+
+    use bytes::Bytes;
+    use h2::RecvStream;
+    use h2::client::SendRequest;
+    use http::{Method, Request, Response, StatusCode};
+    use tokio::runtime::Runtime;
+
+    use super::{AUTHORITY, CONCURRENCY, JSON, Workload, json_body, path};
+
+    pub struct H2Pair {
+        rt: Runtime,
+        client: SendRequest<Bytes>,
+        body: Bytes,
+    }
+
+    /// Reads a body to its end, releasing its flow control capacity;
+    /// returns its length.
+    async fn drain(mut body: RecvStream) -> usize {
+        let mut len = 0;
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.unwrap();
+            len += chunk.len();
+            body.flow_control().release_capacity(chunk.len()).unwrap();
+        }
+        len
+    }
+
+    impl H2Pair {
+        /// A server answering every request, and a client connected to it;
+        /// both tasks live on the runtime across iterations.
+        pub fn connect(workload: Workload) -> Self {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            let body = json_body();
+            let server_body = body.clone();
+            let client = rt.block_on(async move {
+                let (client_io, server_io) = tokio::io::duplex(1 << 20);
+                tokio::spawn(async move {
+                    let mut conn = h2::server::Builder::new()
+                        .max_concurrent_streams(256)
+                        .initial_window_size(1 << 20)
+                        .initial_connection_window_size(8 << 20)
+                        .handshake::<_, Bytes>(server_io)
+                        .await
+                        .unwrap();
+                    while let Some(request) = conn.accept().await {
+                        let (request, mut respond) = request.unwrap();
+                        let body = server_body.clone();
+                        tokio::spawn(async move {
+                            let received = drain(request.into_body()).await;
+                            assert_eq!(received, workload.body_len());
+                            match workload {
+                                Workload::Get => {
+                                    let head = Response::new(());
+                                    respond.send_response(head, true).unwrap();
+                                }
+                                Workload::Post => {
+                                    let head = Response::builder()
+                                        .header("content-type", JSON)
+                                        .body(())
+                                        .unwrap();
+                                    let mut send = respond.send_response(head, false).unwrap();
+                                    send.send_data(body, true).unwrap();
+                                }
+                            }
+                        });
+                    }
+                });
+                let (client, conn) = h2::client::Builder::new()
+                    .initial_window_size(1 << 20)
+                    .initial_connection_window_size(8 << 20)
+                    .handshake(client_io)
+                    .await
+                    .unwrap();
+                tokio::spawn(async move { conn.await.unwrap() });
+                client.ready().await.unwrap()
+            });
+            H2Pair { rt, client, body }
+        }
+
+        /// Runs `n` requests to completion, `CONCURRENCY` at a time: each
+        /// of `CONCURRENCY` tasks sends its share one after the other.
+        pub fn run(&mut self, workload: Workload, n: usize, first: usize) -> Duration {
+            let start = Instant::now();
+            let done: usize = self.rt.block_on(async {
+                let workers: Vec<_> = (0..CONCURRENCY)
+                    .map(|w| {
+                        let share = (w..n).step_by(CONCURRENCY).map(|i| first + i);
+                        let requests: Vec<usize> = share.collect();
+                        let client = self.client.clone();
+                        let body = self.body.clone();
+                        tokio::spawn(worker(client, workload, body, requests))
+                    })
+                    .collect();
+                let mut done = 0;
+                for w in workers {
+                    done += w.await.unwrap();
+                }
+                done
+            });
+            let elapsed = start.elapsed();
+            assert_eq!(done, n);
+            elapsed
+        }
+    }
+
+    /// Sends the requests numbered `requests` one at a time; returns how
+    /// many were answered 200 with the expected body.
+    async fn worker(
+        mut client: SendRequest<Bytes>,
+        workload: Workload,
+        body: Bytes,
+        requests: Vec<usize>,
+    ) -> usize {
+        let mut done = 0;
+        for n in requests {
+            let uri = format!("http://{AUTHORITY}{}", path(n));
+            let request = match workload {
+                Workload::Get => Request::get(uri).body(()),
+                Workload::Post => Request::builder()
+                    .method(Method::POST)
+                    .uri(uri)
+                    .header("content-type", JSON)
+                    .body(()),
+            }
+            .unwrap();
+            client = client.ready().await.unwrap();
+            let get = workload == Workload::Get;
+            let (response, mut send) = client.send_request(request, get).unwrap();
+            if !get {
+                send.send_data(body.clone(), true).unwrap();
+            }
+            let response = response.await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            assert_eq!(drain(response.into_body()).await, workload.body_len());
+            done += 1;
+        }
+        done
+    }
+}
+
+fn bench_workload(c: &mut Criterion, name: &str, workload: Workload) {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(REQUESTS as u64));
+
+    let mut sim = SimPair::connect();
+    group.bench_function("h2sim", |b| b.iter(|| sim.run(workload, REQUESTS)));
+
+    let mut h2 = h2_crate::H2Pair::connect(workload);
+    let mut first = 0;
+    group.bench_function("h2_crate", |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                total += h2.run(workload, REQUESTS, first);
+                first += REQUESTS;
+            }
+            total
+        })
+    });
+    group.finish();
+}
+
+fn connection(c: &mut Criterion) {
+    bench_workload(c, "get_no_body", Workload::Get);
+    bench_workload(c, "post_1k_1k", Workload::Post);
+}
+
+criterion_group!(benches, connection);
+criterion_main!(benches);

@@ -1,0 +1,426 @@
+//! The client side: requests out in order, up to the pipelining depth
+//! ahead of their responses, which arrive in the same order (RFC 9112 §9.3).
+
+use std::collections::VecDeque;
+
+use bytes::{Bytes, BytesMut};
+
+use super::body::{BodyDecoder, BodyLimits, Decoded};
+use super::encode::{self, Framing};
+use super::error::Http1Error;
+use super::parse;
+use super::{Ids, Io, Outgoing};
+use crate::error::{ConnectionError, UserError};
+use crate::event::Event;
+use crate::frame::{Reason, StreamId};
+use crate::message::RequestHead;
+
+#[derive(Debug)]
+pub(super) struct Client {
+    ids: Ids,
+    /// Requests whose exchange is not over, oldest first. The first
+    /// `started` have been (or are being) written; only the last of those
+    /// can still be writing, as messages do not interleave.
+    exchanges: VecDeque<Exchange>,
+    started: usize,
+    /// Started exchanges whose response has not ended: the pipeline depth.
+    awaiting: usize,
+    read: Read,
+    /// How far the head at the front of the input was scanned for its end.
+    scanned: usize,
+    /// No new request may be sent: we are going away, or the server said it
+    /// closes after a response.
+    no_new: bool,
+}
+
+/// What the input holds next.
+#[derive(Debug)]
+enum Read {
+    Head,
+    Body { id: StreamId, decoder: BodyDecoder },
+}
+
+#[derive(Debug)]
+struct Exchange {
+    id: StreamId,
+    /// The response has no body whatever its fields say (RFC 9110 §9.3.2).
+    head_request: bool,
+    queue: VecDeque<Outgoing<RequestHead>>,
+    framing: Framing,
+    /// Everything of the request has been queued.
+    send_ended: bool,
+    /// The final response has been received completely.
+    answered: bool,
+    /// The connection ends after this exchange's response: our request or
+    /// the response said `connection: close`.
+    last: bool,
+}
+
+impl Client {
+    pub(super) fn new() -> Self {
+        Client {
+            ids: Ids::new(),
+            exchanges: VecDeque::new(),
+            started: 0,
+            awaiting: 0,
+            read: Read::Head,
+            scanned: 0,
+            no_new: false,
+        }
+    }
+
+    pub(super) fn send_request(
+        &mut self,
+        io: &Io,
+        head: RequestHead,
+        end_stream: bool,
+    ) -> Result<StreamId, UserError> {
+        if io.closed || self.no_new {
+            return Err(UserError::GoingAway);
+        }
+        if self.exchanges.len() >= io.config.limits.max_queued_streams {
+            return Err(UserError::QueueFull);
+        }
+        let id = self.ids.allocate().ok_or(UserError::StreamIdsExhausted)?;
+        let mut queue = VecDeque::new();
+        let head_request = head.method.as_ref() == b"HEAD";
+        queue.push_back(Outgoing::Head { head, end_stream });
+        self.exchanges.push_back(Exchange {
+            id,
+            head_request,
+            queue,
+            framing: Framing::None,
+            send_ended: end_stream,
+            answered: false,
+            last: false,
+        });
+        // Written when the driver polls, so a `go_away` before then still
+        // puts `connection: close` on it.
+        Ok(id)
+    }
+
+    /// Queues request body data or trailers.
+    pub(super) fn send_data(
+        &mut self,
+        id: StreamId,
+        item: Outgoing<RequestHead>,
+    ) -> Result<(), UserError> {
+        let ex = self
+            .exchanges
+            .iter_mut()
+            .find(|ex| ex.id == id)
+            .ok_or(UserError::UnknownStream(id))?;
+        if ex.send_ended {
+            return Err(UserError::InvalidState(id));
+        }
+        ex.send_ended = match &item {
+            Outgoing::Data { end_stream, .. } => *end_stream,
+            Outgoing::Head { .. } | Outgoing::Trailers(_) => true,
+        };
+        ex.queue.push_back(item);
+        Ok(())
+    }
+
+    /// Writes what can go out: the rest of the request being written, then
+    /// new requests while the pipeline has room. Runs when the driver polls
+    /// output, and after a response or a command that frees the pipeline.
+    pub(super) fn flush(&mut self, io: &mut Io) {
+        let depth = io.config.http1.max_pipeline.max(1);
+        loop {
+            if let Some(writing) = self
+                .started
+                .checked_sub(1)
+                .and_then(|i| self.exchanges.get_mut(i))
+            {
+                write_queued(io, writing);
+                if !writing.send_ended {
+                    break;
+                }
+            }
+            // A response that closes the connection ends the pipeline: what
+            // is not written by then is retryable.
+            let closing = self.exchanges.iter().take(self.started).any(|ex| ex.last);
+            if self.awaiting >= depth || (closing && !self.exchanges.is_empty()) {
+                break;
+            }
+            let last = self.no_new && self.started + 1 == self.exchanges.len();
+            let Some(next) = self.exchanges.get_mut(self.started) else {
+                break;
+            };
+            next.last = last;
+            self.started += 1;
+            self.awaiting += 1;
+        }
+        while self
+            .exchanges
+            .front()
+            .is_some_and(|ex| ex.answered && ex.send_ended && ex.queue.is_empty())
+        {
+            self.exchanges.pop_front();
+            self.started = self.started.saturating_sub(1);
+        }
+        if self.no_new && self.exchanges.is_empty() {
+            io.close(None);
+        }
+    }
+
+    /// The exchange the next response belongs to: the oldest unanswered,
+    /// which must have been written.
+    fn response_target(&self) -> Option<usize> {
+        self.exchanges
+            .iter()
+            .take(self.started)
+            .position(|ex| !ex.answered)
+    }
+
+    pub(super) fn handle_input(&mut self, io: &mut Io, input: &mut BytesMut) {
+        let http1 = &io.config.http1;
+        let limits = BodyLimits {
+            // A client takes whatever body it asked for.
+            max_body: u64::MAX,
+            max_head_size: http1.max_head_size,
+            max_headers: http1.max_headers,
+        };
+        while !io.closed {
+            match &mut self.read {
+                Read::Head => {
+                    if parse::skip_empty_lines(input) {
+                        self.scanned = 0;
+                    }
+                    if input.is_empty() {
+                        break;
+                    }
+                    let Some(at) = self.response_target() else {
+                        self.fail(io, None, Http1Error::UnexpectedResponse);
+                        break;
+                    };
+                    let max = limits.max_head_size;
+                    let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
+                        if input.len() > max {
+                            let size = input.len();
+                            self.fail(io, Some(at), Http1Error::HeadTooLarge { size, max });
+                        }
+                        break;
+                    };
+                    self.scanned = 0;
+                    if end > max {
+                        self.fail(io, Some(at), Http1Error::HeadTooLarge { size: end, max });
+                        break;
+                    }
+                    let head = input.split_to(end).freeze();
+                    io.stats.header_wire_bytes_received += head.len() as u64;
+                    io.stats.header_bytes_received += head.len() as u64;
+                    self.on_head(io, at, &head);
+                }
+                Read::Body { id, decoder } => {
+                    let id = *id;
+                    match decoder.decode(input, &limits) {
+                        Ok(Decoded::Incomplete) => break,
+                        Ok(Decoded::Data { data, end }) => {
+                            io.data(id, data, end);
+                            if end {
+                                self.response_done(io);
+                            }
+                        }
+                        Ok(Decoded::End(fields)) => {
+                            if fields.is_empty() {
+                                io.data(id, Bytes::new(), true);
+                            } else {
+                                io.emit(Event::Trailers { stream: id, fields });
+                            }
+                            self.response_done(io);
+                        }
+                        Err(e) => {
+                            let at = self.response_target();
+                            self.fail(io, at, e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A complete response head for the exchange at `at`.
+    fn on_head(&mut self, io: &mut Io, at: usize, head: &Bytes) {
+        let response = match parse::parse_response(head, io.config.http1.max_headers) {
+            Ok(response) => response,
+            Err(e) => return self.fail(io, Some(at), e),
+        };
+        let Some(ex) = self.exchanges.get_mut(at) else {
+            return;
+        };
+        let id = ex.id;
+        let status = response.head.status;
+        if status == 101 {
+            // We never ask to upgrade.
+            return self.fail(io, Some(at), Http1Error::UnexpectedResponse);
+        }
+        if (100..200).contains(&status) {
+            io.emit(Event::Response {
+                stream: id,
+                head: response.head,
+                end_stream: false,
+            });
+            return;
+        }
+        let kind = match response
+            .controls
+            .response_body(response.http10, status, ex.head_request)
+        {
+            Ok(kind) => kind,
+            Err(e) => return self.fail(io, Some(at), e),
+        };
+        let decoder = BodyDecoder::new(kind);
+        let closes = decoder.as_ref().is_some_and(BodyDecoder::ends_at_close);
+        if closes || !response.controls.persistent(response.http10) {
+            ex.last = true;
+            self.no_new = true;
+        }
+        io.emit(Event::Response {
+            stream: id,
+            head: response.head,
+            end_stream: decoder.is_none(),
+        });
+        match decoder {
+            Some(decoder) => self.read = Read::Body { id, decoder },
+            None => self.response_done(io),
+        }
+    }
+
+    /// The response being read is complete.
+    fn response_done(&mut self, io: &mut Io) {
+        self.read = Read::Head;
+        let Some(ex) = self
+            .response_target()
+            .and_then(|at| self.exchanges.get_mut(at))
+        else {
+            return;
+        };
+        ex.answered = true;
+        self.awaiting = self.awaiting.saturating_sub(1);
+        if ex.last {
+            self.end(io, None, Reason::CANCEL, true);
+        } else {
+            self.flush(io);
+        }
+    }
+
+    /// A response that breaks the rules: its exchange is reset with the
+    /// rule, and the connection ends.
+    fn fail(&mut self, io: &mut Io, at: Option<usize>, error: Http1Error) {
+        let violation = error.violation();
+        if let Some(ex) = at.and_then(|at| self.exchanges.get_mut(at)) {
+            io.reset(
+                ex.id,
+                Reason::PROTOCOL_ERROR,
+                false,
+                Some(violation.clone()),
+            );
+            ex.answered = true;
+        }
+        let error = ConnectionError::Local {
+            reason: Reason::PROTOCOL_ERROR,
+            violation,
+        };
+        self.end(io, Some(error), Reason::CANCEL, true);
+    }
+
+    /// The connection ends. Requests never written can be retried
+    /// elsewhere (`Retryable`); requests written and not answered are lost
+    /// (`StreamReset` with `reason`, `remote` as the cause was).
+    fn end(&mut self, io: &mut Io, error: Option<ConnectionError>, reason: Reason, remote: bool) {
+        for (i, ex) in self.exchanges.drain(..).enumerate() {
+            if ex.answered {
+                continue;
+            }
+            if i < self.started {
+                io.reset(ex.id, reason, remote, None);
+            } else {
+                io.emit(Event::Retryable { stream: ex.id });
+            }
+        }
+        self.started = 0;
+        self.awaiting = 0;
+        self.no_new = true;
+        io.close(error);
+    }
+
+    /// The server closed its side: a response delimited by the close is
+    /// complete; anything else unanswered is lost.
+    pub(super) fn handle_eof(&mut self, io: &mut Io) {
+        if let Read::Body { id, decoder } = &self.read
+            && decoder.ends_at_close()
+        {
+            io.data(*id, Bytes::new(), true);
+            self.response_done(io);
+            return;
+        }
+        let unanswered = self
+            .exchanges
+            .iter()
+            .take(self.started)
+            .any(|ex| !ex.answered);
+        let error = unanswered.then_some(ConnectionError::TransportClosed);
+        self.end(io, error, Reason::CANCEL, true);
+    }
+
+    /// Graceful close: requests already made go out and are answered, the
+    /// last one says `connection: close` if it has not started yet.
+    pub(super) fn go_away(&mut self, io: &mut Io) {
+        self.no_new = true;
+        self.flush(io);
+    }
+
+    /// A request not yet written is dropped; one on the wire can only be
+    /// abandoned by closing the connection.
+    pub(super) fn reset(&mut self, io: &mut Io, id: StreamId) -> Result<(), UserError> {
+        let at = self
+            .exchanges
+            .iter()
+            .position(|ex| ex.id == id)
+            .ok_or(UserError::UnknownStream(id))?;
+        self.exchanges.remove(at);
+        if at < self.started {
+            self.started -= 1;
+            self.awaiting = self.awaiting.saturating_sub(1);
+            self.end(io, None, Reason::CANCEL, false);
+        } else {
+            self.flush(io);
+        }
+        Ok(())
+    }
+
+    pub(super) fn abort(&mut self, io: &mut Io, reason: Reason) {
+        self.end(io, None, reason, false);
+    }
+}
+
+/// Encodes the exchange's queued request items.
+fn write_queued(io: &mut Io, ex: &mut Exchange) {
+    while let Some(item) = ex.queue.pop_front() {
+        match item {
+            Outgoing::Head { head, end_stream } => {
+                let buf = io.out.buf();
+                encode::put_request_line(buf, &head);
+                encode::put_fields(buf, &head.fields, true);
+                ex.framing = if head.get(b"content-length").is_some() {
+                    Framing::Length
+                } else if end_stream {
+                    if encode::method_expects_content(&head.method) {
+                        encode::put_field(buf, b"content-length", b"0");
+                    }
+                    Framing::None
+                } else {
+                    encode::put_field(buf, b"transfer-encoding", b"chunked");
+                    Framing::Chunked
+                };
+                if ex.last {
+                    encode::put_field(buf, b"connection", b"close");
+                }
+                buf.extend_from_slice(b"\r\n");
+            }
+            Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
+            Outgoing::Trailers(fields) => io.out.trailers(ex.framing, &fields),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! What can be wrong with an HTTP/1.1 message we received, and what each
+//! problem becomes: the status a server answers with (RFC 9110 §15) and the
+//! `Violation` the connection reports in `Event::Closed`.
+
+use std::fmt;
+
+use crate::error::Violation;
+
+/// A received head or body that breaks RFC 9112 or one of our limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Http1Error {
+    /// httparse refused the start line or a field line (RFC 9112 §3, §4,
+    /// §5); `Syntax` says which part.
+    Syntax(HeadPart),
+    /// A well-formed HTTP-version other than 1.0 or 1.1 (RFC 9112 §2.3).
+    UnsupportedVersion,
+    /// A request-target in none of the four forms of RFC 9112 §3.2.
+    InvalidTarget,
+    /// An HTTP/1.1 request without Host (RFC 9112 §3.2).
+    MissingHost,
+    /// More than one Host field line (RFC 9112 §3.2).
+    MultipleHost,
+    /// A Host value that is not an authority (RFC 9112 §3.2, RFC 3986 §3.2).
+    InvalidHost,
+    /// A Content-Length that is not a number, or several that differ
+    /// (RFC 9112 §6.3 item 5, RFC 9110 §8.6).
+    InvalidContentLength,
+    /// Both Transfer-Encoding and Content-Length (RFC 9112 §6.3 item 3):
+    /// the classic request smuggling ambiguity.
+    ContentLengthWithTransferEncoding,
+    /// Transfer-Encoding in an HTTP/1.0 message (RFC 9112 §6.1).
+    TransferEncodingInHttp10,
+    /// A request whose final transfer coding is not chunked, or that applies
+    /// chunked twice (RFC 9112 §6.3 item 4, §7).
+    ChunkedNotFinal,
+    /// A transfer coding other than chunked, which we do not decode
+    /// (RFC 9112 §6.1: 501).
+    UnsupportedCoding,
+    /// A head (or trailer section) larger than `Http1Config::max_head_size`.
+    HeadTooLarge { size: usize, max: usize },
+    /// More field lines than `Http1Config::max_headers`.
+    TooManyHeaders { max: usize },
+    /// A request body larger than `Http1Config::max_body_size`.
+    BodyTooLarge { size: u64, max: u64 },
+    /// A chunk-size line or chunk terminator that breaks RFC 9112 §7.1.
+    InvalidChunk,
+    /// Client: a response with no request waiting for it, or a 101 we did
+    /// not ask for (RFC 9110 §15.2.2).
+    UnexpectedResponse,
+}
+
+/// The part of a head that failed to parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeadPart {
+    /// The method, or the spaces of the request line (RFC 9112 §3).
+    Method,
+    /// The HTTP-version is not `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3).
+    Version,
+    /// The status code or reason phrase (RFC 9112 §4).
+    Status,
+    /// A field name, including whitespace before the colon (§5.1) and a
+    /// line starting with whitespace: obsolete line folding (§5.2).
+    FieldName,
+    /// A field value with CR, NUL or another control (RFC 9110 §5.5).
+    FieldValue,
+    /// A CR not followed by LF (RFC 9112 §2.2).
+    LineEnding,
+}
+
+impl Http1Error {
+    /// Translates httparse's verdict; `max_headers` was the room it had.
+    pub(super) fn from_httparse(e: httparse::Error, max_headers: usize) -> Self {
+        let part = match e {
+            httparse::Error::Token => HeadPart::Method,
+            httparse::Error::Version => HeadPart::Version,
+            httparse::Error::Status => HeadPart::Status,
+            httparse::Error::HeaderName => HeadPart::FieldName,
+            httparse::Error::HeaderValue => HeadPart::FieldValue,
+            httparse::Error::NewLine => HeadPart::LineEnding,
+            httparse::Error::TooManyHeaders => {
+                return Http1Error::TooManyHeaders { max: max_headers };
+            }
+        };
+        Http1Error::Syntax(part)
+    }
+
+    /// The status a server answers this problem with.
+    pub(super) fn status(&self) -> u16 {
+        use Http1Error::*;
+        match self {
+            UnsupportedVersion => 505,
+            UnsupportedCoding => 501,
+            HeadTooLarge { .. } | TooManyHeaders { .. } => 431,
+            BodyTooLarge { .. } => 413,
+            Syntax(_)
+            | InvalidTarget
+            | MissingHost
+            | MultipleHost
+            | InvalidHost
+            | InvalidContentLength
+            | ContentLengthWithTransferEncoding
+            | TransferEncodingInHttp10
+            | ChunkedNotFinal
+            | InvalidChunk
+            | UnexpectedResponse => 400,
+        }
+    }
+
+    /// The rule as the connection reports it.
+    pub(super) fn violation(&self) -> Violation {
+        Violation::Http1(self.clone())
+    }
+}
+
+impl fmt::Display for Http1Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Http1Error::*;
+        match self {
+            Syntax(part) => write!(f, "invalid {part} (RFC 9112)"),
+            UnsupportedVersion => f.write_str("HTTP version not supported (RFC 9112 §2.3)"),
+            InvalidTarget => f.write_str("invalid request-target (RFC 9112 §3.2)"),
+            MissingHost => f.write_str("missing Host (RFC 9112 §3.2)"),
+            MultipleHost => f.write_str("more than one Host (RFC 9112 §3.2)"),
+            InvalidHost => f.write_str("invalid Host (RFC 9112 §3.2)"),
+            InvalidContentLength => f.write_str("invalid Content-Length (RFC 9112 §6.3)"),
+            ContentLengthWithTransferEncoding => {
+                f.write_str("both Transfer-Encoding and Content-Length (RFC 9112 §6.3)")
+            }
+            TransferEncodingInHttp10 => {
+                f.write_str("Transfer-Encoding in an HTTP/1.0 message (RFC 9112 §6.1)")
+            }
+            ChunkedNotFinal => f.write_str("chunked is not the final coding once (RFC 9112 §6.3)"),
+            UnsupportedCoding => f.write_str("unsupported transfer coding (RFC 9112 §6.1)"),
+            HeadTooLarge { size, max } => {
+                write!(f, "head of {size} bytes above the limit of {max}")
+            }
+            TooManyHeaders { max } => write!(f, "more than {max} header fields"),
+            BodyTooLarge { size, max } => {
+                write!(f, "body of {size} bytes above the limit of {max}")
+            }
+            InvalidChunk => f.write_str("invalid chunk (RFC 9112 §7.1)"),
+            UnexpectedResponse => f.write_str("response without a request (RFC 9112 §9.3)"),
+        }
+    }
+}
+
+impl fmt::Display for HeadPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HeadPart::Method => "request line",
+            HeadPart::Version => "HTTP version",
+            HeadPart::Status => "status line",
+            HeadPart::FieldName => "field name",
+            HeadPart::FieldValue => "field value",
+            HeadPart::LineEnding => "line ending",
+        })
+    }
+}

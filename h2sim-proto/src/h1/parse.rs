@@ -1,0 +1,762 @@
+//! Received heads: finding where one ends, parsing it with httparse, and
+//! turning it into the protocol-neutral `RequestHead` / `ResponseHead`.
+//!
+//! The head is cut off the input and frozen once; method, path, field names
+//! (when already lowercase) and values are then `Bytes` slices of it, so a
+//! head costs one `Vec` of fields and no per-value copy.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+use super::body::BodyKind;
+use super::error::{HeadPart, Http1Error};
+use crate::hpack::HeaderField;
+use crate::message::{RequestHead, ResponseHead};
+
+/// Drops empty lines in front of a start line: RFC 9112 §2.2 asks a server
+/// to ignore at least one CRLF before a request-line (old clients add one
+/// after a POST body), and we are as lenient before a status line. Returns
+/// whether anything was dropped.
+pub(super) fn skip_empty_lines(input: &mut BytesMut) -> bool {
+    let mut n = 0;
+    loop {
+        match (input.get(n), input.get(n + 1)) {
+            (Some(b'\n'), _) => n += 1,
+            (Some(b'\r'), Some(b'\n')) => n += 2,
+            _ => break,
+        }
+    }
+    input.advance(n);
+    n > 0
+}
+
+/// Where the head at the front of `buf` ends: just past its first empty line
+/// (RFC 9112 §2.1; a bare LF ends a line too, §2.2). `scanned` remembers how
+/// far earlier calls looked, so a head arriving a byte at a time is scanned
+/// once, not once per byte.
+pub(super) fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
+    let mut from = *scanned;
+    while let Some(pos) = buf.get(from..)?.iter().position(|&b| b == b'\n') {
+        let lf = from + pos;
+        match (buf.get(lf + 1), buf.get(lf + 2)) {
+            (Some(b'\n'), _) => return Some(lf + 2),
+            (Some(b'\r'), Some(b'\n')) => return Some(lf + 3),
+            (None, _) | (Some(b'\r'), None) => {
+                // The line after this LF may still turn out empty.
+                *scanned = lf;
+                return None;
+            }
+            _ => from = lf + 1,
+        }
+    }
+    *scanned = buf.len();
+    None
+}
+
+/// Fields that describe this connection rather than the message (RFC 9110
+/// §7.6.1, RFC 9113 §8.2.2, RFC 7540 §3.2.1). They never reach the
+/// application, and the application's own are not sent: framing and
+/// persistence are this layer's business.
+/// Names are compared without regard to case, as the application's fields
+/// might not be lowercase.
+pub(super) fn is_connection_specific(name: &[u8]) -> bool {
+    [
+        &b"connection"[..],
+        b"keep-alive",
+        b"proxy-connection",
+        b"transfer-encoding",
+        b"upgrade",
+        b"http2-settings",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+/// What the connection-level fields of a received head said.
+#[derive(Debug, Default)]
+pub(super) struct Controls {
+    /// `Connection: close` (RFC 9112 §9.6).
+    pub(super) close: bool,
+    /// `Connection: keep-alive`, which an HTTP/1.0 peer needs to persist
+    /// (RFC 9112 Appendix C.2.2).
+    pub(super) keep_alive: bool,
+    /// `Connection` names both `Upgrade` and `HTTP2-Settings` (RFC 7540 §3.2).
+    pub(super) upgrade_options: bool,
+    /// `Upgrade` lists `h2c`.
+    pub(super) upgrade_h2c: bool,
+    /// Every `HTTP2-Settings` value.
+    pub(super) http2_settings: Vec<Bytes>,
+    /// `Expect: 100-continue` (RFC 9110 §10.1.1).
+    pub(super) expect_continue: bool,
+    content_length: ContentLength,
+    transfer: Transfer,
+    connection_upgrade: bool,
+    connection_http2_settings: bool,
+}
+
+impl Controls {
+    /// Whether the connection may carry another message after this one.
+    pub(super) fn persistent(&self, http10: bool) -> bool {
+        !self.close && (!http10 || self.keep_alive)
+    }
+
+    /// The body length of a request (RFC 9112 §6.3). Anything ambiguous is
+    /// refused: a request that two parsers could frame differently is how
+    /// requests are smuggled past a proxy.
+    pub(super) fn request_body(&self, http10: bool) -> Result<BodyKind, Http1Error> {
+        if self.transfer.present {
+            if http10 {
+                return Err(Http1Error::TransferEncodingInHttp10);
+            }
+            if self.content_length != ContentLength::Absent {
+                return Err(Http1Error::ContentLengthWithTransferEncoding);
+            }
+            if !self.transfer.chunked_last || self.transfer.chunked > 1 {
+                return Err(Http1Error::ChunkedNotFinal);
+            }
+            if self.transfer.other {
+                return Err(Http1Error::UnsupportedCoding);
+            }
+            return Ok(BodyKind::Chunked);
+        }
+        self.content_length.body(BodyKind::None)
+    }
+
+    /// The body length of a response to a request with `method` (RFC 9112
+    /// §6.3). Codings before the final chunked are left applied: the bytes
+    /// go to the application as they came.
+    pub(super) fn response_body(
+        &self,
+        http10: bool,
+        status: u16,
+        head_request: bool,
+    ) -> Result<BodyKind, Http1Error> {
+        if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
+            return Ok(BodyKind::None);
+        }
+        if self.transfer.present {
+            if http10 {
+                return Err(Http1Error::TransferEncodingInHttp10);
+            }
+            if self.content_length != ContentLength::Absent {
+                return Err(Http1Error::ContentLengthWithTransferEncoding);
+            }
+            if self.transfer.chunked > 1 {
+                return Err(Http1Error::ChunkedNotFinal);
+            }
+            return Ok(if self.transfer.chunked_last {
+                BodyKind::Chunked
+            } else {
+                BodyKind::Close
+            });
+        }
+        self.content_length.body(BodyKind::Close)
+    }
+
+    /// Takes note of one connection-level or framing field; false for an
+    /// ordinary field.
+    fn note(&mut self, name: &[u8], value: &[u8]) -> bool {
+        match name {
+            b"connection" => {
+                for option in list(value) {
+                    self.close |= option.eq_ignore_ascii_case(b"close");
+                    self.keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+                    self.connection_upgrade |= option.eq_ignore_ascii_case(b"upgrade");
+                    self.connection_http2_settings |=
+                        option.eq_ignore_ascii_case(b"http2-settings");
+                }
+                self.upgrade_options = self.connection_upgrade && self.connection_http2_settings;
+            }
+            b"upgrade" => {
+                self.upgrade_h2c |= list(value).any(|p| p.eq_ignore_ascii_case(b"h2c"));
+            }
+            b"transfer-encoding" => self.transfer.add(value),
+            // HTTP2-Settings is collected by the caller, which has the Bytes.
+            b"keep-alive" | b"proxy-connection" | b"http2-settings" => {}
+            b"content-length" => {
+                self.content_length.add(value);
+                return false;
+            }
+            b"expect" => {
+                self.expect_continue |= trim(value).eq_ignore_ascii_case(b"100-continue");
+                return false;
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Content-Length as seen so far. Repeated lines or list members with the
+/// same value are accepted as one (RFC 9110 §8.6 allows either that or a
+/// rejection); differing values are refused.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum ContentLength {
+    #[default]
+    Absent,
+    Value(u64),
+    Invalid,
+}
+
+impl ContentLength {
+    fn add(&mut self, value: &[u8]) {
+        for member in value.split(|&b| b == b',') {
+            let parsed = parse_decimal(trim(member));
+            *self = match (*self, parsed) {
+                (ContentLength::Absent, Some(n)) => ContentLength::Value(n),
+                (ContentLength::Value(m), Some(n)) if m == n => ContentLength::Value(n),
+                _ => ContentLength::Invalid,
+            };
+        }
+    }
+
+    /// The body this gives, with `absent` when there is no Content-Length.
+    fn body(self, absent: BodyKind) -> Result<BodyKind, Http1Error> {
+        match self {
+            ContentLength::Absent => Ok(absent),
+            ContentLength::Value(0) => Ok(BodyKind::None),
+            ContentLength::Value(n) => Ok(BodyKind::Length(n)),
+            ContentLength::Invalid => Err(Http1Error::InvalidContentLength),
+        }
+    }
+}
+
+/// The transfer codings of all Transfer-Encoding lines (RFC 9112 §6.1).
+#[derive(Debug, Default)]
+struct Transfer {
+    present: bool,
+    chunked: u32,
+    chunked_last: bool,
+    other: bool,
+}
+
+impl Transfer {
+    fn add(&mut self, value: &[u8]) {
+        self.present = true;
+        for member in list(value) {
+            // A coding may carry parameters after `;` (RFC 9110 §10.1.4).
+            let coding = trim(member.split(|&b| b == b';').next().unwrap_or_default());
+            if coding.eq_ignore_ascii_case(b"chunked") {
+                self.chunked = self.chunked.saturating_add(1);
+                self.chunked_last = true;
+            } else {
+                self.other = true;
+                self.chunked_last = false;
+            }
+        }
+    }
+}
+
+/// The non-empty members of a comma-separated list (RFC 9110 §5.6.1).
+fn list(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(trim)
+        .filter(|m| !m.is_empty())
+}
+
+/// `value` without surrounding optional whitespace (RFC 9110 §5.6.3).
+fn trim(value: &[u8]) -> &[u8] {
+    value.trim_ascii()
+}
+
+/// 1*DIGIT as a u64, or None for anything else or an overflow.
+fn parse_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
+    })
+}
+
+/// A lowercase name for a field: a slice of the head when it already is
+/// (the common case), else a lowercased copy.
+fn field_name(head: &Bytes, name: &str) -> Bytes {
+    let name = name.as_bytes();
+    if name.iter().any(u8::is_ascii_uppercase) {
+        Bytes::from(name.to_ascii_lowercase())
+    } else {
+        head.slice_ref(name)
+    }
+}
+
+/// Room for the field lines of `head`: no more than it has lines, and no
+/// more than the limit, so httparse reports `TooManyHeaders` exactly when
+/// the limit is exceeded.
+fn header_room(head: &[u8], max_headers: usize) -> Vec<httparse::Header<'_>> {
+    let lines = head.iter().filter(|&&b| b == b'\n').count();
+    vec![httparse::EMPTY_HEADER; lines.min(max_headers)]
+}
+
+/// Checks httparse's verdict on a whole head: it must end exactly where our
+/// scan found the empty line.
+fn complete(
+    status: Result<httparse::Status<usize>, httparse::Error>,
+    head: &[u8],
+    max_headers: usize,
+) -> Result<(), Http1Error> {
+    match status {
+        Ok(httparse::Status::Complete(n)) if n == head.len() => Ok(()),
+        Ok(_) => Err(Http1Error::Syntax(HeadPart::LineEnding)),
+        Err(httparse::Error::Version) if version_well_formed(head) => {
+            Err(Http1Error::UnsupportedVersion)
+        }
+        Err(e) => Err(Http1Error::from_httparse(e, max_headers)),
+    }
+}
+
+/// Whether the start line names a version in the syntax of RFC 9112 §2.3
+/// (`HTTP/` DIGIT `.` DIGIT): such a version that httparse refused is one
+/// we do not speak (505), anything else is garbage (400). The version ends
+/// a request line and begins a status line.
+fn version_well_formed(head: &[u8]) -> bool {
+    let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let is_version = |token: &[u8]| {
+        matches!(token, [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit())
+    };
+    let last = line.rsplit(|&b| b == b' ').next().unwrap_or_default();
+    let first = line.split(|&b| b == b' ').next().unwrap_or_default();
+    is_version(last) || is_version(first)
+}
+
+/// A request head, parsed.
+#[derive(Debug)]
+pub(super) struct ParsedRequest {
+    pub(super) head: RequestHead,
+    pub(super) http10: bool,
+    pub(super) body: BodyKind,
+    pub(super) controls: Controls,
+}
+
+/// Parses a request head (`head` runs to and including its empty line).
+/// `secure` picks the scheme: HTTP/1.1 does not carry it (RFC 9112 §3.3).
+pub(super) fn parse_request(
+    head: &Bytes,
+    max_headers: usize,
+    secure: bool,
+) -> Result<ParsedRequest, Http1Error> {
+    let mut room = header_room(head, max_headers);
+    let mut req = httparse::Request::new(&mut room);
+    complete(req.parse(head), head, max_headers)?;
+    let http10 = req.version == Some(0);
+    let method = head.slice_ref(req.method.unwrap_or_default().as_bytes());
+    let target = head.slice_ref(req.path.unwrap_or_default().as_bytes());
+
+    let mut controls = Controls::default();
+    let mut fields = Vec::with_capacity(req.headers.len());
+    let mut host = None;
+    let mut hosts = 0usize;
+    for h in req.headers.iter() {
+        let name = field_name(head, h.name);
+        let value = head.slice_ref(h.value);
+        if name == "host" {
+            hosts += 1;
+            host = Some(value);
+        } else if name == "http2-settings" {
+            controls.http2_settings.push(value);
+        } else if !controls.note(&name, &value) {
+            fields.push(HeaderField::new(name, value));
+        }
+    }
+    if hosts > 1 {
+        return Err(Http1Error::MultipleHost);
+    }
+    if hosts == 0 && !http10 {
+        return Err(Http1Error::MissingHost);
+    }
+    let host = host.unwrap_or_default();
+    if !valid_authority(&host) {
+        return Err(Http1Error::InvalidHost);
+    }
+    let (authority, path) = request_target(&method, target, host)?;
+    let body = controls.request_body(http10)?;
+    let scheme = if secure { "https" } else { "http" };
+    Ok(ParsedRequest {
+        head: RequestHead {
+            method,
+            scheme: Bytes::from_static(scheme.as_bytes()),
+            authority,
+            path,
+            fields,
+        },
+        http10,
+        body,
+        controls,
+    })
+}
+
+/// Authority and path from the request-target (RFC 9112 §3.2): the path of
+/// origin-form with Host as authority; both from absolute-form (whose
+/// authority overrides Host, §3.2.2); the authority alone for CONNECT; `*`
+/// for a server-wide OPTIONS.
+fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, Bytes), Http1Error> {
+    if method == b"CONNECT" {
+        if target.is_empty() || !valid_authority(&target) {
+            return Err(Http1Error::InvalidTarget);
+        }
+        return Ok((target, Bytes::new()));
+    }
+    if target.starts_with(b"/") || (target.as_ref() == b"*" && method == b"OPTIONS") {
+        return Ok((host, target));
+    }
+    let scheme_len = [&b"http://"[..], b"https://"]
+        .iter()
+        .find(|s| {
+            target
+                .get(..s.len())
+                .is_some_and(|t| t.eq_ignore_ascii_case(s))
+        })
+        .map(|s| s.len())
+        .ok_or(Http1Error::InvalidTarget)?;
+    let rest = target.slice(scheme_len..);
+    let end = rest
+        .iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    let authority = rest.slice(..end);
+    if authority.is_empty() || !valid_authority(&authority) {
+        return Err(Http1Error::InvalidTarget);
+    }
+    let path = rest.slice(end..);
+    let path = if path.starts_with(b"/") {
+        path
+    } else {
+        // "http://h" or "http://h?q": the path is "/" (RFC 9112 §3.2.2).
+        let mut p = BytesMut::with_capacity(path.len() + 1);
+        p.extend_from_slice(b"/");
+        p.extend_from_slice(&path);
+        p.freeze()
+    };
+    Ok((authority, path))
+}
+
+/// Whether `value` can be a `uri-host [ ":" port ]` (RFC 3986 §3.2.2): the
+/// characters of reg-name, IP literals and ports. Userinfo (`@`) is
+/// refused, as RFC 9110 §4.2.4 deprecates it.
+fn valid_authority(value: &[u8]) -> bool {
+    value.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+                    | b'%'
+            )
+    })
+}
+
+/// A response head, parsed.
+#[derive(Debug)]
+pub(super) struct ParsedResponse {
+    pub(super) head: ResponseHead,
+    pub(super) http10: bool,
+    pub(super) controls: Controls,
+}
+
+/// Parses a response head (`head` runs to and including its empty line).
+pub(super) fn parse_response(
+    head: &Bytes,
+    max_headers: usize,
+) -> Result<ParsedResponse, Http1Error> {
+    let mut room = header_room(head, max_headers);
+    let mut res = httparse::Response::new(&mut room);
+    complete(res.parse(head), head, max_headers)?;
+    let http10 = res.version == Some(0);
+    let status = res.code.unwrap_or_default();
+    let mut controls = Controls::default();
+    let mut fields = Vec::with_capacity(res.headers.len());
+    for h in res.headers.iter() {
+        let name = field_name(head, h.name);
+        let value = head.slice_ref(h.value);
+        if !controls.note(&name, &value) {
+            fields.push(HeaderField::new(name, value));
+        }
+    }
+    Ok(ParsedResponse {
+        head: ResponseHead { status, fields },
+        http10,
+        controls,
+    })
+}
+
+/// Parses a trailer section (RFC 9112 §7.1.2), `section` running to and
+/// including its empty line. Connection-level fields are dropped like in a
+/// head.
+pub(super) fn parse_trailers(
+    section: &Bytes,
+    max_headers: usize,
+) -> Result<Vec<HeaderField>, Http1Error> {
+    let mut room = header_room(section, max_headers);
+    let parsed = match httparse::parse_headers(section, &mut room) {
+        Ok(httparse::Status::Complete((n, parsed))) if n == section.len() => parsed,
+        Ok(_) => return Err(Http1Error::Syntax(HeadPart::LineEnding)),
+        Err(e) => return Err(Http1Error::from_httparse(e, max_headers)),
+    };
+    Ok(parsed
+        .iter()
+        .map(|h| (field_name(section, h.name), section.slice_ref(h.value)))
+        .filter(|(name, _)| !is_connection_specific(name))
+        .map(|(name, value)| HeaderField::new(name, value))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(text: &str) -> Result<ParsedRequest, Http1Error> {
+        parse_request(&Bytes::from(text.to_owned()), 100, false)
+    }
+
+    #[test]
+    fn head_end_found_across_calls() {
+        let mut scanned = 0;
+        let buf = b"GET / HTTP/1.1\r\nHost: a\r\n\r";
+        assert_eq!(find_head_end(buf, &mut scanned), None);
+        let mut longer = buf.to_vec();
+        longer.extend_from_slice(b"\nrest");
+        assert_eq!(find_head_end(&longer, &mut scanned), Some(buf.len() + 1));
+        let mut scanned = 0;
+        assert_eq!(
+            find_head_end(b"GET / HTTP/1.0\n\nx", &mut scanned),
+            Some(16)
+        );
+    }
+
+    #[test]
+    fn empty_lines_before_a_head_are_skipped() {
+        let mut input = BytesMut::from(&b"\r\n\nGET"[..]);
+        assert!(skip_empty_lines(&mut input));
+        assert_eq!(&input[..], b"GET");
+        let mut input = BytesMut::from(&b"\r"[..]);
+        assert!(!skip_empty_lines(&mut input));
+    }
+
+    #[test]
+    fn fields_are_slices_of_the_head() {
+        let head =
+            Bytes::from_static(b"GET /p HTTP/1.1\r\nHost: h\r\nX-Mixed: v\r\nlow: w\r\n\r\n");
+        let parsed = parse_request(&head, 100, true).unwrap();
+        assert_eq!(parsed.head.method, "GET");
+        assert_eq!(parsed.head.scheme, "https");
+        assert_eq!(parsed.head.authority, "h");
+        assert_eq!(parsed.head.path, "/p");
+        let names: Vec<_> = parsed.head.fields.iter().map(|f| f.name.clone()).collect();
+        assert_eq!(names, ["x-mixed", "low"]);
+        let inside = |b: &Bytes| head.as_ptr_range().contains(&b.as_ptr());
+        assert!(inside(&parsed.head.fields[1].name));
+        assert!(inside(&parsed.head.fields[0].value));
+        assert!(inside(&parsed.head.path));
+    }
+
+    #[test]
+    fn absolute_form_gives_authority_and_path() {
+        let p = request("GET http://Example.com:80?q HTTP/1.1\r\nHost: other\r\n\r\n").unwrap();
+        assert_eq!(p.head.authority, "Example.com:80");
+        assert_eq!(p.head.path, "/?q");
+        let p = request("CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n").unwrap();
+        assert_eq!(p.head.authority, "h:443");
+        assert_eq!(p.head.path, "");
+        let p = request("OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+        assert_eq!(p.head.path, "*");
+        assert_eq!(
+            request("GET * HTTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
+            Http1Error::InvalidTarget
+        );
+        assert_eq!(
+            request("GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
+            Http1Error::InvalidTarget
+        );
+    }
+
+    #[test]
+    fn host_rules() {
+        assert_eq!(
+            request("GET / HTTP/1.1\r\n\r\n").unwrap_err(),
+            Http1Error::MissingHost
+        );
+        assert!(request("GET / HTTP/1.0\r\n\r\n").is_ok());
+        assert_eq!(
+            request("GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n").unwrap_err(),
+            Http1Error::MultipleHost
+        );
+        assert_eq!(
+            request("GET / HTTP/1.1\r\nHost: a/b\r\n\r\n").unwrap_err(),
+            Http1Error::InvalidHost
+        );
+    }
+
+    #[test]
+    fn framing_rules() {
+        let body = |fields: &str| {
+            request(&format!("POST / HTTP/1.1\r\nHost: h\r\n{fields}\r\n")).map(|p| p.body)
+        };
+        assert_eq!(body(""), Ok(BodyKind::None));
+        assert_eq!(body("Content-Length: 0\r\n"), Ok(BodyKind::None));
+        assert_eq!(body("Content-Length: 12\r\n"), Ok(BodyKind::Length(12)));
+        assert_eq!(
+            body("Content-Length: 5\r\nContent-Length: 5\r\n"),
+            Ok(BodyKind::Length(5))
+        );
+        assert_eq!(body("Content-Length: 5, 5\r\n"), Ok(BodyKind::Length(5)));
+        assert_eq!(
+            body("Content-Length: 5\r\nContent-Length: 6\r\n"),
+            Err(Http1Error::InvalidContentLength)
+        );
+        for bad in ["+5", "5 5", "0x5", "", "99999999999999999999", "-1"] {
+            assert_eq!(
+                body(&format!("Content-Length: {bad}\r\n")),
+                Err(Http1Error::InvalidContentLength),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            body("Transfer-Encoding: Chunked\r\n"),
+            Ok(BodyKind::Chunked)
+        );
+        assert_eq!(
+            body("Transfer-Encoding: chunked\r\nContent-Length: 5\r\n"),
+            Err(Http1Error::ContentLengthWithTransferEncoding)
+        );
+        assert_eq!(
+            body("Transfer-Encoding: gzip\r\n"),
+            Err(Http1Error::ChunkedNotFinal)
+        );
+        assert_eq!(
+            body("Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n"),
+            Err(Http1Error::ChunkedNotFinal)
+        );
+        assert_eq!(
+            body("Transfer-Encoding: gzip, chunked\r\n"),
+            Err(Http1Error::UnsupportedCoding)
+        );
+        assert_eq!(
+            request("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap_err(),
+            Http1Error::TransferEncodingInHttp10
+        );
+    }
+
+    #[test]
+    fn response_framing_rules() {
+        let kind = |text: &str, head_request: bool| {
+            let p = parse_response(&Bytes::from(text.to_owned()), 100).unwrap();
+            p.controls
+                .response_body(p.http10, p.head.status, head_request)
+        };
+        assert_eq!(kind("HTTP/1.1 200 OK\r\n\r\n", false), Ok(BodyKind::Close));
+        assert_eq!(
+            kind("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", true),
+            Ok(BodyKind::None)
+        );
+        for status in ["100 Continue", "204 No Content", "304 Not Modified"] {
+            assert_eq!(
+                kind(&format!("HTTP/1.1 {status}\r\n\r\n"), false),
+                Ok(BodyKind::None)
+            );
+        }
+        assert_eq!(
+            kind("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", false),
+            Ok(BodyKind::Close)
+        );
+        assert_eq!(
+            kind(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+                false
+            ),
+            Ok(BodyKind::Chunked)
+        );
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(
+            request("GET / HTTP/2.0\r\nHost: h\r\n\r\n").unwrap_err(),
+            Http1Error::UnsupportedVersion
+        );
+        assert_eq!(
+            request("GET / HTTP/1.2\r\nHost: h\r\n\r\n").unwrap_err(),
+            Http1Error::UnsupportedVersion
+        );
+        assert_eq!(
+            request("GET / FTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
+            Http1Error::Syntax(HeadPart::Version)
+        );
+        let p = parse_response(&Bytes::from_static(b"HTTP/3.0 200 OK\r\n\r\n"), 10);
+        assert_eq!(p.unwrap_err(), Http1Error::UnsupportedVersion);
+    }
+
+    #[test]
+    fn bad_field_lines() {
+        for bad in [
+            "GET / HTTP/1.1\r\nHost: h\r\nX: a\0b\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: h\r\nX : a\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n  folded\r\n\r\n",
+        ] {
+            assert!(
+                matches!(request(bad), Err(Http1Error::Syntax(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn field_limit() {
+        let head = Bytes::from_static(b"GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n");
+        assert!(parse_request(&head, 3, false).is_ok());
+        assert_eq!(
+            parse_request(&head, 2, false).unwrap_err(),
+            Http1Error::TooManyHeaders { max: 2 }
+        );
+    }
+
+    #[test]
+    fn connection_controls() {
+        let p = request(
+            "GET / HTTP/1.1\r\nHost: h\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+             Upgrade: websocket, H2C\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\
+             Expect: 100-Continue\r\nKeep-Alive: timeout=5\r\n\r\n",
+        )
+        .unwrap();
+        assert!(p.controls.upgrade_options && p.controls.upgrade_h2c);
+        assert!(p.controls.expect_continue);
+        assert_eq!(p.controls.http2_settings.len(), 1);
+        assert!(p.controls.persistent(false));
+        assert_eq!(
+            p.head.fields.len(),
+            1,
+            "only expect reaches the application"
+        );
+        let p = request("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n").unwrap();
+        assert!(p.controls.persistent(true));
+        let p = request("GET / HTTP/1.0\r\n\r\n").unwrap();
+        assert!(!p.controls.persistent(true));
+        let p = request("GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n").unwrap();
+        assert!(!p.controls.persistent(false));
+    }
+
+    #[test]
+    fn trailers_parse() {
+        let section = Bytes::from_static(b"Checksum: abc\r\nConnection: x\r\n\r\n");
+        let fields = parse_trailers(&section, 10).unwrap();
+        assert_eq!(fields, [HeaderField::new("checksum", "abc")]);
+    }
+}

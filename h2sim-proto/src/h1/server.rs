@@ -1,0 +1,620 @@
+//! The server side: requests in, responses out in request order
+//! (RFC 9112 §9.3), each exchange under its own stream id.
+
+use std::collections::VecDeque;
+
+use bytes::{Bytes, BytesMut};
+
+use super::body::{BodyDecoder, BodyKind, BodyLimits, Decoded};
+use super::encode::{self, Framing};
+use super::error::Http1Error;
+use super::parse::{self, ParsedRequest};
+use super::upgrade::{self, SWITCHING_PROTOCOLS};
+use super::{Ids, Io, Outgoing, Upgrade};
+use crate::error::{ConnectionError, UserError};
+use crate::event::Event;
+use crate::frame::{Reason, StreamId};
+use crate::message::ResponseHead;
+
+/// Requests parsed ahead of their responses. Beyond this a pipelining
+/// client's requests stay in the input, unread, so it cannot make us hold
+/// any number of them.
+const MAX_PIPELINED: usize = 16;
+
+#[derive(Debug)]
+pub(super) struct Server {
+    ids: Ids,
+    read: Read,
+    /// How far the head at the front of the input was scanned for its end.
+    scanned: usize,
+    /// Requests whose responses are not completely written, oldest first.
+    exchanges: VecDeque<Exchange>,
+    /// No request after the current one will be read: the connection
+    /// closes once the exchanges are done (RFC 9112 §9.6).
+    last_request: bool,
+    /// Why the connection ends, for `Event::Closed` once the responses
+    /// before the error are out.
+    error: Option<ConnectionError>,
+    upgrade: Option<Upgrade>,
+    /// The connection switched to HTTP/2: this session is done, without
+    /// `Event::Closed`.
+    upgraded: bool,
+}
+
+/// What the input holds next.
+#[derive(Debug)]
+enum Read {
+    Head,
+    Body {
+        id: StreamId,
+        decoder: BodyDecoder,
+    },
+    /// Nothing more is read.
+    Stopped,
+}
+
+/// One request and its response.
+#[derive(Debug)]
+struct Exchange {
+    id: StreamId,
+    /// The response has no body whatever its fields say (RFC 9110 §9.3.2).
+    head_request: bool,
+    http10: bool,
+    /// The request lets the connection persist after this exchange.
+    persistent: bool,
+    /// `100 Continue` is owed unless a final response comes first
+    /// (RFC 9110 §10.1.1).
+    expect_continue: bool,
+    /// The application has taken the Request event.
+    taken: bool,
+    /// The request body has been read completely.
+    request_done: bool,
+    queue: VecDeque<Outgoing<ResponseHead>>,
+    framing: Framing,
+    final_queued: bool,
+    final_written: bool,
+    /// Everything of the response has been queued.
+    send_ended: bool,
+    /// The connection closes after this response.
+    close_after: bool,
+    /// The application no longer owns the exchange: it was never told of
+    /// it (an error response to a bad request) or lost it to an error.
+    detached: bool,
+}
+
+impl Exchange {
+    fn new(id: StreamId, request: &ParsedRequest, request_done: bool) -> Self {
+        Exchange {
+            id,
+            head_request: request.head.method.as_ref() == b"HEAD",
+            http10: request.http10,
+            persistent: request.controls.persistent(request.http10),
+            // An HTTP/1.0 client cannot understand 100 (RFC 9110 §10.1.1).
+            expect_continue: request.controls.expect_continue && !request.http10 && !request_done,
+            taken: false,
+            request_done,
+            queue: VecDeque::new(),
+            framing: Framing::None,
+            final_queued: false,
+            final_written: false,
+            send_ended: false,
+            close_after: false,
+            detached: false,
+        }
+    }
+
+    /// Replaces whatever the response held with an error response that
+    /// closes the connection.
+    fn answer_error(&mut self, error: &Http1Error) {
+        let (head, body) = encode::error_response(error.status(), format!("{error}\n"));
+        self.queue.clear();
+        self.queue.push_back(Outgoing::Head {
+            head,
+            end_stream: false,
+        });
+        self.queue.push_back(Outgoing::Data {
+            data: body,
+            end_stream: true,
+        });
+        self.expect_continue = false;
+        self.final_queued = true;
+        self.send_ended = true;
+        self.close_after = true;
+        self.detached = true;
+    }
+
+    /// Everything queued has been written and nothing more will be.
+    fn finished(&self) -> bool {
+        self.send_ended && self.queue.is_empty()
+    }
+}
+
+impl Server {
+    pub(super) fn new() -> Self {
+        Server {
+            ids: Ids::new(),
+            read: Read::Head,
+            scanned: 0,
+            exchanges: VecDeque::new(),
+            last_request: false,
+            error: None,
+            upgrade: None,
+            upgraded: false,
+        }
+    }
+
+    pub(super) fn take_upgrade(&mut self) -> Option<Upgrade> {
+        self.upgrade.take()
+    }
+
+    pub(super) fn handle_input(&mut self, io: &mut Io, input: &mut BytesMut) {
+        let http1 = &io.config.http1;
+        let limits = BodyLimits {
+            max_body: http1.max_body_size,
+            max_head_size: http1.max_head_size,
+            max_headers: http1.max_headers,
+        };
+        loop {
+            match &mut self.read {
+                Read::Stopped => break,
+                Read::Head => {
+                    if self.exchanges.len() >= MAX_PIPELINED {
+                        break;
+                    }
+                    if parse::skip_empty_lines(input) {
+                        self.scanned = 0;
+                    }
+                    if input.is_empty() {
+                        break;
+                    }
+                    let max = limits.max_head_size;
+                    let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
+                        if input.len() > max {
+                            let size = input.len();
+                            self.reject(io, Http1Error::HeadTooLarge { size, max });
+                        }
+                        break;
+                    };
+                    self.scanned = 0;
+                    if end > max {
+                        self.reject(io, Http1Error::HeadTooLarge { size: end, max });
+                        break;
+                    }
+                    let head = input.split_to(end).freeze();
+                    io.stats.header_wire_bytes_received += head.len() as u64;
+                    io.stats.header_bytes_received += head.len() as u64;
+                    self.on_head(io, &head);
+                }
+                Read::Body { id, decoder } => {
+                    let id = *id;
+                    match decoder.decode(input, &limits) {
+                        Ok(Decoded::Incomplete) => break,
+                        Ok(Decoded::Data { data, end }) => {
+                            io.data(id, data, end);
+                            if end {
+                                self.request_done(id);
+                            }
+                        }
+                        Ok(Decoded::End(fields)) => {
+                            if fields.is_empty() {
+                                io.data(id, Bytes::new(), true);
+                            } else {
+                                io.emit(Event::Trailers { stream: id, fields });
+                            }
+                            self.request_done(id);
+                        }
+                        Err(e) => {
+                            self.body_error(io, id, e);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.flush(io);
+    }
+
+    /// A complete request head arrived.
+    fn on_head(&mut self, io: &mut Io, head: &Bytes) {
+        let http1 = &io.config.http1;
+        let request = match parse::parse_request(head, http1.max_headers, http1.secure) {
+            Ok(request) => request,
+            Err(e) => return self.reject(io, e),
+        };
+        if self.exchanges.is_empty()
+            && let Some(settings) = upgrade::h2c_settings(&request, http1)
+        {
+            io.out.buf().extend_from_slice(SWITCHING_PROTOCOLS);
+            self.upgrade = Some(Upgrade {
+                request: request.head,
+                settings,
+            });
+            self.upgraded = true;
+            self.read = Read::Stopped;
+            return;
+        }
+        if let BodyKind::Length(size) = request.body
+            && size > http1.max_body_size
+        {
+            let max = http1.max_body_size;
+            return self.reject(io, Http1Error::BodyTooLarge { size, max });
+        }
+        let Some(id) = self.ids.allocate() else {
+            // 2^30 requests on one connection: end it as if it said close.
+            self.last_request = true;
+            self.read = Read::Stopped;
+            return;
+        };
+        let decoder = BodyDecoder::new(request.body);
+        let end_stream = decoder.is_none();
+        let exchange = Exchange::new(id, &request, end_stream);
+        if !exchange.persistent {
+            // RFC 9112 §9.6: no request after one that asked to close.
+            self.last_request = true;
+        }
+        self.exchanges.push_back(exchange);
+        io.emit(Event::Request {
+            stream: id,
+            head: request.head,
+            end_stream,
+        });
+        self.read = match decoder {
+            Some(decoder) => Read::Body { id, decoder },
+            None => self.next_read(),
+        };
+    }
+
+    /// What to read after a complete request.
+    fn next_read(&self) -> Read {
+        if self.last_request {
+            Read::Stopped
+        } else {
+            Read::Head
+        }
+    }
+
+    fn request_done(&mut self, id: StreamId) {
+        if let Some(ex) = self.exchange_mut(id) {
+            ex.request_done = true;
+            ex.expect_continue = false;
+        }
+        self.read = self.next_read();
+    }
+
+    /// A bad request head: answered with an error status after the
+    /// responses before it, then the connection closes. The application
+    /// never hears of the request.
+    fn reject(&mut self, io: &mut Io, error: Http1Error) {
+        self.stop_reading(&error);
+        if let Some(id) = self.ids.allocate() {
+            let mut ex = Exchange {
+                id,
+                head_request: false,
+                http10: false,
+                persistent: false,
+                expect_continue: false,
+                taken: true,
+                request_done: true,
+                queue: VecDeque::new(),
+                framing: Framing::None,
+                final_queued: false,
+                final_written: false,
+                send_ended: false,
+                close_after: false,
+                detached: false,
+            };
+            ex.answer_error(&error);
+            self.exchanges.push_back(ex);
+        }
+        self.flush(io);
+    }
+
+    /// A bad request body (a broken chunk, or growing past the limit): the
+    /// application loses the exchange (`StreamReset`), and the error status
+    /// replaces its response if that has not started on the wire.
+    fn body_error(&mut self, io: &mut Io, id: StreamId, error: Http1Error) {
+        io.reset(id, Reason::PROTOCOL_ERROR, false, Some(error.violation()));
+        self.stop_reading(&error);
+        if let Some(ex) = self.exchange_mut(id) {
+            if ex.final_written {
+                // Too late for a status: the response stops where it is.
+                ex.detached = true;
+                ex.send_ended = true;
+                ex.queue.clear();
+                ex.close_after = true;
+            } else {
+                ex.answer_error(&error);
+            }
+        }
+    }
+
+    fn stop_reading(&mut self, error: &Http1Error) {
+        self.read = Read::Stopped;
+        self.last_request = true;
+        self.error = Some(ConnectionError::Local {
+            reason: Reason::PROTOCOL_ERROR,
+            violation: error.violation(),
+        });
+    }
+
+    fn exchange_mut(&mut self, id: StreamId) -> Option<&mut Exchange> {
+        self.exchanges.iter_mut().find(|ex| ex.id == id)
+    }
+
+    /// The exchange the application may act on.
+    fn owned(&mut self, id: StreamId) -> Result<&mut Exchange, UserError> {
+        self.exchange_mut(id)
+            .filter(|ex| !ex.detached)
+            .ok_or(UserError::UnknownStream(id))
+    }
+
+    /// Requests are waiting for their responses up to the pipelining cap:
+    /// more input is left unread until some are answered.
+    pub(super) fn pipeline_full(&self) -> bool {
+        self.exchanges.len() >= MAX_PIPELINED
+    }
+
+    pub(super) fn request_taken(&mut self, id: StreamId) {
+        if let Some(ex) = self.exchange_mut(id) {
+            ex.taken = true;
+        }
+    }
+
+    /// `100 Continue` for the exchange on the wire, if its request asked
+    /// for it, the application has seen the request and has not answered
+    /// it yet (RFC 9110 §10.1.1).
+    pub(super) fn before_transmit(&mut self, io: &mut Io) {
+        if let Some(ex) = self.exchanges.front_mut()
+            && ex.expect_continue
+            && ex.taken
+            && !ex.final_queued
+        {
+            ex.expect_continue = false;
+            encode::put_status_line(io.out.buf(), 100);
+            io.out.buf().extend_from_slice(b"\r\n");
+        }
+    }
+
+    pub(super) fn send_response(
+        &mut self,
+        io: &mut Io,
+        id: StreamId,
+        head: ResponseHead,
+        end_stream: bool,
+    ) -> Result<(), UserError> {
+        let ex = self.owned(id)?;
+        let interim = head.is_informational();
+        // 101 belongs to the h2c upgrade, which answers by itself.
+        let valid_status = (100..=999).contains(&head.status) && head.status != 101;
+        if !valid_status || ex.final_queued || (interim && end_stream) {
+            return Err(UserError::InvalidState(id));
+        }
+        let mut abandon_body = false;
+        if interim {
+            if head.status == 100 {
+                ex.expect_continue = false;
+            }
+        } else {
+            ex.final_queued = true;
+            if ex.expect_continue {
+                // Answered before the body was asked for: the client may
+                // never send it, so the connection cannot be reused
+                // (RFC 9110 §10.1.1).
+                ex.expect_continue = false;
+                ex.close_after = true;
+                abandon_body = true;
+            }
+        }
+        ex.send_ended = end_stream;
+        ex.queue.push_back(Outgoing::Head { head, end_stream });
+        if abandon_body {
+            self.last_request = true;
+            if matches!(self.read, Read::Body { id: reading, .. } if reading == id) {
+                self.read = Read::Stopped;
+            }
+        }
+        self.flush(io);
+        Ok(())
+    }
+
+    /// Queues body data or trailers.
+    pub(super) fn send_body(
+        &mut self,
+        io: &mut Io,
+        id: StreamId,
+        item: Outgoing<ResponseHead>,
+    ) -> Result<(), UserError> {
+        let ex = self.owned(id)?;
+        if !ex.final_queued || ex.send_ended {
+            return Err(UserError::InvalidState(id));
+        }
+        ex.send_ended = match &item {
+            Outgoing::Data { end_stream, .. } => *end_stream,
+            Outgoing::Head { .. } | Outgoing::Trailers(_) => true,
+        };
+        ex.queue.push_back(item);
+        self.flush(io);
+        Ok(())
+    }
+
+    /// Writes what the exchanges at the front of the line have queued, in
+    /// request order, and ends the connection once nothing is left to do.
+    fn flush(&mut self, io: &mut Io) {
+        loop {
+            let closing = self.last_request && self.exchanges.len() == 1;
+            let Some(ex) = self.exchanges.front_mut() else {
+                break;
+            };
+            write_queued(io, ex, closing);
+            if ex.close_after {
+                self.last_request = true;
+                if matches!(self.read, Read::Head) {
+                    self.read = Read::Stopped;
+                }
+            }
+            if !ex.finished() {
+                break;
+            }
+            if let Some(done) = self.exchanges.pop_front()
+                && done.close_after
+            {
+                self.cut(io, None);
+            }
+        }
+        if !self.upgraded
+            && self.last_request
+            && self.exchanges.is_empty()
+            && !matches!(self.read, Read::Body { .. })
+        {
+            self.read = Read::Stopped;
+            io.close(self.error.take());
+        }
+    }
+
+    /// Ends every exchange left, except `except`, with `StreamReset`: the
+    /// connection closes before their responses can go out.
+    fn cut(&mut self, io: &mut Io, except: Option<StreamId>) {
+        for ex in self.exchanges.drain(..) {
+            if !ex.detached && Some(ex.id) != except {
+                io.reset(ex.id, Reason::CANCEL, false, None);
+            }
+        }
+        self.last_request = true;
+        self.read = Read::Stopped;
+    }
+
+    /// The client closed its side. Complete requests are still answered (it
+    /// may only have half-closed); a request cut short is lost.
+    pub(super) fn handle_eof(&mut self, io: &mut Io) {
+        if self.upgraded {
+            return;
+        }
+        if let Read::Body { id, .. } = self.read {
+            io.reset(id, Reason::CANCEL, true, None);
+            if self
+                .exchanges
+                .back()
+                .is_some_and(|ex| ex.id == id && !ex.send_ended)
+            {
+                self.exchanges.pop_back();
+            }
+            self.error = Some(ConnectionError::TransportClosed);
+        }
+        self.read = Read::Stopped;
+        self.last_request = true;
+        self.flush(io);
+    }
+
+    /// Graceful close: no new request is read; the last response says
+    /// `connection: close` if it has not started yet.
+    pub(super) fn go_away(&mut self, io: &mut Io) {
+        self.last_request = true;
+        if matches!(self.read, Read::Head) {
+            self.read = Read::Stopped;
+        }
+        self.flush(io);
+    }
+
+    /// Closes the connection after the responses that are complete, up to
+    /// `id`; the unfinished ones from there on are cut.
+    pub(super) fn reset(
+        &mut self,
+        io: &mut Io,
+        id: StreamId,
+        reason: Reason,
+    ) -> Result<(), UserError> {
+        let at = self
+            .exchanges
+            .iter()
+            .position(|ex| ex.id == id && !ex.detached)
+            .ok_or(UserError::UnknownStream(id))?;
+        let first_unfinished = self.exchanges.iter().position(|ex| !ex.send_ended);
+        let cut_at = first_unfinished.map_or(at, |first| first.min(at));
+        let cut: Vec<Exchange> = self.exchanges.drain(cut_at..).collect();
+        for ex in cut {
+            if !ex.detached && ex.id != id {
+                io.reset(ex.id, reason, false, None);
+            }
+        }
+        self.last_request = true;
+        self.read = Read::Stopped;
+        self.flush(io);
+        Ok(())
+    }
+
+    pub(super) fn abort(&mut self, io: &mut Io, reason: Reason) {
+        for ex in self.exchanges.drain(..) {
+            if !ex.detached {
+                io.reset(ex.id, reason, false, None);
+            }
+        }
+        self.read = Read::Stopped;
+        self.last_request = true;
+        io.close(None);
+    }
+}
+
+/// Encodes the exchange's queued items. `closing`: no request follows this
+/// one, so its final response says `connection: close`.
+fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
+    while let Some(item) = ex.queue.pop_front() {
+        match item {
+            // "A server MUST NOT send a 1xx response to an HTTP/1.0
+            // client" (RFC 9110 §15.2).
+            Outgoing::Head { head, .. } if head.is_informational() && ex.http10 => {}
+            Outgoing::Head { head, .. } if head.is_informational() => {
+                let buf = io.out.buf();
+                encode::put_status_line(buf, head.status);
+                encode::put_fields(buf, &head.fields, false);
+                buf.extend_from_slice(b"\r\n");
+            }
+            Outgoing::Head { head, end_stream } => {
+                write_final_head(io, ex, &head, end_stream, closing);
+            }
+            Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
+            Outgoing::Trailers(fields) => io.out.trailers(ex.framing, &fields),
+        }
+    }
+}
+
+/// The final response head, with the framing and persistence fields this
+/// layer owns (RFC 9112 §6.1, §6.2, §9.6). An application Content-Length
+/// is trusted: body bytes that do not add up to it break the framing, as
+/// they would for any sender.
+fn write_final_head(
+    io: &mut Io,
+    ex: &mut Exchange,
+    head: &ResponseHead,
+    end_stream: bool,
+    closing: bool,
+) {
+    let no_body = ex.head_request || head.status == 204 || head.status == 304;
+    let buf = io.out.buf();
+    encode::put_status_line(buf, head.status);
+    encode::put_fields(buf, &head.fields, false);
+    ex.framing = if no_body {
+        Framing::None
+    } else if head.get(b"content-length").is_some() {
+        Framing::Length
+    } else if end_stream {
+        encode::put_field(buf, b"content-length", b"0");
+        Framing::None
+    } else if !ex.http10 {
+        encode::put_field(buf, b"transfer-encoding", b"chunked");
+        Framing::Chunked
+    } else {
+        // An HTTP/1.0 client knows no chunked coding (RFC 9112 §6.1): the
+        // body ends when we close.
+        Framing::Close
+    };
+    if closing || !ex.persistent || ex.framing == Framing::Close {
+        ex.close_after = true;
+    }
+    if ex.close_after {
+        encode::put_field(buf, b"connection", b"close");
+    } else if ex.http10 {
+        encode::put_field(buf, b"connection", b"keep-alive");
+    }
+    buf.extend_from_slice(b"\r\n");
+    ex.final_written = true;
+}

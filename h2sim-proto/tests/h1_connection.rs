@@ -1,0 +1,298 @@
+//! HTTP/1.1 behind the public Connection: protocol detection on a server
+//! started undecided, keep-alive and pipelining between our own client and
+//! server with bytes split at random points, and the h2c upgrade
+//! (RFC 7540 §3.2) from raw HTTP/1.1 bytes to HTTP/2 frames.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
+use h2sim_proto::{
+    Config, Connection, Event, Protocol, RequestHead, ResponseHead, StreamId, UserError,
+};
+use support::Rng;
+
+use std::time::Instant;
+
+/// Moves bytes both ways between two connections, in random pieces, until
+/// neither has anything to say; the server answers each request with its
+/// path as the body.
+fn exchange(
+    client: &mut Connection,
+    server: &mut Connection,
+    now: Instant,
+    rng: &mut Rng,
+) -> Vec<Event> {
+    let (mut to_server, mut to_client) = (BytesMut::new(), BytesMut::new());
+    let mut client_events = Vec::new();
+    for _ in 0..1000 {
+        let mut moved = false;
+        while let Some(chunk) = client.poll_transmit(now) {
+            let mut chunk = BytesMut::from(&chunk[..]);
+            while !chunk.is_empty() {
+                let n = 1 + rng.below(chunk.len());
+                to_server.extend_from_slice(&chunk.split_to(n));
+                server.handle_input(now, &mut to_server);
+            }
+            moved = true;
+        }
+        while let Some(event) = server.poll_event() {
+            if let Event::Request { stream, head, .. } = event {
+                let body = Bytes::from(head.path.to_vec());
+                server
+                    .send_response(
+                        stream,
+                        ResponseHead::new(200).field("content-type", "text/plain"),
+                        false,
+                    )
+                    .unwrap();
+                server.send_data(stream, body, true).unwrap();
+            }
+        }
+        while let Some(chunk) = server.poll_transmit(now) {
+            let mut chunk = BytesMut::from(&chunk[..]);
+            while !chunk.is_empty() {
+                let n = 1 + rng.below(chunk.len());
+                to_client.extend_from_slice(&chunk.split_to(n));
+                client.handle_input(now, &mut to_client);
+            }
+            moved = true;
+        }
+        client_events.extend(std::iter::from_fn(|| client.poll_event()));
+        if !moved {
+            return client_events;
+        }
+    }
+    panic!("did not settle");
+}
+
+fn bodies(events: &[Event]) -> Vec<(StreamId, Vec<u8>)> {
+    let mut out: Vec<(StreamId, Vec<u8>)> = Vec::new();
+    for e in events {
+        if let Event::Data { stream, data, .. } = e {
+            match out.iter_mut().find(|(s, _)| s == stream) {
+                Some((_, body)) => body.extend_from_slice(data),
+                None => out.push((*stream, data.to_vec())),
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn undecided_server_speaks_http1_to_an_http1_client_with_keep_alive() {
+    let now = Instant::now();
+    let mut client = Connection::client_http1(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now);
+    assert_eq!(server.protocol(), None);
+    let a = client
+        .send_request(RequestHead::new("GET", "http", "sim", "/first"), true)
+        .unwrap();
+    let events = exchange(&mut client, &mut server, now, &mut Rng::new(1));
+    assert_eq!(server.protocol(), Some(Protocol::Http1));
+    let b = client
+        .send_request(RequestHead::new("GET", "http", "sim", "/second"), true)
+        .unwrap();
+    let more = exchange(&mut client, &mut server, now, &mut Rng::new(2));
+    let all: Vec<Event> = events.into_iter().chain(more).collect();
+    assert_eq!(
+        bodies(&all),
+        vec![(a, b"/first".to_vec()), (b, b"/second".to_vec())]
+    );
+    assert!(
+        !client.is_closed() && !server.is_closed(),
+        "keep-alive by default"
+    );
+    let stats = client.stats();
+    assert_eq!(stats.data_bytes_received, 13);
+    assert!(stats.header_wire_bytes_received > 0);
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_at_any_split() {
+    for (depth, seed) in [(1, 3), (16, 4), (40, 5)] {
+        let now = Instant::now();
+        let mut config = Config::default();
+        config.http1.max_pipeline = depth;
+        let mut client = Connection::client_http1(config, now);
+        let mut server = Connection::server(Config::default(), now);
+        let ids: Vec<StreamId> = (0..50)
+            .map(|i| {
+                client
+                    .send_request(
+                        RequestHead::new("GET", "http", "sim", format!("/{i}")),
+                        true,
+                    )
+                    .unwrap()
+            })
+            .collect();
+        let events = exchange(&mut client, &mut server, now, &mut Rng::new(seed));
+        let got = bodies(&events);
+        assert_eq!(got.len(), 50, "depth {depth}: {} answered", got.len());
+        for (i, (id, body)) in got.iter().enumerate() {
+            assert_eq!(*id, ids[i]);
+            assert_eq!(body, format!("/{i}").as_bytes());
+        }
+    }
+}
+
+#[test]
+fn undecided_server_speaks_http2_to_prior_knowledge() {
+    let now = Instant::now();
+    let mut client = Connection::client(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now);
+    let id = client
+        .send_request(RequestHead::new("GET", "http", "sim", "/h2"), true)
+        .unwrap();
+    let events = exchange(&mut client, &mut server, now, &mut Rng::new(6));
+    assert_eq!(server.protocol(), Some(Protocol::Http2));
+    assert_eq!(bodies(&events), vec![(id, b"/h2".to_vec())]);
+}
+
+#[test]
+fn push_is_refused_with_a_clear_error_under_http1() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
+    server.handle_input(now, &mut input);
+    let stream = std::iter::from_fn(|| server.poll_event())
+        .find_map(|e| match e {
+            Event::Request { stream, .. } => Some(stream),
+            _ => None,
+        })
+        .unwrap();
+    let err = server
+        .push_promise(stream, RequestHead::new("GET", "http", "sim", "/x"))
+        .unwrap_err();
+    assert_eq!(err, UserError::Unsupported("server push over HTTP/1.1"));
+    assert!(err.to_string().contains("server push over HTTP/1.1"));
+    server
+        .send_response(stream, ResponseHead::new(200), true)
+        .unwrap();
+    let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
+        .flat_map(|b| b.to_vec())
+        .collect();
+    assert!(
+        out.starts_with(b"HTTP/1.1 200 OK\r\n"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+}
+
+/// RFC 7540 §3.2: `curl --http2 http://…` sends this, then the preface.
+#[test]
+fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    // HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS = 100, INITIAL_WINDOW_SIZE = 65535.
+    let mut input = BytesMut::from(
+        &b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\
+           HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"[..],
+    );
+    input.extend_from_slice(PREFACE);
+    let mut settings = BytesMut::new();
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    })
+    .encode(&mut settings);
+    input.extend_from_slice(&settings);
+    server.handle_input(now, &mut input);
+    assert!(input.is_empty());
+    assert_eq!(server.protocol(), Some(Protocol::Http2));
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    let connected = events
+        .iter()
+        .filter(|e| matches!(e, Event::Connected))
+        .count();
+    assert_eq!(connected, 1, "one Connected across the switch: {events:?}");
+    let stream = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Request {
+                stream,
+                head,
+                end_stream: true,
+            } if head.path == "/up" => Some(*stream),
+            _ => None,
+        })
+        .expect("the upgrading request on stream 1");
+    assert_eq!(stream, StreamId::new(1));
+    server
+        .send_response(stream, ResponseHead::new(200), false)
+        .unwrap();
+    server
+        .send_data(stream, Bytes::from_static(b"upgraded"), true)
+        .unwrap();
+    let mut out = BytesMut::new();
+    while let Some(chunk) = server.poll_transmit(now) {
+        out.extend_from_slice(&chunk);
+    }
+    let switching = b"HTTP/1.1 101 Switching Protocols\r\n";
+    assert!(
+        out.starts_with(switching),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut frames = out.split_off(end);
+    let mut decoder = FrameDecoder::new(1 << 24);
+    let mut kinds = Vec::new();
+    while let Ok(Some(frame)) = decoder.decode(&mut frames) {
+        kinds.push(frame);
+    }
+    assert!(
+        matches!(kinds[0], Frame::Settings(Settings { ack: false, .. })),
+        "server SETTINGS first"
+    );
+    assert!(
+        kinds
+            .iter()
+            .any(|f| matches!(f, Frame::Settings(Settings { ack: true, .. })))
+    );
+    assert!(
+        kinds
+            .iter()
+            .any(|f| matches!(f, Frame::Headers(h) if h.stream_id == StreamId::new(1)))
+    );
+    assert!(kinds.iter().any(|f| matches!(f, Frame::Data(d) if d.stream_id == StreamId::new(1) && d.end_stream && d.payload == "upgraded")));
+}
+
+#[test]
+fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let mut input = BytesMut::new();
+    for i in 0..40 {
+        input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
+    }
+    server.handle_input(now, &mut input);
+    assert!(
+        input.is_empty(),
+        "the connection holds what it cannot read yet"
+    );
+    assert!(server.wants_input());
+    let mut answered = 0;
+    for _ in 0..100 {
+        let requests: Vec<StreamId> = std::iter::from_fn(|| server.poll_event())
+            .filter_map(|e| match e {
+                Event::Request { stream, .. } => Some(stream),
+                _ => None,
+            })
+            .collect();
+        for stream in &requests {
+            server
+                .send_response(*stream, ResponseHead::new(204), true)
+                .unwrap();
+        }
+        answered += requests.len();
+        let out: usize = std::iter::from_fn(|| server.poll_transmit(now))
+            .map(|b| b.len())
+            .sum();
+        if requests.is_empty() && out == 0 {
+            break;
+        }
+    }
+    assert_eq!(answered, 40);
+}
