@@ -35,7 +35,7 @@ pub fn require(program: &str, install: &str) {
     assert!(
         found,
         "peer program `{program}` is not installed: {install} \
-         (h2sim-tokio/tests/peers/install.sh installs every peer)"
+         (scripts/test.sh installs the interop peers)"
     );
 }
 
@@ -50,7 +50,7 @@ pub fn require_python_h2() {
     assert!(
         ok,
         "python3 has no `h2` package: pip install h2 \
-         (h2sim-tokio/tests/peers/install.sh installs every peer)"
+         (scripts/test.sh installs the interop peers)"
     );
 }
 
