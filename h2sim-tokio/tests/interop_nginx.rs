@@ -8,7 +8,6 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use common::*;
 use h2sim_tokio::tls::{self, ClientTls, ServerVerification, TlsVersions};
