@@ -61,7 +61,7 @@ impl Default for DriverOptions {
 
 /// How a connection's loop ended, when the transport did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The core finished the connection and all its output was written.
     Finished,
     /// The peer closed the transport; whatever the core had left to say

@@ -126,10 +126,14 @@ impl HostPort {
         if let Ok(ip) = self.host.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, self.port)]);
         }
-        let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host((self.host.as_str(), self.port))
-            .await?
-            .collect();
-        addrs.dedup();
+        let mut addrs: Vec<SocketAddr> = Vec::new();
+        // The resolver may give an address more than once; its order is
+        // its preference, so duplicates are dropped without sorting.
+        for addr in tokio::net::lookup_host((self.host.as_str(), self.port)).await? {
+            if !addrs.contains(&addr) {
+                addrs.push(addr);
+            }
+        }
         if addrs.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::NotFound,

@@ -3,7 +3,7 @@
 //! directory), an unknown CA, a wrong host name and a revoked certificate
 //! (with CRL checking on) are rejected, verification can be turned off,
 //! and a server that requires a client certificate rejects a client
-//! without one and accepts one with it.
+//! without one or with a revoked one, and accepts one with a good one.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -197,6 +197,140 @@ async fn required_client_certificate_present_is_accepted() {
     }
     assert_eq!(server.stats.tls_failures(), 0);
     server.stop().await;
+}
+
+/// Runs openssl in `dir`, failing the test with its output if it fails.
+fn openssl(dir: &std::path::Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `certs/` has no revoked client certificate, so one is made here with
+/// the dev CA: a client certificate (serial 7E57) and a CRL that revokes
+/// it. Returns the directory, the identity and the CRL.
+fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
+    require("openssl", "apt-get install openssl");
+    let dir = scratch_dir("revoked-client");
+    let (ca_crt, ca_key) = (certs().join("ca.crt"), certs().join("ca.key"));
+    std::fs::write(
+        dir.join("ext.cnf"),
+        "basicConstraints = critical, CA:false\n\
+         keyUsage = critical, digitalSignature\n\
+         extendedKeyUsage = clientAuth\n\
+         authorityKeyIdentifier = keyid\n",
+    )
+    .unwrap();
+    openssl(
+        &dir,
+        &[
+            "ecparam",
+            "-name",
+            "prime256v1",
+            "-genkey",
+            "-noout",
+            "-out",
+            "client.key",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "req",
+            "-new",
+            "-key",
+            "client.key",
+            "-subj",
+            "/CN=revoked-client",
+            "-out",
+            "client.csr",
+        ],
+    );
+    openssl(
+        &dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            "client.csr",
+            "-CA",
+            ca_crt.to_str().unwrap(),
+            "-CAkey",
+            ca_key.to_str().unwrap(),
+            "-set_serial",
+            "0x7e57",
+            "-days",
+            "2",
+            "-extfile",
+            "ext.cnf",
+            "-out",
+            "client.crt",
+        ],
+    );
+    std::fs::write(
+        dir.join("ca.cnf"),
+        format!(
+            "[ ca ]\ndefault_ca = dev\n[ dev ]\ndatabase = index.txt\n\
+             certificate = {}\nprivate_key = {}\ncrlnumber = crlnumber\n\
+             default_md = sha256\ndefault_crl_days = 2\n",
+            ca_crt.display(),
+            ca_key.display()
+        ),
+    )
+    .unwrap();
+    // openssl's CA database: one revoked entry (R, expiry, revocation
+    // time, serial, file, subject).
+    std::fs::write(
+        dir.join("index.txt"),
+        "R\t491231235959Z\t240101000000Z\t7E57\tunknown\t/CN=revoked-client\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("crlnumber"), "01\n").unwrap();
+    openssl(
+        &dir,
+        &["ca", "-gencrl", "-config", "ca.cnf", "-out", "revoked.crl"],
+    );
+    let identity = Identity {
+        chain: dir.join("client.crt"),
+        key: dir.join("client.key"),
+    };
+    let crl = dir.join("revoked.crl");
+    (dir, identity, crl)
+}
+
+#[tokio::test]
+async fn revoked_client_certificate_is_rejected_with_crl_checks() {
+    let (dir, identity, crl) = revoked_client();
+    let trust = |revocation| Trust {
+        file: Some(certs().join("ca.crt")),
+        crls: vec![crl.clone()],
+        revocation,
+        ..Trust::default()
+    };
+    let tls = ClientTls {
+        identity: Some(identity),
+        ..client(ServerVerification::Verify(dev_ca()), None)
+    };
+    for revocation in [Revocation::EndEntity, Revocation::FullChain] {
+        let server = TlsServer::start("server-ec", ClientAuth::Required(trust(revocation))).await;
+        assert!(get(server.port, &tls, "localhost").await.is_err());
+        let why = server.stats.last_tls_error().unwrap();
+        assert!(why.contains("Revoked"), "{revocation:?}: {why}");
+        server.stop().await;
+    }
+    // Without revocation checks the same certificate is fine.
+    let server = TlsServer::start("server-ec", ClientAuth::Required(trust(Revocation::Off))).await;
+    let body = get(server.port, &tls, "localhost").await.unwrap();
+    assert!(body.contains("client_certs=1"), "{body}");
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]
