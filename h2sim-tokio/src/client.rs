@@ -192,8 +192,8 @@ where
     let mut outcomes: Vec<Option<ClientOutcome<A>>> =
         (0..dialer.options.connections).map(|_| None).collect();
     while let Some(joined) = slots.join_next().await {
-        // A slot task panics only if the application does; its slot stays
-        // empty and the panic is not ours to swallow.
+        // A slot task panics only if the application does: that panic is
+        // the caller's, so it goes on. Nothing cancels slot tasks.
         match joined {
             Ok((slot, outcome)) => outcomes[slot] = Some(outcome),
             Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
@@ -254,10 +254,10 @@ impl Dialer {
     /// it is lost and reconnecting is allowed. Lost means a transport
     /// error, the server closing the transport, a protocol error, or a
     /// GOAWAY that had an error code or turned requests back (see
-    /// `Watched::lost`). The application lives on
-    /// across replacements (its `start` runs again on each new connection),
-    /// so it carries its work over and has already heard, by
-    /// `Event::Closed`, which exchanges the loss took.
+    /// `Watched::lost`). The application lives on across replacements (its
+    /// `start` runs again on each new connection), so it carries its work
+    /// over and has already heard, by `Event::Closed`, which exchanges the
+    /// loss took.
     async fn run_slot<A, F>(&self, factory: &F) -> ClientOutcome<A>
     where
         F: Fn(&ConnectionInfo) -> A,
