@@ -19,6 +19,10 @@
 //! Every response's status is checked and every body byte counted; a wrong
 //! count panics rather than report a rate that was not earned.
 //!
+//! HTTP/1.1 groups (`http1_get_no_body`, `http1_post_1k_1k`) run the same
+//! workloads over one keep-alive HTTP/1.1 connection, with pipelining depth
+//! 1 (each request waits for the previous response) and 16.
+//!
 //! ```text
 //! cargo bench -p h2sim-proto --bench connection -- --warm-up-time 2 --measurement-time 5
 //! ```
@@ -85,8 +89,26 @@ impl SimPair {
     /// connected: prefaces and SETTINGS exchanged and acknowledged.
     fn connect() -> Self {
         let now = Instant::now();
+        let pair = SimPair::joined(Connection::client(Config::default(), now), now);
+        for conn in [&pair.client, &pair.server] {
+            assert_eq!(conn.protocol(), Some(h2sim_proto::Protocol::Http2));
+        }
+        pair
+    }
+
+    /// An HTTP/1.1 client writing up to `depth` requests ahead of their
+    /// responses (1: plain keep-alive), against a server that detects it.
+    fn connect_http1(depth: usize) -> Self {
+        let now = Instant::now();
+        let mut config = Config::default();
+        config.http1.max_pipeline = depth;
+        SimPair::joined(Connection::client_http1(config, now), now)
+    }
+
+    /// `client` joined to a server that tells the protocol from its bytes.
+    fn joined(client: Connection, now: Instant) -> Self {
         let mut pair = SimPair {
-            client: Connection::client(Config::default(), now),
+            client,
             server: Connection::server(Config::default(), now),
             client_in: BytesMut::new(),
             server_in: BytesMut::new(),
@@ -95,8 +117,13 @@ impl SimPair {
         };
         while pair.exchange(now) {}
         for conn in [&mut pair.client, &mut pair.server] {
+            // HTTP/1.1 has nothing to exchange before the first request, so
+            // its server is not up yet; an HTTP/2 one is.
             let events: Vec<Event> = std::iter::from_fn(|| conn.poll_event()).collect();
-            assert_eq!(events, [Event::Connected]);
+            assert!(
+                events.is_empty() || events == [Event::Connected],
+                "{events:?}"
+            );
         }
         pair
     }
@@ -150,6 +177,7 @@ impl SimPair {
                         request_bytes += data.len();
                         (stream, end_stream)
                     }
+                    Event::Connected => continue,
                     other => panic!("server: unexpected {other:?}"),
                 };
                 if !finished {
@@ -390,9 +418,25 @@ fn bench_workload(c: &mut Criterion, name: &str, workload: Workload) {
     group.finish();
 }
 
+/// HTTP/1.1 rows: the same workloads over one keep-alive connection,
+/// waiting for each response (depth 1) or pipelining 16 requests.
+fn bench_http1(c: &mut Criterion, name: &str, workload: Workload) {
+    let mut group = c.benchmark_group(name);
+    group.throughput(Throughput::Elements(REQUESTS as u64));
+    for depth in [1, 16] {
+        let mut sim = SimPair::connect_http1(depth);
+        group.bench_function(format!("h2sim_depth{depth}"), |b| {
+            b.iter(|| sim.run(workload, REQUESTS))
+        });
+    }
+    group.finish();
+}
+
 fn connection(c: &mut Criterion) {
     bench_workload(c, "get_no_body", Workload::Get);
     bench_workload(c, "post_1k_1k", Workload::Post);
+    bench_http1(c, "http1_get_no_body", Workload::Get);
+    bench_http1(c, "http1_post_1k_1k", Workload::Post);
 }
 
 criterion_group!(benches, connection);
