@@ -307,6 +307,7 @@ impl Dialer {
 
     /// Connects (trying each resolved address in turn) and shakes hands.
     async fn open(&self, attempt: u32) -> Result<(Stream, ConnectionInfo), ClientError> {
+        let started = Instant::now();
         let opening = async {
             let mut last = None;
             for &addr in &self.addrs {
@@ -319,11 +320,13 @@ impl Dialer {
                 addr: self.addr.clone(),
             }))
         };
-        tokio::time::timeout(self.options.connect_timeout, opening)
+        let (stream, mut info) = tokio::time::timeout(self.options.connect_timeout, opening)
             .await
             .unwrap_or(Err(ClientError::ConnectTimeout {
                 addr: self.addr.clone(),
-            }))
+            }))?;
+        info.connect_time = started.elapsed();
+        Ok((stream, info))
     }
 
     async fn handshake(
@@ -345,6 +348,7 @@ impl Dialer {
                 ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
             }),
             tls: None,
+            connect_time: Duration::ZERO,
             attempt,
         };
         let Some((connector, name)) = &self.tls else {

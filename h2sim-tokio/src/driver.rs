@@ -179,8 +179,7 @@ where
                         begin_drain(endpoint, now, options)
                     }
                     Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.connection_mut().abort(Reason::NO_ERROR);
-                        settle(endpoint, now);
+                        endpoint.abort(now, Reason::NO_ERROR);
                         Phase::Aborted { give_up_at: now + FINAL_FLUSH }
                     }
                     Phase::Aborted { give_up_at } if give_up_at <= now => {
@@ -199,19 +198,10 @@ fn begin_drain<A: Application>(
     now: Instant,
     options: &DriverOptions,
 ) -> Phase {
-    endpoint.connection_mut().go_away(now);
-    settle(endpoint, now);
+    endpoint.go_away(now);
     Phase::Draining {
         abort_at: now + options.drain_timeout,
     }
-}
-
-/// Hands the application the events a command given directly on the
-/// connection caused (`Closed` after `abort`, say). `Endpoint` dispatches
-/// only from its `handle_*` methods, and `handle_timeout` fires nothing
-/// that is not due, so calling it at `now` does exactly that.
-fn settle<A: Application>(endpoint: &mut Endpoint<A>, now: Instant) {
-    endpoint.handle_timeout(now);
 }
 
 /// Waits until `deadline`; with none, forever (the branch is disabled then).

@@ -306,6 +306,7 @@ impl<F> ConnectionTask<F> {
             local,
             protocol: None,
             tls: None,
+            connect_time: Duration::ZERO,
             attempt: 0,
         };
         let result = match tls {
@@ -314,6 +315,7 @@ impl<F> ConnectionTask<F> {
                 self.run(tcp, conn, &info).await
             }
             Some(acceptor) => {
+                let started = Instant::now();
                 let handshake =
                     tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
                 let stream = tokio::select! {
@@ -334,6 +336,7 @@ impl<F> ConnectionTask<F> {
                     _ => None,
                 };
                 info.tls = Some(tls_info);
+                info.connect_time = started.elapsed();
                 let mut config = self.options.config.clone();
                 config.http1.secure = true;
                 let now = Instant::now();

@@ -57,24 +57,7 @@ async fn run_httpwg(addr: std::net::SocketAddr) -> (usize, usize, String) {
 /// Cases that fail because of the protocol core (`h2sim-proto`), not this
 /// adapter; each is reported to the core's owners. A case listed here that
 /// starts passing fails the test, so the list stays true.
-const KNOWN_CORE_FAILURES: &[(&str, &str)] = &[
-    (
-        "RFC 9113 :: 5. streams and multiplexing :: closed sends headers frame",
-        "HEADERS on stream 1 after stream 1 closed: the core answers GOAWAY \
-         PROTOCOL_ERROR (stream id not increasing), the case wants STREAM_CLOSED (§5.1)",
-    ),
-    (
-        "RFC 9113 :: 7. error codes :: sends goaway frame with unknown error code",
-        "after the client's GOAWAY (code 0xff, no streams open) the core closes the \
-         connection at once without a GOAWAY of its own; the case wants the \
-         connection to stay up and answer a PING (§7: unknown codes trigger nothing special)",
-    ),
-    (
-        "RFC 9113 :: 8. expressing http semantics in http2 :: sends headers frame with mismatched host authority",
-        "a request whose `host` differs from `:authority` is accepted and answered; \
-         the case wants RST_STREAM PROTOCOL_ERROR (§8.3.1, a SHOULD)",
-    ),
-];
+const KNOWN_CORE_FAILURES: &[(&str, &str)] = &[];
 
 /// The cases that did not pass: failed ones, and ones whose task panicked
 /// (httpwg then prints no name, so those are found as the names missing
