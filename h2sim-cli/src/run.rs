@@ -154,10 +154,7 @@ fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError>
 
 /// `h2sim server`: serves until Ctrl-C, then prints the totals.
 async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
-    let mut config = config_with(&args.settings)?;
-    if args.http1 {
-        config.http1.allow_h2c_upgrade = false;
-    }
+    let config = config_with(&args.settings)?;
     let mut specs = Vec::new();
     for listen in &args.listen {
         let addr = listen.addr.to_string();
@@ -169,6 +166,7 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     }
     let mut options = ServerOptions {
         config,
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
         ..ServerOptions::default()
     };
     options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);

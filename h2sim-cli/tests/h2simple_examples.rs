@@ -440,3 +440,36 @@ fn help_explains_each_command() {
         assert!(help.contains(&format!("h2sim {command}")), "{help}");
     }
 }
+
+/// `-1` on both sides: the plain listener speaks HTTP/1.1 only.
+#[test]
+fn http1_only_with_dash_1() {
+    let server = Server::start(&[
+        "-1", "-q", "-m", "POST", "-p", "/user1k/", "-s", "200", "-e", "1k",
+    ]);
+    let url = format!("{}/user1k/__MDN__", server.http);
+    let out = client(&[
+        "-1",
+        "-P",
+        "4",
+        "-C",
+        "200",
+        "-R",
+        "__MDN__=01092%06d",
+        "-m",
+        "POST",
+        "-u",
+        &url,
+        "-e",
+        "1k",
+        "-q",
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("200 done, 200 succeeded"), "{t}");
+    // An HTTP/2 prior-knowledge client is not understood there.
+    let out = client(&["-m", "POST", "-u", &url, "-q"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let (code, _) = server.stop();
+    assert_eq!(code, 0);
+}

@@ -56,6 +56,9 @@ pub struct ServerOptions {
     pub driver: DriverOptions,
     /// A TLS handshake not finished by then is dropped.
     pub handshake_timeout: Duration,
+    /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
+    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
+    pub plain_protocol: Option<Protocol>,
 }
 
 impl Default for ServerOptions {
@@ -64,6 +67,7 @@ impl Default for ServerOptions {
             config: Config::default(),
             driver: DriverOptions::default(),
             handshake_timeout: Duration::from_secs(10),
+            plain_protocol: None,
         }
     }
 }
@@ -311,7 +315,12 @@ impl<F> ConnectionTask<F> {
         };
         let result = match tls {
             None => {
-                let conn = Connection::server(self.options.config.clone(), Instant::now());
+                let config = self.options.config.clone();
+                info.protocol = self.options.plain_protocol;
+                let conn = match self.options.plain_protocol {
+                    Some(protocol) => Connection::server_for(protocol, config, Instant::now()),
+                    None => Connection::server(config, Instant::now()),
+                };
                 self.run(tcp, conn, &info).await
             }
             Some(acceptor) => {
