@@ -35,7 +35,7 @@ pub fn text(s: &str) -> Bytes {
 /// `-b HEX`: hex digits, optionally separated by spaces.
 pub fn hex(s: &str) -> Result<Bytes, BodyError> {
     let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(BodyError::Hex(s.to_owned()));
     }
     let nibble = |d: u8| (d as char).to_digit(16).map(|v| v as u8);

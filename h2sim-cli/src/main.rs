@@ -1,1 +1,66 @@
-fn main() {}
+//! `h2sim`: an HTTP/2 and HTTP/1.1 simulator for 5G SBI network functions.
+//! This file only reads the command line and hands over.
+
+mod bench;
+mod body;
+mod client;
+mod help;
+mod options;
+mod report;
+mod run;
+mod server;
+#[cfg(test)]
+mod sim_tests;
+mod trace;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() {
+        eprint!("{}", help::TOP);
+        return ExitCode::from(2);
+    }
+    let command = args.remove(0);
+    let wants_help = args.iter().any(|a| a == "--help" || a == "-h");
+    let outcome = match command.as_str() {
+        "-h" | "--help" | "help" => {
+            print!("{}", help::TOP);
+            return ExitCode::SUCCESS;
+        }
+        "-V" | "--version" => {
+            println!("h2sim {}", env!("CARGO_PKG_VERSION"));
+            return ExitCode::SUCCESS;
+        }
+        "server" if wants_help => {
+            print!("{}", help::SERVER);
+            return ExitCode::SUCCESS;
+        }
+        "client" if wants_help => {
+            print!("{}", help::CLIENT);
+            return ExitCode::SUCCESS;
+        }
+        "bench" if wants_help => {
+            print!("{}", help::BENCH);
+            return ExitCode::SUCCESS;
+        }
+        "merge" if wants_help => {
+            print!("{}", help::MERGE);
+            return ExitCode::SUCCESS;
+        }
+        "merge" => return run::merge(&args),
+        "server" => options::server::parse(args).map(run::Command::Server),
+        "client" => options::client::parse(args).map(|a| run::Command::Client(Box::new(a))),
+        "bench" => run::bench_options(args).map(run::Command::Bench),
+        other => Err(options::usage(format!(
+            "unknown command {other:?} (server, client, bench or merge)"
+        ))),
+    };
+    match outcome {
+        Ok(command) => run::run(command),
+        Err(e) => {
+            eprintln!("h2sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

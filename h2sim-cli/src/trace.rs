@@ -2,7 +2,6 @@
 //! binary, a buffer in tests. Lines are built only when tracing is on.
 
 use std::io::Write;
-use std::sync::Mutex;
 
 use h2sim_proto::HeaderField;
 
@@ -35,9 +34,11 @@ impl Trace for Stderr {
 }
 
 /// Collects lines in memory (tests).
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct Memory(pub Mutex<Vec<String>>);
+pub struct Memory(pub std::sync::Mutex<Vec<String>>);
 
+#[cfg(test)]
 impl Trace for Memory {
     fn line(&self, text: &str) {
         if let Ok(mut lines) = self.0.lock() {
@@ -46,6 +47,7 @@ impl Trace for Memory {
     }
 }
 
+#[cfg(test)]
 impl Memory {
     pub fn lines(&self) -> Vec<String> {
         self.0.lock().map(|l| l.clone()).unwrap_or_default()
@@ -57,10 +59,20 @@ impl Memory {
 pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], body: &[u8]) {
     use std::fmt::Write as _;
     for (name, value) in fields {
-        let _ = writeln!(out, "  {} = {}", String::from_utf8_lossy(name), String::from_utf8_lossy(value));
+        let _ = writeln!(
+            out,
+            "  {} = {}",
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(value)
+        );
     }
     for f in extra {
-        let _ = writeln!(out, "  {} = {}", String::from_utf8_lossy(&f.name), String::from_utf8_lossy(&f.value));
+        let _ = writeln!(
+            out,
+            "  {} = {}",
+            String::from_utf8_lossy(&f.name),
+            String::from_utf8_lossy(&f.value)
+        );
     }
     if !body.is_empty() {
         match std::str::from_utf8(body) {

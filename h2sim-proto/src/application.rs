@@ -78,6 +78,20 @@ impl<A: Application> Endpoint<A> {
         self.dispatch(now);
     }
 
+    /// Begins a graceful shutdown (see [`Connection::go_away`]) and hands
+    /// the application what it caused.
+    pub fn go_away(&mut self, now: Instant) {
+        self.conn.go_away(now);
+        self.dispatch(now);
+    }
+
+    /// Ends the connection at once (see [`Connection::abort`]) and hands the
+    /// application what it caused (its `Closed` event).
+    pub fn abort(&mut self, now: Instant, reason: crate::frame::Reason) {
+        self.conn.abort(reason);
+        self.dispatch(now);
+    }
+
     /// The next chunk to write.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
         self.conn.poll_transmit(now)

@@ -132,6 +132,8 @@ pub enum Malformation {
     UnsafePushMethod,
     /// DATA before any HEADERS on a stream (§8.1).
     DataBeforeHeaders,
+    /// A `host` field naming another entity than `:authority` (§8.3.1).
+    HostMismatch,
 }
 
 impl fmt::Display for Malformation {
@@ -155,6 +157,7 @@ impl fmt::Display for Malformation {
             UnexpectedEndStream => f.write_str("END_STREAM out of place (RFC 9113 §8.1)"),
             UnsafePushMethod => f.write_str("promised request not safe and cacheable (§8.4)"),
             DataBeforeHeaders => f.write_str("DATA before HEADERS (RFC 9113 §8.1)"),
+            HostMismatch => f.write_str("host differs from :authority (RFC 9113 §8.3.1)"),
         }
     }
 }

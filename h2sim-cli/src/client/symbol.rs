@@ -40,7 +40,10 @@ impl fmt::Display for FormatError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FormatError::NoConversion(s) => write!(f, "format {s:?} has no %d/%x conversion"),
-            FormatError::Unsupported(s) => write!(f, "format {s:?}: only %d %u %x %X %o with 0 and width are supported"),
+            FormatError::Unsupported(s) => write!(
+                f,
+                "format {s:?}: only %d %u %x %X %o with 0 and width are supported"
+            ),
             FormatError::TooMany(s) => write!(f, "format {s:?} has more than one conversion"),
         }
     }
@@ -53,7 +56,11 @@ impl Format {
         let mut conversion = None;
         let mut chars = s.chars().peekable();
         while let Some(c) = chars.next() {
-            let out = if conversion.is_some() { &mut suffix } else { &mut prefix };
+            let out = if conversion.is_some() {
+                &mut suffix
+            } else {
+                &mut prefix
+            };
             if c != '%' {
                 out.push(c);
                 continue;
@@ -92,7 +99,11 @@ impl Format {
             conversion = Some(Conversion { zero, width, radix });
         }
         let conversion = conversion.ok_or_else(|| FormatError::NoConversion(s.to_owned()))?;
-        Ok(Format { prefix, conversion, suffix })
+        Ok(Format {
+            prefix,
+            conversion,
+            suffix,
+        })
     }
 
     /// Formats `n` into `out`.
@@ -136,7 +147,10 @@ impl Symbol {
             return Err(format!("-R {s:?}: empty symbol"));
         }
         let format = Format::parse(format).map_err(|e| format!("-R {s:?}: {e}"))?;
-        Ok(Symbol { name: name.to_owned(), format })
+        Ok(Symbol {
+            name: name.to_owned(),
+            format,
+        })
     }
 }
 
@@ -146,7 +160,12 @@ pub struct Values(Vec<(String, String)>);
 
 impl Values {
     pub fn new(symbols: &[Symbol], number: u64) -> Values {
-        Values(symbols.iter().map(|s| (s.name.clone(), s.format.format(number))).collect())
+        Values(
+            symbols
+                .iter()
+                .map(|s| (s.name.clone(), s.format.format(number)))
+                .collect(),
+        )
     }
 
     pub fn is_empty(&self) -> bool {
@@ -215,10 +234,16 @@ mod tests {
 
     #[test]
     fn values_replace_everywhere() {
-        let symbols = vec![Symbol::parse("__MDN__=01092%06d").unwrap(), Symbol::parse("@N@=%x").unwrap()];
+        let symbols = vec![
+            Symbol::parse("__MDN__=01092%06d").unwrap(),
+            Symbol::parse("@N@=%x").unwrap(),
+        ];
         let v = Values::new(&symbols, 26);
         assert_eq!(v.apply("/user/__MDN__?h=@N@"), "/user/01092000026?h=1a");
-        assert_eq!(v.apply_bytes(b"{ \"USER_MDN\" : \"__MDN__\" }"), b"{ \"USER_MDN\" : \"01092000026\" }");
+        assert_eq!(
+            v.apply_bytes(b"{ \"USER_MDN\" : \"__MDN__\" }"),
+            b"{ \"USER_MDN\" : \"01092000026\" }"
+        );
         assert!(Symbol::parse("noequals").is_err());
         assert!(Symbol::parse("=%d").is_err());
     }

@@ -25,7 +25,9 @@ pub struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("rules", &self.rules.len()).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("rules", &self.rules.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -109,10 +111,6 @@ impl ServerApp {
         }
     }
 
-    pub fn totals(&self) -> &Totals {
-        &self.totals
-    }
-
     fn roll(&mut self) -> u64 {
         self.rng ^= self.rng << 13;
         self.rng ^= self.rng >> 7;
@@ -121,9 +119,20 @@ impl ServerApp {
     }
 
     /// The whole request is in: pick the rule, then answer now or later.
-    fn complete(&mut self, now: Instant, stream: StreamId, pending: Pending, conn: &mut Connection) {
+    fn complete(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        pending: Pending,
+        conn: &mut Connection,
+    ) {
         let head = pending.head;
-        let rule = rules::find(&self.shared.rules, &head.method, &head.authority, &head.path);
+        let rule = rules::find(
+            &self.shared.rules,
+            &head.method,
+            &head.authority,
+            &head.path,
+        );
         if let Some(trace) = &self.shared.trace {
             let mut text = format!(
                 "REQUEST[{}, stream {}]: {} {}",
@@ -133,7 +142,12 @@ impl ServerApp {
                 String::from_utf8_lossy(&head.path)
             );
             text.push('\n');
-            trace::dump(&mut text, &[(b":authority", &head.authority)], &head.fields, &pending.body);
+            trace::dump(
+                &mut text,
+                &[(b":authority", &head.authority)],
+                &head.fields,
+                &pending.body,
+            );
             trace.line(&text);
         }
         match rule.and_then(|i| self.shared.rules[i].delay.map(|d| (i, d))) {
@@ -145,7 +159,14 @@ impl ServerApp {
         }
     }
 
-    fn respond(&mut self, now: Instant, stream: StreamId, head: &RequestHead, rule: Option<usize>, conn: &mut Connection) {
+    fn respond(
+        &mut self,
+        now: Instant,
+        stream: StreamId,
+        head: &RequestHead,
+        rule: Option<usize>,
+        conn: &mut Connection,
+    ) {
         let shared = Arc::clone(&self.shared);
         let (reply, body) = match rule.map(|i| (i, &shared.rules[i])) {
             Some((i, rule)) => {
@@ -157,25 +178,54 @@ impl ServerApp {
                 match &rule.dir {
                     Some(dir) => {
                         let relative = path.strip_prefix(rule.prefix()).unwrap_or(&path);
-                        match rules::resolve_in_dir(dir, relative).ok().and_then(|p| std::fs::read(p).ok()) {
+                        match rules::resolve_in_dir(dir, relative)
+                            .ok()
+                            .and_then(|p| std::fs::read(p).ok())
+                        {
                             Some(bytes) => (rule.reply.clone(), Bytes::from(bytes)),
-                            None => (Reply { status: 404, ..Reply::default() }, Bytes::new()),
+                            None => (
+                                Reply {
+                                    status: 404,
+                                    ..Reply::default()
+                                },
+                                Bytes::new(),
+                            ),
                         }
                     }
-                    None => (rule.reply.clone(), rule.reply.body.render(&path, rule.prefix())),
+                    None => (
+                        rule.reply.clone(),
+                        rule.reply.body.render(&path, rule.prefix()),
+                    ),
                 }
             }
             None => {
                 self.totals.not_found += 1;
-                (Reply { status: 404, ..Reply::default() }, Bytes::new())
+                (
+                    Reply {
+                        status: 404,
+                        ..Reply::default()
+                    },
+                    Bytes::new(),
+                )
             }
         };
         self.send(stream, &reply, body, conn, "RESPONSE");
         self.last_response = Some(now);
     }
 
-    fn push(&mut self, parent: StreamId, head: &RequestHead, push: &rules::Push, conn: &mut Connection) {
-        let request = RequestHead::new("GET", head.scheme.clone(), head.authority.clone(), push.path.clone());
+    fn push(
+        &mut self,
+        parent: StreamId,
+        head: &RequestHead,
+        push: &rules::Push,
+        conn: &mut Connection,
+    ) {
+        let request = RequestHead::new(
+            "GET",
+            head.scheme.clone(),
+            head.authority.clone(),
+            push.path.clone(),
+        );
         // A client that disabled push, or HTTP/1.1, simply gets no pushes.
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
@@ -184,13 +234,25 @@ impl ServerApp {
         }
     }
 
-    fn send(&mut self, stream: StreamId, reply: &Reply, body: Bytes, conn: &mut Connection, what: &str) {
+    fn send(
+        &mut self,
+        stream: StreamId,
+        reply: &Reply,
+        body: Bytes,
+        conn: &mut Connection,
+        what: &str,
+    ) {
         let mut head = ResponseHead::new(reply.status);
         for (name, value) in &reply.headers {
             head = head.field(name.clone(), value.clone());
         }
         if let Some(trace) = &self.shared.trace {
-            let mut text = format!("{what}[{}, stream {}]: {}", self.peer, stream.value(), reply.status);
+            let mut text = format!(
+                "{what}[{}, stream {}]: {}",
+                self.peer,
+                stream.value(),
+                reply.status
+            );
             text.push('\n');
             trace::dump(&mut text, &[], &head.fields, &body);
             trace.line(&text);
@@ -212,7 +274,11 @@ impl ServerApp {
             _ => Duration::ZERO,
         };
         let secs = span.as_secs_f64();
-        let tps = if secs > 0.0 { self.totals.responses as f64 / secs } else { 0.0 };
+        let tps = if secs > 0.0 {
+            self.totals.responses as f64 / secs
+        } else {
+            0.0
+        };
         format!(
             "{} DISCONNECTED by sess term: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
             self.peer,
@@ -245,17 +311,29 @@ const TRACE_BODY_LIMIT: usize = 64 * 1024;
 impl Application for ServerApp {
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
         match event {
-            Event::Request { stream, head, end_stream } => {
+            Event::Request {
+                stream,
+                head,
+                end_stream,
+            } => {
                 self.totals.requests += 1;
                 self.first_request.get_or_insert(now);
-                let pending = Pending { head, body: Vec::new(), body_len: 0 };
+                let pending = Pending {
+                    head,
+                    body: Vec::new(),
+                    body_len: 0,
+                };
                 if end_stream {
                     self.complete(now, stream, pending, conn);
                 } else {
                     self.pending.insert(stream, pending);
                 }
             }
-            Event::Data { stream, data, end_stream } => {
+            Event::Data {
+                stream,
+                data,
+                end_stream,
+            } => {
                 self.totals.bytes_in += data.len() as u64;
                 if let Some(p) = self.pending.get_mut(&stream) {
                     p.body_len += data.len() as u64;
@@ -263,10 +341,8 @@ impl Application for ServerApp {
                         p.body.extend_from_slice(&data);
                     }
                 }
-                if end_stream {
-                    if let Some(p) = self.pending.remove(&stream) {
-                        self.complete(now, stream, p, conn);
-                    }
+                if end_stream && let Some(p) = self.pending.remove(&stream) {
+                    self.complete(now, stream, p, conn);
                 }
             }
             Event::Trailers { stream, .. } => {
@@ -289,7 +365,12 @@ impl Application for ServerApp {
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
-        let due: Vec<_> = self.delayed.iter().filter(|(at, ..)| *at <= now).cloned().collect();
+        let due: Vec<_> = self
+            .delayed
+            .iter()
+            .filter(|(at, ..)| *at <= now)
+            .cloned()
+            .collect();
         self.delayed.retain(|(at, ..)| *at > now);
         for (_, stream, head, rule) in due {
             self.respond(now, stream, &head, rule, conn);

@@ -2,3 +2,4 @@
 
 pub mod app;
 pub mod rules;
+pub mod rules_file;

@@ -249,7 +249,11 @@ mod tests {
 
     #[test]
     fn first_match_wins() {
-        let rules = vec![rule("GET", "/user2/"), rule("GET", "/user"), rule("POST", "/user/")];
+        let rules = vec![
+            rule("GET", "/user2/"),
+            rule("GET", "/user"),
+            rule("POST", "/user/"),
+        ];
         assert_eq!(find(&rules, b"GET", b"h", b"/user2/x"), Some(0));
         assert_eq!(find(&rules, b"GET", b"h", b"/user/x"), Some(1));
         assert_eq!(find(&rules, b"POST", b"h", b"/user/1"), Some(2));
@@ -266,18 +270,29 @@ mod tests {
 
     #[test]
     fn templates_echo_path_parts() {
-        let body = Body::from_text(r#"{"user":"${suffix}","first":"${seg1}","p":"${path}","x":"${nope}"}"#);
+        let body = Body::from_text(
+            r#"{"user":"${suffix}","first":"${seg1}","p":"${path}","x":"${nope}"}"#,
+        );
         let out = body.render("/user/01092000001?x=1", "/user/");
         assert_eq!(
             &out[..],
             br#"{"user":"01092000001","first":"user","p":"/user/01092000001","x":"${nope}"}"#
         );
-        assert_eq!(Body::from_text("plain"), Body::Fixed(Bytes::from_static(b"plain")));
+        assert_eq!(
+            Body::from_text("plain"),
+            Body::Fixed(Bytes::from_static(b"plain"))
+        );
     }
 
     #[test]
     fn delays() {
-        assert_eq!(Delay::parse("5"), Some(Delay { min: Duration::from_millis(5), max: Duration::from_millis(5) }));
+        assert_eq!(
+            Delay::parse("5"),
+            Some(Delay {
+                min: Duration::from_millis(5),
+                max: Duration::from_millis(5)
+            })
+        );
         let d = Delay::parse("10-20").unwrap();
         for roll in [0, 1, 7_777, u64::MAX] {
             let p = d.pick(roll);
@@ -299,9 +314,18 @@ mod tests {
 
         assert!(resolve_in_dir(&inside, "/sub/a.json").is_ok());
         assert!(resolve_in_dir(&inside, "/sub/%61.json").is_ok());
-        assert_eq!(resolve_in_dir(&inside, "/../secret"), Err(NotServed::Escapes));
-        assert_eq!(resolve_in_dir(&inside, "/%2e%2e/secret"), Err(NotServed::Escapes));
-        assert_eq!(resolve_in_dir(&inside, "/sub/%2E%2E/%2E%2E/secret"), Err(NotServed::Escapes));
+        assert_eq!(
+            resolve_in_dir(&inside, "/../secret"),
+            Err(NotServed::Escapes)
+        );
+        assert_eq!(
+            resolve_in_dir(&inside, "/%2e%2e/secret"),
+            Err(NotServed::Escapes)
+        );
+        assert_eq!(
+            resolve_in_dir(&inside, "/sub/%2E%2E/%2E%2E/secret"),
+            Err(NotServed::Escapes)
+        );
         assert_eq!(resolve_in_dir(&inside, "/%00"), Err(NotServed::BadPath));
         assert_eq!(resolve_in_dir(&inside, "/%zz"), Err(NotServed::BadPath));
         assert_eq!(resolve_in_dir(&inside, "/missing"), Err(NotServed::Missing));

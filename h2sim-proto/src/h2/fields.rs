@@ -129,6 +129,14 @@ pub(crate) fn request(fields: Vec<HeaderField>) -> Result<RequestHead, Malformat
     if !valid_value(&path) || path.contains(&b' ') {
         return Err(Malformation::InvalidFieldValue);
     }
+    // §8.3.1: a Host that names another entity than :authority is malformed.
+    if let Some(authority) = &authority
+        && fields
+            .iter()
+            .any(|f| f.name.as_ref() == b"host" && !f.value.eq_ignore_ascii_case(authority))
+    {
+        return Err(Malformation::HostMismatch);
+    }
     Ok(RequestHead {
         method,
         scheme,
@@ -313,6 +321,12 @@ mod tests {
             assert_eq!(request(fields.clone()), Err(want), "{fields:?}");
         }
         assert!(request([get(), vec![f("te", "trailers")]].concat()).is_ok());
+        assert!(request([get(), vec![f("host", "EXAMPLE")]].concat()).is_err());
+        assert!(request([get(), vec![f("host", "a")]].concat()).is_ok());
+        assert_eq!(
+            request([get(), vec![f("host", "other")]].concat()),
+            Err(Malformation::HostMismatch)
+        );
     }
 
     #[test]

@@ -407,8 +407,11 @@ impl Session {
     /// Once shutting down (either side's GOAWAY) and no stream is left, the
     /// connection is done.
     fn maybe_finish(&mut self) {
-        let going_away =
-            self.peer_goaway.is_some() || matches!(self.shutdown, Shutdown::Final { .. });
+        // A server's GOAWAY ends what a client may start, so an idle client
+        // is done; a client's GOAWAY only refuses pushes, and the client may
+        // still send requests, so the server stays (§6.8).
+        let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
+        let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
         if going_away && self.store.is_empty() && self.waiting_to_open.is_empty() {
             self.close(None);
         }
@@ -469,7 +472,12 @@ impl Session {
 
     /// Counts a stream error we raised against the rate limit; too many and
     /// the peer is only making us work, so the connection ends.
-    fn note_local_reset(&mut self, now: Instant) -> bool {
+    fn note_local_reset(&mut self, now: Instant, reason: Reason) -> bool {
+        // Streams refused before the peer acknowledged our limit are not its
+        // fault: it may open as many as it likes until then (§5.1.2).
+        if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack() {
+            return true;
+        }
         if self.local_resets.hit(now) {
             return true;
         }
@@ -480,7 +488,7 @@ impl Session {
     /// Resets a stream because of the peer (§5.4.2): RST_STREAM out, the
     /// stream forgotten, the application told if it knew the stream.
     fn stream_error(&mut self, now: Instant, id: StreamId, reason: Reason, violation: Violation) {
-        if !self.note_local_reset(now) {
+        if !self.note_local_reset(now, reason) {
             return;
         }
         self.resets_to_send.push_back((id, reason));

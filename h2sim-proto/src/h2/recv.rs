@@ -503,6 +503,8 @@ impl Session {
                 return;
             }
             stream.recv_end();
+            // More HEADERS on it are STREAM_CLOSED, not a reused id (§5.1).
+            self.store.ended_by_peer.insert(id);
         }
         self.store.insert(stream);
         self.store.active_peer += 1;
@@ -808,7 +810,7 @@ impl Session {
         for id in std::mem::take(&mut self.waiting_to_open) {
             self.events.push_back(Event::Retryable { stream: id });
         }
-        if g.reason != Reason::NO_ERROR && self.store.is_empty() {
+        if g.reason != Reason::NO_ERROR && self.role == Role::Client && self.store.is_empty() {
             self.close(Some(crate::error::ConnectionError::Remote {
                 reason: g.reason,
                 debug_data: g.debug_data,

@@ -75,6 +75,8 @@ impl LocalSettings {
 /// Our SETTINGS in flight and the values in force.
 #[derive(Debug)]
 pub(crate) struct Local {
+    /// An ACK has arrived at least once.
+    acked_once: bool,
     in_flight: VecDeque<(Instant, LocalSettings)>,
     /// What the connection enforces now.
     pub(crate) effective: LocalSettings,
@@ -83,6 +85,7 @@ pub(crate) struct Local {
 impl Local {
     pub(crate) fn new() -> Self {
         Local {
+            acked_once: false,
             in_flight: VecDeque::new(),
             effective: LocalSettings::RFC_DEFAULTS,
         }
@@ -99,11 +102,18 @@ impl Local {
         let Some((_, acked)) = self.in_flight.pop_front() else {
             return false;
         };
+        self.acked_once = true;
         self.effective = self
             .in_flight
             .iter()
             .fold(acked, |values, (_, next)| values.widen(*next));
         true
+    }
+
+    /// Our first SETTINGS is still unacknowledged: the peer may not know
+    /// our limits yet.
+    pub(crate) fn awaiting_first_ack(&self) -> bool {
+        !self.acked_once
     }
 
     /// When the oldest unacknowledged SETTINGS times out.

@@ -1,0 +1,240 @@
+//! `h2sim bench`: h2simple's performance test in one process. A server with
+//! its rules (POST /user1k/, /user4k/, /user10k/ answered 200 with 1k/4k/10k
+//! JSON) on loopback, driven by the client with 100 requests in flight and
+//! `-R __MDN__=01092%06d`, over h2c, h2 with TLS and HTTP/1.1.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
+
+use crate::client::scenario::Step;
+use crate::client::symbol::Symbol;
+use crate::options::client::ClientOptions as ClientArgs;
+use crate::options::tls::TlsFiles;
+use crate::options::{Args, Runtime, Token, UsageError, canonical, usage};
+use crate::server::app::{ServerApp, Shared, Totals};
+use crate::server::rules::{Body, Reply, Rule};
+
+/// `h2sim bench` options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchArgs {
+    pub count: u64,
+    pub parallel: usize,
+    pub duration: Option<Duration>,
+    pub threads: Option<usize>,
+}
+
+pub fn parse(args: Vec<String>) -> Result<BenchArgs, UsageError> {
+    let mut args = Args::new(args);
+    let mut out = BenchArgs {
+        count: 20_000,
+        parallel: 100,
+        duration: None,
+        threads: None,
+    };
+    while let Some(token) = args.next_token() {
+        let flag = match token? {
+            Token::Word(w) => return Err(usage(format!("unexpected argument {w:?}"))),
+            Token::Flag(f) => f,
+        };
+        match canonical(&flag, &[("-C", "--count"), ("-P", "--parallel")]).as_str() {
+            "-C" => out.count = args.number::<u64>(&flag)?.max(1),
+            "-P" => out.parallel = args.number::<usize>(&flag)?.max(1),
+            "--duration" => {
+                out.duration = Some(crate::options::duration(&flag, &args.value(&flag)?)?)
+            }
+            "--threads" => out.threads = Some(args.number::<usize>(&flag)?.max(1)),
+            _ => {
+                return Err(usage(format!(
+                    "unknown option {flag} (see h2sim bench --help)"
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The dev certificates, built in so the bench runs from any directory.
+const CERT: &[u8] = include_bytes!("../../certs/server-ec.crt");
+const KEY: &[u8] = include_bytes!("../../certs/server-ec.key");
+
+const SIZES: [(&str, &str); 3] = [("1k", "/user1k/"), ("4k", "/user4k/"), ("10k", "/user10k/")];
+
+fn rules() -> Vec<Rule> {
+    SIZES
+        .iter()
+        .map(|(size, path)| Rule {
+            path_prefix: Some((*path).to_owned()),
+            reply: Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/json".into())],
+                body: Body::Fixed(crate::body::sized(size).unwrap_or_default()),
+            },
+            ..Rule::new("POST")
+        })
+        .collect()
+}
+
+/// One row of the table: a protocol and how the client reaches the server.
+struct Row {
+    name: &'static str,
+    scheme: &'static str,
+    http1: bool,
+}
+
+const ROWS: [Row; 3] = [
+    Row {
+        name: "h2c",
+        scheme: "http",
+        http1: false,
+    },
+    Row {
+        name: "h2 (TLS)",
+        scheme: "https",
+        http1: false,
+    },
+    Row {
+        name: "HTTP/1.1",
+        scheme: "http",
+        http1: true,
+    },
+];
+
+pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
+    let dir = std::env::temp_dir().join(format!("h2sim-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
+    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
+    std::fs::write(&cert, CERT)
+        .and_then(|()| std::fs::write(&key, KEY))
+        .map_err(|e| usage(format!("{}: {e}", dir.display())))?;
+    let tls = crate::run::server_tls_files(&TlsFiles {
+        key: Some(key),
+        cert: Some(cert),
+        ..TlsFiles::default()
+    })?;
+    let specs = vec![
+        ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?,
+        ListenerSpec::tls("127.0.0.1:0", tls).map_err(|e| usage(e.to_string()))?,
+    ];
+    let server = Server::bind(specs, ServerOptions::default())
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    let addrs = server.local_addrs();
+    let (plain, secure) = (addrs[0].0, addrs[1].0);
+    let shared = Arc::new(Shared {
+        rules: rules(),
+        trace: None,
+        summary: None,
+        totals: std::sync::Mutex::new(Totals::default()),
+    });
+    let shutdown = server.shutdown();
+    let running = tokio::spawn(server.run(move |info| ServerApp::new(shared.clone(), info.peer)));
+
+    let workers = args
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let amount = match args.duration {
+        Some(d) => format!("{:.0}s per cell", d.as_secs_f64()),
+        None => format!("{} requests per cell", args.count),
+    };
+    println!(
+        "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process (tokio, {workers} worker threads)",
+        args.parallel
+    );
+    println!("{:<10}{:>28}{:>28}{:>28}", "", "1k", "4k", "10k");
+    println!("{:<10}{}", "", "           TPS     p50     p99".repeat(3));
+    let mut all_ok = true;
+    for row in ROWS {
+        let addr = if row.scheme == "https" { secure } else { plain };
+        let mut line = format!("{:<10}", row.name);
+        for (size, path) in SIZES {
+            let client = client_args(&args, row.scheme, &addr.to_string(), path, size, row.http1)?;
+            let (report, _) = crate::run::run_client(&client, Some(false)).await?;
+            all_ok &= report.is_success();
+            let mark = if report.is_success() { " " } else { "!" };
+            line.push_str(&format!(
+                "{:>13.0}{mark}{:>7}{:>8}",
+                report.requests_per_second(),
+                short(report.request_time.percentile(50.0)),
+                short(report.request_time.percentile(99.0)),
+            ));
+        }
+        println!("{line}");
+    }
+    shutdown.trigger();
+    let _ = running.await;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !all_ok {
+        println!("(!: some requests failed)");
+    }
+    Ok(if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn client_args(
+    args: &BenchArgs,
+    scheme: &str,
+    authority: &str,
+    path: &str,
+    size: &str,
+    http1: bool,
+) -> Result<ClientArgs, UsageError> {
+    let step = Step {
+        method: "POST".into(),
+        scheme: scheme.into(),
+        authority: authority.into(),
+        path: format!("{path}__MDN__"),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: crate::body::sized(size).map_err(|e| usage(e.to_string()))?,
+    };
+    // HTTP/1.1 has no streams: the same requests in flight spread over
+    // connections pipelining a few each.
+    let (connections, parallel) = if http1 {
+        let per = args.parallel.min(10);
+        (args.parallel.div_ceil(per), per)
+    } else {
+        (1, args.parallel)
+    };
+    Ok(ClientArgs {
+        steps: vec![step],
+        parallel,
+        count: if args.duration.is_some() {
+            None
+        } else {
+            Some(args.count)
+        },
+        tps: None,
+        connections,
+        symbols: vec![Symbol::parse("__MDN__=01092%06d").map_err(usage)?],
+        wrap: None,
+        tls: TlsFiles::default(),
+        settings: Vec::new(),
+        http1,
+        quiet: true,
+        no_trace: true,
+        dump_slow: None,
+        retry: false,
+        duration: args.duration,
+        warmup: None,
+        timeout: None,
+        json: None,
+        runtime: Runtime::Tokio,
+        threads: None,
+    })
+}
+
+fn short(d: Duration) -> String {
+    let us = d.as_micros();
+    if us < 1000 {
+        format!("{us}us")
+    } else if us < 1_000_000 {
+        format!("{:.1}ms", us as f64 / 1000.0)
+    } else {
+        format!("{:.1}s", us as f64 / 1e6)
+    }
+}

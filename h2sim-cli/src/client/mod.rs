@@ -1,0 +1,6 @@
+//! The simulated client: scenarios of steps, symbol replacement, pacing,
+//! and the application that runs them on each connection.
+
+pub mod app;
+pub mod scenario;
+pub mod symbol;

@@ -1,0 +1,112 @@
+//! A scenario: the steps (`-m METHOD` each) one stream slot runs in order,
+//! with symbols replaced by the scenario's number.
+
+use bytes::Bytes;
+use h2sim_proto::RequestHead;
+
+use super::symbol::Values;
+
+/// One request of a scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub method: String,
+    pub scheme: String,
+    pub authority: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Bytes,
+}
+
+impl Step {
+    /// The request of this step for one scenario. Symbols are replaced in
+    /// the path, in header values (which h2simple drops instead), and in the
+    /// body; without symbols the body is shared, not copied.
+    pub fn request(&self, values: &Values) -> (RequestHead, Bytes) {
+        let mut head = RequestHead::new(
+            self.method.clone(),
+            self.scheme.clone(),
+            self.authority.clone(),
+            values.apply(&self.path),
+        );
+        for (name, value) in &self.headers {
+            head = head.field(name.to_ascii_lowercase(), values.apply(value));
+        }
+        let body = if values.is_empty() {
+            self.body.clone()
+        } else {
+            Bytes::from(values.apply_bytes(&self.body))
+        };
+        (head, body)
+    }
+}
+
+/// Splits `scheme://authority/path` (the `-u URI` form).
+pub fn split_uri(uri: &str) -> Result<(String, String, String), String> {
+    let (scheme, rest) = uri
+        .split_once("://")
+        .ok_or_else(|| format!("{uri:?}: not an absolute URI (scheme://host[:port]/path)"))?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return Err(format!("{uri:?}: scheme must be http or https"));
+    }
+    let (authority, path) = match rest.find(['/', '?']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() || authority.contains(['@', ' ']) {
+        return Err(format!("{uri:?}: bad authority {authority:?}"));
+    }
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_owned()
+    };
+    Ok((scheme, authority.to_owned(), path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::symbol::Symbol;
+
+    #[test]
+    fn uris() {
+        assert_eq!(
+            split_uri("http://127.0.0.1:8080/user1k/nobody").unwrap(),
+            (
+                "http".into(),
+                "127.0.0.1:8080".into(),
+                "/user1k/nobody".into()
+            )
+        );
+        assert_eq!(
+            split_uri("HTTPS://[::1]:8443").unwrap(),
+            ("https".into(), "[::1]:8443".into(), "/".into())
+        );
+        assert_eq!(split_uri("http://h?x=1").unwrap().2, "/?x=1");
+        assert!(split_uri("127.0.0.1:8080/x").is_err());
+        assert!(split_uri("ftp://h/").is_err());
+        assert!(split_uri("http:///x").is_err());
+    }
+
+    #[test]
+    fn steps_keep_headers_with_symbols() {
+        let step = Step {
+            method: "POST".into(),
+            scheme: "http".into(),
+            authority: "h".into(),
+            path: "/user/__MDN__".into(),
+            headers: vec![
+                ("Content-Type".into(), "application/json".into()),
+                ("x-mdn".into(), "__MDN__".into()),
+            ],
+            body: Bytes::from_static(b"{\"m\":\"__MDN__\"}"),
+        };
+        let values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
+        let (head, body) = step.request(&values);
+        assert_eq!(head.path, "/user/01092000005");
+        assert_eq!(head.get(b"content-type").unwrap(), "application/json");
+        assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
+        assert_eq!(&body[..], b"{\"m\":\"01092000005\"}");
+    }
+}

@@ -1,0 +1,214 @@
+//! The report as JSON (`--json FILE`). Histograms travel as base64 of the
+//! HdrHistogram V2 compressed encoding, which other HDR tools read too, so
+//! runs from several machines can be merged into one distribution.
+
+use std::time::Duration;
+
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use serde_json::{Value, json};
+
+use super::{Latency, Report};
+
+fn encode(latency: &Latency) -> String {
+    let mut bytes = Vec::new();
+    if V2DeflateSerializer::new()
+        .serialize(&latency.0, &mut bytes)
+        .is_err()
+    {
+        return String::new();
+    }
+    base64_encode(&bytes)
+}
+
+fn decode(text: &str) -> Option<Latency> {
+    let bytes = base64_decode(text)?;
+    let histogram = Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()?;
+    let mut latency = Latency::default();
+    latency.0.add(&histogram).ok()?;
+    Some(latency)
+}
+
+fn latency_json(latency: &Latency) -> Value {
+    let h = &latency.0;
+    let us = |q: f64| latency.percentile(q).as_micros() as u64;
+    json!({
+        "count": latency.count(),
+        "min_us": if latency.count() > 0 { h.min() } else { 0 },
+        "max_us": h.max(),
+        "mean_us": h.mean(),
+        "stdev_us": h.stdev(),
+        "p50_us": us(50.0),
+        "p90_us": us(90.0),
+        "p99_us": us(99.0),
+        "p99_9_us": us(99.9),
+        "histogram": encode(latency),
+    })
+}
+
+/// The report as a JSON document.
+pub fn to_json(report: &Report) -> Value {
+    let t = &report.traffic;
+    json!({
+        "elapsed_s": report.elapsed.as_secs_f64(),
+        "requests_per_second": report.requests_per_second(),
+        "requests": {
+            "total": report.total,
+            "started": report.started,
+            "done": report.done,
+            "succeeded": report.succeeded,
+            "failed": report.failed,
+            "errored": report.errored,
+            "timeout": report.timed_out,
+            "retried": report.retried,
+            "lost": report.lost(),
+        },
+        "status_codes": {
+            "1xx": report.status_classes[0],
+            "2xx": report.status_classes[1],
+            "3xx": report.status_classes[2],
+            "4xx": report.status_classes[3],
+            "5xx": report.status_classes[4],
+        },
+        "pushes": report.pushes,
+        "connections": report.connections,
+        "traffic": {
+            "bytes_received": t.bytes_received,
+            "bytes_sent": t.bytes_sent,
+            "header_wire_bytes_received": t.header_wire_bytes_received,
+            "header_bytes_received": t.header_bytes_received,
+            "header_wire_bytes_sent": t.header_wire_bytes_sent,
+            "header_bytes_sent": t.header_bytes_sent,
+            "data_bytes_received": t.data_bytes_received,
+            "data_bytes_sent": t.data_bytes_sent,
+        },
+        "latency": {
+            "request": latency_json(&report.request_time),
+            "connect": latency_json(&report.connect_time),
+            "first_byte": latency_json(&report.first_byte),
+        },
+    })
+}
+
+/// Reads a report written by `to_json` (for merging runs).
+pub fn from_json(value: &Value) -> Option<Report> {
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let r = &value["requests"];
+    let s = &value["status_codes"];
+    let t = &value["traffic"];
+    let l = &value["latency"];
+    let mut report = Report {
+        total: r["total"].as_u64(),
+        started: n(&r["started"]),
+        done: n(&r["done"]),
+        succeeded: n(&r["succeeded"]),
+        failed: n(&r["failed"]),
+        errored: n(&r["errored"]),
+        timed_out: n(&r["timeout"]),
+        retried: n(&r["retried"]),
+        status_classes: [
+            n(&s["1xx"]),
+            n(&s["2xx"]),
+            n(&s["3xx"]),
+            n(&s["4xx"]),
+            n(&s["5xx"]),
+        ],
+        pushes: n(&value["pushes"]),
+        connections: n(&value["connections"]),
+        elapsed: Duration::from_secs_f64(value["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
+        ..Report::default()
+    };
+    report.traffic.bytes_received = n(&t["bytes_received"]);
+    report.traffic.bytes_sent = n(&t["bytes_sent"]);
+    report.traffic.header_wire_bytes_received = n(&t["header_wire_bytes_received"]);
+    report.traffic.header_bytes_received = n(&t["header_bytes_received"]);
+    report.traffic.header_wire_bytes_sent = n(&t["header_wire_bytes_sent"]);
+    report.traffic.header_bytes_sent = n(&t["header_bytes_sent"]);
+    report.traffic.data_bytes_received = n(&t["data_bytes_received"]);
+    report.traffic.data_bytes_sent = n(&t["data_bytes_sent"]);
+    report.request_time = decode(l["request"]["histogram"].as_str()?)?;
+    report.connect_time = decode(l["connect"]["histogram"].as_str()?)?;
+    report.first_byte = decode(l["first_byte"]["histogram"].as_str()?)?;
+    Some(report)
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for c in text.bytes().filter(|&c| c != b'=') {
+        let v = ALPHABET.iter().position(|&a| a == c)? as u32;
+        acc = acc << 6 | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trip() {
+        for data in [&b""[..], b"f", b"fo", b"foo", b"foobar", &[0, 255, 128, 7]] {
+            assert_eq!(base64_decode(&base64_encode(data)).unwrap(), data);
+        }
+        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64_encode(b"fo"), "Zm8=");
+    }
+
+    #[test]
+    fn reports_from_two_machines_merge() {
+        let mut a = Report {
+            total: Some(2),
+            started: 2,
+            done: 2,
+            succeeded: 2,
+            ..Report::default()
+        };
+        a.request_time.record(Duration::from_millis(1));
+        a.request_time.record(Duration::from_millis(2));
+        let mut b = Report {
+            total: Some(1),
+            started: 1,
+            done: 1,
+            succeeded: 1,
+            ..Report::default()
+        };
+        b.request_time.record(Duration::from_millis(100));
+        let a2 = from_json(&to_json(&a)).unwrap();
+        let b2 = from_json(&to_json(&b)).unwrap();
+        let mut merged = a2;
+        merged.merge(&b2);
+        assert_eq!(merged.done, 3);
+        assert_eq!(merged.request_time.count(), 3);
+        assert!(merged.request_time.percentile(100.0) >= Duration::from_millis(99));
+    }
+}

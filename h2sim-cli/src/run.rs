@@ -1,0 +1,418 @@
+//! Runs what the command line asked for on a runtime: builds the server's
+//! listeners or the client's connections, starts the Sans-IO applications
+//! on them, and prints the results.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use h2sim_proto::{Config, LocalSettings};
+use h2sim_tokio::tls::{
+    self, ClientAuth, ClientTls, Identity, Revocation, ServerTls, ServerVerification, Trust,
+};
+use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions, Shutdown};
+
+use crate::client::app::{ClientApp, Plan};
+use crate::options::client::ClientOptions as ClientArgs;
+use crate::options::server::ServerOptions as ServerArgs;
+use crate::options::tls::{TlsFiles, Verify, VerifyMode};
+use crate::options::{Runtime, UsageError, apply_setting, usage};
+use crate::report::Report;
+use crate::server::app::{ServerApp, Shared, Totals};
+use crate::trace::{self, Trace};
+
+/// A parsed command.
+pub enum Command {
+    Server(ServerArgs),
+    /// Boxed: the client's options are the largest by far.
+    Client(Box<ClientArgs>),
+    Bench(crate::bench::BenchArgs),
+}
+
+pub use crate::bench::parse as bench_options;
+
+/// Runs a command; the exit code says whether it went well.
+pub fn run(command: Command) -> ExitCode {
+    let (runtime, threads) = match &command {
+        Command::Server(a) => (a.runtime, a.threads),
+        Command::Client(a) => (a.runtime, a.threads),
+        Command::Bench(a) => (Runtime::Tokio, a.threads),
+    };
+    if runtime == Runtime::Glommio {
+        eprintln!(
+            "h2sim: the glommio runtime is not built into this binary yet; use --runtime tokio"
+        );
+        return ExitCode::from(2);
+    }
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(n) = threads {
+        builder.worker_threads(n);
+    }
+    let rt = match builder.build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("h2sim: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = rt.block_on(async move {
+        match command {
+            Command::Server(args) => serve(args).await,
+            Command::Client(args) => drive(*args).await,
+            Command::Bench(args) => crate::bench::run(args).await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("h2sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The core's configuration with `-H` settings applied.
+pub fn config_with(settings: &[String]) -> Result<Config, UsageError> {
+    let mut config = Config::default();
+    let mut local = LocalSettings {
+        header_table_size: config.header_table_size,
+        enable_push: config.enable_push,
+        max_concurrent_streams: config.max_concurrent_streams,
+        initial_window_size: config.initial_window_size,
+        max_frame_size: config.max_frame_size,
+        max_header_list_size: config.max_header_list_size,
+    };
+    for spec in settings {
+        apply_setting(&mut local, spec)?;
+    }
+    config.header_table_size = local.header_table_size;
+    config.enable_push = local.enable_push;
+    config.max_concurrent_streams = local.max_concurrent_streams;
+    config.initial_window_size = local.initial_window_size;
+    config.max_frame_size = local.max_frame_size;
+    config.max_header_list_size = local.max_header_list_size;
+    Ok(config)
+}
+
+fn trust(verify: &Verify) -> Trust {
+    Trust {
+        file: verify.trust_file.clone(),
+        dir: verify.trust_dir.clone(),
+        crls: Vec::new(),
+        revocation: if verify.crl_all {
+            Revocation::FullChain
+        } else if verify.crl {
+            Revocation::EndEntity
+        } else {
+            Revocation::Off
+        },
+    }
+}
+
+pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, UsageError> {
+    let (Some(key), Some(cert)) = (&files.key, &files.cert) else {
+        return Err(usage("an https listener needs -k KEY and -c CERT"));
+    };
+    let client_auth = match files.verify.mode {
+        VerifyMode::None => ClientAuth::None,
+        VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
+        VerifyMode::Pass => ClientAuth::Optional(trust(&files.verify)),
+    };
+    let config = ServerTls {
+        identity: Identity {
+            chain: cert.clone(),
+            key: key.clone(),
+        },
+        client_auth,
+        versions: tls::TlsVersions::default(),
+    };
+    tls::server_config(&config).map_err(|e| usage(e.to_string()))
+}
+
+fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError> {
+    let verification = match files.verify.mode {
+        VerifyMode::None | VerifyMode::Pass => ServerVerification::Off,
+        VerifyMode::Verify => ServerVerification::Verify(trust(&files.verify)),
+    };
+    let identity = match (&files.key, &files.cert) {
+        (Some(key), Some(cert)) => Some(Identity {
+            chain: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let config = ClientTls {
+        verification,
+        identity,
+        versions: tls::TlsVersions::default(),
+    };
+    tls::client_config(&config).map_err(|e| usage(e.to_string()))
+}
+
+/// `h2sim server`: serves until Ctrl-C, then prints the totals.
+async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
+    let config = config_with(&args.settings)?;
+    let mut specs = Vec::new();
+    for listen in &args.listen {
+        let addr = listen.addr.to_string();
+        let spec = match &listen.tls {
+            Some(files) => ListenerSpec::tls(&addr, server_tls_files(files)?),
+            None => ListenerSpec::plain(&addr),
+        };
+        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
+    }
+    let mut options = ServerOptions {
+        config,
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        ..ServerOptions::default()
+    };
+    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    let server = Server::bind(specs, options)
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    for (addr, secure) in server.local_addrs() {
+        eprintln!(
+            "h2sim server listening on {}://{addr}",
+            if secure { "https" } else { "http" }
+        );
+    }
+    let shared = Arc::new(Shared {
+        rules: args.rules.clone(),
+        trace: (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
+        summary: (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
+        totals: std::sync::Mutex::new(Totals {
+            rule_hits: vec![0; args.rules.len()],
+            ..Totals::default()
+        }),
+    });
+    let shutdown = server.shutdown();
+    shutdown.trigger_on_ctrl_c();
+    terminate_on_sigterm(shutdown.clone());
+    let factory_shared = shared.clone();
+    server
+        .run(move |info| ServerApp::new(factory_shared.clone(), info.peer))
+        .await;
+    let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
+    eprintln!("{}", server_summary(&args, &totals));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// SIGTERM stops the server gracefully too (what `kill` and CI send).
+fn terminate_on_sigterm(shutdown: Shutdown) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        if let Ok(mut term) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        {
+            term.recv().await;
+            shutdown.trigger();
+        }
+    });
+}
+
+fn server_summary(args: &ServerArgs, t: &Totals) -> String {
+    let mut out = format!(
+        "h2sim server: {} connections, {} requests, {} responses ({} 1xx, {} 2xx, {} 3xx, {} 4xx, {} 5xx), {} pushes, {} resets, {} unmatched",
+        t.connections,
+        t.requests,
+        t.responses,
+        t.status_classes[0],
+        t.status_classes[1],
+        t.status_classes[2],
+        t.status_classes[3],
+        t.status_classes[4],
+        t.pushes,
+        t.resets,
+        t.not_found
+    );
+    for (i, rule) in args.rules.iter().enumerate() {
+        out.push_str(&format!(
+            "\n  rule {}: {} {}{} -> {}: {} hits",
+            i + 1,
+            rule.method,
+            rule.authority
+                .as_deref()
+                .map(|a| format!("//{a}"))
+                .unwrap_or_default(),
+            rule.path_prefix.as_deref().unwrap_or("*"),
+            rule.reply.status,
+            t.rule_hits.get(i).copied().unwrap_or(0)
+        ));
+    }
+    out
+}
+
+/// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
+/// request failed or was lost.
+async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
+    let (report, plan) = run_client(&args, None).await?;
+    print!("{}", report.render());
+    if let Some(path) = &args.json {
+        let json = crate::report::to_json(&report);
+        std::fs::write(path, format!("{json:#}\n"))
+            .map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
+    }
+    drop(plan);
+    Ok(if report.is_success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// Runs a client to completion and returns the merged report. `quiet_bar`
+/// forces the progress bar off (the bench prints its own table).
+pub async fn run_client(
+    args: &ClientArgs,
+    quiet_bar: Option<bool>,
+) -> Result<(Report, Arc<Plan>), UsageError> {
+    let mut config = config_with(&args.settings)?;
+    let step = &args.steps[0];
+    let secure = step.scheme == "https";
+    if args.http1 {
+        config.http1.max_pipeline = args.parallel;
+        config.http1.secure = secure;
+    }
+    let tls = if secure {
+        Some(client_tls(&args.tls)?)
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let connections = args.connections.max(1);
+    let plan = Arc::new(Plan {
+        steps: args.steps.clone(),
+        symbols: args.symbols.clone(),
+        wrap: args.wrap,
+        scenarios: args.count,
+        stop_at: args
+            .duration
+            .map(|d| started + args.warmup.unwrap_or_default() + d),
+        warmup_until: args.warmup.map(|w| started + w),
+        interval: args
+            .tps
+            .map(|tps| Duration::from_secs_f64(connections as f64 / tps)),
+        slots: args.parallel,
+        retry: args.retry,
+        timeout: args.timeout,
+        slow: args.dump_slow,
+        trace: (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
+        next: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+        report: std::sync::Mutex::new(Report::default()),
+    });
+    let options = ClientOptions {
+        connections,
+        protocol: if args.http1 {
+            ClientProtocol::Http1
+        } else {
+            ClientProtocol::Http2
+        },
+        config,
+        tls,
+        reconnect: args.retry.then_some(h2sim_tokio::Reconnect {
+            max_attempts: 3,
+            delay: Duration::from_millis(100),
+        }),
+        ..ClientOptions::default()
+    };
+    let target = format!("{}://{}", step.scheme, step.authority);
+    let expected = args.count.map(|c| c * args.steps.len() as u64);
+    let bar = (quiet_bar != Some(false) && args.quiet && std::io::stdout().is_terminal())
+        .then(|| spawn_progress(plan.clone(), expected));
+    let app_plan = plan.clone();
+    let outcomes = h2sim_tokio::connect(&target, options, move |info| {
+        ClientApp::new(app_plan.clone(), info.connect_time)
+    })
+    .await
+    .map_err(|e| usage(format!("{target}: {e}")))?;
+    if let Some(bar) = bar {
+        bar.abort();
+        eprintln!();
+    }
+    let mut errors = Vec::new();
+    for outcome in &outcomes {
+        if let Some(e) = &outcome.error {
+            errors.push(e.to_string());
+        }
+    }
+    drop(outcomes);
+    let mut report = plan.report.lock().map(|r| r.clone()).unwrap_or_default();
+    report.total = expected;
+    report.elapsed = started
+        .elapsed()
+        .saturating_sub(args.warmup.unwrap_or_default());
+    for e in errors {
+        eprintln!("h2sim client: {e}");
+    }
+    Ok((report, plan))
+}
+
+/// h2simple's progress bar, redrawn in place on a terminal.
+fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let done = plan.completed.load(Ordering::Relaxed);
+            let line = match expected {
+                Some(total) if total > 0 => {
+                    let pct = (done * 100 / total).min(100);
+                    let filled = (pct / 5) as usize;
+                    format!(
+                        "> req msgs: {done} |{}{}| {pct}%",
+                        "#".repeat(filled),
+                        " ".repeat(20 - filled)
+                    )
+                }
+                _ => format!("> req msgs: {done}"),
+            };
+            eprint!("\r{line}");
+        }
+    })
+}
+
+/// `h2sim merge FILE...`: one report from several JSON reports.
+pub fn merge(files: &[String]) -> ExitCode {
+    if files.is_empty() {
+        eprintln!("h2sim: merge needs at least one report file (h2sim client --json FILE)");
+        return ExitCode::from(2);
+    }
+    let mut total: Option<Report> = None;
+    for file in files {
+        let parsed = std::fs::read_to_string(file)
+            .map_err(|e| e.to_string())
+            .and_then(|text| {
+                serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
+            })
+            .and_then(|json| {
+                crate::report::from_json(&json).ok_or_else(|| "not an h2sim report".to_owned())
+            });
+        let report = match parsed {
+            Ok(report) => report,
+            Err(e) => {
+                eprintln!("h2sim: {file}: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let expected = report.total;
+        match &mut total {
+            Some(t) => {
+                t.merge(&report);
+                t.total = t.total.zip(expected).map(|(a, b)| a + b);
+            }
+            None => total = Some(report),
+        }
+    }
+    let Some(report) = total else {
+        return ExitCode::from(2);
+    };
+    print!("{}", report.render());
+    if report.is_success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

@@ -1,0 +1,311 @@
+//! The whole simulator in memory: the client application on a client
+//! connection against the server application on a server connection, on a
+//! virtual clock, with no sockets and no runtime.
+
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::{Application, Config, Connection, Endpoint};
+
+use crate::client::app::{ClientApp, Plan};
+use crate::client::scenario::Step;
+use crate::client::symbol::Symbol;
+use crate::report::Report;
+use crate::server::app::{ServerApp, Shared, Totals};
+use crate::server::rules::{Body, Delay, Push, Reply, Rule};
+use crate::trace::{Memory, Trace};
+
+fn peer() -> SocketAddr {
+    "127.0.0.1:40000".parse().unwrap()
+}
+
+fn step(method: &str, path: &str, body: &str) -> Step {
+    Step {
+        method: method.into(),
+        scheme: "http".into(),
+        authority: "nf.example:8080".into(),
+        path: path.into(),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: Bytes::copy_from_slice(body.as_bytes()),
+    }
+}
+
+fn plan(steps: Vec<Step>, scenarios: u64, slots: usize) -> Plan {
+    Plan {
+        steps,
+        symbols: vec![Symbol::parse("__MDN__=01092%06d").unwrap()],
+        wrap: None,
+        scenarios: Some(scenarios),
+        stop_at: None,
+        warmup_until: None,
+        interval: None,
+        slots,
+        retry: false,
+        timeout: None,
+        slow: None,
+        trace: None,
+        next: AtomicU64::new(0),
+        completed: AtomicU64::new(0),
+        report: Mutex::new(Report::default()),
+    }
+}
+
+fn shared(rules: Vec<Rule>, trace: Option<Arc<dyn Trace>>) -> Arc<Shared> {
+    let hits = rules.len();
+    Arc::new(Shared {
+        rules,
+        trace,
+        summary: None,
+        totals: Mutex::new(Totals {
+            rule_hits: vec![0; hits],
+            ..Totals::default()
+        }),
+    })
+}
+
+/// Runs client against server until the client's connection is closed,
+/// moving bytes and advancing the virtual clock to the next deadline.
+fn run(plan: Arc<Plan>, shared: Arc<Shared>, http1: bool) -> (Report, Totals, Duration) {
+    let start = Instant::now();
+    let mut now = start;
+    let conn = if http1 {
+        Connection::client_http1(Config::default(), now)
+    } else {
+        Connection::client(Config::default(), now)
+    };
+    let mut client = Endpoint::new(
+        conn,
+        ClientApp::new(plan.clone(), Duration::from_micros(50)),
+        now,
+    );
+    let mut server = Endpoint::new(
+        Connection::server(Config::default(), now),
+        ServerApp::new(shared.clone(), peer()),
+        now,
+    );
+    for _ in 0..100_000 {
+        let mut moved = true;
+        while moved {
+            moved = pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now);
+        }
+        if client.is_closed() {
+            break;
+        }
+        let next = [client.poll_timeout(), server.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(next) = next else { break };
+        now = now.max(next);
+        client.handle_timeout(now);
+        server.handle_timeout(now);
+    }
+    assert!(client.is_closed(), "the client finished and closed");
+    let client_totals = client.application().report().clone();
+    drop(client);
+    drop(server);
+    let report = plan.report.lock().unwrap().clone();
+    assert_eq!(report.done, client_totals.done);
+    let totals = shared.totals.lock().unwrap().clone();
+    (report, totals, now - start)
+}
+
+fn pump<A: Application, B: Application>(
+    from: &mut Endpoint<A>,
+    to: &mut Endpoint<B>,
+    now: Instant,
+) -> bool {
+    let mut wire = BytesMut::new();
+    while let Some(chunk) = from.poll_transmit(now) {
+        wire.extend_from_slice(&chunk);
+    }
+    if wire.is_empty() {
+        return false;
+    }
+    to.handle_input(now, &mut wire);
+    true
+}
+
+fn rule(method: &str, prefix: &str, status: u16, body: Body) -> Rule {
+    Rule {
+        path_prefix: Some(prefix.into()),
+        reply: Reply {
+            status,
+            headers: vec![("content-type".into(), "application/json".into())],
+            body,
+        },
+        ..Rule::new(method)
+    }
+}
+
+#[test]
+fn symbol_replacement_reaches_path_header_and_body() {
+    let trace = Arc::new(Memory::default());
+    let mut s = step("POST", "/user/__MDN__", r#"{ "USER_MDN" : "__MDN__" }"#);
+    s.headers.push(("x-mdn".into(), "__MDN__".into()));
+    let rules = vec![rule(
+        "POST",
+        "/user/",
+        201,
+        Body::from_text(r#"{"id":"${suffix}"}"#),
+    )];
+    for http1 in [false, true] {
+        let (report, totals, _) = run(
+            Arc::new(plan(vec![s.clone()], 3, 1)),
+            shared(rules.clone(), Some(trace.clone())),
+            http1,
+        );
+        assert_eq!(
+            (report.started, report.done, report.succeeded, report.failed),
+            (3, 3, 3, 0)
+        );
+        assert_eq!(report.status_classes[1], 3);
+        assert_eq!(totals.rule_hits, vec![3]);
+        assert!(report.traffic.bytes_sent > 0 && report.traffic.data_bytes_received > 0);
+    }
+    let lines = trace.lines().join("\n");
+    for n in 0..3 {
+        let mdn = format!("0109200000{n}");
+        assert!(lines.contains(&format!("POST /user/{mdn}")), "{lines}");
+        assert!(
+            lines.contains(&format!("x-mdn = {mdn}")),
+            "headers kept with -R: {lines}"
+        );
+        assert!(
+            lines.contains(&format!(r#"{{ "USER_MDN" : "{mdn}" }}"#)),
+            "{lines}"
+        );
+        assert!(lines.contains(&format!(r#"{{"id":"{mdn}"}}"#)), "{lines}");
+    }
+}
+
+#[test]
+fn three_step_scenarios_run_in_order_on_their_slot() {
+    let trace = Arc::new(Memory::default());
+    let steps = vec![
+        step("POST", "/user/__MDN__", "{}"),
+        step("GET", "/user/__MDN__", ""),
+        step("DELETE", "/user/__MDN__", ""),
+    ];
+    let rules = vec![
+        rule("POST", "/user/", 200, Body::Empty),
+        rule("GET", "/user/", 200, Body::Empty),
+        rule("DELETE", "/user/", 200, Body::Empty),
+    ];
+    let (report, totals, _) = run(
+        Arc::new(plan(steps, 4, 2)),
+        shared(rules, Some(trace.clone())),
+        false,
+    );
+    assert_eq!(report.done, 12);
+    assert_eq!(totals.rule_hits, vec![4, 4, 4]);
+    let lines = trace.lines();
+    for n in 0..4 {
+        let mdn = format!("/user/0109200000{n}");
+        let order: Vec<&str> = lines
+            .iter()
+            .filter(|l| l.starts_with("REQUEST") && l.contains(&mdn))
+            .map(|l| {
+                l.split(": ")
+                    .nth(1)
+                    .unwrap_or("")
+                    .split(' ')
+                    .next()
+                    .unwrap_or("")
+            })
+            .collect();
+        assert_eq!(order, ["POST", "GET", "DELETE"], "scenario {n}");
+    }
+}
+
+#[test]
+fn pushes_are_received_and_counted() {
+    let mut r = rule(
+        "GET",
+        "/user1k/",
+        200,
+        Body::Fixed(crate::body::sized("1k").unwrap()),
+    );
+    r.pushes = vec![
+        Push {
+            path: "/user1k/name1".into(),
+            reply: Reply {
+                body: Body::from_text("1k_name1"),
+                ..Reply::default()
+            },
+        },
+        Push {
+            path: "/user1k/name2".into(),
+            reply: Reply {
+                body: Body::from_text("1k_name2"),
+                ..Reply::default()
+            },
+        },
+    ];
+    let (report, totals, _) = run(
+        Arc::new(plan(vec![step("GET", "/user1k/nobody", "")], 5, 5)),
+        shared(vec![r], None),
+        false,
+    );
+    assert_eq!(report.done, 5);
+    assert_eq!(report.pushes, 10);
+    assert_eq!(totals.pushes, 10);
+    assert_eq!(report.traffic.data_bytes_received, 5 * (1024 + 16));
+}
+
+#[test]
+fn unmatched_requests_get_404_and_fail_the_run() {
+    let (report, totals, _) = run(
+        Arc::new(plan(vec![step("GET", "/nothing/here", "")], 2, 1)),
+        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+        false,
+    );
+    assert_eq!(
+        (report.done, report.failed, report.status_classes[3]),
+        (2, 2, 2)
+    );
+    assert_eq!(totals.not_found, 2);
+    assert!(!report.is_success());
+}
+
+#[test]
+fn delays_hold_responses_back_on_the_virtual_clock() {
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("40-60");
+    let (report, _, elapsed) = run(
+        Arc::new(plan(vec![step("GET", "/slow/x", "")], 4, 4)),
+        shared(vec![r], None),
+        false,
+    );
+    assert_eq!(report.done, 4);
+    let p50 = report.request_time.percentile(50.0);
+    assert!(
+        p50 >= Duration::from_millis(40) && p50 <= Duration::from_millis(61),
+        "{p50:?}"
+    );
+    assert!(elapsed >= Duration::from_millis(40));
+}
+
+#[test]
+fn fixed_rate_runs_measure_from_the_intended_start() {
+    let mut p = plan(vec![step("GET", "/slow/x", "")], 10, 1);
+    // 100 per second, but every response takes 50 ms and there is one slot:
+    // each request starts late, and its latency counts the wait.
+    p.interval = Some(Duration::from_millis(10));
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("50");
+    let (report, _, elapsed) = run(Arc::new(p), shared(vec![r], None), false);
+    assert_eq!(report.done, 10);
+    assert!(
+        elapsed >= Duration::from_millis(500),
+        "one at a time: {elapsed:?}"
+    );
+    let max = report.request_time.percentile(100.0);
+    assert!(
+        max >= Duration::from_millis(400),
+        "latency from the intended send time, not the actual: {max:?}"
+    );
+}

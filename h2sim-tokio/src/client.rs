@@ -1,0 +1,458 @@
+//! Client connections: N of them to one target, each an [`Endpoint`]
+//! around the caller's [`Application`], over plain TCP (HTTP/2 prior
+//! knowledge or HTTP/1.1) or TLS (protocol by ALPN).
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use h2sim_proto::{
+    Application, Config, Connection, ConnectionError, Endpoint, Event, Protocol, Reason,
+};
+use rustls_pki_types::ServerName;
+use tokio::net::TcpStream;
+use tokio::task::JoinSet;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+use crate::driver::{self, DriverOptions, Ending};
+use crate::info::{ConnectionInfo, TlsInfo};
+use crate::listen::{AddrError, HostPort, Scheme};
+use crate::shutdown::Shutdown;
+use crate::tls::{ALPN_H2, ALPN_HTTP1};
+
+/// Which protocol a client speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClientProtocol {
+    /// HTTP/2: prior knowledge over TCP, ALPN `h2` over TLS.
+    #[default]
+    Http2,
+    /// HTTP/1.1, pipelining up to `Config::http1.max_pipeline` requests.
+    Http1,
+    /// TLS only: offer `h2` and `http/1.1` and speak what the server picks
+    /// (HTTP/1.1 when it picks nothing). Over plain TCP this is `Http2`.
+    Negotiate,
+}
+
+/// When and how often a lost connection is replaced.
+#[derive(Debug, Clone, Copy)]
+pub struct Reconnect {
+    /// Replacements per connection slot, at most.
+    pub max_attempts: u32,
+    /// Pause before each replacement.
+    pub delay: Duration,
+}
+
+/// How a client connects.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Connections opened to the target at once.
+    pub connections: usize,
+    pub protocol: ClientProtocol,
+    pub config: Config,
+    /// TLS configuration (see [`crate::tls::client_config`]); its ALPN list
+    /// is replaced according to `protocol`.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// The name sent as SNI and checked against the server's certificate;
+    /// the target's host when `None`.
+    pub server_name: Option<String>,
+    /// TCP connect plus TLS handshake, at most.
+    pub connect_timeout: Duration,
+    /// Replace lost connections (transport error, the server closing, a
+    /// protocol error, a GOAWAY with an error or that turned requests back).
+    /// `None`: a lost connection stays lost.
+    pub reconnect: Option<Reconnect>,
+    pub driver: DriverOptions,
+    /// Triggering it makes every connection go away gracefully.
+    pub shutdown: Shutdown,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            connections: 1,
+            protocol: ClientProtocol::Http2,
+            config: Config::default(),
+            tls: None,
+            server_name: None,
+            connect_timeout: Duration::from_secs(10),
+            reconnect: None,
+            driver: DriverOptions::default(),
+            shutdown: Shutdown::new(),
+        }
+    }
+}
+
+/// Why a client could not connect, or how its connection was lost.
+#[derive(Debug)]
+pub enum ClientError {
+    Address(AddrError),
+    /// `https://` without a TLS configuration, or `http://` with one.
+    SchemeMismatch {
+        target: String,
+    },
+    Resolve {
+        addr: HostPort,
+        error: io::Error,
+    },
+    InvalidServerName(String),
+    Connect {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    ConnectTimeout {
+        addr: HostPort,
+    },
+    /// The TLS handshake failed: the error names the reason (unknown CA,
+    /// wrong name, revoked certificate, alert from the server…).
+    Handshake {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    /// The connection failed once up (reset, broken pipe, a TLS alert).
+    Transport(io::Error),
+    /// The server closed the connection while it was in use.
+    PeerClosed,
+    /// The server sent GOAWAY: it will take no more requests on this connection.
+    WentAway {
+        reason: Reason,
+    },
+    /// The connection ended in a protocol error (ours or the server's).
+    Closed(ConnectionError),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Address(e) => write!(f, "{e}"),
+            ClientError::SchemeMismatch { target } => write!(
+                f,
+                "{target}: https:// needs a TLS configuration and http:// must not have one"
+            ),
+            ClientError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
+            ClientError::InvalidServerName(name) => write!(f, "invalid TLS server name {name:?}"),
+            ClientError::Connect { addr, error } => write!(f, "cannot connect to {addr}: {error}"),
+            ClientError::ConnectTimeout { addr } => write!(f, "connecting to {addr} timed out"),
+            ClientError::Handshake { addr, error } => {
+                write!(f, "TLS handshake with {addr} failed: {error}")
+            }
+            ClientError::Transport(e) => write!(f, "connection failed: {e}"),
+            ClientError::PeerClosed => f.write_str("the server closed the connection"),
+            ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
+            ClientError::Closed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// How one connection slot ended.
+#[derive(Debug)]
+pub struct ClientOutcome<A> {
+    /// The application, given back for its results; `None` if no
+    /// connection was ever made (the factory never ran).
+    pub app: Option<A>,
+    /// Connections made or tried after the first.
+    pub reconnects: u32,
+    /// Why the last connection ended abnormally, if it did.
+    pub error: Option<ClientError>,
+}
+
+/// A resolved target and what every connection to it shares.
+struct Dialer {
+    addr: HostPort,
+    addrs: Vec<SocketAddr>,
+    tls: Option<(TlsConnector, ServerName<'static>)>,
+    options: ClientOptions,
+}
+
+/// Opens `options.connections` connections to `target` (`host:port`,
+/// `[v6]:port`, or an `http://`/`https://` URL) and runs an application made
+/// by `factory` on each until it finishes. Errors that concern the target
+/// as a whole (unparsable, unresolvable) come back at once; each slot's own
+/// fate is in its [`ClientOutcome`].
+pub async fn connect<A, F>(
+    target: &str,
+    options: ClientOptions,
+    factory: F,
+) -> Result<Vec<ClientOutcome<A>>, ClientError>
+where
+    F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
+    A: Application + Send + 'static,
+{
+    let dialer = Arc::new(Dialer::new(target, options).await?);
+    let factory = Arc::new(factory);
+    let mut slots = JoinSet::new();
+    for slot in 0..dialer.options.connections {
+        let (dialer, factory) = (dialer.clone(), factory.clone());
+        slots.spawn(async move { (slot, dialer.run_slot(&*factory).await) });
+    }
+    let mut outcomes: Vec<Option<ClientOutcome<A>>> =
+        (0..dialer.options.connections).map(|_| None).collect();
+    while let Some(joined) = slots.join_next().await {
+        // A slot task panics only if the application does: that panic is
+        // the caller's, so it goes on. Nothing cancels slot tasks.
+        match joined {
+            Ok((slot, outcome)) => outcomes[slot] = Some(outcome),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(_) => {}
+        }
+    }
+    Ok(outcomes.into_iter().flatten().collect())
+}
+
+/// The transport of one client connection.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Dialer {
+    async fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
+        let addr: HostPort = target.parse().map_err(ClientError::Address)?;
+        let scheme_ok = match addr.scheme {
+            Some(Scheme::Https) => options.tls.is_some(),
+            Some(Scheme::Http) => options.tls.is_none(),
+            None => true,
+        };
+        if !scheme_ok {
+            return Err(ClientError::SchemeMismatch {
+                target: target.to_owned(),
+            });
+        }
+        let addrs = addr.resolve().await.map_err(|error| ClientError::Resolve {
+            addr: addr.clone(),
+            error,
+        })?;
+        let tls = match &options.tls {
+            Some(config) => {
+                let mut config = (**config).clone();
+                config.alpn_protocols = match options.protocol {
+                    ClientProtocol::Http2 => vec![ALPN_H2.to_vec()],
+                    ClientProtocol::Http1 => vec![ALPN_HTTP1.to_vec()],
+                    ClientProtocol::Negotiate => vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()],
+                };
+                let name = options.server_name.clone().unwrap_or(addr.host.clone());
+                let name = ServerName::try_from(name.clone())
+                    .map_err(|_| ClientError::InvalidServerName(name))?;
+                Some((TlsConnector::from(Arc::new(config)), name))
+            }
+            None => None,
+        };
+        options.config.http1.secure = tls.is_some();
+        Ok(Dialer {
+            addr,
+            addrs,
+            tls,
+            options,
+        })
+    }
+
+    /// One connection slot: connect, run, and replace the connection while
+    /// it is lost and reconnecting is allowed. Lost means a transport
+    /// error, the server closing the transport, a protocol error, or a
+    /// GOAWAY that had an error code or turned requests back (see
+    /// `Watched::lost`). The application lives on across replacements (its
+    /// `start` runs again on each new connection), so it carries its work
+    /// over and has already heard, by `Event::Closed`, which exchanges the
+    /// loss took.
+    async fn run_slot<A, F>(&self, factory: &F) -> ClientOutcome<A>
+    where
+        F: Fn(&ConnectionInfo) -> A,
+        A: Application,
+    {
+        let mut app: Option<A> = None;
+        let mut reconnects = 0;
+        loop {
+            let error = match self.open(reconnects).await {
+                Ok((stream, info)) => {
+                    let watched = Watched::new(match app.take() {
+                        Some(a) => a,
+                        None => factory(&info),
+                    });
+                    let (result, watched) = self.run(stream, &info, watched).await;
+                    let lost = watched.lost();
+                    app = Some(watched.app);
+                    match (result, lost) {
+                        (Err(e), _) => Some(ClientError::Transport(e)),
+                        (Ok(_), Some(lost)) => Some(lost),
+                        (Ok(Ending::PeerClosed), None) => Some(ClientError::PeerClosed),
+                        (Ok(Ending::Finished | Ending::DrainExpired), None) => None,
+                    }
+                }
+                Err(e) => Some(e),
+            };
+            let retry = self.options.reconnect.filter(|r| {
+                error.is_some()
+                    && reconnects < r.max_attempts
+                    && !self.options.shutdown.is_triggered()
+            });
+            match retry {
+                Some(r) => {
+                    reconnects += 1;
+                    tokio::time::sleep(r.delay).await;
+                }
+                None => {
+                    return ClientOutcome {
+                        app,
+                        reconnects,
+                        error,
+                    };
+                }
+            }
+        }
+    }
+
+    /// Connects (trying each resolved address in turn) and shakes hands.
+    async fn open(&self, attempt: u32) -> Result<(Stream, ConnectionInfo), ClientError> {
+        let started = Instant::now();
+        let opening = async {
+            let mut last = None;
+            for &addr in &self.addrs {
+                match TcpStream::connect(addr).await {
+                    Ok(tcp) => return self.handshake(tcp, addr, attempt).await,
+                    Err(error) => last = Some(ClientError::Connect { addr, error }),
+                }
+            }
+            Err(last.unwrap_or(ClientError::ConnectTimeout {
+                addr: self.addr.clone(),
+            }))
+        };
+        let (stream, mut info) = tokio::time::timeout(self.options.connect_timeout, opening)
+            .await
+            .unwrap_or(Err(ClientError::ConnectTimeout {
+                addr: self.addr.clone(),
+            }))?;
+        info.connect_time = started.elapsed();
+        Ok((stream, info))
+    }
+
+    async fn handshake(
+        &self,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        attempt: u32,
+    ) -> Result<(Stream, ConnectionInfo), ClientError> {
+        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        let _ = tcp.set_nodelay(true);
+        let local = tcp
+            .local_addr()
+            .map_err(|error| ClientError::Connect { addr: peer, error })?;
+        let mut info = ConnectionInfo {
+            peer,
+            local,
+            protocol: Some(match self.options.protocol {
+                ClientProtocol::Http1 => Protocol::Http1,
+                ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
+            }),
+            tls: None,
+            connect_time: Duration::ZERO,
+            attempt,
+        };
+        let Some((connector, name)) = &self.tls else {
+            return Ok((Stream::Plain(tcp), info));
+        };
+        let stream = connector
+            .connect(name.clone(), tcp)
+            .await
+            .map_err(|error| ClientError::Handshake { addr: peer, error })?;
+        let tls_info = TlsInfo::from_connection(stream.get_ref().1, None);
+        info.protocol = Some(match (tls_info.alpn.as_deref(), self.options.protocol) {
+            (Some(ALPN_H2), _) => Protocol::Http2,
+            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate) => Protocol::Http1,
+            // Without ALPN the server took what we offered at face value.
+            (_, ClientProtocol::Http1) => Protocol::Http1,
+            (_, _) => Protocol::Http2,
+        });
+        info.tls = Some(tls_info);
+        Ok((Stream::Tls(Box::new(stream)), info))
+    }
+
+    /// Runs one connection to its end and gives the application back.
+    async fn run<A: Application>(
+        &self,
+        stream: Stream,
+        info: &ConnectionInfo,
+        app: A,
+    ) -> (io::Result<Ending>, A) {
+        let now = Instant::now();
+        let config = self.options.config.clone();
+        let conn = match info.protocol {
+            Some(Protocol::Http1) => Connection::client_http1(config, now),
+            _ => Connection::client(config, now),
+        };
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let (shutdown, driver) = (&self.options.shutdown, &self.options.driver);
+        let result = match stream {
+            Stream::Plain(tcp) => driver::run(tcp, &mut endpoint, shutdown, driver).await,
+            Stream::Tls(tls) => driver::run(tls, &mut endpoint, shutdown, driver).await,
+        };
+        (result, endpoint.into_parts().1)
+    }
+}
+
+/// The caller's application, watched on its way for the events that say
+/// the server ended the connection; everything is passed through as is.
+struct Watched<A> {
+    app: A,
+    /// The code of the server's GOAWAY, if it sent one.
+    goaway: Option<Reason>,
+    /// Requests were turned back unprocessed (above the GOAWAY's last id).
+    retryable: bool,
+    /// The protocol error the connection ended in.
+    error: Option<ConnectionError>,
+}
+
+impl<A> Watched<A> {
+    fn new(app: A) -> Self {
+        Watched {
+            app,
+            goaway: None,
+            retryable: false,
+            error: None,
+        }
+    }
+
+    /// Whether the connection was lost rather than finished. A GOAWAY
+    /// without error that left nothing unprocessed is an orderly end (the
+    /// reply to our own GOAWAY, or a server shutting down after answering
+    /// everything); one with an error code, or that turned requests back,
+    /// is a loss, and so is a protocol error.
+    fn lost(&self) -> Option<ClientError> {
+        if let Some(e) = &self.error {
+            return Some(ClientError::Closed(e.clone()));
+        }
+        self.goaway
+            .filter(|&reason| reason != Reason::NO_ERROR || self.retryable)
+            .map(|reason| ClientError::WentAway { reason })
+    }
+}
+
+impl<A: Application> Application for Watched<A> {
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.start(now, conn);
+    }
+
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        match &event {
+            Event::GoAway { reason, .. } => self.goaway = Some(*reason),
+            Event::Retryable { .. } => self.retryable = true,
+            // The transport's end is told by the driver, with its cause.
+            Event::Closed {
+                error: Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })),
+            } => self.error = Some(e.clone()),
+            _ => {}
+        }
+        self.app.on_event(now, event, conn);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.app.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.on_timeout(now, conn);
+    }
+}

@@ -1,0 +1,317 @@
+//! A request/response handler as an [`Application`], for library users who
+//! want "request in, response out" rather than the event contract.
+//!
+//! The request body is gathered (up to a bound) before the handler runs;
+//! the response body is handed to the core whole and leaves in DATA frames
+//! as flow control allows, without a copy.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use h2sim_proto::{
+    Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId,
+};
+
+/// A complete request.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub stream: StreamId,
+    pub head: RequestHead,
+    pub body: Bytes,
+    pub trailers: Vec<HeaderField>,
+}
+
+/// A complete response, with responses to push before it (HTTP/2 only;
+/// ignored where the client refuses pushes or speaks HTTP/1.1).
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub head: ResponseHead,
+    pub body: Bytes,
+    pub pushes: Vec<Push>,
+}
+
+impl Reply {
+    /// A response with `status` and a body.
+    pub fn new(status: u16, body: impl Into<Bytes>) -> Self {
+        Reply {
+            head: ResponseHead::new(status),
+            body: body.into(),
+            pushes: Vec::new(),
+        }
+    }
+}
+
+/// One pushed response: the request it answers and the response itself.
+#[derive(Debug, Clone)]
+pub struct Push {
+    pub request: RequestHead,
+    pub head: ResponseHead,
+    pub body: Bytes,
+}
+
+/// Largest request body a [`HandlerApp`] gathers by default; a larger one
+/// is answered 413 without calling the handler.
+pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 << 20;
+
+/// Runs a handler `FnMut(Request) -> Reply` on one connection.
+#[derive(Debug)]
+pub struct HandlerApp<H> {
+    handler: H,
+    max_body: usize,
+    /// Requests whose body is still arriving.
+    pending: HashMap<StreamId, Pending>,
+}
+
+#[derive(Debug)]
+struct Pending {
+    head: RequestHead,
+    body: BytesMut,
+    /// Answered 413 already; the rest of the body is dropped as it comes.
+    refused: bool,
+}
+
+impl<H: FnMut(Request) -> Reply> HandlerApp<H> {
+    pub fn new(handler: H) -> Self {
+        HandlerApp {
+            handler,
+            max_body: DEFAULT_MAX_REQUEST_BODY,
+            pending: HashMap::new(),
+        }
+    }
+
+    /// Sets the largest request body gathered before answering 413.
+    pub fn max_request_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    fn complete(&mut self, stream: StreamId, trailers: Vec<HeaderField>, conn: &mut Connection) {
+        let Some(pending) = self.pending.remove(&stream) else {
+            return;
+        };
+        if pending.refused {
+            return;
+        }
+        let reply = (self.handler)(Request {
+            stream,
+            head: pending.head,
+            body: pending.body.freeze(),
+            trailers,
+        });
+        send(conn, stream, reply);
+    }
+}
+
+/// Sends a reply; pushes go first so the client hears of them before the
+/// response that may refer to them (RFC 9113 §8.4).
+fn send(conn: &mut Connection, stream: StreamId, reply: Reply) {
+    for push in reply.pushes {
+        // A refused push (client disabled push, HTTP/1.1, going away) is
+        // simply not sent: pushes are an optimisation the client may decline.
+        if let Ok(promised) = conn.push_promise(stream, push.request) {
+            respond(conn, promised, push.head, push.body);
+        }
+    }
+    respond(conn, stream, reply.head, reply.body);
+}
+
+fn respond(conn: &mut Connection, stream: StreamId, head: ResponseHead, body: Bytes) {
+    // These fail only if the stream is gone (the client reset it, or the
+    // connection ended); there is nobody left to answer then.
+    if body.is_empty() {
+        let _ = conn.send_response(stream, head, true);
+    } else if conn.send_response(stream, head, false).is_ok() {
+        let _ = conn.send_data(stream, body, true);
+    }
+}
+
+impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        match event {
+            Event::Request {
+                stream,
+                head,
+                end_stream,
+            } => {
+                self.pending.insert(
+                    stream,
+                    Pending {
+                        head,
+                        body: BytesMut::new(),
+                        refused: false,
+                    },
+                );
+                if end_stream {
+                    self.complete(stream, Vec::new(), conn);
+                }
+            }
+            Event::Data {
+                stream,
+                data,
+                end_stream,
+            } => {
+                if let Some(pending) = self.pending.get_mut(&stream)
+                    && !pending.refused
+                {
+                    if pending.body.len() + data.len() > self.max_body {
+                        pending.refused = true;
+                        pending.body = BytesMut::new();
+                        respond(conn, stream, ResponseHead::new(413), Bytes::new());
+                    } else {
+                        pending.body.extend_from_slice(&data);
+                    }
+                }
+                if end_stream {
+                    self.complete(stream, Vec::new(), conn);
+                }
+            }
+            Event::Trailers { stream, fields } => self.complete(stream, fields, conn),
+            Event::StreamReset { stream, .. } => {
+                self.pending.remove(&stream);
+            }
+            Event::Closed { .. } => self.pending.clear(),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use h2sim_proto::{Config, Endpoint};
+
+    /// Moves bytes both ways until neither side has anything to say.
+    fn pump<A: Application, B: Application>(
+        a: &mut Endpoint<A>,
+        b: &mut Endpoint<B>,
+        now: Instant,
+    ) {
+        loop {
+            let mut moved = false;
+            let mut wire = BytesMut::new();
+            while let Some(chunk) = a.poll_transmit(now) {
+                wire.extend_from_slice(&chunk);
+            }
+            moved |= !wire.is_empty();
+            b.handle_input(now, &mut wire);
+            let mut wire = BytesMut::new();
+            while let Some(chunk) = b.poll_transmit(now) {
+                wire.extend_from_slice(&chunk);
+            }
+            moved |= !wire.is_empty();
+            a.handle_input(now, &mut wire);
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Records what a client connection receives.
+    #[derive(Default)]
+    struct Recorder(Vec<Event>);
+
+    impl Application for Recorder {
+        fn on_event(&mut self, _now: Instant, event: Event, _conn: &mut Connection) {
+            self.0.push(event);
+        }
+    }
+
+    fn echo(req: Request) -> Reply {
+        let mut reply = Reply::new(200, req.body);
+        if req.head.path == "/push" {
+            reply.pushes.push(Push {
+                request: RequestHead::new("GET", "http", "h", "/pushed"),
+                head: ResponseHead::new(200),
+                body: Bytes::from_static(b"pushed body"),
+            });
+        }
+        reply
+    }
+
+    fn pair<H: FnMut(Request) -> Reply>(
+        app: HandlerApp<H>,
+    ) -> (Endpoint<Recorder>, Endpoint<HandlerApp<H>>, Instant) {
+        let now = Instant::now();
+        let client = Endpoint::new(
+            Connection::client(Config::default(), now),
+            Recorder::default(),
+            now,
+        );
+        let server = Endpoint::new(
+            h2sim_proto::Connection::server_for(
+                h2sim_proto::Protocol::Http2,
+                Config::default(),
+                now,
+            ),
+            app,
+            now,
+        );
+        (client, server, now)
+    }
+
+    fn body_of(events: &[Event], stream: StreamId) -> Vec<u8> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Data {
+                    stream: s, data, ..
+                } if *s == stream => Some(data.to_vec()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn echoes_a_body_larger_than_the_windows() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
+        let body = Bytes::from(vec![7u8; 300_000]);
+        let conn = client.connection_mut();
+        let id = conn
+            .send_request(RequestHead::new("POST", "http", "h", "/echo"), false)
+            .unwrap();
+        conn.send_data(id, body.clone(), true).unwrap();
+        pump(&mut client, &mut server, now);
+        assert_eq!(body_of(&client.application().0, id), body);
+    }
+
+    #[test]
+    fn pushes_before_the_response() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
+        let id = client
+            .connection_mut()
+            .send_request(RequestHead::new("GET", "http", "h", "/push"), true)
+            .unwrap();
+        pump(&mut client, &mut server, now);
+        let events = &client.application().0;
+        let promised = events
+            .iter()
+            .find_map(|e| match e {
+                Event::PushPromise {
+                    parent, promised, ..
+                } if *parent == id => Some(*promised),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(body_of(events, promised), b"pushed body");
+    }
+
+    #[test]
+    fn refuses_a_body_over_the_bound() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo).max_request_body(10));
+        let conn = client.connection_mut();
+        let id = conn
+            .send_request(RequestHead::new("POST", "http", "h", "/"), false)
+            .unwrap();
+        conn.send_data(id, Bytes::from_static(b"0123456789abc"), true)
+            .unwrap();
+        pump(&mut client, &mut server, now);
+        let status = client.application().0.iter().find_map(|e| match e {
+            Event::Response { head, .. } => Some(head.status),
+            _ => None,
+        });
+        assert_eq!(status, Some(413));
+    }
+}
