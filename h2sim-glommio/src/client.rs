@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use futures_lite::future;
 use glommio::net::TcpStream;
 use glommio::timer::Timer;
-use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol};
+use h2sim_proto::{
+    Application, Config, Connection, ConnectionError, Endpoint, Event, Protocol, Reason,
+};
 use rustls_pki_types::ServerName;
 
 use crate::driver::{self, DriverOptions, Ending};
@@ -60,8 +62,9 @@ pub struct ClientOptions {
     pub server_name: Option<String>,
     /// TCP connect plus TLS handshake, at most.
     pub connect_timeout: Duration,
-    /// Replace connections lost to a transport error or a server that closed
-    /// while the application still had work. `None`: a lost connection stays lost.
+    /// Replace lost connections (transport error, the server closing, a
+    /// protocol error, a GOAWAY with an error or that turned requests back).
+    /// `None`: a lost connection stays lost.
     pub reconnect: Option<Reconnect>,
     pub driver: DriverOptions,
     /// Triggering it makes every connection go away gracefully.
@@ -118,6 +121,12 @@ pub enum ClientError {
     Transport(io::Error),
     /// The server closed the connection while it was in use.
     PeerClosed,
+    /// The server sent GOAWAY: it will take no more requests on this connection.
+    WentAway {
+        reason: Reason,
+    },
+    /// The connection ended in a protocol error (ours or the server's).
+    Closed(ConnectionError),
     /// The glommio executors could not start (no io_uring, memlock, CPUs).
     Runtime(RuntimeError),
 }
@@ -139,6 +148,8 @@ impl fmt::Display for ClientError {
             }
             ClientError::Transport(e) => write!(f, "connection failed: {e}"),
             ClientError::PeerClosed => f.write_str("the server closed the connection"),
+            ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
+            ClientError::Closed(e) => write!(f, "{e}"),
             ClientError::Runtime(e) => write!(f, "{e}"),
         }
     }
@@ -276,7 +287,10 @@ impl Dialer {
     }
 
     /// One connection slot: connect, run, and replace the connection while
-    /// it is lost and reconnecting is allowed. The application lives on
+    /// it is lost and reconnecting is allowed. Lost means a transport
+    /// error, the server closing the transport, a protocol error, or a
+    /// GOAWAY that had an error code or turned requests back (see
+    /// `Watched::lost`). The application lives on
     /// across replacements (its `start` runs again on each new connection),
     /// so it carries its work over and has already heard, by
     /// `Event::Closed`, which exchanges the loss took.
@@ -295,17 +309,18 @@ impl Dialer {
         loop {
             let error = match self.open(executor, reconnects).await {
                 Ok((transport, info)) => {
-                    let application = match app.take() {
+                    let watched = Watched::new(match app.take() {
                         Some(a) => a,
                         None => factory(&info),
-                    };
-                    let (result, application) =
-                        self.run(transport, &info, application, signal).await;
-                    app = Some(application);
-                    match result {
-                        Ok(Ending::Finished | Ending::DrainExpired) => None,
-                        Ok(Ending::PeerClosed) => Some(ClientError::PeerClosed),
-                        Err(e) => Some(ClientError::Transport(e)),
+                    });
+                    let (result, watched) = self.run(transport, &info, watched, signal).await;
+                    let lost = watched.lost();
+                    app = Some(watched.app);
+                    match (result, lost) {
+                        (Err(e), _) => Some(ClientError::Transport(e)),
+                        (Ok(_), Some(lost)) => Some(lost),
+                        (Ok(Ending::PeerClosed), None) => Some(ClientError::PeerClosed),
+                        (Ok(Ending::Finished | Ending::DrainExpired), None) => None,
                     }
                 }
                 Err(e) => Some(e),
@@ -354,13 +369,16 @@ impl Dialer {
                 addr: self.addr.clone(),
             }))
         };
-        future::or(opening, async {
+        let started = Instant::now();
+        let (transport, mut info) = future::or(opening, async {
             Timer::new(self.options.connect_timeout).await;
             Err(ClientError::ConnectTimeout {
                 addr: self.addr.clone(),
             })
         })
-        .await
+        .await?;
+        info.connect_time = started.elapsed();
+        Ok((transport, info))
     }
 
     async fn handshake(
@@ -384,6 +402,7 @@ impl Dialer {
                 ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
             }),
             tls: None,
+            connect_time: Duration::ZERO,
             attempt,
             executor,
         };
@@ -436,5 +455,69 @@ impl Dialer {
         let mut endpoint = Endpoint::new(conn, app, now);
         let result = driver::run(&mut transport, &mut endpoint, signal, &self.options.driver).await;
         (result, endpoint.into_parts().1)
+    }
+}
+
+/// The caller's application, watched on its way for the events that say
+/// the server ended the connection; everything is passed through as is.
+struct Watched<A> {
+    app: A,
+    /// The code of the server's GOAWAY, if it sent one.
+    goaway: Option<Reason>,
+    /// Requests were turned back unprocessed (above the GOAWAY's last id).
+    retryable: bool,
+    /// The protocol error the connection ended in.
+    error: Option<ConnectionError>,
+}
+
+impl<A> Watched<A> {
+    fn new(app: A) -> Self {
+        Watched {
+            app,
+            goaway: None,
+            retryable: false,
+            error: None,
+        }
+    }
+
+    /// Whether the connection was lost rather than finished. A GOAWAY
+    /// without error that left nothing unprocessed is an orderly end (the
+    /// reply to our own GOAWAY, or a server shutting down after answering
+    /// everything); one with an error code, or that turned requests back,
+    /// is a loss, and so is a protocol error.
+    fn lost(&self) -> Option<ClientError> {
+        if let Some(e) = &self.error {
+            return Some(ClientError::Closed(e.clone()));
+        }
+        self.goaway
+            .filter(|&reason| reason != Reason::NO_ERROR || self.retryable)
+            .map(|reason| ClientError::WentAway { reason })
+    }
+}
+
+impl<A: Application> Application for Watched<A> {
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.start(now, conn);
+    }
+
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        match &event {
+            Event::GoAway { reason, .. } => self.goaway = Some(*reason),
+            Event::Retryable { .. } => self.retryable = true,
+            // The transport's end is told by the driver, with its cause.
+            Event::Closed {
+                error: Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })),
+            } => self.error = Some(e.clone()),
+            _ => {}
+        }
+        self.app.on_event(now, event, conn);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.app.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.on_timeout(now, conn);
     }
 }

@@ -56,7 +56,7 @@ impl Default for DriverOptions {
 
 /// How a connection's loop ended, when the transport did not fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// The core finished the connection and all its output was written.
     Finished,
     /// The peer closed the transport; whatever the core had left to say
@@ -186,8 +186,7 @@ async fn drive<A: Application>(
                         begin_drain(endpoint, now, options)
                     }
                     Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.connection_mut().abort(Reason::NO_ERROR);
-                        settle(endpoint, now);
+                        endpoint.abort(now, Reason::NO_ERROR);
                         Phase::Aborted {
                             give_up_at: now + FINAL_FLUSH,
                         }
@@ -208,19 +207,10 @@ fn begin_drain<A: Application>(
     now: Instant,
     options: &DriverOptions,
 ) -> Phase {
-    endpoint.connection_mut().go_away(now);
-    settle(endpoint, now);
+    endpoint.go_away(now);
     Phase::Draining {
         abort_at: now + options.drain_timeout,
     }
-}
-
-/// Hands the application the events a command given directly on the
-/// connection caused (`Closed` after `abort`, say). `Endpoint` dispatches
-/// only from its `handle_*` methods, and `handle_timeout` fires nothing
-/// that is not due, so calling it at `now` does exactly that.
-fn settle<A: Application>(endpoint: &mut Endpoint<A>, now: Instant) {
-    endpoint.handle_timeout(now);
 }
 
 /// One glommio timer per connection, re-armed only when the deadline moves

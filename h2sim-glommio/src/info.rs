@@ -17,6 +17,9 @@ pub struct ConnectionInfo {
     /// that tells HTTP/2 from HTTP/1.1 by its first bytes.
     pub protocol: Option<Protocol>,
     pub tls: Option<TlsInfo>,
+    /// How long the transport took to set up: TCP connect plus TLS handshake
+    /// on a client, the TLS handshake on a server (zero for plain TCP).
+    pub connect_time: std::time::Duration,
     /// Client: 0 for the first connection of a slot, then one more per
     /// reconnection. Server: always 0.
     pub attempt: u32,

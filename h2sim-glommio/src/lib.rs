@@ -72,7 +72,7 @@ pub mod tls;
 mod transport;
 
 pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
-pub use driver::{DriverOptions, Ending};
+pub use driver::DriverOptions;
 pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
 pub use handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
 pub use info::{ConnectionInfo, TlsInfo};

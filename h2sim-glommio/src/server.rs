@@ -63,6 +63,9 @@ pub struct ServerOptions {
     pub driver: DriverOptions,
     /// A TLS handshake not finished by then is dropped.
     pub handshake_timeout: Duration,
+    /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
+    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
+    pub plain_protocol: Option<Protocol>,
     /// How many executors serve, and on which CPUs.
     pub executors: Executors,
 }
@@ -73,6 +76,7 @@ impl Default for ServerOptions {
             config: Config::default(),
             driver: DriverOptions::default(),
             handshake_timeout: Duration::from_secs(10),
+            plain_protocol: None,
             executors: Executors::default(),
         }
     }
@@ -432,21 +436,28 @@ where
         local: local_addr,
         protocol: None,
         tls: None,
+        connect_time: Duration::ZERO,
         attempt: 0,
         executor: local.index,
     };
     let now = Instant::now();
     let (mut transport, conn) = match tls {
-        None => (
-            Transport::plain(tcp),
-            Connection::server(options.config.clone(), now),
-        ),
+        None => {
+            let config = options.config.clone();
+            info.protocol = options.plain_protocol;
+            let conn = match options.plain_protocol {
+                Some(protocol) => Connection::server_for(protocol, config, now),
+                None => Connection::server(config, now),
+            };
+            (Transport::plain(tcp), conn)
+        }
         Some(config) => {
             let session = match rustls::ServerConnection::new(config) {
                 Ok(session) => session,
                 Err(e) => return local.tls_failed(format!("{peer}: {e}")),
             };
             let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
+            let started = Instant::now();
             match handshake(&local, &mut transport, options.handshake_timeout).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return,
@@ -463,6 +474,7 @@ where
                 _ => None,
             };
             info.tls = Some(tls_info);
+            info.connect_time = started.elapsed();
             let mut config = options.config.clone();
             config.http1.secure = true;
             let now = Instant::now();
