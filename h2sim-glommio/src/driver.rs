@@ -17,8 +17,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
 use glommio::timer::Timer;
-use h2sim_proto::{Application, Endpoint, Reason};
+use h2sim_proto::{Application, Endpoint, Protocol, Reason};
 
 use crate::shutdown::LocalSignal;
 use crate::transport::{Outbox, Progress, ReadBuf, Transport};
@@ -128,6 +129,15 @@ async fn drive<A: Application>(
     loop {
         let now = Instant::now();
         out.fill(endpoint, now, limit.saturating_sub(transport.backlog()));
+        if endpoint.connection().protocol() == Some(Protocol::Http1) {
+            // An HTTP/1.1 server re-reads the pipelined requests it held
+            // back while `poll_transmit` runs, but `Endpoint` hands events
+            // to the application only from its `handle_*` methods: an empty
+            // input delivers them, or they would wait for the peer's next
+            // bytes, which a pipelining client waiting for answers never sends.
+            endpoint.handle_input(now, &mut BytesMut::new());
+            out.fill(endpoint, now, limit.saturating_sub(transport.backlog()));
+        }
         if endpoint.is_closed() && transport.is_flushed(&out) {
             return Ok(if peer_closed {
                 Ending::PeerClosed
@@ -145,7 +155,12 @@ async fn drive<A: Application>(
             .flatten()
             .min();
         let backlog = out.len() + transport.backlog();
-        let read_now = reading && !endpoint.is_closed() && backlog < limit;
+        // The core says when it holds back enough pipelined HTTP/1.1
+        // input; reading on would buffer a peer that does not read.
+        let read_now = reading
+            && !endpoint.is_closed()
+            && backlog < limit
+            && endpoint.connection().wants_input();
         let wake = poll_fn(|cx| {
             if !shutdown_seen && shutdown.poll(cx).is_ready() {
                 return Poll::Ready(Wake::Shutdown);

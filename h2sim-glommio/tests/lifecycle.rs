@@ -1,0 +1,232 @@
+//! How glommio connections begin and end: graceful shutdown with streams
+//! open, the idle and TLS handshake timeouts, HTTP/1.1 pipelining past the
+//! core's limit, and a peer that does not read meeting backpressure.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use h2sim_glommio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
+use h2sim_glommio::{
+    ClientOptions, DriverOptions, Executors, FetchRequest, HandlerApp, ListenerSpec, Reply,
+    RunningServer, Server, ServerOptions, fetch,
+};
+use h2sim_proto::{Application, Connection, Event, ResponseHead, StreamId};
+
+fn certs() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
+}
+
+fn server_tls() -> Arc<rustls::ServerConfig> {
+    tls::server_config(&ServerTls {
+        identity: Identity {
+            chain: certs().join("server-ec.crt"),
+            key: certs().join("server-ec.key"),
+        },
+        client_auth: ClientAuth::None,
+        versions: TlsVersions::default(),
+    })
+    .unwrap()
+}
+
+/// Answers every request `delay` after it arrived, through the
+/// application's own timer.
+struct Delayed {
+    delay: Duration,
+    due: Vec<(Instant, StreamId)>,
+}
+
+impl Application for Delayed {
+    fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            self.due.push((now + self.delay, stream));
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.due.iter().map(|(t, _)| *t).min()
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        let (ready, later) = self.due.drain(..).partition(|(t, _)| *t <= now);
+        self.due = later;
+        for (_, stream) in ready {
+            let sent = conn.send_response(stream, ResponseHead::new(200), false);
+            let _ = sent.and_then(|()| conn.send_data(stream, Bytes::from_static(b"late"), true));
+        }
+    }
+}
+
+fn options(driver: DriverOptions) -> ServerOptions {
+    ServerOptions {
+        driver,
+        handshake_timeout: Duration::from_millis(300),
+        executors: Executors::new(1),
+        ..ServerOptions::default()
+    }
+}
+
+fn start_hello(options: ServerOptions, tls: bool) -> (SocketAddr, RunningServer) {
+    let spec = if tls {
+        ListenerSpec::tls("127.0.0.1:0", server_tls()).unwrap()
+    } else {
+        ListenerSpec::plain("127.0.0.1:0").unwrap()
+    };
+    let server = Server::bind(vec![spec], options).unwrap();
+    let addr = server.local_addrs()[0].0;
+    let running = server
+        .start(|_| HandlerApp::new(|req| Reply::new(200, req.head.path)))
+        .unwrap();
+    (addr, running)
+}
+
+/// Reads until the server closes, within `within`; returns what came.
+fn read_to_close(sock: &mut TcpStream, within: Duration) -> Vec<u8> {
+    sock.set_read_timeout(Some(within)).unwrap();
+    let mut all = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match sock.read(&mut buf) {
+            Ok(0) => return all,
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return all,
+            Err(e) => panic!("the server did not close within {within:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn shutdown_lets_open_streams_finish() {
+    let server = Server::bind(
+        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
+        options(DriverOptions::default()),
+    )
+    .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let shutdown = server.shutdown();
+    let running = server
+        .start(|_| Delayed {
+            delay: Duration::from_millis(400),
+            due: Vec::new(),
+        })
+        .unwrap();
+    let client = std::thread::spawn(move || {
+        let target = addr.to_string();
+        let request = FetchRequest::get("http", &target, "/slow");
+        let options = ClientOptions {
+            executors: Executors::new(1),
+            ..ClientOptions::default()
+        };
+        fetch(&target, options, 1, vec![request]).unwrap()
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    let stopping = Instant::now();
+    shutdown.trigger();
+    let stats = running.join();
+    let results = client.join().unwrap();
+    let record = results[0].as_ref().expect("the open stream was answered");
+    assert_eq!(record.body, "late");
+    assert_eq!(stats.accepted(), 1);
+    assert!(stopping.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn idle_connections_get_goaway_and_close() {
+    let driver = DriverOptions {
+        idle_timeout: Some(Duration::from_millis(200)),
+        ..DriverOptions::default()
+    };
+    let (addr, running) = start_hello(options(driver), false);
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.write_all(h2sim_proto::frame::PREFACE).unwrap();
+    sock.write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]).unwrap();
+    let started = Instant::now();
+    let received = read_to_close(&mut sock, Duration::from_secs(3));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Somewhere after the SETTINGS: a GOAWAY frame (type 7) on stream 0.
+    let goaway = received
+        .windows(9)
+        .any(|h| h[3] == 0x7 && h[5..9] == [0, 0, 0, 0]);
+    assert!(goaway, "no GOAWAY in {received:?}");
+    running.shutdown().trigger();
+    running.join();
+}
+
+#[test]
+fn a_stalled_tls_handshake_times_out() {
+    let (addr, running) = start_hello(options(DriverOptions::default()), true);
+    let mut sock = TcpStream::connect(addr).unwrap();
+    let started = Instant::now();
+    read_to_close(&mut sock, Duration::from_secs(3));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    running.shutdown().trigger();
+    let stats = running.join();
+    assert_eq!(stats.tls_failures(), 1);
+    assert!(
+        stats
+            .last_tls_error()
+            .is_some_and(|e| e.contains("timeout")),
+        "{:?}",
+        stats.last_tls_error()
+    );
+}
+
+/// More pipelined requests than the HTTP/1.1 session reads ahead (16): the
+/// held ones are answered without the client sending anything more.
+#[test]
+fn http1_pipelining_past_the_read_ahead() {
+    let (addr, running) = start_hello(options(DriverOptions::default()), false);
+    let mut sock = TcpStream::connect(addr).unwrap();
+    let mut requests = Vec::new();
+    for i in 0..40 {
+        requests.extend_from_slice(format!("GET /r{i} HTTP/1.1\r\nhost: a\r\n\r\n").as_bytes());
+    }
+    requests.extend_from_slice(b"GET /last HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n");
+    sock.write_all(&requests).unwrap();
+    let received = String::from_utf8(read_to_close(&mut sock, Duration::from_secs(5))).unwrap();
+    assert_eq!(received.matches("HTTP/1.1 200").count(), 41, "{received}");
+    // The last response (chunked) closes the connection.
+    assert!(received.ends_with("/last\r\n0\r\n\r\n"), "{received}");
+    running.shutdown().trigger();
+    running.join();
+}
+
+/// A client that pipelines requests for large bodies and never reads:
+/// the server stops reading once its output backlog is full, so the
+/// client's writes stall long before it has sent everything.
+#[test]
+fn a_peer_that_does_not_read_is_throttled() {
+    let driver = DriverOptions {
+        max_output_backlog: 64 * 1024,
+        ..DriverOptions::default()
+    };
+    let (addr, running) = start_hello(options(driver), false);
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.set_write_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    // Each request asks for 64 KiB of path echoed back: long paths make
+    // the answers large without a special service.
+    let path = "/".to_owned() + &"p".repeat(60 * 1024);
+    let request = format!("GET {path} HTTP/1.1\r\nhost: a\r\n\r\n");
+    let mut written = 0usize;
+    let limit = 256 << 20;
+    while written < limit {
+        match sock.write(request.as_bytes()) {
+            Ok(n) => written += n,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => break,
+            Err(e) => panic!("write failed: {e}"),
+        }
+    }
+    assert!(
+        written < limit,
+        "the server kept reading {written} bytes of requests"
+    );
+    drop(sock);
+    running.shutdown().trigger();
+    running.join();
+}
