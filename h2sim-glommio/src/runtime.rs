@@ -265,14 +265,29 @@ fn memlock_limit() -> Option<u64> {
 /// (it reports it inside an opaque `io::Error`, so it is checked here first).
 const GLOMMIO_MIN_MEMLOCK: u64 = 512 * 1024;
 
-/// Fails early, with a clear message, where glommio would refuse to start.
-fn check_memlock() -> Result<(), RuntimeError> {
-    match memlock_limit() {
-        Some(limit) if limit < GLOMMIO_MIN_MEMLOCK => Err(RuntimeError::MemlockTooLow {
+/// Fails early, with a clear message, where glommio would refuse to start
+/// or panic: glommio reports a memlock limit below its floor inside an
+/// opaque `io::Error`, and panics ("kernel should be at least 5.8") when
+/// `io_uring_setup` is refused, so both are checked here first. Setting up
+/// and dropping a two-entry ring costs a few microseconds.
+fn preflight() -> Result<(), RuntimeError> {
+    if let Some(limit) = memlock_limit()
+        && limit < GLOMMIO_MIN_MEMLOCK
+    {
+        return Err(RuntimeError::MemlockTooLow {
             limit,
             required: GLOMMIO_MIN_MEMLOCK,
+        });
+    }
+    match io_uring::IoUring::new(2) {
+        Ok(ring) => {
+            drop(ring);
+            Ok(())
+        }
+        Err(error) => Err(RuntimeError::IoUringUnavailable {
+            error,
+            sysctl_disabled: io_uring_disabled_sysctl(),
         }),
-        _ => Ok(()),
     }
 }
 
@@ -288,7 +303,7 @@ pub(crate) fn io_error(e: GlommioError<()>) -> io::Error {
 /// glommio runtime can run here. A front end calls this before offering
 /// glommio, so a machine without io_uring fails at start with the reason.
 pub fn probe(executors: &Executors) -> Result<(), RuntimeError> {
-    check_memlock()?;
+    preflight()?;
     let options = executors.clone();
     let cpus = options.cpu_list();
     let cpu = options.cpu_for(0, &cpus);
@@ -345,7 +360,7 @@ where
     B: Fn(usize, Ready<E>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = T> + 'static,
 {
-    check_memlock().map_err(E::from)?;
+    preflight().map_err(E::from)?;
     let cpus = executors.cpu_list();
     let body = Arc::new(body);
     let (tx, rx) = mpsc::channel();
@@ -416,10 +431,27 @@ where
     B: Fn(usize, Ready<E>) -> Fut,
     Fut: std::future::Future<Output = T>,
 {
-    let executor: LocalExecutor = match builder.make() {
-        Ok(executor) => executor,
-        Err(e) => {
+    // glommio panics on some setups it cannot handle (see `preflight`);
+    // one that slipped past the checks still becomes an error, not a
+    // thread that dies before it reports.
+    let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| builder.make()));
+    let executor: LocalExecutor = match made {
+        Ok(Ok(executor)) => executor,
+        Ok(Err(e)) => {
             let error = RuntimeError::from_glommio(index, cpu, e);
+            let _ = ready.send((index, Err(E::from(error))));
+            return None;
+        }
+        Err(panic) => {
+            let reason = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "glommio panicked while building the executor".into());
+            let error = RuntimeError::Executor {
+                executor: index,
+                reason,
+            };
             let _ = ready.send((index, Err(E::from(error))));
             return None;
         }
