@@ -170,10 +170,6 @@ impl Values {
         )
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Replaces every symbol in `text`.
     pub fn apply(&self, text: &str) -> String {
         let mut out = text.to_owned();
