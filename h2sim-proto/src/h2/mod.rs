@@ -150,6 +150,9 @@ pub(crate) struct Session {
     local_resets: RateLimit,
     empty_frames: RateLimit,
     pub(crate) stats: crate::stats::Stats,
+    /// With `Config::trace_frames`: a decoder reading our output back, its
+    /// buffer, and whether the client preface is still to be skipped.
+    sent_trace: Option<(FrameDecoder, BytesMut, bool)>,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
 }
@@ -204,6 +207,7 @@ impl Session {
             ),
             field_scratch: Vec::new(),
             stats: crate::stats::Stats::default(),
+            sent_trace: None,
             config,
         };
         if grow > 0 {

@@ -91,6 +91,12 @@ impl Session {
     }
 
     fn recv_frame(&mut self, now: Instant, frame: Frame) {
+        if self.config.trace_frames {
+            self.events.push_back(Event::Frame {
+                outgoing: false,
+                frame: frame.clone(),
+            });
+        }
         if !self.settings_received {
             match &frame {
                 Frame::Settings(s) if !s.ack => {}

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use bytes::{BufMut, Bytes};
+use bytes::{BufMut, Bytes, BytesMut};
 
 use super::fields;
 use super::flow::RecvWindow;
@@ -12,9 +12,10 @@ use super::stream::{Outgoing, State, Stream};
 use super::{Session, Shutdown};
 use crate::connection::Role;
 use crate::error::UserError;
+use crate::event::Event;
 use crate::frame::{
-    self, Frame, FrameKind, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings,
-    StreamId, WindowUpdate, flags,
+    self, Frame, FrameDecoder, FrameKind, GoAway, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE, Ping,
+    Reason, RstStream, Settings, StreamId, WindowUpdate, flags,
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -274,7 +275,37 @@ impl Session {
         if self.out.is_empty() {
             self.build_output();
         }
-        self.out.pop_front()
+        let chunk = self.out.pop_front()?;
+        if self.config.trace_frames {
+            self.trace_sent(&chunk);
+        }
+        Some(chunk)
+    }
+
+    /// Reads our own output back into frames for the trace: a second
+    /// decoder over a copy, so the send path stays as it is when tracing is off.
+    fn trace_sent(&mut self, chunk: &Bytes) {
+        let trace = self.sent_trace.get_or_insert_with(|| {
+            (
+                FrameDecoder::new(MAX_FRAME_SIZE_LIMIT),
+                BytesMut::new(),
+                self.role == Role::Client,
+            )
+        });
+        trace.1.extend_from_slice(chunk);
+        if trace.2 {
+            if trace.1.len() < PREFACE.len() {
+                return;
+            }
+            let _ = trace.1.split_to(PREFACE.len());
+            trace.2 = false;
+        }
+        while let Ok(Some(frame)) = trace.0.decode(&mut trace.1) {
+            self.events.push_back(Event::Frame {
+                outgoing: true,
+                frame,
+            });
+        }
     }
 
     fn flush_wbuf(&mut self) {
