@@ -743,6 +743,7 @@ impl World {
 
     fn client_event(&mut self, event: Event) {
         match event {
+            Event::Frame { .. } => {}
             Event::Connected => self.client.connected += 1,
             Event::Response {
                 stream,
@@ -943,6 +944,7 @@ impl World {
 
     fn server_event(&mut self, event: Event) {
         match event {
+            Event::Frame { .. } => {}
             Event::Connected => self.server.connected += 1,
             Event::Request {
                 stream,
@@ -1250,7 +1252,7 @@ impl World {
                 ..self.server_settings
             };
             self.server_settings = s;
-            self.link.server.update_settings(now, s);
+            let _ = self.link.server.update_settings(now, s);
         } else {
             if new.toggle_push && !WORKAROUND_NO_PUSH_TOGGLE {
                 self.client.enable_push = !self.client.enable_push;
@@ -1264,7 +1266,7 @@ impl World {
                 ..self.client_settings
             };
             self.client_settings = s;
-            self.link.client.update_settings(now, s);
+            let _ = self.link.client.update_settings(now, s);
         }
     }
 
@@ -1327,13 +1329,16 @@ impl World {
                 }
             }
             Op::ClientReset { pick, push } => self.client_reset(pick, *push),
+            // A server still telling HTTP/2 from HTTP/1.1 cannot ping yet.
             Op::Ping { server: false } => {
-                self.link.client.ping(now);
-                self.client.pings += 1;
+                if self.link.client.ping(now).is_ok() {
+                    self.client.pings += 1;
+                }
             }
             Op::Ping { server: true } => {
-                self.link.server.ping(now);
-                self.server.pings += 1;
+                if self.link.server.ping(now).is_ok() {
+                    self.server.pings += 1;
+                }
             }
             Op::Answer { count, early, spec } => self.answer(*count, *early, spec),
             Op::Push { pick, spec } => self.push(pick, spec),
@@ -1393,20 +1398,32 @@ impl World {
         let now = self.link.now;
         if self.client_settings.initial_window_size == 0 {
             self.client_settings.initial_window_size = 65_535;
-            self.link.client.update_settings(now, self.client_settings);
+            self.link
+                .client
+                .update_settings(now, self.client_settings)
+                .unwrap();
         }
         if self.server_settings.initial_window_size == 0 {
             self.server_settings.initial_window_size = 65_535;
-            self.link.server.update_settings(now, self.server_settings);
+            self.link
+                .server
+                .update_settings(now, self.server_settings)
+                .unwrap();
         }
         self.settle_once();
         let stalled = self.client.streams.values().any(|c| c.outcome.is_none());
         if WORKAROUND_STALL_AFTER_WINDOW_DECREASE && stalled && self.window_decreased {
             let now = self.link.now;
             self.client_settings.initial_window_size = 1 << 21;
-            self.link.client.update_settings(now, self.client_settings);
+            self.link
+                .client
+                .update_settings(now, self.client_settings)
+                .unwrap();
             self.server_settings.initial_window_size = 1 << 21;
-            self.link.server.update_settings(now, self.server_settings);
+            self.link
+                .server
+                .update_settings(now, self.server_settings)
+                .unwrap();
             self.settle_once();
         }
     }
@@ -1975,10 +1992,10 @@ fn push_then_disable() -> (Link, StreamId) {
     link.server
         .send_response(parent, ResponseHead::new(200), true)
         .unwrap();
-    let mut settings = link.client.local_settings();
+    let mut settings = link.client.local_settings().unwrap();
     settings.enable_push = false;
     let now = link.now;
-    link.client.update_settings(now, settings);
+    link.client.update_settings(now, settings).unwrap();
     (link, parent)
 }
 
@@ -2051,11 +2068,11 @@ fn lowered_initial_window_does_not_stall_an_upload() {
     while link.client.poll_event().is_some() {}
     while link.server.poll_event().is_some() {}
     let now = link.now;
-    let mut settings = link.server.local_settings();
+    let mut settings = link.server.local_settings().unwrap();
     settings.initial_window_size = 1 << 20;
-    link.server.update_settings(now, settings);
+    link.server.update_settings(now, settings).unwrap();
     settings.initial_window_size = 65_535;
-    link.server.update_settings(now, settings);
+    link.server.update_settings(now, settings).unwrap();
     let id = link.client.send_request(get("/up"), false).unwrap();
     let body = Bytes::from(vec![7u8; 200_000]);
     link.client.send_data(id, body.clone(), true).unwrap();

@@ -367,7 +367,7 @@ impl Link {
         let now = Instant::now();
         Link {
             client: Connection::client(client, now),
-            server: Connection::server(server, now),
+            server: Connection::server_for(h2sim_proto::Protocol::Http2, server, now),
             now,
             rng: Rng::new(seed),
             observer: WireObserver::new(),
