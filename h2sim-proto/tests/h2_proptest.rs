@@ -561,36 +561,36 @@ fn pieces(body: &Bytes, chunks: u8) -> Vec<Bytes> {
 /// Until the bug behind `reset_before_headers_are_written_keeps_the_connection`
 /// is fixed, the applications flush their output before resetting a stream,
 /// so that the stream's HEADERS (or PUSH_PROMISE) precede its RST_STREAM.
-const WORKAROUND_RESET_BEFORE_HEADERS: bool = true;
+const WORKAROUND_RESET_BEFORE_HEADERS: bool = false;
 
 /// Until the bugs behind `push_promise_before_enable_push_0_is_acknowledged_is_accepted`
 /// and `no_push_promise_written_after_enable_push_0` are fixed, the client
 /// never turns push off mid-connection.
-const WORKAROUND_NO_PUSH_TOGGLE: bool = true;
+const WORKAROUND_NO_PUSH_TOGGLE: bool = false;
 
 /// Until the bugs behind `queued_request_is_retryable_once` and
 /// `push_queued_at_goaway_still_ends` are fixed, tolerated: a second
 /// `Retryable` for a stream that already got one (either side); on the
 /// server, a reset and a `Retryable` for the same push; and a push the
 /// server reported retryable that never ends for the client.
-const WORKAROUND_GOAWAY_QUEUED_STREAMS: bool = true;
+const WORKAROUND_GOAWAY_QUEUED_STREAMS: bool = false;
 
 /// Until the bug behind `lowered_initial_window_does_not_stall_an_upload` is
 /// fixed, a link that settles with streams unfinished after a side lowered
 /// SETTINGS_INITIAL_WINDOW_SIZE (below the default 65,535 in its first
 /// SETTINGS counts) gets both sides raising it above anything used before,
 /// which reopens the windows stuck by the bug, and settles again.
-const WORKAROUND_STALL_AFTER_WINDOW_DECREASE: bool = true;
+const WORKAROUND_STALL_AFTER_WINDOW_DECREASE: bool = false;
 
 /// Until the bug behind `data_on_a_stream_ignored_after_goaway_is_ignored` is
 /// fixed, the server ending the connection for a frame on an "idle" stream
 /// above the last id of a GOAWAY it sent is tolerated.
-const WORKAROUND_FRAMES_AFTER_GOAWAY: bool = true;
+const WORKAROUND_FRAMES_AFTER_GOAWAY: bool = false;
 
 /// Until the bug behind `promises_on_different_parents_keep_id_order` is
 /// fixed, the server flushes its output after each promise, so promises
 /// leave in the order their ids were allocated.
-const WORKAROUND_PUSH_ORDER: bool = true;
+const WORKAROUND_PUSH_ORDER: bool = false;
 
 /// The whole simulated world: the link and both applications.
 struct World {
@@ -1899,7 +1899,6 @@ fn get(path: &str) -> RequestHead {
 /// after the RST_STREAM). Such streams must be dropped silently (and a
 /// queued promise withdrawn), as `reset` already does for queued requests.
 #[test]
-#[ignore = "bug: reset() before the stream's HEADERS/PUSH_PROMISE is written sends RST_STREAM on an idle stream"]
 fn reset_before_headers_are_written_keeps_the_connection() {
     // A request.
     let mut pair = Pair::with_defaults(1);
@@ -1945,7 +1944,6 @@ fn reset_before_headers_are_written_keeps_the_connection() {
 /// with a single GOAWAY it is reported twice at once, first among the
 /// streams above the last id and then among the queued ones.
 #[test]
-#[ignore = "bug: a request queued behind MAX_CONCURRENT_STREAMS gets Event::Retryable twice on GOAWAY"]
 fn queued_request_is_retryable_once() {
     for graceful in [true, false] {
         let server = Config {
@@ -2016,7 +2014,6 @@ fn closed_with_error(conn: &mut h2sim_proto::Connection) -> Option<ConnectionErr
 /// (src/h2/recv.rs) checks the effective value, so the client kills the
 /// connection with PROTOCOL_ERROR.
 #[test]
-#[ignore = "bug: client rejects a PUSH_PROMISE sent before its ENABLE_PUSH=0 was acknowledged"]
 fn push_promise_before_enable_push_0_is_acknowledged_is_accepted() {
     let (mut link, _) = push_then_disable();
     // The server's output (the promise) reaches the client before the
@@ -2036,7 +2033,6 @@ fn push_promise_before_enable_push_0_is_acknowledged_is_accepted() {
 /// `Outgoing::Promise` in `write_stream_turn` (src/h2/send.rs), which never
 /// checks `peer.enable_push`.
 #[test]
-#[ignore = "bug: server writes a queued PUSH_PROMISE after reading ENABLE_PUSH=0"]
 fn no_push_promise_written_after_enable_push_0() {
     let (mut link, _) = push_then_disable();
     // The client's SETTINGS reaches the server before the promise leaves.
@@ -2057,7 +2053,6 @@ fn no_push_promise_written_after_enable_push_0() {
 /// forever (RFC 9113 §6.9: the receiver must keep the window open for data
 /// it is willing to take).
 #[test]
-#[ignore = "bug: stream WINDOW_UPDATE never sent when a lowered INITIAL_WINDOW_SIZE takes effect"]
 fn lowered_initial_window_does_not_stall_an_upload() {
     let server = Config {
         initial_window_size: 65_535,
@@ -2110,7 +2105,6 @@ fn lowered_initial_window_does_not_stall_an_upload() {
 /// stream, is classified `Gone::Idle` (the id is above `last_peer`) and ends
 /// the connection with PROTOCOL_ERROR.
 #[test]
-#[ignore = "bug: DATA on a stream ignored after the final GOAWAY is a connection error"]
 fn data_on_a_stream_ignored_after_goaway_is_ignored() {
     let mut pair = Pair::with_defaults(11);
     pair.connect();
@@ -2162,7 +2156,6 @@ fn data_on_a_stream_ignored_after_goaway_is_ignored() {
 /// written (src/h2/send.rs, `push_promise` and `write_stream_turn`), or
 /// promises written in id order.
 #[test]
-#[ignore = "bug: PUSH_PROMISEs on different parents leave out of promised-id order"]
 fn promises_on_different_parents_keep_id_order() {
     let mut pair = Pair::with_defaults(4);
     pair.connect();
@@ -2204,7 +2197,6 @@ fn promises_on_different_parents_keep_id_order() {
 /// reset: the client waits forever for its response, and neither side's
 /// store ever empties, so the graceful shutdown never ends either.
 #[test]
-#[ignore = "bug: a push queued for a concurrency slot when GOAWAY arrives never ends"]
 fn push_queued_at_goaway_still_ends() {
     let client = Config {
         max_concurrent_streams: 1,
