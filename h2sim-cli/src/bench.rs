@@ -217,6 +217,7 @@ fn client_args(
         http1,
         quiet: true,
         no_trace: true,
+        verbose: false,
         dump_slow: None,
         retry: false,
         duration: args.duration,

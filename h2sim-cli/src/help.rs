@@ -28,8 +28,8 @@ LISTENERS
                              max_frame_size, max_header_list_size
   -1, --http1                plain listeners speak HTTP/1.1 only
   -q, --quiet                no per-request output
-  -Q, --no-trace             no protocol trace
-  -v, --verbose              trace frames
+  -Q, --no-trace             no protocol trace (overrides -v)
+  -v, --verbose              trace HTTP/2 frames
       --idle-timeout DUR     close idle connections after DUR (e.g. 60s)
       --runtime tokio|glommio, --threads N
 
@@ -76,7 +76,8 @@ RUN
   -D, --dump-slow MS         print transactions slower than MS
       --timeout DUR          reset a request unanswered after DUR
   -q, --quiet                no per-request output (a progress bar on a terminal)
-  -Q, --no-trace             no protocol trace
+  -v, --verbose              trace HTTP/2 frames
+  -Q, --no-trace             no protocol trace (overrides -v)
       --json FILE            write the report as JSON (histograms mergeable)
       --runtime tokio|glommio, --threads N
 

@@ -154,7 +154,8 @@ fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError>
 
 /// `h2sim server`: serves until Ctrl-C, then prints the totals.
 async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
-    let config = config_with(&args.settings)?;
+    let mut config = config_with(&args.settings)?;
+    config.trace_frames = args.verbose && !args.no_trace;
     let mut specs = Vec::new();
     for listen in &args.listen {
         let addr = listen.addr.to_string();
@@ -270,6 +271,7 @@ pub async fn run_client(
     quiet_bar: Option<bool>,
 ) -> Result<(Report, Arc<Plan>), UsageError> {
     let mut config = config_with(&args.settings)?;
+    config.trace_frames = args.verbose && !args.no_trace;
     let step = &args.steps[0];
     let secure = step.scheme == "https";
     if args.http1 {

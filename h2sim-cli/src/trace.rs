@@ -88,3 +88,76 @@ pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], 
         out.pop();
     }
 }
+
+/// One frame as a trace line, in the spirit of `nghttp -v`: direction, type,
+/// stream, flags that matter, and the fields a reader looks for; payloads
+/// by size only.
+pub fn frame(outgoing: bool, frame: &h2sim_proto::frame::Frame) -> String {
+    use h2sim_proto::frame::Frame;
+    let dir = if outgoing { "send" } else { "recv" };
+    let flag = |on: bool, name: &str| {
+        if on {
+            format!(" {name}")
+        } else {
+            String::new()
+        }
+    };
+    match frame {
+        Frame::Data(d) => format!(
+            "{dir} DATA stream={} length={}{}",
+            d.stream_id,
+            d.payload.len(),
+            flag(d.end_stream, "END_STREAM")
+        ),
+        Frame::Headers(h) => format!(
+            "{dir} HEADERS stream={} block={}{}{}",
+            h.stream_id,
+            h.fragment.len(),
+            flag(h.end_stream, "END_STREAM"),
+            flag(h.end_headers, "END_HEADERS")
+        ),
+        Frame::Priority(p) => format!(
+            "{dir} PRIORITY stream={} depends_on={} weight={}",
+            p.stream_id, p.spec.dependency, p.spec.weight
+        ),
+        Frame::RstStream(r) => {
+            format!("{dir} RST_STREAM stream={} error={}", r.stream_id, r.reason)
+        }
+        Frame::Settings(s) if s.ack => format!("{dir} SETTINGS ACK"),
+        Frame::Settings(s) => format!("{dir} SETTINGS {:?}", s.values),
+        Frame::PushPromise(p) => format!(
+            "{dir} PUSH_PROMISE stream={} promised={} block={}{}",
+            p.stream_id,
+            p.promised_id,
+            p.fragment.len(),
+            flag(p.end_headers, "END_HEADERS")
+        ),
+        Frame::Ping(p) => format!(
+            "{dir} PING{} payload={:02x?}",
+            flag(p.ack, "ACK"),
+            p.payload
+        ),
+        Frame::GoAway(g) => format!(
+            "{dir} GOAWAY last_stream={} error={} debug={:?}",
+            g.last_stream_id,
+            g.reason,
+            String::from_utf8_lossy(&g.debug_data)
+        ),
+        Frame::WindowUpdate(w) => format!(
+            "{dir} WINDOW_UPDATE stream={} increment={}",
+            w.stream_id, w.increment
+        ),
+        Frame::Continuation(c) => format!(
+            "{dir} CONTINUATION stream={} block={}{}",
+            c.stream_id,
+            c.fragment.len(),
+            flag(c.end_headers, "END_HEADERS")
+        ),
+        Frame::Unknown(u) => format!(
+            "{dir} frame type={:#x} stream={} length={}",
+            u.kind,
+            u.stream_id,
+            u.payload.len()
+        ),
+    }
+}

@@ -33,6 +33,9 @@ pub struct Config {
     pub limits: Limits,
     /// What applies when the connection speaks HTTP/1.1.
     pub http1: Http1Config,
+    /// HTTP/2: report every frame sent and received as `Event::Frame`, for
+    /// protocol traces (`h2sim -v`). Costs a copy of the output while on.
+    pub trace_frames: bool,
 }
 
 impl Default for Config {
@@ -50,6 +53,7 @@ impl Default for Config {
             window_policy: WindowPolicy::Automatic,
             limits: Limits::default(),
             http1: Http1Config::default(),
+            trace_frames: false,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::error::{ConnectionError, Violation};
-use crate::frame::{Reason, StreamId};
+use crate::frame::{Frame, Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 
@@ -66,6 +66,8 @@ pub enum Event {
         reason: Reason,
         debug_data: Bytes,
     },
+    /// A frame sent (`outgoing`) or received, with `Config::trace_frames`.
+    Frame { outgoing: bool, frame: Frame },
     /// The connection is over: after flushing `poll_transmit` the transport
     /// can be closed. `error` is `None` for a clean end.
     Closed { error: Option<ConnectionError> },

@@ -487,3 +487,47 @@ fn a_reader_that_stops_pushes_back_on_the_sender() {
     }
     assert_eq!(received, 4 << 20);
 }
+
+#[test]
+fn frame_trace_reports_both_directions() {
+    let traced = Config {
+        trace_frames: true,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(traced, Config::default(), 11);
+    pair.connect();
+    let id = pair.client.send_request(get("/traced"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server
+        .send_response(id, ResponseHead::new(200), false)
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"ok"), true)
+        .unwrap();
+    pair.flush();
+    let frames: Vec<(bool, h2sim_proto::frame::Frame)> = pair
+        .client_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Frame { outgoing, frame } => Some((outgoing, frame)),
+            _ => None,
+        })
+        .collect();
+    use h2sim_proto::frame::Frame;
+    assert!(
+        frames
+            .iter()
+            .any(|(out, f)| *out && matches!(f, Frame::Headers(h) if h.stream_id == id))
+    );
+    assert!(
+        frames
+            .iter()
+            .any(|(out, f)| !*out && matches!(f, Frame::Data(d) if d.payload == "ok"))
+    );
+    assert!(
+        frames
+            .iter()
+            .any(|(out, f)| !*out && matches!(f, Frame::Headers(h) if h.stream_id == id))
+    );
+}

@@ -388,6 +388,9 @@ impl Application for ClientApp {
             }
             Event::Trailers { stream, .. } => self.complete(now, conn, stream),
             Event::PushPromise { .. } => self.report.pushes += 1,
+            Event::Frame { outgoing, frame } => {
+                crate::trace::Stdout.line(&trace::frame(outgoing, &frame));
+            }
             Event::StreamReset { stream, .. } | Event::Retryable { stream } => {
                 self.lost(now, conn, stream, false);
             }

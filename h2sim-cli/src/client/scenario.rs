@@ -20,7 +20,7 @@ pub struct Step {
 impl Step {
     /// The request of this step for one scenario. Symbols are replaced in
     /// the path, in header values (which h2simple drops instead), and in the
-    /// body; without symbols the body is shared, not copied.
+    /// body; a body without symbols is shared, not copied.
     pub fn request(&self, values: &Values) -> (RequestHead, Bytes) {
         let mut head = RequestHead::new(
             self.method.clone(),
@@ -31,11 +31,7 @@ impl Step {
         for (name, value) in &self.headers {
             head = head.field(name.to_ascii_lowercase(), values.apply(value));
         }
-        let body = if values.is_empty() {
-            self.body.clone()
-        } else {
-            Bytes::from(values.apply_bytes(&self.body))
-        };
+        let body = values.apply_bytes(&self.body);
         (head, body)
     }
 }

@@ -4,6 +4,8 @@
 
 use std::fmt::{self, Write as _};
 
+use bytes::Bytes;
+
 /// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
 /// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,10 +170,6 @@ impl Values {
         )
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Replaces every symbol in `text`.
     pub fn apply(&self, text: &str) -> String {
         let mut out = text.to_owned();
@@ -183,32 +181,47 @@ impl Values {
         out
     }
 
-    /// Replaces every symbol in a body; a body that is not UTF-8 is searched
-    /// bytewise.
-    pub fn apply_bytes(&self, body: &[u8]) -> Vec<u8> {
-        let mut out = body.to_vec();
+    /// Replaces every symbol in a body (bytewise, so any body works). A body
+    /// without symbols comes back as the same `Bytes`, not a copy.
+    pub fn apply_bytes(&self, body: &Bytes) -> Bytes {
+        let mut out: Option<Vec<u8>> = None;
         for (name, value) in &self.0 {
-            out = replace_bytes(&out, name.as_bytes(), value.as_bytes());
+            let current = out.as_deref().unwrap_or(body);
+            if find(current, name.as_bytes()).is_some() {
+                out = Some(replace_bytes(current, name.as_bytes(), value.as_bytes()));
+            }
         }
-        out
+        out.map_or_else(|| body.clone(), Bytes::from)
     }
 }
 
-fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || haystack.len() < needle.len() {
-        return haystack.to_vec();
+        return None;
     }
-    let mut out = Vec::with_capacity(haystack.len());
-    let mut i = 0;
-    while i < haystack.len() {
-        if haystack[i..].starts_with(needle) {
-            out.extend_from_slice(with);
-            i += needle.len();
-        } else {
-            out.push(haystack[i]);
-            i += 1;
+    let first = needle[0];
+    let last_start = haystack.len() - needle.len();
+    let mut at = 0;
+    while at <= last_start {
+        let offset = haystack[at..=last_start].iter().position(|&b| b == first)?;
+        at += offset;
+        if haystack[at..].starts_with(needle) {
+            return Some(at);
         }
+        at += 1;
     }
+    None
+}
+
+fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(haystack.len() + with.len());
+    let mut rest = haystack;
+    while let Some(at) = find(rest, needle) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(with);
+        rest = &rest[at + needle.len()..];
+    }
+    out.extend_from_slice(rest);
     out
 }
 
@@ -240,10 +253,13 @@ mod tests {
         ];
         let v = Values::new(&symbols, 26);
         assert_eq!(v.apply("/user/__MDN__?h=@N@"), "/user/01092000026?h=1a");
+        let body = Bytes::from_static(b"{ \"USER_MDN\" : \"__MDN__\" } __MDN__@N@");
         assert_eq!(
-            v.apply_bytes(b"{ \"USER_MDN\" : \"__MDN__\" }"),
-            b"{ \"USER_MDN\" : \"01092000026\" }"
+            &v.apply_bytes(&body)[..],
+            b"{ \"USER_MDN\" : \"01092000026\" } 010920000261a"
         );
+        let plain = Bytes::from_static(b"no symbols _ here __MDN_");
+        assert_eq!(v.apply_bytes(&plain).as_ptr(), plain.as_ptr(), "not copied");
         assert!(Symbol::parse("noequals").is_err());
         assert!(Symbol::parse("=%d").is_err());
     }

@@ -31,6 +31,8 @@ pub struct ClientOptions {
     pub http1: bool,
     pub quiet: bool,
     pub no_trace: bool,
+    /// `-v`: trace HTTP/2 frames.
+    pub verbose: bool,
     /// `-D MS`.
     pub dump_slow: Option<Duration>,
     pub retry: bool,
@@ -58,6 +60,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("-Q", "--no-trace"),
     ("-D", "--dump-slow"),
     ("-r", "--retry"),
+    ("-v", "--verbose"),
     ("-m", "--method"),
     ("-u", "--uri"),
     ("-s", "--scheme"),
@@ -143,6 +146,7 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
         http1: false,
         quiet: false,
         no_trace: false,
+        verbose: false,
         dump_slow: None,
         retry: false,
         duration: None,
@@ -185,12 +189,13 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
             "-c" => opts.tls.cert = Some(PathBuf::from(args.value(&flag)?)),
             "-V" => opts.tls.verify = Verify::parse(&args.value(&flag)?)?,
             "-H" => opts.settings.push(args.value(&flag)?),
-            "-1" | "-q" | "-Q" | "-r" => {
+            "-1" | "-q" | "-Q" | "-r" | "-v" => {
                 args.no_value(&flag)?;
                 match short.as_str() {
                     "-1" => opts.http1 = true,
                     "-q" => opts.quiet = true,
                     "-Q" => opts.no_trace = true,
+                    "-v" => opts.verbose = true,
                     _ => opts.retry = true,
                 }
             }

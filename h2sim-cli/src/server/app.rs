@@ -355,6 +355,13 @@ impl Application for ServerApp {
                 self.pending.remove(&stream);
                 self.delayed.retain(|(_, s, _, _)| *s != stream);
             }
+            Event::Frame { outgoing, frame } => {
+                crate::trace::Stdout.line(&format!(
+                    "[{}] {}",
+                    self.peer,
+                    trace::frame(outgoing, &frame)
+                ));
+            }
             Event::Closed { .. } => self.finish(),
             _ => {}
         }

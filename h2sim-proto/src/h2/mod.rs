@@ -129,6 +129,10 @@ pub(crate) struct Session {
     resets_to_send: VecDeque<(StreamId, Reason)>,
     window_updates: VecDeque<(StreamId, u32)>,
     goaways_to_send: VecDeque<(StreamId, Reason, Bytes)>,
+    /// PUSH_PROMISEs to write: parent, promised stream, request. One queue
+    /// for the connection, so promised ids go out in increasing order
+    /// whatever their parents (§5.1.1).
+    promises: VecDeque<(StreamId, StreamId, RequestHead)>,
     /// Locally initiated streams waiting for a concurrency slot.
     waiting_to_open: VecDeque<StreamId>,
     /// Streams with frames to send, served round-robin.
@@ -150,6 +154,9 @@ pub(crate) struct Session {
     local_resets: RateLimit,
     empty_frames: RateLimit,
     pub(crate) stats: crate::stats::Stats,
+    /// With `Config::trace_frames`: a decoder reading our output back, its
+    /// buffer, and whether the client preface is still to be skipped.
+    sent_trace: Option<(FrameDecoder, BytesMut, bool)>,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
 }
@@ -185,6 +192,7 @@ impl Session {
             resets_to_send: VecDeque::new(),
             window_updates: VecDeque::new(),
             goaways_to_send: VecDeque::new(),
+            promises: VecDeque::new(),
             waiting_to_open: VecDeque::new(),
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
@@ -204,6 +212,7 @@ impl Session {
             ),
             field_scratch: Vec::new(),
             stats: crate::stats::Stats::default(),
+            sent_trace: None,
             config,
         };
         if grow > 0 {
@@ -256,6 +265,7 @@ impl Session {
             RecvWindow::new(initial, initial),
         );
         stream.known = true;
+        stream.announced = true;
         stream.counted = true;
         stream.final_head_received = true;
         session.store.insert(stream);
@@ -291,6 +301,12 @@ impl Session {
         if now.initial_window_size != before.initial_window_size {
             for stream in self.store.iter_mut() {
                 stream.recv.retarget(now.initial_window_size);
+                // Released bytes may now be owed under the new target.
+                if stream.can_recv_body()
+                    && let Some(inc) = stream.recv.take_update()
+                {
+                    self.window_updates.push_back((stream.id, inc));
+                }
             }
         }
     }

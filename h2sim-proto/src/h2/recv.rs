@@ -91,6 +91,12 @@ impl Session {
     }
 
     fn recv_frame(&mut self, now: Instant, frame: Frame) {
+        if self.config.trace_frames {
+            self.events.push_back(Event::Frame {
+                outgoing: false,
+                frame: frame.clone(),
+            });
+        }
         if !self.settings_received {
             match &frame {
                 Frame::Settings(s) if !s.ack => {}
@@ -447,7 +453,9 @@ impl Session {
             return;
         }
         if self.refusing_new_streams(id) {
-            // §6.8: after our final GOAWAY, newer streams are ignored.
+            // §6.8: after our final GOAWAY, newer streams are ignored, and so
+            // are the frames that follow on them.
+            self.store.reset_locally.insert(id);
             self.field_scratch = fields;
             return;
         }
@@ -492,6 +500,7 @@ impl Session {
         let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(id, State::Open, self.peer.initial_window_size, recv);
         stream.known = true;
+        stream.announced = true;
         stream.counted = true;
         stream.final_head_received = true;
         stream.expected_len = expected_len;
@@ -792,12 +801,15 @@ impl Session {
             reason: g.reason,
             debug_data: g.debug_data.clone(),
         });
-        // Our streams above `last` were never processed: retryable (§8.7).
+        // Our streams above `last` were never processed, and the ones the
+        // peer never heard of may no longer be opened: all are retryable
+        // (§6.8, §8.7), each reported once.
         let mut doomed: Vec<StreamId> = self
             .store
             .ids()
             .into_iter()
-            .filter(|&id| self.is_local(id) && id > last)
+            .filter(|&id| self.is_local(id))
+            .filter(|&id| id > last || self.store.get(id).is_some_and(|s| !s.announced))
             .collect();
         doomed.sort_unstable();
         for id in doomed {
@@ -807,9 +819,11 @@ impl Session {
                 self.events.push_back(Event::Retryable { stream: id });
             }
         }
-        for id in std::mem::take(&mut self.waiting_to_open) {
-            self.events.push_back(Event::Retryable { stream: id });
-        }
+        self.waiting_to_open
+            .retain(|id| self.store.get(*id).is_some());
+        let store = &self.store;
+        self.promises
+            .retain(|(_, promised, _)| store.get(*promised).is_some());
         if g.reason != Reason::NO_ERROR && self.role == Role::Client && self.store.is_empty() {
             self.close(Some(crate::error::ConnectionError::Remote {
                 reason: g.reason,
@@ -948,6 +962,7 @@ impl Session {
             recv,
         );
         stream.known = true;
+        stream.announced = true;
         stream.head_request = request.method.as_ref() == b"HEAD";
         self.store.insert(stream);
         self.events.push_back(Event::PushPromise {

@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use bytes::{BufMut, Bytes};
+use bytes::{BufMut, Bytes, BytesMut};
 
 use super::fields;
 use super::flow::RecvWindow;
@@ -12,9 +12,10 @@ use super::stream::{Outgoing, State, Stream};
 use super::{Session, Shutdown};
 use crate::connection::Role;
 use crate::error::UserError;
+use crate::event::Event;
 use crate::frame::{
-    self, Frame, FrameKind, GoAway, HEADER_LEN, PREFACE, Ping, Reason, RstStream, Settings,
-    StreamId, WindowUpdate, flags,
+    self, Frame, FrameDecoder, FrameKind, GoAway, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE, Ping,
+    Reason, RstStream, Settings, StreamId, WindowUpdate, flags,
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -103,7 +104,7 @@ impl Session {
             // A pushed response opens its stream: it waits for the client's
             // concurrency limit like any stream of ours.
             stream.send_ended = end_stream;
-            if !interim && stream.promise_written {
+            if !interim && stream.announced {
                 self.waiting_to_open.push_back(id);
                 self.open_waiting();
             }
@@ -202,13 +203,7 @@ impl Session {
         stream.known = true;
         stream.final_head_received = true;
         self.store.insert(stream);
-        if let Some(p) = self.store.get_mut(parent) {
-            p.queue.push_back(Outgoing::Promise {
-                promised,
-                head: request,
-            });
-        }
-        self.make_ready(parent);
+        self.promises.push_back((parent, promised, request));
         Ok(promised)
     }
 
@@ -219,13 +214,14 @@ impl Session {
             .store
             .remove(id, local)
             .ok_or(UserError::UnknownStream(id))?;
-        match stream.state {
-            // Nothing went out yet: the peer never heard of the stream.
-            State::Idle => self.waiting_to_open.retain(|&w| w != id),
-            _ => {
-                self.resets_to_send.push_back((id, reason));
-                self.store.reset_locally.insert(id);
-            }
+        self.waiting_to_open.retain(|&w| w != id);
+        if stream.announced {
+            self.resets_to_send.push_back((id, reason));
+            self.store.reset_locally.insert(id);
+        } else {
+            // The peer never heard of it: drop it without a word, and its
+            // promise with it.
+            self.promises.retain(|(_, promised, _)| *promised != id);
         }
         self.open_waiting();
         self.maybe_finish();
@@ -274,7 +270,37 @@ impl Session {
         if self.out.is_empty() {
             self.build_output();
         }
-        self.out.pop_front()
+        let chunk = self.out.pop_front()?;
+        if self.config.trace_frames {
+            self.trace_sent(&chunk);
+        }
+        Some(chunk)
+    }
+
+    /// Reads our own output back into frames for the trace: a second
+    /// decoder over a copy, so the send path stays as it is when tracing is off.
+    fn trace_sent(&mut self, chunk: &Bytes) {
+        let trace = self.sent_trace.get_or_insert_with(|| {
+            (
+                FrameDecoder::new(MAX_FRAME_SIZE_LIMIT),
+                BytesMut::new(),
+                self.role == Role::Client,
+            )
+        });
+        trace.1.extend_from_slice(chunk);
+        if trace.2 {
+            if trace.1.len() < PREFACE.len() {
+                return;
+            }
+            let _ = trace.1.split_to(PREFACE.len());
+            trace.2 = false;
+        }
+        while let Ok(Some(frame)) = trace.0.decode(&mut trace.1) {
+            self.events.push_back(Event::Frame {
+                outgoing: true,
+                frame,
+            });
+        }
     }
 
     fn flush_wbuf(&mut self) {
@@ -343,6 +369,7 @@ impl Session {
     /// Stream frames, round-robin: each turn a stream writes its head frames
     /// and at most one DATA frame, then goes to the back of the line.
     fn build_streams(&mut self) {
+        self.write_promises();
         let mut budget = OUTPUT_BUDGET;
         while budget > 0 {
             let Some(id) = self.ready.pop_front() else {
@@ -363,6 +390,41 @@ impl Session {
         }
     }
 
+    /// PUSH_PROMISEs, in the order their ids were taken, ahead of stream
+    /// frames so a promise precedes the parent's response (§8.4.1).
+    fn write_promises(&mut self) {
+        while let Some((parent, promised, head)) = self.promises.pop_front() {
+            // The parent must still be open on our side: promised before
+            // its END_STREAM went out (§6.6).
+            let parent_open = self.store.get(parent).is_some_and(|p| {
+                matches!(p.state, State::Open | State::HalfClosedRemote) || !p.queue.is_empty()
+            });
+            if !self.peer.enable_push || !parent_open {
+                // The client turned push off (§6.5.2), or the parent ended:
+                // the promise cannot be made, and the peer never heard of it.
+                if self.store.remove(promised, true).is_some() {
+                    self.events.push_back(Event::StreamReset {
+                        stream: promised,
+                        reason: Reason::REFUSED_STREAM,
+                        remote: false,
+                        violation: None,
+                    });
+                }
+                continue;
+            }
+            let pseudo = fields::request_pseudo(&head);
+            let block = pseudo.iter().flatten().chain(head.fields.iter());
+            self.write_block(parent, Some(promised), block, false);
+            if let Some(pushed) = self.store.get_mut(promised) {
+                pushed.announced = true;
+                if pushed.final_head_sent {
+                    self.waiting_to_open.push_back(promised);
+                    self.open_waiting();
+                }
+            }
+        }
+    }
+
     /// One turn of one stream; returns the bytes written.
     fn write_stream_turn(&mut self, id: StreamId) -> usize {
         let max_frame = self.peer.max_frame_size;
@@ -377,6 +439,7 @@ impl Session {
             let start = self.wbuf.len();
             match item {
                 Outgoing::Request { head, end_stream } => {
+                    stream.announced = true;
                     let pseudo = fields::request_pseudo(&head);
                     let block = pseudo.iter().flatten().chain(head.fields.iter());
                     self.write_block(id, None, block, end_stream);
@@ -388,18 +451,6 @@ impl Session {
                     )];
                     let block = status.iter().chain(head.fields.iter());
                     self.write_block(id, None, block, end_stream);
-                }
-                Outgoing::Promise { promised, head } => {
-                    let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().flatten().chain(head.fields.iter());
-                    self.write_block(id, Some(promised), block, false);
-                    if let Some(pushed) = self.store.get_mut(promised) {
-                        pushed.promise_written = true;
-                        if pushed.final_head_sent {
-                            self.waiting_to_open.push_back(promised);
-                            self.open_waiting();
-                        }
-                    }
                 }
                 Outgoing::Trailers { fields } => {
                     self.write_block(id, None, fields.iter(), true);

@@ -67,6 +67,9 @@ impl LocalSettings {
             header_table_size: self.header_table_size.max(next.header_table_size),
             initial_window_size: self.initial_window_size.max(next.initial_window_size),
             max_frame_size: self.max_frame_size.max(next.max_frame_size),
+            // A push promised before the peer read ENABLE_PUSH = 0 is legal
+            // until it acknowledges that setting (§6.5.2).
+            enable_push: self.enable_push || next.enable_push,
             ..next
         }
     }

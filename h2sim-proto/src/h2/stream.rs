@@ -37,10 +37,6 @@ pub(crate) enum Outgoing {
         head: ResponseHead,
         end_stream: bool,
     },
-    Promise {
-        promised: StreamId,
-        head: RequestHead,
-    },
     Data {
         data: Bytes,
         end_stream: bool,
@@ -75,9 +71,11 @@ pub(crate) struct Stream {
     pub(crate) received_len: u64,
     /// We sent HEAD: the response has no body whatever it declares.
     pub(crate) head_request: bool,
-    /// A stream we promised: its PUSH_PROMISE has been written, so its own
-    /// frames may follow (never before it, or the peer sees an idle stream).
-    pub(crate) promise_written: bool,
+    /// The peer knows of the stream: it opened it, or our HEADERS (or for a
+    /// push, our PUSH_PROMISE) has been written. Until then nothing else may
+    /// be sent on it, a RST_STREAM least of all: the peer would see a frame
+    /// on an idle stream (§5.1).
+    pub(crate) announced: bool,
 }
 
 impl Stream {
@@ -97,7 +95,7 @@ impl Stream {
             expected_len: None,
             received_len: 0,
             head_request: false,
-            promise_written: false,
+            announced: false,
         }
     }
 

@@ -2,6 +2,7 @@
 //! in memory, on a virtual clock, bytes split at random points) and
 //! `RawPeer` (hand-built frames against one of our endpoints).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+pub mod observer;
 
 use std::time::{Duration, Instant};
 
