@@ -486,8 +486,6 @@ struct ServerApp {
     pongs: usize,
     held: Vec<(StreamId, u32)>,
     pushes: usize,
-    /// A close whose excuse can only be judged at the end.
-    deferred_close: Option<ConnectionError>,
 }
 
 /// What made a rule break excusable in this run.
@@ -558,40 +556,6 @@ fn pieces(body: &Bytes, chunks: u8) -> Vec<Bytes> {
         .collect()
 }
 
-/// Until the bug behind `reset_before_headers_are_written_keeps_the_connection`
-/// is fixed, the applications flush their output before resetting a stream,
-/// so that the stream's HEADERS (or PUSH_PROMISE) precede its RST_STREAM.
-const WORKAROUND_RESET_BEFORE_HEADERS: bool = false;
-
-/// Until the bugs behind `push_promise_before_enable_push_0_is_acknowledged_is_accepted`
-/// and `no_push_promise_written_after_enable_push_0` are fixed, the client
-/// never turns push off mid-connection.
-const WORKAROUND_NO_PUSH_TOGGLE: bool = false;
-
-/// Until the bugs behind `queued_request_is_retryable_once` and
-/// `push_queued_at_goaway_still_ends` are fixed, tolerated: a second
-/// `Retryable` for a stream that already got one (either side); on the
-/// server, a reset and a `Retryable` for the same push; and a push the
-/// server reported retryable that never ends for the client.
-const WORKAROUND_GOAWAY_QUEUED_STREAMS: bool = false;
-
-/// Until the bug behind `lowered_initial_window_does_not_stall_an_upload` is
-/// fixed, a link that settles with streams unfinished after a side lowered
-/// SETTINGS_INITIAL_WINDOW_SIZE (below the default 65,535 in its first
-/// SETTINGS counts) gets both sides raising it above anything used before,
-/// which reopens the windows stuck by the bug, and settles again.
-const WORKAROUND_STALL_AFTER_WINDOW_DECREASE: bool = false;
-
-/// Until the bug behind `data_on_a_stream_ignored_after_goaway_is_ignored` is
-/// fixed, the server ending the connection for a frame on an "idle" stream
-/// above the last id of a GOAWAY it sent is tolerated.
-const WORKAROUND_FRAMES_AFTER_GOAWAY: bool = false;
-
-/// Until the bug behind `promises_on_different_parents_keep_id_order` is
-/// fixed, the server flushes its output after each promise, so promises
-/// leave in the order their ids were allocated.
-const WORKAROUND_PUSH_ORDER: bool = false;
-
 /// The whole simulated world: the link and both applications.
 struct World {
     link: Link,
@@ -606,8 +570,6 @@ struct World {
     requests: usize,
     /// Operations that reset or ended something were applied.
     disruptive_ops: bool,
-    /// A side lowered its SETTINGS_INITIAL_WINDOW_SIZE at some point.
-    window_decreased: bool,
 }
 
 impl World {
@@ -631,8 +593,6 @@ impl World {
             server_side: server.clone(),
             requests: 0,
             disruptive_ops: false,
-            window_decreased: client.initial_window_size < 65_535
-                || server.initial_window_size < 65_535,
         }
     }
 
@@ -828,12 +788,6 @@ impl World {
             Event::Retryable { stream } => {
                 assert!(stream.is_client_initiated(), "retryable push {stream:?}");
                 self.client.disturbed = true;
-                if WORKAROUND_GOAWAY_QUEUED_STREAMS
-                    && self.client.streams.get(&stream).and_then(|s| s.outcome)
-                        == Some(Outcome::Retryable)
-                {
-                    return;
-                }
                 self.live_client_stream(stream, "retryable");
                 self.set_outcome(stream, Outcome::Retryable);
             }
@@ -911,10 +865,6 @@ impl World {
             return;
         }
         let id = *pick.get(&open);
-        if WORKAROUND_RESET_BEFORE_HEADERS {
-            // See `reset_before_headers_are_written_keeps_the_connection`.
-            self.link.collect(Dir::ClientToServer);
-        }
         let reason = if push {
             Reason::REFUSED_STREAM
         } else {
@@ -989,28 +939,9 @@ impl World {
                 if let Some(v) = &violation {
                     assert!(self.excuses().allow(v), "server reset {stream:?} for {v}");
                 }
-                if WORKAROUND_GOAWAY_QUEUED_STREAMS
-                    && self
-                        .server
-                        .streams
-                        .get(&stream)
-                        .is_some_and(|s| s.retryable)
-                {
-                    self.server.streams.get_mut(&stream).unwrap().reset = true;
-                    return;
-                }
                 self.live_server_stream(stream, "reset").reset = true;
             }
             Event::Retryable { stream } => {
-                if WORKAROUND_GOAWAY_QUEUED_STREAMS
-                    && self
-                        .server
-                        .streams
-                        .get(&stream)
-                        .is_some_and(|s| s.reset || s.retryable)
-                {
-                    return;
-                }
                 let s = self.live_server_stream(stream, "retryable");
                 assert!(
                     s.parent.is_some(),
@@ -1026,53 +957,13 @@ impl World {
             } => self.server.goaways.push((last_stream_id, reason)),
             Event::Closed { error } => {
                 assert!(self.server.closed.is_none(), "server closed twice");
-                let idle = matches!(
-                    &error,
-                    Some(ConnectionError::Local {
-                        violation: Violation::FrameOnIdleStream { .. },
-                        ..
-                    })
-                );
-                if WORKAROUND_FRAMES_AFTER_GOAWAY && idle {
-                    // Judged once the GOAWAYs have been written.
-                    self.server.deferred_close.clone_from(&error);
-                } else {
-                    self.excuses().check_close("server", &error);
-                }
+                self.excuses().check_close("server", &error);
                 self.server.closed = Some(error);
             }
             Event::Response { .. } | Event::PushPromise { .. } => {
                 panic!("server got a client event: {event:?}")
             }
         }
-    }
-
-    /// The server closed for a frame on a stream a graceful GOAWAY of its
-    /// own had put beyond its last stream (see
-    /// `WORKAROUND_FRAMES_AFTER_GOAWAY`); otherwise the usual check.
-    fn check_deferred_close(&self) {
-        let Some(error) = &self.server.deferred_close else {
-            return;
-        };
-        if let ConnectionError::Local {
-            violation: Violation::FrameOnIdleStream { stream, .. },
-            ..
-        } = error
-        {
-            let graceful_last = self
-                .link
-                .observer
-                .dir(Dir::ServerToClient)
-                .goaways_written
-                .iter()
-                .filter(|&&(last, reason)| reason == Reason::NO_ERROR && last != StreamId::MAX)
-                .map(|&(last, _)| last)
-                .min();
-            if graceful_last.is_some_and(|last| *stream > last) {
-                return;
-            }
-        }
-        self.excuses().check_close("server", &Some(error.clone()));
     }
 
     /// Queues a response to `request` (a pushed GET when None) on `id`:
@@ -1188,10 +1079,6 @@ impl World {
             Err(UserError::PushDisabled | UserError::GoingAway) => return,
             Err(e) => panic!("server: push on {parent:?} failed: {e:?}"),
         };
-        if WORKAROUND_PUSH_ORDER {
-            // See `promises_on_different_parents_keep_id_order`.
-            self.link.collect(Dir::ServerToClient);
-        }
         self.server.streams.insert(
             promised,
             ServerStream {
@@ -1216,10 +1103,6 @@ impl World {
             return;
         }
         let id = *pick.get(&open);
-        if WORKAROUND_RESET_BEFORE_HEADERS {
-            // See `reset_before_headers_are_written_keeps_the_connection`.
-            self.link.collect(Dir::ServerToClient);
-        }
         match self.link.server.reset(id, reason) {
             Ok(()) => {}
             Err(e) => {
@@ -1237,12 +1120,6 @@ impl World {
 
     fn settings(&mut self, server: bool, new: &NewSettings) {
         let now = self.link.now;
-        let before = if server {
-            self.server_settings.initial_window_size
-        } else {
-            self.client_settings.initial_window_size
-        };
-        self.window_decreased |= new.initial_window_size < before;
         if server {
             let s = LocalSettings {
                 header_table_size: new.header_table_size,
@@ -1254,7 +1131,7 @@ impl World {
             self.server_settings = s;
             let _ = self.link.server.update_settings(now, s);
         } else {
-            if new.toggle_push && !WORKAROUND_NO_PUSH_TOGGLE {
+            if new.toggle_push {
                 self.client.enable_push = !self.client.enable_push;
             }
             let s = LocalSettings {
@@ -1410,25 +1287,6 @@ impl World {
                 .update_settings(now, self.server_settings)
                 .unwrap();
         }
-        self.settle_once();
-        let stalled = self.client.streams.values().any(|c| c.outcome.is_none());
-        if WORKAROUND_STALL_AFTER_WINDOW_DECREASE && stalled && self.window_decreased {
-            let now = self.link.now;
-            self.client_settings.initial_window_size = 1 << 21;
-            self.link
-                .client
-                .update_settings(now, self.client_settings)
-                .unwrap();
-            self.server_settings.initial_window_size = 1 << 21;
-            self.link
-                .server
-                .update_settings(now, self.server_settings)
-                .unwrap();
-            self.settle_once();
-        }
-    }
-
-    fn settle_once(&mut self) {
         for _ in 0..10_000 {
             let moved = self.link.flush();
             let acted = self.drain(true);
@@ -1450,7 +1308,6 @@ impl World {
     // --- checks ----------------------------------------------------------
 
     fn check(&self) {
-        self.check_deferred_close();
         let observer = &self.link.observer;
         assert!(
             observer.violations.is_empty(),
@@ -1469,11 +1326,6 @@ impl World {
         }
 
         for (id, c) in &self.client.streams {
-            let stuck_push =
-                c.parent.is_some() && self.server.streams.get(id).is_some_and(|s| s.retryable);
-            if WORKAROUND_GOAWAY_QUEUED_STREAMS && c.outcome.is_none() && stuck_push {
-                continue;
-            }
             let outcome = c.outcome.unwrap_or_else(|| {
                 panic!(
                     "stream {id:?} never ended: {} {} ({} body bytes), response {:?}",

@@ -212,10 +212,10 @@ impl Session {
     /// A complete field block. It is always decompressed first, whatever
     /// becomes of the stream, so the HPACK context stays in step (§4.3).
     fn recv_block(&mut self, now: Instant, id: StreamId, kind: BlockKind, block: &Bytes) {
+        // Decoded into a vector kept between blocks: a message takes only its
+        // ordinary fields out of it, so one with none allocates nothing here.
         let mut fields = std::mem::take(&mut self.field_scratch);
         fields.clear();
-        // One allocation of a typical size rather than growing from empty.
-        fields.reserve(16);
         let decoded = self.hpack_decoder.decode(block, &mut fields);
         self.stats.header_wire_bytes_received += block.len() as u64;
         self.stats.header_bytes_received += fields
@@ -235,7 +235,6 @@ impl Session {
                 self_dependent: true,
                 ..
             } => {
-                self.field_scratch = fields;
                 if !self.is_local(id) && id > self.store.last_peer {
                     self.store.last_peer = id;
                 }
@@ -246,12 +245,14 @@ impl Session {
                 self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Frame(kind));
             }
             BlockKind::Headers { end_stream, .. } => {
-                self.recv_field_section(now, id, fields, end_stream, too_large.is_some());
+                self.recv_field_section(now, id, &mut fields, end_stream, too_large.is_some());
             }
             BlockKind::PushPromise { promised } => {
-                self.recv_promise(now, id, promised, fields, too_large.is_some());
+                self.recv_promise(now, id, promised, &mut fields, too_large.is_some());
             }
         }
+        fields.clear();
+        self.field_scratch = fields;
     }
 
     /// A HEADERS field section: opens a stream, or is a response head,
@@ -260,7 +261,7 @@ impl Session {
         &mut self,
         now: Instant,
         id: StreamId,
-        fields: Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<crate::hpack::HeaderField>,
         end_stream: bool,
         too_large: bool,
     ) {
@@ -402,7 +403,7 @@ impl Session {
         &mut self,
         now: Instant,
         id: StreamId,
-        fields: Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<crate::hpack::HeaderField>,
         end_stream: bool,
         too_large: bool,
     ) {
@@ -428,7 +429,6 @@ impl Session {
                     },
                 ),
             }
-            self.field_scratch = fields;
             return;
         }
         if id <= self.store.last_peer {
@@ -449,14 +449,12 @@ impl Session {
                     },
                 ),
             }
-            self.field_scratch = fields;
             return;
         }
         if self.refusing_new_streams(id) {
             // §6.8: after our final GOAWAY, newer streams are ignored, and so
             // are the frames that follow on them.
             self.store.reset_locally.insert(id);
-            self.field_scratch = fields;
             return;
         }
         self.store.last_peer = id;
@@ -468,7 +466,6 @@ impl Session {
                 Reason::REFUSED_STREAM,
                 Violation::ConcurrencyExceeded,
             );
-            self.field_scratch = fields;
             return;
         }
         if too_large {
@@ -904,7 +901,7 @@ impl Session {
         now: Instant,
         parent: StreamId,
         promised: StreamId,
-        fields: Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<crate::hpack::HeaderField>,
         too_large: bool,
     ) {
         if !promised.is_server_initiated() || promised <= self.store.last_peer {

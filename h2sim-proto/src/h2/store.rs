@@ -1,6 +1,6 @@
 //! The streams of one connection and the id bookkeeping around them.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use super::stream::Stream;
 use crate::frame::StreamId;
@@ -10,12 +10,13 @@ use crate::hash::FastState;
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 
 type IdMap<V> = HashMap<StreamId, V, FastState>;
-type IdSet = HashSet<StreamId, FastState>;
 
-/// A bounded memory of stream ids, oldest forgotten first.
+/// A bounded memory of stream ids, oldest forgotten first. Every stream
+/// that ends is recorded but lookups happen only for frames on streams that
+/// are no longer live (rare), so this is a ring: O(1) to record, a short
+/// scan to look up.
 #[derive(Debug, Default)]
 pub(crate) struct RecentIds {
-    set: IdSet,
     order: VecDeque<StreamId>,
     capacity: usize,
 }
@@ -23,26 +24,23 @@ pub(crate) struct RecentIds {
 impl RecentIds {
     pub(crate) fn new(capacity: usize) -> Self {
         RecentIds {
-            set: IdSet::default(),
-            order: VecDeque::new(),
+            order: VecDeque::with_capacity(capacity.min(1024)),
             capacity,
         }
     }
 
     pub(crate) fn insert(&mut self, id: StreamId) {
-        if self.capacity == 0 || !self.set.insert(id) {
+        if self.capacity == 0 {
             return;
         }
-        self.order.push_back(id);
-        if self.order.len() > self.capacity
-            && let Some(old) = self.order.pop_front()
-        {
-            self.set.remove(&old);
+        if self.order.len() == self.capacity {
+            self.order.pop_front();
         }
+        self.order.push_back(id);
     }
 
     pub(crate) fn contains(&self, id: StreamId) -> bool {
-        self.set.contains(&id)
+        self.order.iter().rev().any(|&i| i == id)
     }
 }
 

@@ -34,7 +34,7 @@ use h2sim_proto::frame::{
     DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, HEADER_LEN, Head,
     MAX_FRAME_SIZE_LIMIT, MAX_WINDOW_SIZE, PREFACE, Setting,
 };
-use h2sim_proto::{Config, Connection, Reason, StreamId};
+use h2sim_proto::{Config, Connection, StreamId};
 
 use super::Rng;
 
@@ -139,8 +139,6 @@ pub struct DirState {
     pub data_read_by_stream: BTreeMap<StreamId, u64>,
     /// Streams S sent RST_STREAM on.
     pub resets_written: BTreeSet<StreamId>,
-    /// GOAWAY frames S wrote.
-    pub goaways_written: Vec<(StreamId, Reason)>,
     /// Bytes S wrote and R read.
     pub bytes_written: u64,
     pub bytes_read: u64,
@@ -160,7 +158,6 @@ impl DirState {
             data_written_by_stream: BTreeMap::new(),
             data_read_by_stream: BTreeMap::new(),
             resets_written: BTreeSet::new(),
-            goaways_written: Vec::new(),
             bytes_written: 0,
             bytes_read: 0,
         }
@@ -278,7 +275,6 @@ impl WireObserver {
             Frame::RstStream(r) => {
                 d.resets_written.insert(r.stream_id);
             }
-            Frame::GoAway(g) => d.goaways_written.push((g.last_stream_id, g.reason)),
             _ => {}
         }
     }
