@@ -17,9 +17,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
 use glommio::timer::Timer;
-use h2sim_proto::{Application, Endpoint, Protocol, Reason};
+use h2sim_proto::{Application, Endpoint, Reason};
 
 use crate::shutdown::LocalSignal;
 use crate::transport::{Outbox, Progress, ReadBuf, Transport};
@@ -129,15 +128,6 @@ async fn drive<A: Application>(
     loop {
         let now = Instant::now();
         out.fill(endpoint, now, limit.saturating_sub(transport.backlog()));
-        if endpoint.connection().protocol() == Some(Protocol::Http1) {
-            // An HTTP/1.1 server re-reads the pipelined requests it held
-            // back while `poll_transmit` runs, but `Endpoint` hands events
-            // to the application only from its `handle_*` methods: an empty
-            // input delivers them, or they would wait for the peer's next
-            // bytes, which a pipelining client waiting for answers never sends.
-            endpoint.handle_input(now, &mut BytesMut::new());
-            out.fill(endpoint, now, limit.saturating_sub(transport.backlog()));
-        }
         if endpoint.is_closed() && transport.is_flushed(&out) {
             return Ok(if peer_closed {
                 Ending::PeerClosed

@@ -92,9 +92,19 @@ impl<A: Application> Endpoint<A> {
         self.dispatch(now);
     }
 
-    /// The next chunk to write.
+    /// The next chunk to write. Polling can itself produce events (an
+    /// HTTP/1.1 server reading requests it held back while its pipeline was
+    /// full); they reach the application here, and what it answers is
+    /// written in the same turn.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
-        self.conn.poll_transmit(now)
+        loop {
+            if let Some(chunk) = self.conn.poll_transmit(now) {
+                return Some(chunk);
+            }
+            if !self.dispatch(now) {
+                return None;
+            }
+        }
     }
 
     /// The earlier of the connection's and the application's deadlines.
@@ -134,9 +144,12 @@ impl<A: Application> Endpoint<A> {
     /// Hands every pending event to the application. Its commands may cause
     /// more events (a reset it gives can end the connection), so this runs
     /// until the queue stays empty.
-    fn dispatch(&mut self, now: Instant) {
+    fn dispatch(&mut self, now: Instant) -> bool {
+        let mut any = false;
         while let Some(event) = self.conn.poll_event() {
             self.app.on_event(now, event, &mut self.conn);
+            any = true;
         }
+        any
     }
 }

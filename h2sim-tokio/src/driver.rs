@@ -148,7 +148,13 @@ where
             .into_iter()
             .flatten()
             .min();
-        let read_now = reading && !endpoint.is_closed() && out.len < options.max_output_backlog;
+        // The core may hold back input it cannot take yet (an HTTP/1.1
+        // pipeline waiting for answers): then stop reading, so a client that
+        // pipelines without reading cannot make us buffer without bound.
+        let read_now = reading
+            && !endpoint.is_closed()
+            && out.len < options.max_output_backlog
+            && endpoint.connection().wants_input();
         tokio::select! {
             biased;
             () = shutdown.triggered(), if !shutdown_seen => {
