@@ -151,7 +151,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         let mut line = format!("{:<10}", row.name);
         for (size, path) in SIZES {
             let client = client_args(&args, row.scheme, &addr.to_string(), path, size, row.http1)?;
-            let (report, _) = crate::run::run_client(&client, Some(false)).await?;
+            let report = crate::run::run_client(&client, Some(false)).await?;
             all_ok &= report.is_success();
             let mark = if report.is_success() { " " } else { "!" };
             line.push_str(&format!(

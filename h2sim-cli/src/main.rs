@@ -8,6 +8,7 @@ mod help;
 mod options;
 mod report;
 mod run;
+mod run_glommio;
 mod server;
 #[cfg(test)]
 mod sim_tests;

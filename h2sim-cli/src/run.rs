@@ -41,10 +41,13 @@ pub fn run(command: Command) -> ExitCode {
         Command::Bench(a) => (Runtime::Tokio, a.threads),
     };
     if runtime == Runtime::Glommio {
-        eprintln!(
-            "h2sim: the glommio runtime is not built into this binary yet; use --runtime tokio"
-        );
-        return ExitCode::from(2);
+        return match crate::run_glommio::run(command, threads) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("h2sim: {e}");
+                ExitCode::from(2)
+            }
+        };
     }
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
@@ -152,33 +155,24 @@ fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError>
     tls::client_config(&config).map_err(|e| usage(e.to_string()))
 }
 
-/// `h2sim server`: serves until Ctrl-C, then prints the totals.
-async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
+/// What a server needs whatever the runtime: the core's configuration,
+/// the listeners (address and TLS), and the rules' shared state.
+pub struct ServerParts {
+    pub config: h2sim_proto::Config,
+    pub listeners: Vec<(String, Option<Arc<rustls::ServerConfig>>)>,
+    pub shared: Arc<Shared>,
+}
+
+pub fn server_parts(args: &ServerArgs) -> Result<ServerParts, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
-    let mut specs = Vec::new();
+    let mut listeners = Vec::new();
     for listen in &args.listen {
-        let addr = listen.addr.to_string();
-        let spec = match &listen.tls {
-            Some(files) => ListenerSpec::tls(&addr, server_tls_files(files)?),
-            None => ListenerSpec::plain(&addr),
+        let tls = match &listen.tls {
+            Some(files) => Some(server_tls_files(files)?),
+            None => None,
         };
-        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
-    }
-    let mut options = ServerOptions {
-        config,
-        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
-        ..ServerOptions::default()
-    };
-    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
-    let server = Server::bind(specs, options)
-        .await
-        .map_err(|e| usage(e.to_string()))?;
-    for (addr, secure) in server.local_addrs() {
-        eprintln!(
-            "h2sim server listening on {}://{addr}",
-            if secure { "https" } else { "http" }
-        );
+        listeners.push((listen.addr.to_string(), tls));
     }
     let shared = Arc::new(Shared {
         rules: args.rules.clone(),
@@ -189,16 +183,58 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
             ..Totals::default()
         }),
     });
+    Ok(ServerParts {
+        config,
+        listeners,
+        shared,
+    })
+}
+
+pub fn print_listening(addrs: &[(std::net::SocketAddr, bool)]) {
+    for (addr, secure) in addrs {
+        eprintln!(
+            "h2sim server listening on {}://{addr}",
+            if *secure { "https" } else { "http" }
+        );
+    }
+}
+
+/// The server's closing summary, once every connection ended.
+pub fn finish_server(args: &ServerArgs, shared: &Shared) -> ExitCode {
+    let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
+    eprintln!("{}", server_summary(args, &totals));
+    ExitCode::SUCCESS
+}
+
+/// `h2sim server` on tokio: serves until Ctrl-C or SIGTERM.
+async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
+    let parts = server_parts(&args)?;
+    let mut specs = Vec::new();
+    for (addr, tls) in parts.listeners {
+        let spec = match tls {
+            Some(tls) => ListenerSpec::tls(&addr, tls),
+            None => ListenerSpec::plain(&addr),
+        };
+        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
+    }
+    let mut options = ServerOptions {
+        config: parts.config,
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        ..ServerOptions::default()
+    };
+    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    let server = Server::bind(specs, options)
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    print_listening(&server.local_addrs());
     let shutdown = server.shutdown();
     shutdown.trigger_on_ctrl_c();
     terminate_on_sigterm(shutdown.clone());
-    let factory_shared = shared.clone();
+    let shared = parts.shared.clone();
     server
-        .run(move |info| ServerApp::new(factory_shared.clone(), info.peer))
+        .run(move |info| ServerApp::new(shared.clone(), info.peer))
         .await;
-    let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
-    eprintln!("{}", server_summary(&args, &totals));
-    Ok(ExitCode::SUCCESS)
+    Ok(finish_server(&args, &parts.shared))
 }
 
 /// SIGTERM stops the server gracefully too (what `kill` and CI send).
@@ -249,14 +285,19 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
 /// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
 /// request failed or was lost.
 async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
-    let (report, plan) = run_client(&args, None).await?;
+    let report = run_client(&args, None).await?;
+    print_client_report(&args, &report)
+}
+
+/// Prints the report (and writes `--json`); the exit code says whether
+/// every request succeeded.
+pub fn print_client_report(args: &ClientArgs, report: &Report) -> Result<ExitCode, UsageError> {
     print!("{}", report.render());
     if let Some(path) = &args.json {
-        let json = crate::report::to_json(&report);
+        let json = crate::report::to_json(report);
         std::fs::write(path, format!("{json:#}\n"))
             .map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
     }
-    drop(plan);
     Ok(if report.is_success() {
         ExitCode::SUCCESS
     } else {
@@ -264,12 +305,19 @@ async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
     })
 }
 
-/// Runs a client to completion and returns the merged report. `quiet_bar`
-/// forces the progress bar off (the bench prints its own table).
-pub async fn run_client(
-    args: &ClientArgs,
-    quiet_bar: Option<bool>,
-) -> Result<(Report, Arc<Plan>), UsageError> {
+/// What a client run needs whatever the runtime.
+pub struct ClientParts {
+    pub plan: Arc<Plan>,
+    pub config: h2sim_proto::Config,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub target: String,
+    pub connections: usize,
+    pub started: Instant,
+    /// Requests the run was asked for, when it has a count.
+    pub expected: Option<u64>,
+}
+
+pub fn client_parts(args: &ClientArgs) -> Result<ClientParts, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
     let step = &args.steps[0];
@@ -306,58 +354,104 @@ pub async fn run_client(
         completed: AtomicU64::new(0),
         report: std::sync::Mutex::new(Report::default()),
     });
-    let options = ClientOptions {
+    Ok(ClientParts {
+        plan,
+        config,
+        tls,
+        target: format!("{}://{}", step.scheme, step.authority),
         connections,
+        started,
+        expected: args.count.map(|c| c * args.steps.len() as u64),
+    })
+}
+
+/// The merged report once every connection ended; connection-level
+/// errors are printed.
+pub fn finish_client(args: &ClientArgs, parts: &ClientParts, errors: Vec<String>) -> Report {
+    let mut report = parts
+        .plan
+        .report
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default();
+    report.total = parts.expected;
+    report.elapsed = parts
+        .started
+        .elapsed()
+        .saturating_sub(args.warmup.unwrap_or_default());
+    for e in errors {
+        eprintln!("h2sim client: {e}");
+    }
+    report
+}
+
+/// Whether to draw the progress bar: quiet, on a terminal, and not inside
+/// the bench (which prints its own table).
+pub fn wants_progress(args: &ClientArgs, quiet_bar: Option<bool>) -> bool {
+    quiet_bar != Some(false) && args.quiet && std::io::stdout().is_terminal()
+}
+
+/// Runs a client on tokio to completion and returns the merged report.
+/// `quiet_bar` forces the progress bar off (the bench prints its own table).
+pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Report, UsageError> {
+    let parts = client_parts(args)?;
+    let options = ClientOptions {
+        connections: parts.connections,
         protocol: if args.http1 {
             ClientProtocol::Http1
         } else {
             ClientProtocol::Http2
         },
-        config,
-        tls,
+        config: parts.config.clone(),
+        tls: parts.tls.clone(),
         reconnect: args.retry.then_some(h2sim_tokio::Reconnect {
             max_attempts: 3,
             delay: Duration::from_millis(100),
         }),
         ..ClientOptions::default()
     };
-    let target = format!("{}://{}", step.scheme, step.authority);
-    let expected = args.count.map(|c| c * args.steps.len() as u64);
-    let bar = (quiet_bar != Some(false) && args.quiet && std::io::stdout().is_terminal())
-        .then(|| spawn_progress(plan.clone(), expected));
-    let app_plan = plan.clone();
-    let outcomes = h2sim_tokio::connect(&target, options, move |info| {
+    let progress =
+        wants_progress(args, quiet_bar).then(|| spawn_progress(parts.plan.clone(), parts.expected));
+    let app_plan = parts.plan.clone();
+    let outcomes = h2sim_tokio::connect(&parts.target, options, move |info| {
         ClientApp::new(app_plan.clone(), info.connect_time)
     })
     .await
-    .map_err(|e| usage(format!("{target}: {e}")))?;
-    if let Some(bar) = bar {
-        bar.abort();
-        eprintln!();
+    .map_err(|e| usage(format!("{}: {e}", parts.target)))?;
+    if let Some(progress) = progress {
+        progress.stop();
     }
-    let mut errors = Vec::new();
-    for outcome in &outcomes {
-        if let Some(e) = &outcome.error {
-            errors.push(e.to_string());
-        }
-    }
+    let errors = outcomes
+        .iter()
+        .filter_map(|o| o.error.as_ref().map(ToString::to_string))
+        .collect();
     drop(outcomes);
-    let mut report = plan.report.lock().map(|r| r.clone()).unwrap_or_default();
-    report.total = expected;
-    report.elapsed = started
-        .elapsed()
-        .saturating_sub(args.warmup.unwrap_or_default());
-    for e in errors {
-        eprintln!("h2sim client: {e}");
-    }
-    Ok((report, plan))
+    Ok(finish_client(args, &parts, errors))
 }
 
-/// h2simple's progress bar, redrawn in place on a terminal.
-fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_millis(200)).await;
+/// h2simple's progress bar, redrawn in place on a terminal by a thread of
+/// its own, so it works the same under either runtime.
+pub struct Progress {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Progress {
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        eprintln!();
+    }
+}
+
+pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        while !flag.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(200));
             let done = plan.completed.load(Ordering::Relaxed);
             let line = match expected {
                 Some(total) if total > 0 => {
@@ -373,7 +467,11 @@ fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> tokio::task::JoinHa
             };
             eprint!("\r{line}");
         }
-    })
+    });
+    Progress {
+        stop,
+        thread: Some(thread),
+    }
 }
 
 /// `h2sim merge FILE...`: one report from several JSON reports.

@@ -473,3 +473,44 @@ fn http1_only_with_dash_1() {
     let (code, _) = server.stop();
     assert_eq!(code, 0);
 }
+
+/// `--runtime glommio` on both sides: the same simulator on io_uring
+/// executors, plain and TLS.
+#[test]
+fn glommio_runtime_serves_and_drives() {
+    let server = Server::start(&[
+        "--runtime",
+        "glommio",
+        "--threads",
+        "2",
+        "-q",
+        "-m",
+        "GET",
+        "-p",
+        "/user1k/",
+        "-s",
+        "200",
+        "-e",
+        "1k",
+    ]);
+    for url in [&server.http, &server.https] {
+        let out = client(&[
+            "--runtime",
+            "glommio",
+            "-S",
+            "2",
+            "-P",
+            "20",
+            "-C",
+            "2000",
+            "-q",
+            &format!("{url}/user1k/x"),
+        ]);
+        let t = text(&out);
+        assert!(out.status.success(), "{url}: {t}");
+        assert!(t.contains("2000 done, 2000 succeeded"), "{t}");
+    }
+    let (code, out) = server.stop();
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("4000 requests"), "{out}");
+}

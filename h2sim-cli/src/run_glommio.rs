@@ -1,0 +1,106 @@
+//! `--runtime glommio`: the same server and client on glommio's
+//! thread-per-core executors (io_uring). The Sans-IO applications and all
+//! option handling are shared with the tokio path in `run`; only starting,
+//! connecting and waiting differ.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use h2sim_glommio::{
+    ClientOptions, ClientProtocol, Executors, ListenerSpec, Server, ServerOptions,
+};
+
+use crate::client::app::ClientApp;
+use crate::options::UsageError;
+use crate::options::client::ClientOptions as ClientArgs;
+use crate::options::server::ServerOptions as ServerArgs;
+use crate::options::usage;
+use crate::run::{self, Command};
+use crate::server::app::ServerApp;
+
+/// `--threads N` executors, or one per CPU this process may use.
+fn executors(threads: Option<usize>) -> Executors {
+    Executors {
+        count: threads.unwrap_or(0),
+        ..Executors::default()
+    }
+}
+
+pub fn run(command: Command, threads: Option<usize>) -> Result<ExitCode, UsageError> {
+    // Fail at start, with a message naming the alternative, where io_uring
+    // or the memlock limit will not let glommio run.
+    h2sim_glommio::probe(&executors(threads)).map_err(|e| usage(e.to_string()))?;
+    match command {
+        Command::Server(args) => serve(args, threads),
+        Command::Client(args) => drive(&args, threads),
+        Command::Bench(_) => Err(usage("h2sim bench runs on tokio; drop --runtime glommio")),
+    }
+}
+
+fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
+    let parts = run::server_parts(&args)?;
+    let mut specs = Vec::new();
+    for (addr, tls) in parts.listeners {
+        let spec = match tls {
+            Some(tls) => ListenerSpec::tls(&addr, tls),
+            None => ListenerSpec::plain(&addr),
+        };
+        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
+    }
+    let mut options = ServerOptions {
+        config: parts.config,
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        executors: executors(threads),
+        ..ServerOptions::default()
+    };
+    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
+    run::print_listening(&server.local_addrs());
+    server
+        .shutdown()
+        .trigger_on_ctrl_c()
+        .map_err(|e| usage(format!("cannot watch for Ctrl-C: {e}")))?;
+    let shared = parts.shared.clone();
+    server
+        .run(move |info| ServerApp::new(shared.clone(), info.peer))
+        .map_err(|e| usage(e.to_string()))?;
+    Ok(run::finish_server(&args, &parts.shared))
+}
+
+fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
+    let parts = run::client_parts(args)?;
+    let options = ClientOptions {
+        connections: parts.connections,
+        protocol: if args.http1 {
+            ClientProtocol::Http1
+        } else {
+            ClientProtocol::Http2
+        },
+        config: parts.config.clone(),
+        tls: parts.tls.clone(),
+        reconnect: args.retry.then_some(h2sim_glommio::Reconnect {
+            max_attempts: 3,
+            delay: Duration::from_millis(100),
+        }),
+        executors: executors(threads),
+        ..ClientOptions::default()
+    };
+    let progress = run::wants_progress(args, None)
+        .then(|| run::spawn_progress(parts.plan.clone(), parts.expected));
+    let app_plan = Arc::clone(&parts.plan);
+    let outcomes = h2sim_glommio::connect(&parts.target, options, move |info| {
+        ClientApp::new(app_plan.clone(), info.connect_time)
+    })
+    .map_err(|e| usage(format!("{}: {e}", parts.target)))?;
+    if let Some(progress) = progress {
+        progress.stop();
+    }
+    let errors = outcomes
+        .iter()
+        .filter_map(|o| o.error.as_ref().map(ToString::to_string))
+        .collect();
+    drop(outcomes);
+    let report = run::finish_client(args, &parts, errors);
+    run::print_client_report(args, &report)
+}
