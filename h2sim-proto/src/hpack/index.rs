@@ -5,7 +5,6 @@ use std::collections::HashMap;
 
 use crate::hash::FastState;
 use std::ops::Range;
-use std::sync::LazyLock;
 
 use bytes::Bytes;
 
@@ -13,16 +12,65 @@ use super::table::{DynamicTable, Entry, STATIC_LEN, STATIC_TABLE};
 
 /// Static table names → the range of wire indices holding that name. Names
 /// with several entries (`:method`, `:status`, …) are contiguous in
-/// Appendix A, so a range is enough.
-static STATIC_NAMES: LazyLock<HashMap<&'static [u8], Range<usize>, FastState>> =
-    LazyLock::new(|| {
-        let mut names: HashMap<&'static [u8], Range<usize>, FastState> = HashMap::default();
-        for (i, &(name, _)) in STATIC_TABLE.iter().enumerate() {
-            let index = i + 1;
-            names.entry(name).or_insert(index..index).end = index + 1;
-        }
-        names
-    });
+/// Appendix A, so a range is enough. A `match` on the bytes compiles to a
+/// dispatch on length and a compare, cheaper than hashing the name.
+fn static_names(name: &[u8]) -> Option<Range<usize>> {
+    Some(match name {
+        b":authority" => 1..2,
+        b":method" => 2..4,
+        b":path" => 4..6,
+        b":scheme" => 6..8,
+        b":status" => 8..15,
+        b"accept-charset" => 15..16,
+        b"accept-encoding" => 16..17,
+        b"accept-language" => 17..18,
+        b"accept-ranges" => 18..19,
+        b"accept" => 19..20,
+        b"access-control-allow-origin" => 20..21,
+        b"age" => 21..22,
+        b"allow" => 22..23,
+        b"authorization" => 23..24,
+        b"cache-control" => 24..25,
+        b"content-disposition" => 25..26,
+        b"content-encoding" => 26..27,
+        b"content-language" => 27..28,
+        b"content-length" => 28..29,
+        b"content-location" => 29..30,
+        b"content-range" => 30..31,
+        b"content-type" => 31..32,
+        b"cookie" => 32..33,
+        b"date" => 33..34,
+        b"etag" => 34..35,
+        b"expect" => 35..36,
+        b"expires" => 36..37,
+        b"from" => 37..38,
+        b"host" => 38..39,
+        b"if-match" => 39..40,
+        b"if-modified-since" => 40..41,
+        b"if-none-match" => 41..42,
+        b"if-range" => 42..43,
+        b"if-unmodified-since" => 43..44,
+        b"last-modified" => 44..45,
+        b"link" => 45..46,
+        b"location" => 46..47,
+        b"max-forwards" => 47..48,
+        b"proxy-authenticate" => 48..49,
+        b"proxy-authorization" => 49..50,
+        b"range" => 50..51,
+        b"referer" => 51..52,
+        b"refresh" => 52..53,
+        b"retry-after" => 53..54,
+        b"server" => 54..55,
+        b"set-cookie" => 55..56,
+        b"strict-transport-security" => 56..57,
+        b"transfer-encoding" => 57..58,
+        b"user-agent" => 58..59,
+        b"vary" => 59..60,
+        b"via" => 60..61,
+        b"www-authenticate" => 61..62,
+        _ => return None,
+    })
+}
 
 /// Best way to refer to a field through the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +121,7 @@ impl TableIndex {
     /// with that name.
     pub(crate) fn find(&self, name: &[u8], value: &[u8]) -> Match {
         let mut name_index = None;
-        if let Some(range) = STATIC_NAMES.get(name) {
+        if let Some(range) = static_names(name) {
             for index in range.clone() {
                 if STATIC_TABLE
                     .get(index - 1)
@@ -146,6 +194,22 @@ fn forget(names: &mut HashMap<Bytes, NameEntries, FastState>, seq: u64, evicted:
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn static_names_cover_appendix_a_exactly() {
+        for (i, &(name, _)) in STATIC_TABLE.iter().enumerate() {
+            let range = static_names(name).expect("every static name is known");
+            assert!(
+                range.contains(&(i + 1)),
+                "{}",
+                String::from_utf8_lossy(name)
+            );
+            assert!(range.clone().all(|w| STATIC_TABLE[w - 1].0 == name));
+        }
+        assert_eq!(static_names(b"x-custom"), None);
+        assert_eq!(static_names(b":Method"), None);
+    }
+
     use super::*;
 
     #[test]
