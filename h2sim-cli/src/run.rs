@@ -122,7 +122,7 @@ pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, U
     let client_auth = match files.verify.mode {
         VerifyMode::None => ClientAuth::None,
         VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
-        VerifyMode::Pass => ClientAuth::Optional(trust(&files.verify)),
+        VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify)),
     };
     let config = ServerTls {
         identity: Identity {
@@ -137,8 +137,9 @@ pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, U
 
 fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError> {
     let verification = match files.verify.mode {
-        VerifyMode::None | VerifyMode::Pass => ServerVerification::Off,
+        VerifyMode::None => ServerVerification::Off,
         VerifyMode::Verify => ServerVerification::Verify(trust(&files.verify)),
+        VerifyMode::Pass => ServerVerification::Pass(trust(&files.verify)),
     };
     let identity = match (&files.key, &files.cert) {
         (Some(key), Some(cert)) => Some(Identity {

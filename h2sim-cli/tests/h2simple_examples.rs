@@ -373,6 +373,27 @@ fn h2simple_examples_end_to_end() {
     assert!(out.status.success(), "{t}");
     assert!(t.contains("100 done, 100 succeeded"), "{t}");
 
+    // -V pass: a server the trust file does not vouch for is logged and
+    // accepted; with verify it is refused.
+    let wrong_anchor = certs().join("client-ec.crt");
+    let url = format!("{}/user1k/nobody", server.https);
+    let out = client(&[
+        "-V",
+        &format!("pass,trust_file={}", wrong_anchor.display()),
+        "-q",
+        &url,
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("accepted anyway"), "{t}");
+    let out = client(&[
+        "-V",
+        &format!("verify,trust_file={}", wrong_anchor.display()),
+        "-q",
+        &url,
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+
     let (code, out) = server.stop();
     assert_eq!(code, 0, "graceful stop on SIGTERM: {out}");
     assert!(out.contains("DISCONNECTED by sess term"), "{out}");

@@ -12,10 +12,12 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::DistinguishedName;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::server::WebPkiClientVerifier;
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use rustls_pki_types::pem::{self, PemObject, SectionKind};
 use rustls_pki_types::{
@@ -93,6 +95,9 @@ pub enum ClientAuth {
     Optional(Trust),
     /// A client without a valid certificate fails the handshake.
     Required(Trust),
+    /// Verified, and the outcome logged, but every client is accepted:
+    /// h2simple's `-V pass`, for finding out what a peer presents.
+    Pass(Trust),
 }
 
 /// Everything a TLS listener needs.
@@ -108,6 +113,9 @@ pub struct ServerTls {
 pub enum ServerVerification {
     /// The chain must lead to `Trust` and name the host we asked for.
     Verify(Trust),
+    /// Verified against `Trust`, and a failure logged, but accepted anyway
+    /// (h2simple's `-V pass`).
+    Pass(Trust),
     /// Any certificate is accepted (the handshake signature is still
     /// checked): only for test servers with throwaway certificates.
     Off,
@@ -289,18 +297,28 @@ pub fn server_config(tls: &ServerTls) -> Result<Arc<rustls::ServerConfig>, TlsEr
         .map_err(TlsError::Config)?;
     let builder = match &tls.client_auth {
         ClientAuth::None => builder.with_no_client_auth(),
-        ClientAuth::Optional(trust) | ClientAuth::Required(trust) => {
+        ClientAuth::Optional(trust) | ClientAuth::Required(trust) | ClientAuth::Pass(trust) => {
             let loaded = trust.load()?;
             let mut verifier =
-                WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider)
-                    .with_crls(loaded.crls);
-            if trust.revocation == Revocation::EndEntity {
-                verifier = verifier.only_check_end_entity_revocation();
+                WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
+            match trust.revocation {
+                Revocation::Off => {}
+                Revocation::EndEntity => {
+                    verifier = verifier
+                        .with_crls(loaded.crls)
+                        .only_check_end_entity_revocation();
+                }
+                Revocation::FullChain => verifier = verifier.with_crls(loaded.crls),
             }
-            if matches!(tls.client_auth, ClientAuth::Optional(_)) {
+            if !matches!(tls.client_auth, ClientAuth::Required(_)) {
                 verifier = verifier.allow_unauthenticated();
             }
-            builder.with_client_cert_verifier(verifier.build().map_err(TlsError::Verifier)?)
+            let verifier = verifier.build().map_err(TlsError::Verifier)?;
+            if matches!(tls.client_auth, ClientAuth::Pass(_)) {
+                builder.with_client_cert_verifier(Arc::new(PassClient(verifier)))
+            } else {
+                builder.with_client_cert_verifier(verifier)
+            }
         }
     };
     let chain = load_certs(&tls.identity.chain)?;
@@ -321,14 +339,15 @@ pub fn client_config(tls: &ClientTls) -> Result<Arc<rustls::ClientConfig>, TlsEr
         .map_err(TlsError::Config)?;
     let builder = match &tls.verification {
         ServerVerification::Verify(trust) => {
-            let loaded = trust.load()?;
-            let mut verifier =
-                WebPkiServerVerifier::builder_with_provider(Arc::new(loaded.roots), provider)
-                    .with_crls(loaded.crls);
-            if trust.revocation == Revocation::EndEntity {
-                verifier = verifier.only_check_end_entity_revocation();
-            }
-            builder.with_webpki_verifier(verifier.build().map_err(TlsError::Verifier)?)
+            builder.with_webpki_verifier(server_verifier(trust, provider.clone())?)
+        }
+        ServerVerification::Pass(trust) => {
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(PassServer(server_verifier(
+                    trust,
+                    provider.clone(),
+                )?)))
         }
         ServerVerification::Off => builder
             .dangerous()
@@ -343,6 +362,127 @@ pub fn client_config(tls: &ClientTls) -> Result<Arc<rustls::ClientConfig>, TlsEr
         None => builder.with_no_client_auth(),
     };
     Ok(Arc::new(config))
+}
+
+/// The standard verifier of a server's chain against `trust`, with its CRLs.
+fn server_verifier(
+    trust: &Trust,
+    provider: Arc<CryptoProvider>,
+) -> Result<Arc<WebPkiServerVerifier>, TlsError> {
+    let loaded = trust.load()?;
+    let mut verifier =
+        WebPkiServerVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
+    match trust.revocation {
+        Revocation::Off => {}
+        Revocation::EndEntity => {
+            verifier = verifier
+                .with_crls(loaded.crls)
+                .only_check_end_entity_revocation();
+        }
+        Revocation::FullChain => verifier = verifier.with_crls(loaded.crls),
+    }
+    verifier.build().map_err(TlsError::Verifier)
+}
+
+/// `-V pass` on a client: the server's chain is verified and a failure
+/// logged, then accepted; handshake signatures are still checked.
+#[derive(Debug)]
+struct PassServer(Arc<WebPkiServerVerifier>);
+
+impl ServerCertVerifier for PassServer {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let outcome =
+            self.0
+                .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
+        if let Err(e) = &outcome {
+            eprintln!(
+                "h2sim: TLS: server certificate of {server_name:?} not valid ({e}); accepted anyway (pass)"
+            );
+        }
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
+/// `-V pass` on a server: a client certificate is verified and a failure
+/// logged, then accepted; so is a client without one.
+#[derive(Debug)]
+struct PassClient(Arc<dyn ClientCertVerifier>);
+
+impl ClientCertVerifier for PassClient {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> Result<ClientCertVerified, rustls::Error> {
+        if let Err(e) = self.0.verify_client_cert(end_entity, intermediates, now) {
+            eprintln!("h2sim: TLS: client certificate not valid ({e}); accepted anyway (pass)");
+        }
+        Ok(ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }
 
 /// Accepts any server certificate, for [`ServerVerification::Off`]; the
