@@ -1,98 +1,24 @@
-//! Our server against curl: HTTP/2 prior knowledge, the h2c upgrade, TLS
-//! with ALPN (h2 and http/1.1), plain HTTP/1.1, IPv6, and bodies larger
-//! than every flow-control window in both directions.
+//! Our server against curl, beyond what the interop matrix
+//! (`interop_matrix.rs`) covers: bodies of several megabytes, larger than
+//! our stream and connection windows, both ways and over TLS, and a
+//! listener on IPv6.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::process::Command;
-use std::time::Duration;
-
+use common::matrix::scratch_dir;
 use common::*;
 use h2sim_tokio::{ListenerSpec, ServerOptions};
 
-/// Runs curl with `args`, printing `<code> <version>` on a last line of its own.
+/// [`matrix::curl`] off the runtime's worker threads.
 async fn curl(args: &[&str]) -> (String, String) {
-    require(CURL.0, CURL.1);
-    let mut cmd = Command::new("curl");
-    cmd.args([
-        "-sS",
-        "--max-time",
-        "20",
-        "-w",
-        "\n%{http_code} %{http_version}\n",
-    ])
-    .args(args);
-    let out = run_peer(cmd, Duration::from_secs(30)).await;
-    assert!(
-        out.status.success(),
-        "curl {args:?} failed:\n{}",
-        text(&out)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, status) = stdout
-        .trim_end()
-        .rsplit_once('\n')
-        .map(|(b, s)| (b.to_owned(), s.to_owned()))
-        .unwrap_or_else(|| (String::new(), stdout.trim().to_owned()));
-    (body, status)
-}
-
-fn ca() -> String {
-    certs().join("ca.crt").display().to_string()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curl_http2_prior_knowledge() {
-    let server = start().await;
-    let url = format!("http://{}/", server.addr(false));
-    let (body, status) = curl(&["--http2-prior-knowledge", &url]).await;
-    assert_eq!(status, "200 2");
-    assert_eq!(body, String::from_utf8_lossy(&hello_body()));
-    server.stop().await;
-}
-
-/// `curl --http2` on http:// asks for `Upgrade: h2c` (needs the HTTP/1.1
-/// session for the first request).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curl_http2_h2c_upgrade() {
-    let server = start().await;
-    let url = format!("http://{}/", server.addr(false));
-    let (body, status) = curl(&["--http2", &url]).await;
-    assert_eq!(status, "200 2", "the upgrade did not happen");
-    assert!(body.starts_with("hello from h2sim"), "{body}");
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curl_http2_over_tls_alpn() {
-    let server = start().await;
-    let url = format!("https://{}/", server.addr(true));
-    let (body, status) = curl(&["--http2", "--cacert", &ca(), &url]).await;
-    assert_eq!(status, "200 2");
-    assert!(body.starts_with("hello from h2sim"), "{body}");
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curl_http1_plain() {
-    let server = start().await;
-    let url = format!("http://{}/", server.addr(false));
-    let (body, status) = curl(&["--http1.1", &url]).await;
-    assert_eq!(status, "200 1.1");
-    assert!(body.starts_with("hello from h2sim"), "{body}");
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn curl_http1_over_tls_alpn() {
-    let server = start().await;
-    let url = format!("https://{}/", server.addr(true));
-    let (body, status) = curl(&["--http1.1", "--cacert", &ca(), &url]).await;
-    assert_eq!(status, "200 1.1");
-    assert!(body.starts_with("hello from h2sim"), "{body}");
-    server.stop().await;
+    let args: Vec<String> = args.iter().map(|&a| a.to_owned()).collect();
+    blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        matrix::curl(&args)
+    })
+    .await
 }
 
 /// An 8 MB download and a 4 MB upload echoed back: both exceed the stream
@@ -121,7 +47,7 @@ async fn curl_http2_large_bodies_both_ways() {
     let (_, status) = curl(&[
         "--http2",
         "--cacert",
-        &ca(),
+        &matrix::ca(),
         "--data-binary",
         &format!("@{}", up.display()),
         "-o",

@@ -9,8 +9,8 @@ mod common;
 
 use std::process::{Command, Stdio};
 
+use common::matrix::{PeerServer, certs, free_port, require, scratch_dir, wait_listening};
 use common::*;
-use h2sim_tokio::tls::{self, ClientTls, ServerVerification, TlsVersions};
 use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest, fetch};
 
 const NGINX: (&str, &str) = ("nginx", "apt-get install nginx-light");
@@ -29,7 +29,7 @@ impl Drop for Nginx {
     }
 }
 
-async fn nginx(files: usize) -> Nginx {
+fn nginx(files: usize) -> Nginx {
     require(NGINX.0, NGINX.1);
     let dir = scratch_dir("nginx");
     let www = dir.join("www");
@@ -84,7 +84,7 @@ async fn nginx(files: usize) -> Nginx {
         port: ports.0,
     };
     for port in [ports.0, ports.1, ports.2] {
-        wait_listening(port).await;
+        wait_listening(port);
     }
     Nginx {
         _process: process,
@@ -94,14 +94,8 @@ async fn nginx(files: usize) -> Nginx {
 }
 
 fn tls_options(protocol: ClientProtocol) -> ClientOptions {
-    let config = tls::client_config(&ClientTls {
-        verification: ServerVerification::Verify(dev_ca()),
-        identity: None,
-        versions: TlsVersions::default(),
-    })
-    .unwrap();
     ClientOptions {
-        tls: Some(config),
+        tls: Some(client_tls()),
         protocol,
         ..ClientOptions::default()
     }
@@ -131,7 +125,7 @@ async fn check(target: &str, scheme: &str, options: ClientOptions, count: usize)
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http1_pipelined_against_nginx() {
-    let nginx = nginx(40).await;
+    let nginx = nginx(40);
     let target = format!("127.0.0.1:{}", nginx.ports.0);
     let options = ClientOptions {
         protocol: ClientProtocol::Http1,
@@ -143,7 +137,7 @@ async fn http1_pipelined_against_nginx() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http2_prior_knowledge_against_nginx() {
-    let nginx = nginx(40).await;
+    let nginx = nginx(40);
     let target = format!("127.0.0.1:{}", nginx.ports.1);
     let options = ClientOptions {
         connections: 2,
@@ -154,7 +148,7 @@ async fn http2_prior_knowledge_against_nginx() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_alpn_against_nginx() {
-    let nginx = nginx(20).await;
+    let nginx = nginx(20);
     let target = format!("https://localhost:{}", nginx.ports.2);
     let cases = [
         (ClientProtocol::Negotiate, "HTTP/2.0"),

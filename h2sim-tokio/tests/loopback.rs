@@ -8,9 +8,9 @@
 mod common;
 
 use bytes::Bytes;
+use common::matrix::hello_body;
 use common::*;
 use h2sim_proto::RequestHead;
-use h2sim_tokio::tls::{self, ClientTls, ServerVerification, TlsVersions};
 use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest, ResponseRecord, fetch};
 
 /// Sends 30 GETs, a 2 MB echo and `/big/3000000`, and checks them all.
@@ -45,14 +45,8 @@ async fn exchange(target: &str, scheme: &str, options: ClientOptions) -> Vec<Res
 }
 
 fn tls_options(protocol: ClientProtocol) -> ClientOptions {
-    let config = tls::client_config(&ClientTls {
-        verification: ServerVerification::Verify(dev_ca()),
-        identity: None,
-        versions: TlsVersions::default(),
-    })
-    .unwrap();
     ClientOptions {
-        tls: Some(config),
+        tls: Some(client_tls()),
         protocol,
         connections: 2,
         ..ClientOptions::default()

@@ -13,6 +13,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::matrix::{CURL, certs, require, scratch_dir, text};
 use common::*;
 use h2sim_tokio::tls::{
     self, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, TlsVersions, Trust,

@@ -1,167 +1,61 @@
-//! What the interop tests share: the dev certificates, a test server
-//! running in-process, peer programs run with a timeout, and the rule that
-//! a missing peer fails its test with the way to install it.
+//! What the tokio tests share. The runtime-agnostic part (the test service,
+//! the dev certificates, peer programs run with a timeout, the rule that a
+//! missing peer fails its test with the way to install it) is the interop
+//! matrix's, shared with the glommio suite; here is the tokio part: the
+//! service served in-process, TLS configurations, and peers run off the
+//! runtime's worker threads.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::{SocketAddr, TcpListener as StdListener};
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+#[path = "../../../h2sim-glommio/tests/matrix/mod.rs"]
+pub mod matrix;
+
+use std::net::SocketAddr;
+use std::process::{Command, Output};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use h2sim_proto::{RequestHead, ResponseHead};
-use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions, Trust};
+use h2sim_tokio::tls::{
+    self, ClientAuth, ClientTls, Identity, ServerTls, ServerVerification, TlsVersions, Trust,
+};
 use h2sim_tokio::{
     HandlerApp, ListenerSpec, Push, Reply, Request, Server, ServerOptions, ServerStats, Shutdown,
 };
+use matrix::certs;
 
-pub fn certs() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
+/// Runs blocking `work` (a peer program, mostly) off the runtime's worker
+/// threads, so a server in this process keeps them meanwhile.
+pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(work).await.unwrap()
 }
 
-pub fn peers_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
+/// [`matrix::run_peer`] off the runtime's worker threads.
+pub async fn run_peer(cmd: Command, timeout: Duration) -> Output {
+    blocking(move || matrix::run_peer(cmd, timeout)).await
 }
 
-/// Fails the test unless `program` is on the PATH, saying how to get it.
-pub fn require(program: &str, install: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        found,
-        "peer program `{program}` is not installed: {install} \
-         (scripts/test.sh installs the interop peers)"
-    );
-}
-
-/// Fails the test unless python3 can import the `h2` package.
-pub fn require_python_h2() {
-    require("python3", "apt-get install python3");
-    let ok = Command::new("python3")
-        .args(["-c", "import h2"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(
-        ok,
-        "python3 has no `h2` package: pip install h2 \
-         (scripts/test.sh installs the interop peers)"
-    );
-}
-
-pub const CURL: (&str, &str) = ("curl", "apt-get install curl");
-pub const NGHTTP: (&str, &str) = ("nghttp", "apt-get install nghttp2-client");
-pub const H2LOAD: (&str, &str) = ("h2load", "apt-get install nghttp2-client");
-pub const NGHTTPD: (&str, &str) = ("nghttpd", "apt-get install nghttp2-server");
-pub const HTTPWG: (&str, &str) = ("httpwg", "cargo install httpwg-cli");
-
-/// Runs a peer program to its end or kills it after `timeout`. Output goes
-/// to files rather than pipes, so a chatty peer cannot block on a full pipe
-/// while we wait for it.
-pub async fn run_peer(mut cmd: Command, timeout: Duration) -> Output {
-    let described = format!("{cmd:?}");
-    tokio::task::spawn_blocking(move || {
-        let dir = scratch_dir("peer-output");
-        let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(std::fs::File::create(&out_path).unwrap())
-            .stderr(std::fs::File::create(&err_path).unwrap())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {described}: {e}"));
-        let started = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break Some(status);
-            }
-            if started.elapsed() > timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let stdout = std::fs::read(&out_path).unwrap();
-        let stderr = std::fs::read(&err_path).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
-        let Some(status) = status else {
-            panic!(
-                "{described} did not finish within {timeout:?}\nstdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&stdout),
-                String::from_utf8_lossy(&stderr)
-            );
-        };
-        Output {
-            status,
-            stdout,
-            stderr,
-        }
-    })
-    .await
-    .unwrap()
-}
-
-/// A fresh directory under the system's temporary one.
-pub fn scratch_dir(what: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "h2sim-tokio-{what}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-/// Output as text, for assertions and failure messages.
-pub fn text(out: &Output) -> String {
-    format!(
-        "status: {}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-/// The body every `/` request gets: long enough for flow-control tests
-/// that want several DATA frames.
-pub fn hello_body() -> Bytes {
-    Bytes::from(format!("hello from h2sim{}\n", ".".repeat(1000)))
-}
-
-/// The test service:
-/// - `/push`: pushes `/pushed.css` and answers `pushed-parent`;
-/// - `/big/N`: N bytes of body;
-/// - `POST /echo`: the request body back;
-/// - anything else: `hello_body()`.
+/// The matrix's test service ([`matrix::service`]) as a tokio handler.
 pub fn service(req: Request) -> Reply {
-    let path = String::from_utf8_lossy(&req.head.path).into_owned();
-    if path == "/push" {
-        let mut reply = Reply::new(200, "pushed-parent\n");
-        let authority = req.head.authority.clone();
+    let path = String::from_utf8_lossy(&req.head.path);
+    let answer = matrix::service(&path, &req.body);
+    let mut reply = Reply::new(answer.status, answer.body);
+    if let Some(content_type) = answer.content_type {
+        reply.head = reply.head.field("content-type", content_type);
+    }
+    for (path, content_type, body) in answer.pushes {
         reply.pushes.push(Push {
-            request: RequestHead::new("GET", req.head.scheme.clone(), authority, "/pushed.css"),
-            head: ResponseHead::new(200).field("content-type", "text/css"),
-            body: Bytes::from_static(b"body { color: green }\n"),
+            request: RequestHead::new(
+                "GET",
+                req.head.scheme.clone(),
+                req.head.authority.clone(),
+                path,
+            ),
+            head: ResponseHead::new(200).field("content-type", content_type),
+            body: Bytes::from_static(body),
         });
-        return reply;
     }
-    if let Some(n) = path.strip_prefix("/big/") {
-        let n: usize = n.parse().unwrap_or(0);
-        return Reply::new(200, vec![b'x'; n]);
-    }
-    if path == "/echo" {
-        return Reply::new(200, req.body);
-    }
-    let mut reply = Reply::new(200, hello_body());
-    reply.head = reply.head.field("content-type", "text/plain");
     reply
 }
 
@@ -236,36 +130,12 @@ pub fn dev_ca() -> Trust {
     }
 }
 
-/// A port nobody listens on now, for a peer server to take.
-pub fn free_port() -> u16 {
-    StdListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Waits until something accepts TCP connections on `port`.
-pub async fn wait_listening(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(Instant::now() < deadline, "nothing listens on port {port}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// A peer server process, killed when dropped.
-pub struct PeerServer {
-    pub child: std::process::Child,
-    pub port: u16,
-}
-
-impl Drop for PeerServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// A client TLS configuration trusting the dev CA.
+pub fn client_tls() -> Arc<rustls::ClientConfig> {
+    tls::client_config(&ClientTls {
+        verification: ServerVerification::Verify(dev_ca()),
+        identity: None,
+        versions: TlsVersions::default(),
+    })
+    .unwrap()
 }
