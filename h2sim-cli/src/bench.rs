@@ -210,6 +210,8 @@ fn client_args(
         },
         tps: None,
         connections,
+        servers: Vec::new(),
+        total_connections: None,
         symbols: vec![Symbol::parse("__MDN__=01092%06d").map_err(usage)?],
         wrap: None,
         tls: TlsFiles::default(),

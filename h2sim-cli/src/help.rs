@@ -65,7 +65,11 @@ RUN
       --warmup DUR           do not count the first DUR
   -T, --tps N                start N scenarios per second; latency is measured from
                              the intended start (no coordinated omission)
-  -S, --connections N        connections to the server
+  -S, --connections-per-server N
+                             connections to each server (default 1)
+      --server URL           another instance to load (scheme://host:port, repeatable);
+                             each scenario runs on one server, with its authority
+      --connections N        connections in all, dealt out over the servers
   -R, --replace SYM=FORMAT   replace SYM in paths, header values and bodies by the
                              scenario number, printf-style (e.g. __MDN__=01092%06d)
   -M, --wrap N               scenario numbers wrap at N

@@ -306,13 +306,21 @@ pub fn print_client_report(args: &ClientArgs, report: &Report) -> Result<ExitCod
     })
 }
 
+/// One server a client run connects to, and how many connections it gets.
+pub struct Target {
+    /// `scheme://authority`, as the adapters take it.
+    pub url: String,
+    /// Put in the requests to this server.
+    pub authority: bytes::Bytes,
+    pub connections: usize,
+}
+
 /// What a client run needs whatever the runtime.
 pub struct ClientParts {
     pub plan: Arc<Plan>,
     pub config: h2sim_proto::Config,
     pub tls: Option<Arc<rustls::ClientConfig>>,
-    pub target: String,
-    pub connections: usize,
+    pub targets: Vec<Target>,
     pub started: Instant,
     /// Requests the run was asked for, when it has a count.
     pub expected: Option<u64>,
@@ -333,7 +341,8 @@ pub fn client_parts(args: &ClientArgs) -> Result<ClientParts, UsageError> {
         None
     };
     let started = Instant::now();
-    let connections = args.connections.max(1);
+    let targets = targets(args);
+    let connections: usize = targets.iter().map(|t| t.connections).sum();
     let plan = Arc::new(Plan {
         steps: args.steps.clone(),
         symbols: args.symbols.clone(),
@@ -359,11 +368,36 @@ pub fn client_parts(args: &ClientArgs) -> Result<ClientParts, UsageError> {
         plan,
         config,
         tls,
-        target: format!("{}://{}", step.scheme, step.authority),
-        connections,
+        targets,
         started,
         expected: args.count.map(|c| c * args.steps.len() as u64),
     })
+}
+
+/// The servers of a run: the steps' own, then `--server`s, each with `-S`
+/// connections, or `--connections` dealt out over them in turn.
+fn targets(args: &ClientArgs) -> Vec<Target> {
+    let step = &args.steps[0];
+    let mut servers = vec![(step.scheme.clone(), step.authority.clone())];
+    for server in &args.servers {
+        if !servers.contains(server) {
+            servers.push(server.clone());
+        }
+    }
+    let n = servers.len();
+    servers
+        .into_iter()
+        .enumerate()
+        .map(|(i, (scheme, authority))| Target {
+            url: format!("{scheme}://{authority}"),
+            connections: match args.total_connections {
+                Some(total) => total / n + usize::from(i < total % n),
+                None => args.connections.max(1),
+            },
+            authority: bytes::Bytes::from(authority),
+        })
+        .filter(|t| t.connections > 0)
+        .collect()
 }
 
 /// The merged report once every connection ended; connection-level
@@ -397,7 +431,6 @@ pub fn wants_progress(args: &ClientArgs, quiet_bar: Option<bool>) -> bool {
 pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Report, UsageError> {
     let parts = client_parts(args)?;
     let options = ClientOptions {
-        connections: parts.connections,
         protocol: if args.http1 {
             ClientProtocol::Http1
         } else {
@@ -413,20 +446,42 @@ pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Re
     };
     let progress =
         wants_progress(args, quiet_bar).then(|| spawn_progress(parts.plan.clone(), parts.expected));
-    let app_plan = parts.plan.clone();
-    let outcomes = h2sim_tokio::connect(&parts.target, options, move |info| {
-        ClientApp::new(app_plan.clone(), info.connect_time)
-    })
-    .await
-    .map_err(|e| usage(format!("{}: {e}", parts.target)))?;
+    let mut runs = tokio::task::JoinSet::new();
+    for target in &parts.targets {
+        let options = ClientOptions {
+            connections: target.connections,
+            ..options.clone()
+        };
+        let (plan, url, authority) = (
+            parts.plan.clone(),
+            target.url.clone(),
+            target.authority.clone(),
+        );
+        runs.spawn(async move {
+            let outcomes = h2sim_tokio::connect(&url, options, move |info| {
+                ClientApp::new(plan.clone(), info.connect_time, authority.clone())
+            })
+            .await;
+            (url, outcomes)
+        });
+    }
+    let mut errors = Vec::new();
+    while let Some(joined) = runs.join_next().await {
+        let Ok((url, outcomes)) = joined else {
+            continue;
+        };
+        match outcomes {
+            Ok(outcomes) => errors.extend(
+                outcomes
+                    .iter()
+                    .filter_map(|o| o.error.as_ref().map(|e| format!("{url}: {e}"))),
+            ),
+            Err(e) => errors.push(format!("{url}: {e}")),
+        }
+    }
     if let Some(progress) = progress {
         progress.stop();
     }
-    let errors = outcomes
-        .iter()
-        .filter_map(|o| o.error.as_ref().map(ToString::to_string))
-        .collect();
-    drop(outcomes);
     Ok(finish_client(args, &parts, errors))
 }
 

@@ -71,7 +71,6 @@ fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageErro
 fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
     let parts = run::client_parts(args)?;
     let options = ClientOptions {
-        connections: parts.connections,
         protocol: if args.http1 {
             ClientProtocol::Http1
         } else {
@@ -88,19 +87,42 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
     };
     let progress = run::wants_progress(args, None)
         .then(|| run::spawn_progress(parts.plan.clone(), parts.expected));
-    let app_plan = Arc::clone(&parts.plan);
-    let outcomes = h2sim_glommio::connect(&parts.target, options, move |info| {
-        ClientApp::new(app_plan.clone(), info.connect_time)
-    })
-    .map_err(|e| usage(format!("{}: {e}", parts.target)))?;
+    // glommio's connect blocks while its executors run: one thread per
+    // server, each starting its own executors.
+    let runs: Vec<_> = parts
+        .targets
+        .iter()
+        .map(|target| {
+            let options = ClientOptions {
+                connections: target.connections,
+                ..options.clone()
+            };
+            let (plan, url, authority) = (
+                Arc::clone(&parts.plan),
+                target.url.clone(),
+                target.authority.clone(),
+            );
+            std::thread::spawn(move || {
+                let outcomes = h2sim_glommio::connect(&url, options, move |info| {
+                    ClientApp::new(plan.clone(), info.connect_time, authority.clone())
+                });
+                match outcomes {
+                    Ok(outcomes) => outcomes
+                        .iter()
+                        .filter_map(|o| o.error.as_ref().map(|e| format!("{url}: {e}")))
+                        .collect::<Vec<_>>(),
+                    Err(e) => vec![format!("{url}: {e}")],
+                }
+            })
+        })
+        .collect();
+    let errors = runs
+        .into_iter()
+        .flat_map(|r| r.join().unwrap_or_default())
+        .collect();
     if let Some(progress) = progress {
         progress.stop();
     }
-    let errors = outcomes
-        .iter()
-        .filter_map(|o| o.error.as_ref().map(ToString::to_string))
-        .collect();
-    drop(outcomes);
     let report = run::finish_client(args, &parts, errors);
     run::print_client_report(args, &report)
 }

@@ -78,7 +78,11 @@ fn run(plan: Arc<Plan>, shared: Arc<Shared>, http1: bool) -> (Report, Totals, Du
     };
     let mut client = Endpoint::new(
         conn,
-        ClientApp::new(plan.clone(), Duration::from_micros(50)),
+        ClientApp::new(
+            plan.clone(),
+            Duration::from_micros(50),
+            Bytes::from_static(b"nf.example:8080"),
+        ),
         now,
     );
     let mut server = Endpoint::new(

@@ -535,3 +535,38 @@ fn glommio_runtime_serves_and_drives() {
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("4000 requests"), "{out}");
 }
+
+/// `--server` and `--connections`: one scenario list spread over two
+/// instances, each request carrying its server's authority.
+#[test]
+fn connections_across_servers() {
+    let rules = ["-m", "GET", "-p", "/nf/", "-s", "200", "-t", "${path}"];
+    let a = Server::start(&rules);
+    let b = Server::start(&rules);
+    let out = client(&[
+        "--server",
+        &b.http,
+        "--connections",
+        "4",
+        "-P",
+        "5",
+        "-C",
+        "400",
+        "-m",
+        "GET",
+        "-u",
+        &format!("{}/nf/x", a.http),
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(t.contains("400 done, 400 succeeded"), "{t}");
+    let authority_b = b.http.trim_start_matches("http://").to_owned();
+    let (_, out_a) = a.stop();
+    let (_, out_b) = b.stop();
+    assert!(out_a.contains("2 connections"), "{out_a}");
+    assert!(out_b.contains("2 connections"), "{out_b}");
+    assert!(
+        out_b.contains(&format!(":authority = {authority_b}")),
+        "{out_b}"
+    );
+}

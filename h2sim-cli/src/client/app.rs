@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use h2sim_proto::{Application, Connection, Event, HeaderField, Reason, StreamId};
 
 use super::scenario::Step;
@@ -106,11 +107,14 @@ pub struct ClientApp {
     report: Report,
     started_at: Option<Instant>,
     finished: bool,
+    /// The server this connection reaches (`--server`): its authority goes
+    /// in every request instead of the steps'.
+    authority: Bytes,
 }
 
 impl ClientApp {
     /// `connect_time` is how long the transport (and TLS) took to set up.
-    pub fn new(plan: Arc<Plan>, connect_time: Duration) -> Self {
+    pub fn new(plan: Arc<Plan>, connect_time: Duration, authority: Bytes) -> Self {
         let mut report = Report {
             connections: 1,
             ..Report::default()
@@ -125,6 +129,7 @@ impl ClientApp {
             report,
             started_at: None,
             finished: false,
+            authority,
         }
     }
 
@@ -174,7 +179,8 @@ impl ClientApp {
         intended: Instant,
         retries: u32,
     ) {
-        let (head, body) = self.plan.steps[step].request(&values);
+        let (mut head, body) = self.plan.steps[step].request(&values);
+        head.authority = self.authority.clone();
         if let Some(trace) = &self.plan.trace {
             let mut text = format!(
                 "REQUEST[{scenario}/{step},{slot}]: {} {}://{}{}\n",

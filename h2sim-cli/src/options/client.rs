@@ -23,6 +23,12 @@ pub struct ClientOptions {
     pub tps: Option<f64>,
     /// `-S`: connections per server.
     pub connections: usize,
+    /// `--server URL`: more instances of the same network function; each
+    /// scenario runs on one server, with its authority.
+    pub servers: Vec<(String, String)>,
+    /// `--connections N`: connections in all, spread over the servers
+    /// (instead of `-S` per server).
+    pub total_connections: Option<usize>,
     pub symbols: Vec<Symbol>,
     /// `-M`: scenario numbers wrap at this.
     pub wrap: Option<u64>,
@@ -48,7 +54,7 @@ const FLAGS: &[(&str, &str)] = &[
     ("-P", "--parallel"),
     ("-C", "--count"),
     ("-T", "--tps"),
-    ("-S", "--connections"),
+    ("-S", "--connections-per-server"),
     ("-R", "--replace"),
     ("-M", "--wrap"),
     ("-k", "--key"),
@@ -139,6 +145,8 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
         count: None,
         tps: None,
         connections: 1,
+        servers: Vec::new(),
+        total_connections: None,
         symbols: Vec::new(),
         wrap: None,
         tls: TlsFiles::default(),
@@ -178,8 +186,20 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
                 }
                 opts.tps = Some(tps);
             }
-            "-S" | "--connections" => {
-                opts.connections = positive(args.number(&flag)?, &flag)? as usize
+            "-S" => opts.connections = positive(args.number(&flag)?, &flag)? as usize,
+            "--connections" => {
+                opts.total_connections = Some(positive(args.number(&flag)?, &flag)? as usize);
+            }
+            "--server" => {
+                let url = args.value(&flag)?;
+                let (scheme, authority, path) =
+                    split_uri(&url).map_err(|e| usage(format!("{flag} {e}")))?;
+                if path != "/" {
+                    return Err(usage(format!(
+                        "{flag} {url:?}: a server is scheme://host:port"
+                    )));
+                }
+                opts.servers.push((scheme, authority));
             }
             "-R" => opts
                 .symbols
@@ -286,6 +306,16 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
         }
     }
     let first = &opts.steps[0];
+    if opts
+        .servers
+        .iter()
+        .any(|(scheme, _)| *scheme != first.scheme)
+    {
+        return Err(usage(format!(
+            "--server: every server must use the steps' scheme ({})",
+            first.scheme
+        )));
+    }
     if opts
         .steps
         .iter()
