@@ -62,7 +62,6 @@
 mod client;
 mod driver;
 mod fetch;
-mod handler;
 mod info;
 mod listen;
 mod runtime;
@@ -74,7 +73,7 @@ mod transport;
 pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
 pub use driver::DriverOptions;
 pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
-pub use handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
+pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
 pub use info::{ConnectionInfo, TlsInfo};
 pub use listen::{AddrError, HostPort, Scheme};
 pub use runtime::{DEFAULT_IO_MEMORY, Executors, RuntimeError, parse_cpu_list, probe};

@@ -63,6 +63,7 @@ mod event;
 pub mod frame;
 mod h1;
 mod h2;
+pub mod handler;
 mod hash;
 pub mod hpack;
 mod message;

@@ -375,7 +375,7 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::handler::{HandlerApp, Reply};
+    use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
 
     /// HEADERS frames for GET requests (END_STREAM) on streams `first,

@@ -50,7 +50,6 @@
 mod client;
 mod driver;
 mod fetch;
-mod handler;
 mod info;
 mod listen;
 mod server;
@@ -60,7 +59,7 @@ pub mod tls;
 pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
 pub use driver::DriverOptions;
 pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
-pub use handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
+pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
 pub use info::{ConnectionInfo, TlsInfo};
 pub use listen::{AddrError, HostPort, Scheme};
 pub use server::{ListenerSpec, Server, ServerError, ServerOptions, ServerStats};

@@ -1,6 +1,6 @@
 //! A request/response handler as an [`Application`], for library users who
-//! want "request in, response out" rather than the event contract. The
-//! interface is the tokio adapter's, so a handler runs on either runtime.
+//! want "request in, response out" rather than the event contract. It is
+//! Sans-IO like the rest of this crate, so every runtime adapter serves it.
 //!
 //! The request body is gathered (up to a bound) before the handler runs;
 //! the response body is handed to the core whole and leaves in DATA frames
@@ -9,10 +9,8 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::{Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId};
 use bytes::{Bytes, BytesMut};
-use h2sim_proto::{
-    Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId,
-};
 
 /// A complete request.
 #[derive(Debug, Clone)]
@@ -24,7 +22,7 @@ pub struct Request {
 }
 
 /// A complete response, with responses to push before it (HTTP/2 only;
-/// dropped where the client refuses pushes or speaks HTTP/1.1).
+/// ignored where the client refuses pushes or speaks HTTP/1.1).
 #[derive(Debug, Clone)]
 pub struct Reply {
     pub head: ResponseHead,
@@ -174,5 +172,141 @@ impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
             Event::Closed { .. } => self.pending.clear(),
             _ => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::{Config, Endpoint};
+
+    /// Moves bytes both ways until neither side has anything to say.
+    fn pump<A: Application, B: Application>(
+        a: &mut Endpoint<A>,
+        b: &mut Endpoint<B>,
+        now: Instant,
+    ) {
+        loop {
+            let mut moved = false;
+            let mut wire = BytesMut::new();
+            while let Some(chunk) = a.poll_transmit(now) {
+                wire.extend_from_slice(&chunk);
+            }
+            moved |= !wire.is_empty();
+            b.handle_input(now, &mut wire);
+            let mut wire = BytesMut::new();
+            while let Some(chunk) = b.poll_transmit(now) {
+                wire.extend_from_slice(&chunk);
+            }
+            moved |= !wire.is_empty();
+            a.handle_input(now, &mut wire);
+            if !moved {
+                return;
+            }
+        }
+    }
+
+    /// Records what a client connection receives.
+    #[derive(Default)]
+    struct Recorder(Vec<Event>);
+
+    impl Application for Recorder {
+        fn on_event(&mut self, _now: Instant, event: Event, _conn: &mut Connection) {
+            self.0.push(event);
+        }
+    }
+
+    fn echo(req: Request) -> Reply {
+        let mut reply = Reply::new(200, req.body);
+        if req.head.path == "/push" {
+            reply.pushes.push(Push {
+                request: RequestHead::new("GET", "http", "h", "/pushed"),
+                head: ResponseHead::new(200),
+                body: Bytes::from_static(b"pushed body"),
+            });
+        }
+        reply
+    }
+
+    fn pair<H: FnMut(Request) -> Reply>(
+        app: HandlerApp<H>,
+    ) -> (Endpoint<Recorder>, Endpoint<HandlerApp<H>>, Instant) {
+        let now = Instant::now();
+        let client = Endpoint::new(
+            Connection::client(Config::default(), now),
+            Recorder::default(),
+            now,
+        );
+        let server = Endpoint::new(
+            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now),
+            app,
+            now,
+        );
+        (client, server, now)
+    }
+
+    fn body_of(events: &[Event], stream: StreamId) -> Vec<u8> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Data {
+                    stream: s, data, ..
+                } if *s == stream => Some(data.to_vec()),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn echoes_a_body_larger_than_the_windows() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
+        let body = Bytes::from(vec![7u8; 300_000]);
+        let conn = client.connection_mut();
+        let id = conn
+            .send_request(RequestHead::new("POST", "http", "h", "/echo"), false)
+            .unwrap();
+        conn.send_data(id, body.clone(), true).unwrap();
+        pump(&mut client, &mut server, now);
+        assert_eq!(body_of(&client.application().0, id), body);
+    }
+
+    #[test]
+    fn pushes_before_the_response() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
+        let id = client
+            .connection_mut()
+            .send_request(RequestHead::new("GET", "http", "h", "/push"), true)
+            .unwrap();
+        pump(&mut client, &mut server, now);
+        let events = &client.application().0;
+        let promised = events
+            .iter()
+            .find_map(|e| match e {
+                Event::PushPromise {
+                    parent, promised, ..
+                } if *parent == id => Some(*promised),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(body_of(events, promised), b"pushed body");
+    }
+
+    #[test]
+    fn refuses_a_body_over_the_bound() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(echo).max_request_body(10));
+        let conn = client.connection_mut();
+        let id = conn
+            .send_request(RequestHead::new("POST", "http", "h", "/"), false)
+            .unwrap();
+        conn.send_data(id, Bytes::from_static(b"0123456789abc"), true)
+            .unwrap();
+        pump(&mut client, &mut server, now);
+        let status = client.application().0.iter().find_map(|e| match e {
+            Event::Response { head, .. } => Some(head.status),
+            _ => None,
+        });
+        assert_eq!(status, Some(413));
     }
 }
