@@ -60,6 +60,7 @@ mod config;
 mod connection;
 mod error;
 mod event;
+pub mod fetch;
 pub mod frame;
 mod h1;
 mod h2;
