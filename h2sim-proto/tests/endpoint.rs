@@ -112,3 +112,35 @@ fn application_timers_drive_delayed_responses() {
         "{done:?}"
     );
 }
+
+/// Answers every request at once with 204.
+struct Immediate;
+
+impl Application for Immediate {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            conn.send_response(stream, ResponseHead::new(204), true)
+                .unwrap();
+        }
+    }
+}
+
+/// A client pipelining more HTTP/1.1 requests than the server reads ahead
+/// and then waiting: the held requests reach the application through
+/// `poll_transmit` alone, with no further input.
+#[test]
+fn held_pipelined_requests_reach_the_application_without_more_input() {
+    let now = Instant::now();
+    let mut server = Endpoint::new(Connection::server(Config::default(), now), Immediate, now);
+    let mut input = BytesMut::new();
+    for i in 0..40 {
+        input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
+    }
+    server.handle_input(now, &mut input);
+    let mut out = Vec::new();
+    while let Some(chunk) = server.poll_transmit(now) {
+        out.extend_from_slice(&chunk);
+    }
+    let answered = out.windows(12).filter(|w| w == b"HTTP/1.1 204").count();
+    assert_eq!(answered, 40);
+}
