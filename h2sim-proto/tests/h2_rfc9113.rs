@@ -734,3 +734,26 @@ fn limit_empty_data_flood_ends_with_enhance_your_calm() {
     }
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
+
+#[test]
+fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
+    let mut peer = server_with(Config {
+        max_header_list_size: 200,
+        ..Config::default()
+    });
+    let long = "v".repeat(300);
+    let mut fields = GET.to_vec();
+    fields.push(("x-long", &long));
+    let block = peer.block(&fields);
+    peer.send(headers(1, block, true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    // The HPACK context stayed in step: the next request decodes fine.
+    open(&mut peer, 3, true);
+    let events = peer.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Request { stream, .. } if *stream == sid(3))),
+        "{events:?}"
+    );
+}

@@ -228,7 +228,11 @@ impl Session {
                 self.connection_error(Reason::COMPRESSION_ERROR, Violation::Compression(e));
                 return;
             }
-            Err(e) => Some(e),
+            // The table stayed in step; only this message is refused.
+            Err(crate::hpack::DecoderError::HeaderListTooLarge { size, max }) => {
+                Some(Violation::HeaderListTooLarge { size, max })
+            }
+            Err(e) => Some(Violation::Compression(e)),
         };
         match kind {
             BlockKind::Headers {
@@ -245,10 +249,10 @@ impl Session {
                 self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Frame(kind));
             }
             BlockKind::Headers { end_stream, .. } => {
-                self.recv_field_section(now, id, &mut fields, end_stream, too_large.is_some());
+                self.recv_field_section(now, id, &mut fields, end_stream, too_large);
             }
             BlockKind::PushPromise { promised } => {
-                self.recv_promise(now, id, promised, &mut fields, too_large.is_some());
+                self.recv_promise(now, id, promised, &mut fields, too_large);
             }
         }
         fields.clear();
@@ -263,12 +267,8 @@ impl Session {
         id: StreamId,
         fields: &mut Vec<crate::hpack::HeaderField>,
         end_stream: bool,
-        too_large: bool,
+        too_large: Option<Violation>,
     ) {
-        let too_large_violation = || Violation::HeaderListTooLarge {
-            size: 0,
-            max: usize::MAX,
-        };
         let peer_streams_full =
             self.store.active_peer >= self.local.effective.max_concurrent_streams;
         let Some(stream) = self.store.get_mut(id) else {
@@ -301,14 +301,19 @@ impl Session {
                 return;
             }
         }
-        if too_large {
-            self.stream_error(now, id, Reason::PROTOCOL_ERROR, too_large_violation());
+        if let Some(violation) = too_large {
+            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
             return;
         }
         if stream.final_head_received {
             // Trailers (§8.1).
             if !end_stream {
-                self.malformed_or(now, id, Violation::TrailersWithoutEndStream);
+                self.stream_error(
+                    now,
+                    id,
+                    Reason::PROTOCOL_ERROR,
+                    Violation::TrailersWithoutEndStream,
+                );
                 return;
             }
             match fields::trailers(fields) {
@@ -405,7 +410,7 @@ impl Session {
         id: StreamId,
         fields: &mut Vec<crate::hpack::HeaderField>,
         end_stream: bool,
-        too_large: bool,
+        too_large: Option<Violation>,
     ) {
         if self.role == Role::Client || !id.is_client_initiated() {
             match self.gone(id) {
@@ -468,16 +473,8 @@ impl Session {
             );
             return;
         }
-        if too_large {
-            self.stream_error(
-                now,
-                id,
-                Reason::PROTOCOL_ERROR,
-                Violation::HeaderListTooLarge {
-                    size: 0,
-                    max: self.local.effective.max_header_list_size as usize,
-                },
-            );
+        if let Some(violation) = too_large {
+            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
             return;
         }
         let head = match fields::request(fields) {
@@ -902,7 +899,7 @@ impl Session {
         parent: StreamId,
         promised: StreamId,
         fields: &mut Vec<crate::hpack::HeaderField>,
-        too_large: bool,
+        too_large: Option<Violation>,
     ) {
         if !promised.is_server_initiated() || promised <= self.store.last_peer {
             self.connection_error(
@@ -928,16 +925,8 @@ impl Session {
             }
             return;
         }
-        if too_large {
-            self.stream_error(
-                now,
-                promised,
-                Reason::PROTOCOL_ERROR,
-                Violation::HeaderListTooLarge {
-                    size: 0,
-                    max: self.local.effective.max_header_list_size as usize,
-                },
-            );
+        if let Some(violation) = too_large {
+            self.stream_error(now, promised, Reason::PROTOCOL_ERROR, violation);
             return;
         }
         let request = match fields::request(fields) {
@@ -971,10 +960,6 @@ impl Session {
 
     fn malformed(&mut self, now: Instant, id: StreamId, m: Malformation) {
         self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Malformed(m));
-    }
-
-    fn malformed_or(&mut self, now: Instant, id: StreamId, v: Violation) {
-        self.stream_error(now, id, Reason::PROTOCOL_ERROR, v);
     }
 }
 
