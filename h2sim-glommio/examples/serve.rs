@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use bytes::Bytes;
-use h2sim_glommio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 use h2sim_glommio::{Executors, HandlerApp, ListenerSpec, Reply, Server, ServerOptions};
+use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 
 const BODY: &[u8] = b"hello from h2sim on glommio\n";
 

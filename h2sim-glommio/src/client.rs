@@ -18,11 +18,11 @@ use h2sim_proto::{
 use rustls_pki_types::ServerName;
 
 use crate::driver::{self, DriverOptions, Ending};
+use crate::info::{ALPN_H2, ALPN_HTTP1};
 use crate::info::{ConnectionInfo, TlsInfo};
 use crate::listen::{AddrError, HostPort, Scheme};
 use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
-use crate::tls::{ALPN_H2, ALPN_HTTP1};
 use crate::transport::Transport;
 
 /// Which protocol a client speaks.
@@ -54,7 +54,7 @@ pub struct ClientOptions {
     pub connections: usize,
     pub protocol: ClientProtocol,
     pub config: Config,
-    /// TLS configuration (see [`crate::tls::client_config`]); its ALPN list
+    /// TLS configuration (for instance from `h2sim_tokio::tls::client_config`, which has no runtime in it); its ALPN list
     /// is replaced according to `protocol`.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The name sent as SNI and checked against the server's certificate;

@@ -3,6 +3,10 @@
 use std::net::SocketAddr;
 
 use h2sim_proto::Protocol;
+
+/// ALPN identifiers, in our order of preference.
+pub(crate) const ALPN_H2: &[u8] = b"h2";
+pub(crate) const ALPN_HTTP1: &[u8] = b"http/1.1";
 use rustls_pki_types::CertificateDer;
 
 /// One connection's transport facts, handed to the application factory so

@@ -27,8 +27,9 @@
 //!   Where io_uring is unavailable, starting fails with a
 //!   [`RuntimeError`] that names the tokio runtime; [`probe`] checks
 //!   before anything is bound.
-//! - [`tls`]: certificates, keys, trust stores with CRLs, and the rustls
-//!   configurations for both sides.
+//! - TLS takes rustls configurations as they are; `h2sim_tokio::tls`
+//!   builds them (certificates, keys, trust stores with CRLs, ALPN) and has
+//!   no runtime in it, so both adapters share one builder.
 //!
 //! # Example
 //!
@@ -67,7 +68,6 @@ mod listen;
 mod runtime;
 mod server;
 mod shutdown;
-pub mod tls;
 mod transport;
 
 pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};

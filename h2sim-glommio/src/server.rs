@@ -20,11 +20,11 @@ use glommio::timer::Timer;
 use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol, Stats};
 
 use crate::driver::{self, DriverOptions};
+use crate::info::{ALPN_H2, ALPN_HTTP1};
 use crate::info::{ConnectionInfo, TlsInfo};
 use crate::listen::{AddrError, HostPort, Reservation};
 use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
-use crate::tls::{ALPN_H2, ALPN_HTTP1};
 use crate::transport::Transport;
 
 /// One address to listen on, plain or TLS.
@@ -46,7 +46,7 @@ impl ListenerSpec {
         })
     }
 
-    /// A TLS listener (see [`crate::tls::server_config`]).
+    /// A TLS listener (for instance from `h2sim_tokio::tls::server_config`).
     pub fn tls(addr: &str, config: Arc<rustls::ServerConfig>) -> Result<Self, AddrError> {
         Ok(ListenerSpec {
             addr: addr.parse()?,

@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2sim_glommio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 use h2sim_glommio::{
     ClientOptions, DriverOptions, Executors, FetchRequest, HandlerApp, ListenerSpec, Reply,
     RunningServer, Server, ServerOptions, fetch,
 };
 use h2sim_proto::{Application, Connection, Event, ResponseHead, StreamId};
+use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 
 fn certs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
