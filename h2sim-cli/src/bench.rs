@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use h2sim_proto::HeaderField;
 use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
 
 use crate::client::scenario::Step;
@@ -69,7 +70,7 @@ fn rules() -> Vec<Rule> {
             path_prefix: Some((*path).to_owned()),
             reply: Reply {
                 status: 200,
-                headers: vec![("content-type".into(), "application/json".into())],
+                headers: vec![HeaderField::new("content-type", "application/json")],
                 body: Body::Fixed(crate::body::sized(size).unwrap_or_default()),
             },
             ..Rule::new("POST")
@@ -189,7 +190,7 @@ fn client_args(
         scheme: scheme.into(),
         authority: authority.into(),
         path: format!("{path}__MDN__"),
-        headers: vec![("content-type".into(), "application/json".into())],
+        headers: vec![HeaderField::new("content-type", "application/json")],
         body: crate::body::sized(size).map_err(|e| usage(e.to_string()))?,
     };
     // HTTP/1.1 has no streams: the same requests in flight spread over

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use h2sim_proto::{Application, Config, Connection, Endpoint};
+use h2sim_proto::{Application, Config, Connection, Endpoint, HeaderField};
 
 use crate::client::app::{ClientApp, Plan};
 use crate::client::scenario::Step;
@@ -28,7 +28,7 @@ fn step(method: &str, path: &str, body: &str) -> Step {
         scheme: "http".into(),
         authority: "nf.example:8080".into(),
         path: path.into(),
-        headers: vec![("content-type".into(), "application/json".into())],
+        headers: vec![HeaderField::new("content-type", "application/json")],
         body: Bytes::copy_from_slice(body.as_bytes()),
     }
 }
@@ -138,7 +138,7 @@ fn rule(method: &str, prefix: &str, status: u16, body: Body) -> Rule {
         path_prefix: Some(prefix.into()),
         reply: Reply {
             status,
-            headers: vec![("content-type".into(), "application/json".into())],
+            headers: vec![HeaderField::new("content-type", "application/json")],
             body,
         },
         ..Rule::new(method)
@@ -149,7 +149,7 @@ fn rule(method: &str, prefix: &str, status: u16, body: Body) -> Rule {
 fn symbol_replacement_reaches_path_header_and_body() {
     let trace = Arc::new(Memory::default());
     let mut s = step("POST", "/user/__MDN__", r#"{ "USER_MDN" : "__MDN__" }"#);
-    s.headers.push(("x-mdn".into(), "__MDN__".into()));
+    s.headers.push(HeaderField::new("x-mdn", "__MDN__"));
     let rules = vec![rule(
         "POST",
         "/user/",

@@ -2,7 +2,7 @@
 //! with symbols replaced by the scenario's number.
 
 use bytes::Bytes;
-use h2sim_proto::RequestHead;
+use h2sim_proto::{HeaderField, RequestHead};
 
 use super::symbol::Values;
 
@@ -13,7 +13,7 @@ pub struct Step {
     pub scheme: String,
     pub authority: String,
     pub path: String,
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<HeaderField>,
     pub body: Bytes,
 }
 
@@ -28,8 +28,11 @@ impl Step {
             self.authority.clone(),
             values.apply(&self.path),
         );
-        for (name, value) in &self.headers {
-            head = head.field(name.to_ascii_lowercase(), values.apply(value));
+        for field in &self.headers {
+            // A value without symbols is shared; names are lowercase already.
+            let value = values.apply_bytes(&field.value);
+            head.fields
+                .push(HeaderField::new(field.name.clone(), value));
         }
         let body = values.apply_bytes(&self.body);
         (head, body)
@@ -93,8 +96,8 @@ mod tests {
             authority: "h".into(),
             path: "/user/__MDN__".into(),
             headers: vec![
-                ("Content-Type".into(), "application/json".into()),
-                ("x-mdn".into(), "__MDN__".into()),
+                crate::options::header("Content-Type=application/json").unwrap(),
+                HeaderField::new("x-mdn", "__MDN__"),
             ],
             body: Bytes::from_static(b"{\"m\":\"__MDN__\"}"),
         };

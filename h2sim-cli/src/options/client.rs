@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
+use h2sim_proto::HeaderField;
 
 use super::tls::{TlsFiles, Verify};
 use super::{Args, Runtime, Token, UsageError, canonical, header, usage};
@@ -87,7 +88,7 @@ struct Draft {
     scheme: Option<String>,
     authority: Option<String>,
     path: Option<String>,
-    headers: Vec<(String, String)>,
+    headers: Vec<HeaderField>,
     body: Option<Bytes>,
 }
 

@@ -9,7 +9,7 @@ pub mod tls;
 
 use std::fmt;
 
-use h2sim_proto::LocalSettings;
+use h2sim_proto::{HeaderField, LocalSettings};
 
 /// A bad command line: the message names the flag or value at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +137,9 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
 }
 
 /// `-x name=value`.
-pub fn header(spec: &str) -> Result<(String, String), UsageError> {
+/// Built once as a `HeaderField` (lowercase name), so every request or
+/// response that carries it only clones two `Bytes`.
+pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
     let (name, value) = spec
         .split_once('=')
         .ok_or_else(|| usage(format!("-x {spec:?}: expected name=value")))?;
@@ -148,7 +150,10 @@ pub fn header(spec: &str) -> Result<(String, String), UsageError> {
     if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         return Err(usage(format!("-x {spec:?}: value has a control character")));
     }
-    Ok((name.to_ascii_lowercase(), value.to_owned()))
+    Ok(HeaderField::new(
+        name.to_ascii_lowercase(),
+        value.to_owned(),
+    ))
 }
 
 /// Which runtime drives the sockets.

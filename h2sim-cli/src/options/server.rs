@@ -260,6 +260,7 @@ pub fn apply_reply(
 mod tests {
     use super::*;
     use bytes::Bytes;
+    use h2sim_proto::HeaderField;
 
     fn text(reply: &Reply) -> Bytes {
         reply.body.render("", "")
@@ -303,7 +304,7 @@ mod tests {
         assert_eq!(o.rules[0].method, "POST");
         assert_eq!(
             o.rules[0].reply.headers,
-            vec![("content-type".into(), "application/json".into())]
+            vec![HeaderField::new("content-type", "application/json")]
         );
         assert_eq!(
             &text(&o.rules[1].reply)[..],

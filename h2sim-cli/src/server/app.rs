@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2sim_proto::{Application, Connection, Event, RequestHead, ResponseHead, StreamId};
+use h2sim_proto::{
+    Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId,
+};
 
-use super::rules::{self, Reply, Rule};
+use super::rules::{self, Rule};
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -168,13 +170,15 @@ impl ServerApp {
         conn: &mut Connection,
     ) {
         let shared = Arc::clone(&self.shared);
-        let (reply, body) = match rule.map(|i| (i, &shared.rules[i])) {
+        let not_found: (u16, &[HeaderField], Bytes) = (404, &[], Bytes::new());
+        let (status, headers, body) = match rule.map(|i| (i, &shared.rules[i])) {
             Some((i, rule)) => {
                 self.totals.rule_hits[i] += 1;
                 let path = String::from_utf8_lossy(&head.path);
                 for push in &rule.pushes {
                     self.push(stream, head, push, conn);
                 }
+                let reply = &rule.reply;
                 match &rule.dir {
                     Some(dir) => {
                         let relative = path.strip_prefix(rule.prefix()).unwrap_or(&path);
@@ -182,34 +186,23 @@ impl ServerApp {
                             .ok()
                             .and_then(|p| std::fs::read(p).ok())
                         {
-                            Some(bytes) => (rule.reply.clone(), Bytes::from(bytes)),
-                            None => (
-                                Reply {
-                                    status: 404,
-                                    ..Reply::default()
-                                },
-                                Bytes::new(),
-                            ),
+                            Some(bytes) => (reply.status, &reply.headers[..], Bytes::from(bytes)),
+                            None => not_found,
                         }
                     }
                     None => (
-                        rule.reply.clone(),
-                        rule.reply.body.render(&path, rule.prefix()),
+                        reply.status,
+                        &reply.headers[..],
+                        reply.body.render(&path, rule.prefix()),
                     ),
                 }
             }
             None => {
                 self.totals.not_found += 1;
-                (
-                    Reply {
-                        status: 404,
-                        ..Reply::default()
-                    },
-                    Bytes::new(),
-                )
+                not_found
             }
         };
-        self.send(stream, &reply, body, conn, "RESPONSE");
+        self.send(stream, status, headers, body, conn, "RESPONSE");
         self.last_response = Some(now);
     }
 
@@ -230,34 +223,43 @@ impl ServerApp {
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
             let body = push.reply.body.render(&push.path, "");
-            self.send(promised, &push.reply, body, conn, "PUSH RESPONSE");
+            let reply = &push.reply;
+            self.send(
+                promised,
+                reply.status,
+                &reply.headers,
+                body,
+                conn,
+                "PUSH RESPONSE",
+            );
         }
     }
 
     fn send(
         &mut self,
         stream: StreamId,
-        reply: &Reply,
+        status: u16,
+        headers: &[HeaderField],
         body: Bytes,
         conn: &mut Connection,
         what: &str,
     ) {
-        let mut head = ResponseHead::new(reply.status);
-        for (name, value) in &reply.headers {
-            head = head.field(name.clone(), value.clone());
-        }
+        let head = ResponseHead {
+            status,
+            fields: headers.to_vec(),
+        };
         if let Some(trace) = &self.shared.trace {
             let mut text = format!(
                 "{what}[{}, stream {}]: {}",
                 self.peer,
                 stream.value(),
-                reply.status
+                status
             );
             text.push('\n');
             trace::dump(&mut text, &[], &head.fields, &body);
             trace.line(&text);
         }
-        let class = usize::from(reply.status / 100).clamp(1, 5) - 1;
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
         self.totals.status_classes[class] += 1;
         self.totals.responses += 1;
         self.totals.bytes_out += body.len() as u64;

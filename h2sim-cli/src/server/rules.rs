@@ -6,12 +6,13 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
+use h2sim_proto::HeaderField;
 
 /// A response the simulator gives: status, fields, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<HeaderField>,
     pub body: Body,
 }
 
