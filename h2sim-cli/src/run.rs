@@ -80,23 +80,11 @@ pub fn run(command: Command) -> ExitCode {
 /// The core's configuration with `-H` settings applied.
 pub fn config_with(settings: &[String]) -> Result<Config, UsageError> {
     let mut config = Config::default();
-    let mut local = LocalSettings {
-        header_table_size: config.header_table_size,
-        enable_push: config.enable_push,
-        max_concurrent_streams: config.max_concurrent_streams,
-        initial_window_size: config.initial_window_size,
-        max_frame_size: config.max_frame_size,
-        max_header_list_size: config.max_header_list_size,
-    };
+    let mut local = LocalSettings::from_config(&config);
     for spec in settings {
         apply_setting(&mut local, spec)?;
     }
-    config.header_table_size = local.header_table_size;
-    config.enable_push = local.enable_push;
-    config.max_concurrent_streams = local.max_concurrent_streams;
-    config.initial_window_size = local.initial_window_size;
-    config.max_frame_size = local.max_frame_size;
-    config.max_header_list_size = local.max_header_list_size;
+    config.set_local_settings(local);
     Ok(config)
 }
 

@@ -58,6 +58,19 @@ impl Default for Config {
     }
 }
 
+impl Config {
+    /// Takes the six advertised values from `settings` (what a
+    /// `-H name=value` front end edits), leaving limits and policies.
+    pub fn set_local_settings(&mut self, settings: crate::LocalSettings) {
+        self.header_table_size = settings.header_table_size;
+        self.enable_push = settings.enable_push;
+        self.max_concurrent_streams = settings.max_concurrent_streams;
+        self.initial_window_size = settings.initial_window_size;
+        self.max_frame_size = settings.max_frame_size;
+        self.max_header_list_size = settings.max_header_list_size;
+    }
+}
+
 /// How received DATA gives window back to the peer (RFC 9113 §5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowPolicy {

@@ -200,14 +200,7 @@ mod tests {
     #[test]
     fn settings() {
         let mut s = h2sim_proto::Config::default();
-        let mut l = LocalSettings {
-            header_table_size: s.header_table_size,
-            enable_push: s.enable_push,
-            max_concurrent_streams: s.max_concurrent_streams,
-            initial_window_size: s.initial_window_size,
-            max_frame_size: s.max_frame_size,
-            max_header_list_size: s.max_header_list_size,
-        };
+        let mut l = LocalSettings::from_config(&s);
         apply_setting(&mut l, "max_concurrent_streams=1000").unwrap();
         apply_setting(&mut l, "enable_push=0").unwrap();
         assert_eq!(l.max_concurrent_streams, 1000);
@@ -215,8 +208,9 @@ mod tests {
         assert!(apply_setting(&mut l, "max_frame_size=10").is_err());
         assert!(apply_setting(&mut l, "bogus=1").is_err());
         assert!(apply_setting(&mut l, "noequals").is_err());
-        s.enable_push = l.enable_push;
+        s.set_local_settings(l);
         assert!(!s.enable_push);
+        assert_eq!(s.max_concurrent_streams, 1000);
     }
 
     #[test]

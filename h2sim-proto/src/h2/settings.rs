@@ -30,7 +30,8 @@ impl LocalSettings {
         max_header_list_size: u32::MAX,
     };
 
-    pub(crate) fn from_config(c: &Config) -> Self {
+    /// The settings `c` advertises.
+    pub fn from_config(c: &Config) -> Self {
         LocalSettings {
             header_table_size: c.header_table_size,
             enable_push: c.enable_push,
