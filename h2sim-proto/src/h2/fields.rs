@@ -326,6 +326,10 @@ mod tests {
         assert!(request(&mut [get(), vec![f("te", "trailers")]].concat()).is_ok());
         assert!(request(&mut [get(), vec![f("host", "EXAMPLE")]].concat()).is_err());
         assert!(request(&mut [get(), vec![f("host", "a")]].concat()).is_ok());
+        assert!(
+            request(&mut [get(), vec![f("host", "A")]].concat()).is_ok(),
+            "host names compare without case"
+        );
         assert_eq!(
             request(&mut [get(), vec![f("host", "other")]].concat()),
             Err(Malformation::HostMismatch)
