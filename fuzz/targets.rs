@@ -87,3 +87,47 @@ pub fn server_connection(data: &[u8]) {
     conn.handle_eof(now);
     while conn.poll_event().is_some() {}
 }
+
+/// HTTP/1.1 both ways: the first byte picks the role (even: a server that
+/// detects the protocol from these bytes; odd: a client that sent a request
+/// and reads these bytes as responses) and the size of each read.
+pub fn http1_connection(data: &[u8]) {
+    use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
+    use std::time::Instant;
+
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let now = Instant::now();
+    let server = mode % 2 == 0;
+    let mut conn = if server {
+        Connection::server(Config::default(), now)
+    } else {
+        let mut config = Config::default();
+        config.http1.max_pipeline = 4;
+        let mut conn = Connection::client_http1(config, now);
+        for path in ["/a", "/b", "/c"] {
+            let _ = conn.send_request(RequestHead::new("GET", "http", "fuzz", path), true);
+        }
+        conn
+    };
+    let step = usize::from(mode / 2).max(1);
+    let mut input = BytesMut::new();
+    for chunk in rest.chunks(step) {
+        input.extend_from_slice(chunk);
+        conn.handle_input(now, &mut input);
+        while let Some(event) = conn.poll_event() {
+            if let Event::Request { stream, .. } = event {
+                let _ = conn.send_response(stream, ResponseHead::new(200), false);
+                let _ = conn.send_data(stream, Bytes::from_static(b"ok"), true);
+            }
+        }
+        while conn.poll_transmit(now).is_some() {}
+        if conn.is_closed() {
+            return;
+        }
+    }
+    conn.handle_eof(now);
+    while conn.poll_event().is_some() {}
+    while conn.poll_transmit(now).is_some() {}
+}

@@ -39,3 +39,8 @@ fn hpack_decoder_corpus() {
 fn server_connection_corpus() {
     replay("server_connection", targets::server_connection);
 }
+
+#[test]
+fn http1_connection_corpus() {
+    replay("http1_connection", targets::http1_connection);
+}
