@@ -152,7 +152,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         let mut line = format!("{:<10}", row.name);
         for (size, path) in SIZES {
             let client = client_args(&args, row.scheme, &addr.to_string(), path, size, row.http1)?;
-            let report = crate::run::run_client(&client, Some(false)).await?;
+            let report = crate::run::run_client(&client, true).await?;
             all_ok &= report.is_success();
             let mark = if report.is_success() { " " } else { "!" };
             line.push_str(&format!(
@@ -229,6 +229,9 @@ fn client_args(
         json: None,
         runtime: Runtime::Tokio,
         threads: None,
+        reconnect_max: None,
+        requests_per_connection: None,
+        keepalive: None,
     })
 }
 

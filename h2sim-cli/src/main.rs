@@ -49,7 +49,21 @@ fn main() -> ExitCode {
             print!("{}", help::MERGE);
             return ExitCode::SUCCESS;
         }
-        "merge" => return run::merge(&args),
+        "merge" => {
+            let json = match args.iter().position(|a| a == "--json") {
+                Some(i) if i + 1 < args.len() => {
+                    let path = args.remove(i + 1);
+                    args.remove(i);
+                    Some(std::path::PathBuf::from(path))
+                }
+                Some(_) => {
+                    eprintln!("h2sim: --json needs a FILE");
+                    return ExitCode::from(2);
+                }
+                None => None,
+            };
+            return run::merge(&args, json.as_deref());
+        }
         "server" => options::server::parse(args).map(run::Command::Server),
         "client" => options::client::parse(args).map(|a| run::Command::Client(Box::new(a))),
         "bench" => run::bench_options(args).map(run::Command::Bench),

@@ -5,7 +5,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::{Config, LocalSettings};
@@ -274,7 +274,7 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
 /// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
 /// request failed or was lost.
 async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
-    let report = run_client(&args, None).await?;
+    let report = run_client(&args, false).await?;
     print_client_report(&args, &report)
 }
 
@@ -283,15 +283,28 @@ async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
 pub fn print_client_report(args: &ClientArgs, report: &Report) -> Result<ExitCode, UsageError> {
     print!("{}", report.render());
     if let Some(path) = &args.json {
-        let json = crate::report::to_json(report);
-        std::fs::write(path, format!("{json:#}\n"))
-            .map_err(|e| usage(format!("--json {}: {e}", path.display())))?;
+        write_json(path, report).map_err(usage)?;
     }
     Ok(if report.is_success() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Writes the report as JSON beside `path`, then renames it into place, so
+/// an interrupted run never leaves a half-written file.
+pub fn write_json(path: &std::path::Path, report: &Report) -> Result<(), String> {
+    let json = crate::report::to_json(report);
+    let mut name = path.file_name().unwrap_or_default().to_owned();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(name);
+    std::fs::write(&temporary, format!("{json:#}\n"))
+        .and_then(|()| std::fs::rename(&temporary, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            format!("--json {}: {e}", path.display())
+        })
 }
 
 /// One server a client run connects to, and how many connections it gets.
@@ -314,7 +327,9 @@ pub struct ClientParts {
     pub expected: Option<u64>,
 }
 
-pub fn client_parts(args: &ClientArgs) -> Result<ClientParts, UsageError> {
+/// `bench`: the client runs inside `h2sim bench`, which prints its own
+/// table (no progress bar, no per-connection lines, no signal handling).
+pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
     let step = &args.steps[0];
@@ -331,35 +346,51 @@ pub fn client_parts(args: &ClientArgs) -> Result<ClientParts, UsageError> {
     let started = Instant::now();
     let targets = targets(args);
     let connections: usize = targets.iter().map(|t| t.connections).sum();
-    let plan = Arc::new(Plan {
-        steps: args.steps.clone(),
-        symbols: args.symbols.clone(),
-        wrap: args.wrap,
-        scenarios: args.count,
-        stop_at: args
-            .duration
-            .map(|d| started + args.warmup.unwrap_or_default() + d),
-        warmup_until: args.warmup.map(|w| started + w),
-        interval: args
-            .tps
-            .map(|tps| Duration::from_secs_f64(connections as f64 / tps)),
-        slots: args.parallel,
-        retry: args.retry,
-        timeout: args.timeout,
-        slow: args.dump_slow,
-        trace: (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
-        next: AtomicU64::new(0),
-        completed: AtomicU64::new(0),
-        report: std::sync::Mutex::new(Report::default()),
-    });
+    let mut plan = Plan::new(args.steps.clone(), args.count, args.parallel);
+    plan.symbols = args.symbols.clone();
+    plan.wrap = args.wrap;
+    plan.stop_at = args
+        .duration
+        .map(|d| started + args.warmup.unwrap_or_default() + d);
+    plan.warmup_until = args.warmup.map(|w| started + w);
+    plan.interval = args
+        .tps
+        .map(|tps| Duration::from_secs_f64(connections.max(1) as f64 / tps));
+    if plan.interval.is_some() {
+        plan.max_slots = plan.slots.max(crate::client::app::MAX_GROWN_SLOTS);
+    }
+    plan.retry = args.retry;
+    plan.timeout = args.timeout;
+    plan.slow = args.dump_slow;
+    plan.requests_per_connection = args.requests_per_connection;
+    plan.trace = (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    plan.log = (!bench).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>);
     Ok(ClientParts {
-        plan,
+        plan: Arc::new(plan),
         config,
         tls,
         targets,
         started,
         expected: args.count.map(|c| c * args.steps.len() as u64),
     })
+}
+
+/// How the client's adapters replace connections: after losses under `-r`
+/// or `--reconnect-max N` (3 by default), and after each
+/// `--requests-per-connection` turn.
+pub fn reconnect_policy(args: &ClientArgs) -> Option<(u32, Duration)> {
+    let wanted =
+        args.retry || args.reconnect_max.is_some() || args.requests_per_connection.is_some();
+    wanted.then(|| (args.reconnect_max.unwrap_or(3), Duration::from_millis(100)))
+}
+
+/// The report's `Application protocol:` name, as h2load prints it.
+pub fn protocol_name(protocol: Option<h2sim_proto::Protocol>, tls: bool) -> &'static str {
+    match (protocol, tls) {
+        (Some(h2sim_proto::Protocol::Http1), _) => "http/1.1",
+        (_, true) => "h2",
+        (_, false) => "h2c",
+    }
 }
 
 /// The servers of a run: the steps' own, then `--server`s, each with `-S`
@@ -388,36 +419,94 @@ fn targets(args: &ClientArgs) -> Vec<Target> {
         .collect()
 }
 
+/// What became of one target's connection slots, whatever the runtime.
+pub struct TargetOutcome {
+    pub url: String,
+    pub connections: usize,
+    /// Each slot's application (None: it never connected) and its error.
+    pub slots: Result<Vec<(Option<ClientApp>, Option<String>)>, String>,
+}
+
 /// The merged report once every connection ended; connection-level
-/// errors are printed.
-pub fn finish_client(args: &ClientArgs, parts: &ClientParts, errors: Vec<String>) -> Report {
-    let mut report = parts
-        .plan
-        .report
-        .lock()
-        .map(|r| r.clone())
-        .unwrap_or_default();
-    report.total = parts.expected;
-    report.elapsed = parts
-        .started
-        .elapsed()
-        .saturating_sub(args.warmup.unwrap_or_default());
-    for e in errors {
-        eprintln!("h2sim client: {e}");
+/// errors are printed, and a slot that never connected counts as
+/// unreachable (a failed run).
+pub fn finish_client(
+    args: &ClientArgs,
+    parts: &ClientParts,
+    outcomes: Vec<TargetOutcome>,
+) -> Report {
+    let mut report = Report::default();
+    for target in outcomes {
+        match target.slots {
+            Ok(slots) => {
+                for (app, error) in slots {
+                    match app {
+                        Some(app) => report.merge(&app.into_report()),
+                        None => report.unreachable += 1,
+                    }
+                    if let Some(e) = error {
+                        eprintln!("h2sim client: {}: {e}", target.url);
+                    }
+                }
+            }
+            Err(e) => {
+                report.unreachable += target.connections as u64;
+                eprintln!("h2sim client: {}: {e}", target.url);
+            }
+        }
+    }
+    report.total = parts.expected.map(|e| e.saturating_sub(report.warmup));
+    // The clock stops at the last response, not when the peers closed.
+    let from = parts.started + args.warmup.unwrap_or_default();
+    report.elapsed = report
+        .last_done
+        .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
+    if parts.plan.stopping.load(Ordering::Relaxed) {
+        eprintln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
     }
     report
 }
 
 /// Whether to draw the progress bar: quiet, on a terminal, and not inside
 /// the bench (which prints its own table).
-pub fn wants_progress(args: &ClientArgs, quiet_bar: Option<bool>) -> bool {
-    quiet_bar != Some(false) && args.quiet && std::io::stdout().is_terminal()
+pub fn wants_progress(args: &ClientArgs, bench: bool) -> bool {
+    !bench && args.quiet && std::io::stderr().is_terminal()
+}
+
+/// Ctrl-C (and SIGTERM): the first stops the run gracefully (no new
+/// requests, in-flight ones get the drain time to finish, then the report
+/// and the JSON); a second ends the process at once. One signal thread for
+/// both runtimes, so the behaviour is written once.
+pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+        eprintln!("h2sim client: cannot watch for Ctrl-C; it will end the run without a report");
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("h2sim-signals".into())
+        .spawn(move || {
+            let mut forever = signals.forever();
+            if forever.next().is_some() {
+                eprintln!(
+                    "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
+                );
+                plan.stop();
+                stop();
+            }
+            if forever.next().is_some() {
+                std::process::exit(130);
+            }
+        });
+    if spawned.is_err() {
+        eprintln!("h2sim client: cannot watch for Ctrl-C; it will end the run without a report");
+    }
 }
 
 /// Runs a client on tokio to completion and returns the merged report.
-/// `quiet_bar` forces the progress bar off (the bench prints its own table).
-pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Report, UsageError> {
-    let parts = client_parts(args)?;
+/// `bench`: inside `h2sim bench` (see `client_parts`).
+pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageError> {
+    let parts = client_parts(args, bench)?;
     let options = ClientOptions {
         protocol: if args.http1 {
             ClientProtocol::Http1
@@ -426,14 +515,18 @@ pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Re
         },
         config: parts.config.clone(),
         tls: parts.tls.clone(),
-        reconnect: args.retry.then_some(h2sim_tokio::Reconnect {
-            max_attempts: 3,
-            delay: Duration::from_millis(100),
+        reconnect: reconnect_policy(args).map(|(max_attempts, delay)| h2sim_tokio::Reconnect {
+            max_attempts,
+            delay,
         }),
         ..ClientOptions::default()
     };
+    if !bench {
+        let shutdown = options.shutdown.clone();
+        interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    }
     let progress =
-        wants_progress(args, quiet_bar).then(|| spawn_progress(parts.plan.clone(), parts.expected));
+        wants_progress(args, bench).then(|| spawn_progress(parts.plan.clone(), parts.expected));
     let mut runs = tokio::task::JoinSet::new();
     for target in &parts.targets {
         let options = ClientOptions {
@@ -445,72 +538,79 @@ pub async fn run_client(args: &ClientArgs, quiet_bar: Option<bool>) -> Result<Re
             target.url.clone(),
             target.authority.clone(),
         );
+        let connections = target.connections;
         runs.spawn(async move {
             let outcomes = h2sim_tokio::connect(&url, options, move |info| {
                 ClientApp::new(plan.clone(), info.connect_time, authority.clone())
+                    .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
             })
             .await;
-            (url, outcomes)
+            TargetOutcome {
+                url,
+                connections,
+                slots: outcomes
+                    .map(|o| {
+                        o.into_iter()
+                            .map(|o| (o.app, o.error.map(|e| e.to_string())))
+                            .collect()
+                    })
+                    .map_err(|e| e.to_string()),
+            }
         });
     }
-    let mut errors = Vec::new();
+    let mut outcomes = Vec::new();
     while let Some(joined) = runs.join_next().await {
-        let Ok((url, outcomes)) = joined else {
-            continue;
-        };
-        match outcomes {
-            Ok(outcomes) => errors.extend(
-                outcomes
-                    .iter()
-                    .filter_map(|o| o.error.as_ref().map(|e| format!("{url}: {e}"))),
-            ),
-            Err(e) => errors.push(format!("{url}: {e}")),
+        if let Ok(outcome) = joined {
+            outcomes.push(outcome);
         }
     }
     if let Some(progress) = progress {
-        progress.stop();
+        progress.finish();
     }
-    Ok(finish_client(args, &parts, errors))
+    Ok(finish_client(args, &parts, outcomes))
 }
 
-/// h2simple's progress bar, redrawn in place on a terminal by a thread of
-/// its own, so it works the same under either runtime.
+/// The progress bar (indicatif) with rate and ETA, fed by a thread of its
+/// own from the run's completed count, so it works the same under either
+/// runtime.
 pub struct Progress {
     stop: Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Progress {
-    pub fn stop(mut self) {
+    pub fn finish(mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
-        eprintln!();
     }
 }
 
 pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
+    use indicatif::{ProgressBar, ProgressStyle};
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = stop.clone();
+    let (bar, template) = match expected {
+        Some(total) => (
+            ProgressBar::new(total),
+            "> req msgs: {pos}/{len} |{bar:20}| {percent}% {per_sec} ETA {eta}",
+        ),
+        None => (
+            ProgressBar::new_spinner(),
+            "> req msgs: {pos} {per_sec} {elapsed}",
+        ),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("#> "));
+    }
     let thread = std::thread::spawn(move || {
         while !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(200));
-            let done = plan.completed.load(Ordering::Relaxed);
-            let line = match expected {
-                Some(total) if total > 0 => {
-                    let pct = (done * 100 / total).min(100);
-                    let filled = (pct / 5) as usize;
-                    format!(
-                        "> req msgs: {done} |{}{}| {pct}%",
-                        "#".repeat(filled),
-                        " ".repeat(20 - filled)
-                    )
-                }
-                _ => format!("> req msgs: {done}"),
-            };
-            eprint!("\r{line}");
+            bar.set_position(plan.completed.load(Ordering::Relaxed));
         }
+        bar.set_position(plan.completed.load(Ordering::Relaxed));
+        bar.finish();
     });
     Progress {
         stop,
@@ -518,8 +618,9 @@ pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
     }
 }
 
-/// `h2sim merge FILE...`: one report from several JSON reports.
-pub fn merge(files: &[String]) -> ExitCode {
+/// `h2sim merge FILE... [--json OUT]`: one report from several JSON reports,
+/// printed, and written as JSON when asked (so merged runs merge again).
+pub fn merge(files: &[String], json: Option<&std::path::Path>) -> ExitCode {
     if files.is_empty() {
         eprintln!("h2sim: merge needs at least one report file (h2sim client --json FILE)");
         return ExitCode::from(2);
@@ -554,6 +655,12 @@ pub fn merge(files: &[String]) -> ExitCode {
         return ExitCode::from(2);
     };
     print!("{}", report.render());
+    if let Some(path) = json
+        && let Err(e) = write_json(path, &report)
+    {
+        eprintln!("h2sim: merge {e}");
+        return ExitCode::from(2);
+    }
     if report.is_success() {
         ExitCode::SUCCESS
     } else {

@@ -5,7 +5,6 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use h2sim_glommio::{
     ClientOptions, ClientProtocol, Executors, ListenerSpec, Server, ServerOptions,
@@ -69,7 +68,7 @@ fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageErro
 }
 
 fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
-    let parts = run::client_parts(args)?;
+    let parts = run::client_parts(args, false)?;
     let options = ClientOptions {
         protocol: if args.http1 {
             ClientProtocol::Http1
@@ -78,14 +77,18 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
         },
         config: parts.config.clone(),
         tls: parts.tls.clone(),
-        reconnect: args.retry.then_some(h2sim_glommio::Reconnect {
-            max_attempts: 3,
-            delay: Duration::from_millis(100),
+        reconnect: run::reconnect_policy(args).map(|(max_attempts, delay)| {
+            h2sim_glommio::Reconnect {
+                max_attempts,
+                delay,
+            }
         }),
         executors: executors(threads),
         ..ClientOptions::default()
     };
-    let progress = run::wants_progress(args, None)
+    let shutdown = options.shutdown.clone();
+    run::interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    let progress = run::wants_progress(args, false)
         .then(|| run::spawn_progress(parts.plan.clone(), parts.expected));
     // glommio's connect blocks while its executors run: one thread per
     // server, each starting its own executors.
@@ -102,27 +105,30 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
                 target.url.clone(),
                 target.authority.clone(),
             );
+            let connections = target.connections;
             std::thread::spawn(move || {
                 let outcomes = h2sim_glommio::connect(&url, options, move |info| {
                     ClientApp::new(plan.clone(), info.connect_time, authority.clone())
+                        .with_protocol(run::protocol_name(info.protocol, info.tls.is_some()))
                 });
-                match outcomes {
-                    Ok(outcomes) => outcomes
-                        .iter()
-                        .filter_map(|o| o.error.as_ref().map(|e| format!("{url}: {e}")))
-                        .collect::<Vec<_>>(),
-                    Err(e) => vec![format!("{url}: {e}")],
+                run::TargetOutcome {
+                    url,
+                    connections,
+                    slots: outcomes
+                        .map(|o| {
+                            o.into_iter()
+                                .map(|o| (o.app, o.error.map(|e| e.to_string())))
+                                .collect()
+                        })
+                        .map_err(|e| e.to_string()),
                 }
             })
         })
         .collect();
-    let errors = runs
-        .into_iter()
-        .flat_map(|r| r.join().unwrap_or_default())
-        .collect();
+    let outcomes = runs.into_iter().filter_map(|r| r.join().ok()).collect();
     if let Some(progress) = progress {
-        progress.stop();
+        progress.finish();
     }
-    let report = run::finish_client(args, &parts, errors);
+    let report = run::finish_client(args, &parts, outcomes);
     run::print_client_report(args, &report)
 }

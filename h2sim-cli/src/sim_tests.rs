@@ -34,23 +34,9 @@ fn step(method: &str, path: &str, body: &str) -> Step {
 }
 
 fn plan(steps: Vec<Step>, scenarios: u64, slots: usize) -> Plan {
-    Plan {
-        steps,
-        symbols: vec![Symbol::parse("__MDN__=01092%06d").unwrap()],
-        wrap: None,
-        scenarios: Some(scenarios),
-        stop_at: None,
-        warmup_until: None,
-        interval: None,
-        slots,
-        retry: false,
-        timeout: None,
-        slow: None,
-        trace: None,
-        next: AtomicU64::new(0),
-        completed: AtomicU64::new(0),
-        report: Mutex::new(Report::default()),
-    }
+    let mut plan = Plan::new(steps, Some(scenarios), slots);
+    plan.symbols = vec![Symbol::parse("__MDN__=01092%06d").unwrap()];
+    plan
 }
 
 fn shared(rules: Vec<Rule>, trace: Option<Arc<dyn Trace>>) -> Arc<Shared> {
@@ -67,54 +53,82 @@ fn shared(rules: Vec<Rule>, trace: Option<Arc<dyn Trace>>) -> Arc<Shared> {
 }
 
 /// Runs client against server until the client's connection is closed,
-/// moving bytes and advancing the virtual clock to the next deadline.
+/// moving bytes and advancing the virtual clock to the next deadline; a
+/// client that wants a new connection gets one (and the server a fresh
+/// connection too), as the adapters do.
 fn run(plan: Arc<Plan>, shared: Arc<Shared>, http1: bool) -> (Report, Totals, Duration) {
+    let (report, totals, elapsed, _) = run_with(plan, shared, http1, |_| {});
+    (report, totals, elapsed)
+}
+
+/// `run`, with `server_config` applied to the server's core, and the
+/// connections the client used.
+fn run_with(
+    plan: Arc<Plan>,
+    shared: Arc<Shared>,
+    http1: bool,
+    server_config: impl Fn(&mut Config),
+) -> (Report, Totals, Duration, u32) {
     let start = Instant::now();
     let mut now = start;
-    let conn = if http1 {
-        Connection::client_http1(Config::default(), now)
-    } else {
-        Connection::client(Config::default(), now)
-    };
-    let mut client = Endpoint::new(
-        conn,
-        ClientApp::new(
-            plan.clone(),
-            Duration::from_micros(50),
-            Bytes::from_static(b"nf.example:8080"),
-        ),
-        now,
-    );
-    let mut server = Endpoint::new(
-        Connection::server(Config::default(), now),
-        ServerApp::new(shared.clone(), peer()),
-        now,
-    );
-    for _ in 0..100_000 {
-        let mut moved = true;
-        while moved {
-            moved = pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now);
+    let mut app = Some(ClientApp::new(
+        plan.clone(),
+        Duration::from_micros(50),
+        Bytes::from_static(b"nf.example:8080"),
+    ));
+    let mut connections = 0;
+    while let Some(client_app) = app.take() {
+        connections += 1;
+        assert!(connections <= 1000, "reconnects bounded");
+        let conn = if http1 {
+            Connection::client_http1(Config::default(), now)
+        } else {
+            Connection::client(Config::default(), now)
+        };
+        let mut client = Endpoint::new(conn, client_app, now);
+        let mut config = Config::default();
+        server_config(&mut config);
+        let mut server = Endpoint::new(
+            Connection::server(config, now),
+            ServerApp::new(shared.clone(), peer()),
+            now,
+        );
+        for _ in 0..100_000 {
+            let mut moved = true;
+            while moved {
+                moved = pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now);
+            }
+            if server.is_closed() && !client.is_closed() {
+                client.handle_eof(now);
+            }
+            if client.is_closed() {
+                break;
+            }
+            let next = [client.poll_timeout(), server.poll_timeout()]
+                .into_iter()
+                .flatten()
+                .min();
+            let Some(next) = next else { break };
+            now = now.max(next);
+            client.handle_timeout(now);
+            server.handle_timeout(now);
         }
-        if client.is_closed() {
-            break;
+        assert!(client.is_closed(), "the client finished and closed");
+        if !server.is_closed() {
+            server.handle_eof(now);
         }
-        let next = [client.poll_timeout(), server.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min();
-        let Some(next) = next else { break };
-        now = now.max(next);
-        client.handle_timeout(now);
-        server.handle_timeout(now);
+        drop(server);
+        let (_, client_app) = client.into_parts();
+        if client_app.wants_reconnect() {
+            app = Some(client_app);
+        } else {
+            let report = client_app.into_report();
+            let totals = shared.totals.lock().unwrap().clone();
+            assert_eq!(report.done, report.succeeded + report.failed);
+            return (report, totals, now - start, connections);
+        }
     }
-    assert!(client.is_closed(), "the client finished and closed");
-    let client_totals = client.application().report().clone();
-    drop(client);
-    drop(server);
-    let report = plan.report.lock().unwrap().clone();
-    assert_eq!(report.done, client_totals.done);
-    let totals = shared.totals.lock().unwrap().clone();
-    (report, totals, now - start)
+    unreachable!("the loop returns")
 }
 
 fn pump<A: Application, B: Application>(
@@ -166,7 +180,7 @@ fn symbol_replacement_reaches_path_header_and_body() {
             (report.started, report.done, report.succeeded, report.failed),
             (3, 3, 3, 0)
         );
-        assert_eq!(report.status_classes[1], 3);
+        assert_eq!(report.status_classes()[1], 3);
         assert_eq!(totals.rule_hits, vec![3]);
         assert!(report.traffic.bytes_sent > 0 && report.traffic.data_bytes_received > 0);
     }
@@ -268,7 +282,7 @@ fn unmatched_requests_get_404_and_fail_the_run() {
         false,
     );
     assert_eq!(
-        (report.done, report.failed, report.status_classes[3]),
+        (report.done, report.failed, report.status_classes()[3]),
         (2, 2, 2)
     );
     assert_eq!(totals.not_found, 2);

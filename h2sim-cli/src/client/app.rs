@@ -1,15 +1,20 @@
-//! The simulated client on one connection: `-P` stream slots, each running
-//! scenarios (their steps in order) until the run's count or duration is
-//! reached, paced when asked, timing every request. Sans-IO: events and
-//! time in, commands out.
+//! The simulated client on one connection slot: `-P` stream slots, each
+//! running scenarios (their steps in order) until the run's count or
+//! duration is reached, paced when asked, timing every request. The
+//! application outlives its connection: when the adapter replaces a lost
+//! connection (or one that reached `--requests-per-connection`), the same
+//! application goes on on the new one, carrying over the steps it still
+//! owes. Sans-IO: events and time in, commands out.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2sim_proto::{Application, Connection, Event, HeaderField, Reason, StreamId};
+use h2sim_proto::{
+    Application, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats, StreamId,
+};
 
 use super::scenario::Step;
 use super::symbol::{Symbol, Values};
@@ -26,27 +31,40 @@ pub struct Plan {
     pub scenarios: Option<u64>,
     /// `--duration`: no scenario starts after this.
     pub stop_at: Option<Instant>,
-    /// `--warmup`: requests completing before this are not counted.
+    /// `--warmup`: requests sent before this are not counted.
     pub warmup_until: Option<Instant>,
     /// `-T TPS` split over the connections: one scenario start per interval
     /// on each connection, latency measured from the intended start.
     pub interval: Option<Duration>,
     /// `-P N`: scenarios in flight per connection.
     pub slots: usize,
+    /// Paced runs: when every slot is busy at a send time, the window grows
+    /// up to this many slots (so `-T` keeps its rate when `-P` is below
+    /// rate × latency); `slots` otherwise.
+    pub max_slots: usize,
     /// `-r`: send a request again when its stream was reset or lost.
     pub retry: bool,
     /// `--timeout`: a request without a complete response by then is reset.
     pub timeout: Option<Duration>,
-    /// `-D MS`: dump transactions slower than this.
+    /// `-D MS`: dump transactions taking this long or longer.
     pub slow: Option<Duration>,
+    /// `--requests-per-connection N`: go away after N requests on a
+    /// connection and go on on a new one.
+    pub requests_per_connection: Option<u64>,
     /// Per-request dumps (not `-q`).
     pub trace: Option<Arc<dyn Trace>>,
+    /// Notices and h2simple's per-connection `DISCONNECTED` lines (stderr).
+    pub log: Option<Arc<dyn Trace>>,
     /// Next scenario number.
     pub next: AtomicU64,
-    /// Requests completed so far, for the progress bar.
+    /// Requests ended so far, for the progress bar.
     pub completed: AtomicU64,
-    /// Merged statistics of finished connections.
-    pub report: Mutex<Report>,
+    /// Long transactions dumped so far (`-D` numbers them in order).
+    pub slow_seen: AtomicU64,
+    /// The window-growth notice was printed.
+    pub grown: AtomicBool,
+    /// Ctrl-C: start nothing new, let what is in flight finish.
+    pub stopping: AtomicBool,
 }
 
 impl std::fmt::Debug for Plan {
@@ -57,12 +75,48 @@ impl std::fmt::Debug for Plan {
     }
 }
 
+/// In-flight slots a paced connection may grow to (see `Plan::max_slots`).
+pub const MAX_GROWN_SLOTS: usize = 1024;
+
 impl Plan {
-    /// Takes the next scenario number, if the run is not over.
-    fn take_scenario(&self, now: Instant) -> Option<u64> {
-        if self.stop_at.is_some_and(|t| now >= t) {
-            return None;
+    /// A plan with `steps`, `scenarios` of them on `slots` slots each, and
+    /// everything else off; the caller sets what the command line asked.
+    pub fn new(steps: Vec<Step>, scenarios: Option<u64>, slots: usize) -> Self {
+        Plan {
+            steps,
+            symbols: Vec::new(),
+            wrap: None,
+            scenarios,
+            stop_at: None,
+            warmup_until: None,
+            interval: None,
+            slots: slots.max(1),
+            max_slots: slots.max(1),
+            retry: false,
+            timeout: None,
+            slow: None,
+            requests_per_connection: None,
+            trace: None,
+            log: None,
+            next: AtomicU64::new(0),
+            completed: AtomicU64::new(0),
+            slow_seen: AtomicU64::new(0),
+            grown: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
         }
+    }
+
+    /// Ctrl-C: no new scenario or step starts from now on.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Relaxed)
+    }
+
+    /// Takes the next scenario number, if the run is not over.
+    fn take_scenario(&self) -> Option<u64> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         if self.scenarios.is_some_and(|total| n >= total) {
             return None;
@@ -75,21 +129,37 @@ impl Plan {
 /// keep the run going forever.
 const MAX_RETRIES: u32 = 3;
 
-/// The request in flight on one slot.
+/// A step to send: a new scenario's first, the next of a running one, or
+/// one to send again.
 #[derive(Debug)]
-struct Flight {
+struct Pending {
     scenario: u64,
     values: Values,
     step: usize,
-    stream: StreamId,
-    /// When the request should have gone out (paced runs) or went out.
+    /// When the request should have gone out (paced runs) or was due.
     intended: Instant,
+    retries: u32,
+    warmup: bool,
+}
+
+/// The request in flight on one slot.
+#[derive(Debug)]
+struct Flight {
+    pending: Pending,
+    stream: StreamId,
     sent: Instant,
     first_byte: Option<Instant>,
     status: Option<u16>,
-    retries: u32,
     /// Response fields and body kept for dumps (trace or slow-transaction
     /// dumps).
+    fields: Vec<HeaderField>,
+    body: Vec<u8>,
+}
+
+/// A pushed response being received, kept for its dump.
+#[derive(Debug, Default)]
+struct PushedResponse {
+    status: u16,
     fields: Vec<HeaderField>,
     body: Vec<u8>,
 }
@@ -97,40 +167,79 @@ struct Flight {
 /// Bytes of response body kept per request for dumps.
 const DUMP_BODY_LIMIT: usize = 64 * 1024;
 
-/// The client application of one connection.
+/// The connection now in use, for its `DISCONNECTED` line and h2load's
+/// per-connection rows.
+#[derive(Debug)]
+struct Link {
+    /// When connecting started.
+    opened: Instant,
+    first_byte: bool,
+    requests: u64,
+    responses: u64,
+    resets: u64,
+    pushes: u64,
+    /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
+    going_away: bool,
+    /// The server's GOAWAY, if it sent one.
+    peer_goaway: Option<Reason>,
+}
+
+/// The client application of one connection slot.
 pub struct ClientApp {
     plan: Arc<Plan>,
     slots: Vec<Option<Flight>>,
     by_stream: HashMap<StreamId, usize>,
+    /// Steps owed that wait for a free slot or a new connection.
+    carry: VecDeque<Pending>,
     /// Paced runs: when the next scenario may start.
     next_start: Option<Instant>,
+    /// No new scenario will start (count reached, duration over, Ctrl-C).
+    exhausted: bool,
     report: Report,
-    started_at: Option<Instant>,
-    finished: bool,
+    link: Option<Link>,
+    /// Connections this slot has had.
+    links: u64,
+    /// How long the next connection took to set up, until it starts.
+    connect_time: Option<Duration>,
     /// The server this connection reaches (`--server`): its authority goes
     /// in every request instead of the steps'.
     authority: Bytes,
+    /// Pushed responses being received, by promised stream (dumps only).
+    pushed: HashMap<StreamId, PushedResponse>,
+    last_now: Option<Instant>,
 }
 
 impl ClientApp {
     /// `connect_time` is how long the transport (and TLS) took to set up.
     pub fn new(plan: Arc<Plan>, connect_time: Duration, authority: Bytes) -> Self {
-        let mut report = Report {
-            connections: 1,
-            ..Report::default()
-        };
-        report.connect_time.record(connect_time);
         let slots = (0..plan.slots.max(1)).map(|_| None).collect();
         ClientApp {
             plan,
             slots,
             by_stream: HashMap::new(),
+            carry: VecDeque::new(),
             next_start: None,
-            report,
-            started_at: None,
-            finished: false,
+            exhausted: false,
+            report: Report::default(),
+            link: None,
+            links: 0,
+            connect_time: Some(connect_time),
             authority,
+            pushed: HashMap::new(),
+            last_now: None,
         }
+    }
+
+    /// Names the application protocol for the report (`h2c`, `h2`,
+    /// `http/1.1`).
+    pub fn with_protocol(mut self, name: &str) -> Self {
+        self.report.protocol = Some(name.to_owned());
+        self
+    }
+
+    /// The next connection took `connect_time` to set up (a replacement).
+    pub fn set_connect_time(&mut self, connect_time: Duration) {
+        self.connect_time = Some(connect_time);
     }
 
     #[cfg(test)]
@@ -138,87 +247,176 @@ impl ClientApp {
         &self.report
     }
 
-    /// Fills idle slots with new scenarios, as pacing allows; when nothing
-    /// is left to do, ends the connection gracefully.
+    /// Whether a replacement connection should be opened: the slot still has
+    /// steps to send or scenarios to start.
+    pub fn wants_reconnect(&self) -> bool {
+        let over = self.exhausted
+            || self.plan.is_stopping()
+            || self
+                .plan
+                .stop_at
+                .zip(self.last_now)
+                .is_some_and(|(t, now)| now >= t);
+        !self.carry.is_empty() || !over
+    }
+
+    /// This slot's statistics, once its last connection is over.
+    pub fn into_report(mut self) -> Report {
+        if self.link.is_some() {
+            let now = self.last_now.unwrap_or_else(Instant::now);
+            self.close_link(now, None, "end of run");
+        }
+        self.report
+    }
+
+    fn free_slot(&self) -> Option<usize> {
+        self.slots.iter().position(Option::is_none)
+    }
+
+    fn idle(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
+    }
+
+    /// Whether this connection has sent all it may (`--requests-per-connection`).
+    fn link_full(&self) -> bool {
+        match (&self.link, self.plan.requests_per_connection) {
+            (Some(link), Some(max)) => link.requests >= max,
+            _ => false,
+        }
+    }
+
+    /// Marks the run over for this slot; a paced `--duration` run counts
+    /// the send times it never reached.
+    fn exhaust(&mut self) {
+        if self.exhausted {
+            return;
+        }
+        self.exhausted = true;
+        if let (Some(interval), Some(at), Some(stop)) =
+            (self.plan.interval, self.next_start, self.plan.stop_at)
+            && at < stop
+            && !interval.is_zero()
+        {
+            let behind = (stop - at).as_secs_f64() / interval.as_secs_f64();
+            self.report.missed += behind.ceil() as u64;
+        }
+        self.next_start = None;
+    }
+
+    /// Fills idle slots with owed steps and new scenarios, as pacing allows;
+    /// when nothing is left for this connection, ends it gracefully.
     fn fill(&mut self, now: Instant, conn: &mut Connection) {
-        for slot in 0..self.slots.len() {
-            if self.slots[slot].is_some() {
+        self.last_now = Some(now);
+        while self.link.as_ref().is_some_and(|l| !l.going_away) && !self.link_full() {
+            if !self.carry.is_empty() {
+                let Some(slot) = self.free_slot() else { break };
+                if let Some(pending) = self.carry.pop_front() {
+                    self.send(now, conn, slot, pending);
+                }
                 continue;
+            }
+            if self.exhausted {
+                break;
+            }
+            if self.plan.is_stopping() || self.plan.stop_at.is_some_and(|t| now >= t) {
+                self.exhaust();
+                break;
             }
             let intended = match (self.plan.interval, self.next_start) {
                 (Some(_), Some(at)) if at > now => break,
-                (Some(interval), at) => {
-                    let at = at.unwrap_or(now);
-                    self.next_start = Some(at + interval);
-                    at
-                }
+                (Some(_), at) => at.unwrap_or(now),
                 (None, _) => now,
             };
-            let Some(scenario) = self.plan.take_scenario(now) else {
-                self.next_start = None;
+            let slot = match self.free_slot() {
+                Some(slot) => slot,
+                None if self.plan.interval.is_some() && self.slots.len() < self.plan.max_slots => {
+                    self.grow();
+                    self.slots.len() - 1
+                }
+                None => break,
+            };
+            let Some(scenario) = self.plan.take_scenario() else {
+                self.exhaust();
                 break;
             };
-            let values = Values::new(&self.plan.symbols, scenario);
-            self.send(now, conn, slot, scenario, values, 0, intended, 0);
+            if let Some(interval) = self.plan.interval {
+                self.next_start = Some(intended + interval);
+            }
+            let pending = Pending {
+                scenario,
+                values: Values::new(&self.plan.symbols, scenario),
+                step: 0,
+                intended,
+                retries: 0,
+                warmup: self.plan.warmup_until.is_some_and(|t| intended < t),
+            };
+            self.send(now, conn, slot, pending);
         }
-        if self.slots.iter().all(Option::is_none) && !self.finished {
+        let done_here = self.carry.is_empty() && self.exhausted || self.link_full();
+        if self.idle()
+            && done_here
+            && let Some(link) = self.link.as_mut()
+            && !link.going_away
+        {
             // Graceful: the Closed event that follows counts the traffic.
+            link.going_away = true;
             conn.go_away(now);
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn send(
-        &mut self,
-        now: Instant,
-        conn: &mut Connection,
-        slot: usize,
-        scenario: u64,
-        values: Values,
-        step: usize,
-        intended: Instant,
-        retries: u32,
-    ) {
-        let (mut head, body) = self.plan.steps[step].request(&values);
+    /// A paced connection needs one more slot than `-P` to keep its rate.
+    fn grow(&mut self) {
+        self.slots.push(None);
+        if !self.plan.grown.swap(true, Ordering::Relaxed)
+            && let Some(log) = &self.plan.log
+        {
+            log.line(&format!(
+                "h2sim client: -T needs more than -P {} requests in flight per connection; the window grows as needed, up to {}",
+                self.plan.slots, self.plan.max_slots
+            ));
+        }
+    }
+
+    fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, pending: Pending) {
+        let (mut head, body) = self.plan.steps[pending.step].request(&pending.values);
         head.authority = self.authority.clone();
         if let Some(trace) = &self.plan.trace {
             let mut text = format!(
-                "REQUEST[{scenario}/{step},{slot}]: {} {}://{}{}\n",
-                String::from_utf8_lossy(&head.method),
-                String::from_utf8_lossy(&head.scheme),
-                String::from_utf8_lossy(&head.authority),
-                String::from_utf8_lossy(&head.path)
+                "REQUEST[{}/{},{slot}]: {}\n",
+                pending.scenario,
+                pending.step,
+                target(&head)
             );
             trace::dump(&mut text, &[], &head.fields, &body);
             trace.line(&text);
         }
-        self.started_at.get_or_insert(now);
         let sent = conn.send_request(head, body.is_empty()).and_then(|stream| {
             if !body.is_empty() {
                 conn.send_data(stream, body, true)?;
             }
             Ok(stream)
         });
-        self.report.started += 1;
+        if pending.retries == 0 && !pending.warmup {
+            self.report.started += 1;
+        }
+        if let Some(link) = self.link.as_mut() {
+            link.requests += 1;
+        }
         match sent {
             Ok(stream) => {
                 self.by_stream.insert(stream, slot);
                 self.slots[slot] = Some(Flight {
-                    scenario,
-                    values,
-                    step,
+                    pending,
                     stream,
-                    intended,
                     sent: now,
                     first_byte: None,
                     status: None,
-                    retries,
                     fields: Vec::new(),
                     body: Vec::new(),
                 });
             }
             // The connection is going away: this request never left.
-            Err(_) => self.report.errored += 1,
+            Err(_) => self.ended_without_response(now, pending, false),
         }
     }
 
@@ -231,63 +429,57 @@ impl ClientApp {
             return;
         };
         let status = flight.status.unwrap_or(0);
-        let elapsed = now.saturating_duration_since(flight.intended);
+        let elapsed = now.saturating_duration_since(flight.pending.intended);
         self.plan.completed.fetch_add(1, Ordering::Relaxed);
-        if self.plan.warmup_until.is_none_or(|t| now >= t) {
-            self.report.done += 1;
-            let class = usize::from(status / 100).clamp(1, 5) - 1;
-            self.report.status_classes[class] += 1;
-            if (100..400).contains(&status) {
-                self.report.succeeded += 1;
-            } else {
-                self.report.failed += 1;
-            }
+        if let Some(link) = self.link.as_mut() {
+            link.responses += 1;
+        }
+        if flight.pending.warmup {
+            self.report.warmup += 1;
+        } else {
+            self.report.record_status(status);
+            self.report.last_done = self.report.last_done.max(Some(now));
             self.report.request_time.record(elapsed);
             if let Some(first) = flight.first_byte {
                 self.report
-                    .first_byte
+                    .request_first_byte
                     .record(first.saturating_duration_since(flight.sent));
             }
         }
         if let Some(trace) = &self.plan.trace {
             let mut text = format!(
                 "RESPONSE[{}/{},{slot}]: {status}\n",
-                flight.scenario, flight.step
+                flight.pending.scenario, flight.pending.step
             );
             trace::dump(&mut text, &[], &flight.fields, &flight.body);
             trace.line(&text);
         }
         if let Some(slow) = self.plan.slow
-            && elapsed > slow
+            && elapsed >= slow
         {
             self.dump_slow(slot, &flight, elapsed, status);
         }
-        let next = flight.step + 1;
-        if next < self.plan.steps.len() {
-            self.send(
-                now,
-                conn,
-                slot,
-                flight.scenario,
-                flight.values,
-                next,
-                now,
-                0,
-            );
-        } else {
-            self.fill(now, conn);
+        let next = flight.pending.step + 1;
+        if next < self.plan.steps.len() && !self.plan.is_stopping() {
+            self.carry.push_front(Pending {
+                step: next,
+                intended: now,
+                retries: 0,
+                ..flight.pending
+            });
         }
+        self.fill(now, conn);
     }
 
     fn dump_slow(&self, slot: usize, flight: &Flight, elapsed: Duration, status: u16) {
+        let n = self.plan.slow_seen.fetch_add(1, Ordering::Relaxed) + 1;
         let line = format!(
-            "LONG TRANSACTION({}) DETECTED: elapsed_msec={} req_id={} req_step={} par_idx={slot} status={status}",
-            flight.stream.value(),
+            "LONG TRANSACTION({n}) DETECTED: elapsed_msec={} req_id={} req_step={} par_idx={slot} status={status}",
             elapsed.as_millis(),
-            flight.scenario,
-            flight.step,
+            flight.pending.scenario,
+            flight.pending.step,
         );
-        let (head, body) = self.plan.steps[flight.step].request(&flight.values);
+        let (head, body) = self.plan.steps[flight.pending.step].request(&flight.pending.values);
         let mut text = format!(
             "{line}\nREQUEST: {} {}\n",
             String::from_utf8_lossy(&head.method),
@@ -296,10 +488,33 @@ impl ClientApp {
         trace::dump(&mut text, &[], &head.fields, &body);
         text.push_str(&format!("\nRESPONSE: {status}\n"));
         trace::dump(&mut text, &[], &flight.fields, &flight.body);
-        crate::trace::Stderr.line(&text);
+        match &self.plan.log {
+            Some(log) => log.line(&text),
+            None => crate::trace::Stderr.line(&text),
+        }
     }
 
-    /// A request ended without a response: retry it, or count it and move on.
+    /// A request ended without a response: retry it (on this connection or
+    /// the next), or count it.
+    fn ended_without_response(&mut self, now: Instant, pending: Pending, timed_out: bool) {
+        if self.plan.retry && pending.retries < MAX_RETRIES && !timed_out {
+            self.report.retried += 1;
+            self.carry.push_back(Pending {
+                retries: pending.retries + 1,
+                ..pending
+            });
+            return;
+        }
+        self.plan.completed.fetch_add(1, Ordering::Relaxed);
+        if pending.warmup {
+            self.report.warmup += 1;
+        } else {
+            self.report.record_error(timed_out);
+            self.report.last_done = self.report.last_done.max(Some(now));
+        }
+    }
+
+    /// A stream we opened ended without its response.
     fn lost(&mut self, now: Instant, conn: &mut Connection, stream: StreamId, timed_out: bool) {
         let Some(slot) = self.by_stream.remove(&stream) else {
             return;
@@ -307,54 +522,154 @@ impl ClientApp {
         let Some(flight) = self.slots[slot].take() else {
             return;
         };
-        if self.plan.retry && flight.retries < MAX_RETRIES && !timed_out {
-            self.report.retried += 1;
-            self.send(
-                now,
-                conn,
-                slot,
-                flight.scenario,
-                flight.values,
-                flight.step,
-                flight.intended,
-                flight.retries + 1,
-            );
-            return;
+        if let Some(link) = self.link.as_mut() {
+            link.resets += 1;
         }
-        if timed_out {
-            self.report.timed_out += 1;
-        } else {
-            self.report.errored += 1;
-        }
-        self.report.failed += 1;
-        self.plan.completed.fetch_add(1, Ordering::Relaxed);
+        self.ended_without_response(now, flight.pending, timed_out);
         self.fill(now, conn);
     }
 
-    /// Counts this connection into the run's totals, once.
-    fn finish(&mut self, now: Instant) {
-        if self.finished {
-            return;
+    /// The connection is over: what was in flight is lost with it (or owed
+    /// to the next one under `-r`); its line is printed and its figures
+    /// counted.
+    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &str) {
+        let flights: Vec<Flight> = self.slots.iter_mut().filter_map(Option::take).collect();
+        self.by_stream.clear();
+        self.pushed.clear();
+        for flight in flights {
+            self.ended_without_response(now, flight.pending, false);
         }
-        self.finished = true;
-        self.report.elapsed = self
-            .started_at
-            .map_or(Duration::ZERO, |s| now.saturating_duration_since(s));
-        if let Ok(mut total) = self.plan.report.lock() {
-            total.merge(&self.report);
+        let Some(link) = self.link.take() else {
+            return;
+        };
+        if let Some(stats) = stats {
+            self.report.traffic.merge(&stats);
+        }
+        let lifetime = now.saturating_duration_since(link.opened);
+        let secs = lifetime.as_secs_f64();
+        let tps = if secs > 0.0 {
+            link.responses as f64 / secs
+        } else {
+            0.0
+        };
+        if secs > 0.0 {
+            self.report.connection_rps.push(tps);
+        }
+        if let Some(log) = &self.plan.log {
+            log.line(&format!(
+                "{} DISCONNECTED by {cause}: {tps:.0} tps ({secs:.3} secs for {} reqs {} rsps {} rsts {} streams)",
+                String::from_utf8_lossy(&self.authority),
+                link.requests,
+                link.responses,
+                link.resets,
+                link.requests + link.pushes
+            ));
+        }
+    }
+
+    fn on_push_promise(&mut self, parent: StreamId, promised: StreamId, request: &RequestHead) {
+        self.report.pushes += 1;
+        if let Some(link) = self.link.as_mut() {
+            link.pushes += 1;
+        }
+        let Some(trace) = &self.plan.trace else {
+            return;
+        };
+        let at = self
+            .by_stream
+            .get(&parent)
+            .and_then(|&s| self.slots[s].as_ref().map(|f| (s, f)))
+            .map(|(s, f)| format!("{}/{},{s}", f.pending.scenario, f.pending.step))
+            .unwrap_or_default();
+        let mut text = format!(
+            "PUSH_PROMISE[{at}]: promised stream {} {}\n",
+            promised.value(),
+            target(request)
+        );
+        trace::dump(&mut text, &[], &request.fields, &[]);
+        trace.line(&text);
+        self.pushed.insert(promised, PushedResponse::default());
+    }
+
+    /// A pushed response is complete: dump it.
+    fn push_complete(&mut self, promised: StreamId) {
+        if let (Some(pushed), Some(trace)) = (self.pushed.remove(&promised), &self.plan.trace) {
+            let mut text = format!("PUSH_RESPONSE[{}]: {}\n", promised.value(), pushed.status);
+            trace::dump(&mut text, &[], &pushed.fields, &pushed.body);
+            trace.line(&text);
+        }
+    }
+
+    fn first_byte(&mut self, now: Instant) {
+        if let Some(link) = self.link.as_mut()
+            && !link.first_byte
+        {
+            link.first_byte = true;
+            self.report
+                .first_byte
+                .record(now.saturating_duration_since(link.opened));
         }
     }
 }
 
+/// `METHOD scheme://authority/path`, for dumps.
+fn target(head: &RequestHead) -> String {
+    format!(
+        "{} {}://{}{}",
+        String::from_utf8_lossy(&head.method),
+        String::from_utf8_lossy(&head.scheme),
+        String::from_utf8_lossy(&head.authority),
+        String::from_utf8_lossy(&head.path)
+    )
+}
+
 impl Application for ClientApp {
+    /// A new connection (the first, or a replacement).
+    fn start(&mut self, now: Instant, _conn: &mut Connection) {
+        let connect_time = self.connect_time.take().unwrap_or_default();
+        self.report.connections += 1;
+        if self.links > 0 {
+            self.report.reconnects += 1;
+        }
+        self.links += 1;
+        self.report.connect_time.record(connect_time);
+        self.link = Some(Link {
+            opened: now.checked_sub(connect_time).unwrap_or(now),
+            first_byte: false,
+            requests: 0,
+            responses: 0,
+            resets: 0,
+            pushes: 0,
+            going_away: false,
+            peer_goaway: None,
+        });
+        self.last_now = Some(now);
+    }
+
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        self.last_now = Some(now);
         match event {
-            Event::Connected if self.started_at.is_none() => self.fill(now, conn),
+            Event::Connected => {
+                // HTTP/2: the server's SETTINGS are its first bytes.
+                if conn.protocol() == Some(Protocol::Http2) {
+                    self.first_byte(now);
+                }
+                self.fill(now, conn);
+            }
             Event::Response {
                 stream,
                 head,
                 end_stream,
             } => {
+                self.first_byte(now);
+                if let Some(pushed) = self.pushed.get_mut(&stream) {
+                    pushed.status = head.status;
+                    pushed.fields = head.fields;
+                    if end_stream {
+                        self.push_complete(stream);
+                    }
+                    return;
+                }
                 let keep = self.plan.trace.is_some() || self.plan.slow.is_some();
                 if let Some(flight) = self
                     .by_stream
@@ -378,6 +693,15 @@ impl Application for ClientApp {
                 data,
                 end_stream,
             } => {
+                if let Some(pushed) = self.pushed.get_mut(&stream) {
+                    if pushed.body.len() < DUMP_BODY_LIMIT {
+                        pushed.body.extend_from_slice(&data);
+                    }
+                    if end_stream {
+                        self.push_complete(stream);
+                    }
+                    return;
+                }
                 let keep = self.plan.trace.is_some() || self.plan.slow.is_some();
                 if let Some(flight) = self
                     .by_stream
@@ -392,51 +716,60 @@ impl Application for ClientApp {
                     self.complete(now, conn, stream);
                 }
             }
-            Event::Trailers { stream, .. } => self.complete(now, conn, stream),
-            Event::PushPromise { .. } => self.report.pushes += 1,
+            Event::Trailers { stream, .. } => {
+                if self.pushed.contains_key(&stream) {
+                    self.push_complete(stream);
+                } else {
+                    self.complete(now, conn, stream);
+                }
+            }
+            Event::PushPromise {
+                parent,
+                promised,
+                request,
+            } => self.on_push_promise(parent, promised, &request),
             Event::Frame { outgoing, frame } => {
                 crate::trace::Stdout.line(&trace::frame(outgoing, &frame));
             }
             Event::StreamReset { stream, .. } | Event::Retryable { stream } => {
-                self.lost(now, conn, stream, false);
-            }
-            Event::Closed { .. } => {
-                // Whatever was in flight is lost with the connection.
-                let streams: Vec<StreamId> = self.by_stream.keys().copied().collect();
-                for stream in streams {
-                    if let Some(flight) = self
-                        .by_stream
-                        .remove(&stream)
-                        .and_then(|s| self.slots[s].take())
-                    {
-                        let _ = flight;
-                        self.report.errored += 1;
-                        self.report.failed += 1;
-                    }
+                if self.pushed.remove(&stream).is_none() {
+                    self.lost(now, conn, stream, false);
                 }
-                self.report.traffic = conn.stats();
-                self.finish(now);
+            }
+            Event::GoAway { reason, .. } => {
+                if let Some(link) = self.link.as_mut() {
+                    link.peer_goaway = Some(reason);
+                }
+            }
+            Event::Closed { error } => {
+                let going_away = self.link.as_ref().is_some_and(|l| l.going_away);
+                let peer_goaway = self.link.as_ref().and_then(|l| l.peer_goaway);
+                let cause = match (&error, peer_goaway) {
+                    (Some(e), _) => format!("error ({e})"),
+                    (None, Some(reason)) => format!("peer GOAWAY ({reason})"),
+                    (None, None) if going_away => "local GOAWAY".to_owned(),
+                    (None, None) => "peer close".to_owned(),
+                };
+                self.close_link(now, Some(conn.stats()), &cause);
             }
             _ => {}
         }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        let pacing = self
-            .next_start
-            .filter(|_| self.slots.iter().any(Option::is_none));
+        let open = self.link.as_ref().is_some_and(|l| !l.going_away)
+            && !self.exhausted
+            && !self.link_full();
+        let can_start = self.free_slot().is_some() || self.slots.len() < self.plan.max_slots;
+        let pacing = self.next_start.filter(|_| open && can_start);
         let timeouts = self
             .plan
             .timeout
             .and_then(|t| self.slots.iter().flatten().map(|f| f.sent + t).min());
-        [
-            pacing,
-            timeouts,
-            self.plan.stop_at.filter(|_| !self.finished),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [pacing, timeouts, self.plan.stop_at.filter(|_| open)]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
@@ -453,19 +786,6 @@ impl Application for ClientApp {
                 self.lost(now, conn, stream, true);
             }
         }
-        if !self.finished {
-            self.fill(now, conn);
-        }
-    }
-}
-
-impl Drop for ClientApp {
-    fn drop(&mut self) {
-        if !self.finished {
-            let now = self
-                .started_at
-                .map_or_else(Instant::now, |s| s + self.report.elapsed);
-            self.finish(now);
-        }
+        self.fill(now, conn);
     }
 }

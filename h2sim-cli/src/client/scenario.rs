@@ -35,6 +35,12 @@ impl Step {
                 .push(HeaderField::new(field.name.clone(), value));
         }
         let body = values.apply_bytes(&self.body);
+        // The size is known: say it, as h2svr did, rather than leave HTTP/2
+        // without content-length and HTTP/1.1 chunked (RFC 9110 §8.6).
+        if !body.is_empty() && head.get(b"content-length").is_none() {
+            head.fields
+                .push(HeaderField::new("content-length", body.len().to_string()));
+        }
         (head, body)
     }
 }
@@ -107,5 +113,35 @@ mod tests {
         assert_eq!(head.get(b"content-type").unwrap(), "application/json");
         assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
         assert_eq!(&body[..], b"{\"m\":\"01092000005\"}");
+        assert_eq!(head.get(b"content-length").unwrap(), "19");
+    }
+
+    /// RFC 9110 §8.6: a fixed body's size goes in content-length; a step
+    /// that sets its own keeps it, and a request without a body gets none.
+    #[test]
+    fn fixed_bodies_carry_content_length() {
+        let mut step = Step {
+            method: "POST".into(),
+            scheme: "http".into(),
+            authority: "h".into(),
+            path: "/".into(),
+            headers: Vec::new(),
+            body: Bytes::from_static(b"hello"),
+        };
+        let values = Values::new(&[], 0);
+        let (head, _) = step.request(&values);
+        assert_eq!(head.get(b"content-length").unwrap(), "5");
+        step.headers.push(HeaderField::new("content-length", "5"));
+        let (head, _) = step.request(&values);
+        assert_eq!(
+            head.fields
+                .iter()
+                .filter(|f| &f.name[..] == b"content-length")
+                .count(),
+            1
+        );
+        step.body = Bytes::new();
+        step.headers.clear();
+        assert!(step.request(&values).0.get(b"content-length").is_none());
     }
 }

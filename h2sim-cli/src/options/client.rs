@@ -49,6 +49,13 @@ pub struct ClientOptions {
     pub json: Option<PathBuf>,
     pub runtime: Runtime,
     pub threads: Option<usize>,
+    /// `--reconnect-max N`: replacements of a lost connection, per slot.
+    pub reconnect_max: Option<u32>,
+    /// `--requests-per-connection N`: go away after N requests and go on
+    /// on a new connection.
+    pub requests_per_connection: Option<u64>,
+    /// `--keepalive DURATION`: PING an idle connection this often.
+    pub keepalive: Option<Duration>,
 }
 
 const FLAGS: &[(&str, &str)] = &[
@@ -164,6 +171,9 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
         json: None,
         runtime: Runtime::Tokio,
         threads: None,
+        reconnect_max: None,
+        requests_per_connection: None,
+        keepalive: None,
     };
     let (mut default_scheme, mut default_authority) = (None, None);
     let mut draft: Option<Draft> = None;
@@ -224,6 +234,11 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
             "--duration" => opts.duration = Some(super::duration(&flag, &args.value(&flag)?)?),
             "--warmup" => opts.warmup = Some(super::duration(&flag, &args.value(&flag)?)?),
             "--timeout" => opts.timeout = Some(super::duration(&flag, &args.value(&flag)?)?),
+            "--reconnect-max" => opts.reconnect_max = Some(args.number(&flag)?),
+            "--requests-per-connection" => {
+                opts.requests_per_connection = Some(positive(args.number(&flag)?, &flag)?);
+            }
+            "--keepalive" => opts.keepalive = Some(super::duration(&flag, &args.value(&flag)?)?),
             "--json" => opts.json = Some(PathBuf::from(args.value(&flag)?)),
             "--runtime" => opts.runtime = super::runtime(&args.value(&flag)?)?,
             "--threads" => opts.threads = Some(positive(args.number(&flag)?, &flag)? as usize),

@@ -50,7 +50,14 @@ fn latency_json(latency: &Latency) -> Value {
 /// The report as a JSON document.
 pub fn to_json(report: &Report) -> Value {
     let t = &report.traffic;
+    let [c1, c2, c3, c4, c5] = report.status_classes();
+    let codes: serde_json::Map<String, Value> = report
+        .status_codes
+        .iter()
+        .map(|(code, n)| (code.to_string(), json!(n)))
+        .collect();
     json!({
+        "protocol": report.protocol,
         "elapsed_s": report.elapsed.as_secs_f64(),
         "requests_per_second": report.requests_per_second(),
         "requests": {
@@ -63,16 +70,22 @@ pub fn to_json(report: &Report) -> Value {
             "timeout": report.timed_out,
             "retried": report.retried,
             "lost": report.lost(),
+            "warmup": report.warmup,
+            "missed": report.missed,
         },
         "status_codes": {
-            "1xx": report.status_classes[0],
-            "2xx": report.status_classes[1],
-            "3xx": report.status_classes[2],
-            "4xx": report.status_classes[3],
-            "5xx": report.status_classes[4],
+            "1xx": c1,
+            "2xx": c2,
+            "3xx": c3,
+            "4xx": c4,
+            "5xx": c5,
         },
+        "status_code_counts": codes,
         "pushes": report.pushes,
         "connections": report.connections,
+        "reconnects": report.reconnects,
+        "unreachable": report.unreachable,
+        "connection_rps": report.connection_rps,
         "traffic": {
             "bytes_received": t.bytes_received,
             "bytes_sent": t.bytes_sent,
@@ -87,6 +100,7 @@ pub fn to_json(report: &Report) -> Value {
             "request": latency_json(&report.request_time),
             "connect": latency_json(&report.connect_time),
             "first_byte": latency_json(&report.first_byte),
+            "request_first_byte": latency_json(&report.request_first_byte),
         },
     })
 }
@@ -95,10 +109,10 @@ pub fn to_json(report: &Report) -> Value {
 pub fn from_json(value: &Value) -> Option<Report> {
     let n = |v: &Value| v.as_u64().unwrap_or(0);
     let r = &value["requests"];
-    let s = &value["status_codes"];
     let t = &value["traffic"];
     let l = &value["latency"];
     let mut report = Report {
+        protocol: value["protocol"].as_str().map(str::to_owned),
         total: r["total"].as_u64(),
         started: n(&r["started"]),
         done: n(&r["done"]),
@@ -107,18 +121,24 @@ pub fn from_json(value: &Value) -> Option<Report> {
         errored: n(&r["errored"]),
         timed_out: n(&r["timeout"]),
         retried: n(&r["retried"]),
-        status_classes: [
-            n(&s["1xx"]),
-            n(&s["2xx"]),
-            n(&s["3xx"]),
-            n(&s["4xx"]),
-            n(&s["5xx"]),
-        ],
+        warmup: n(&r["warmup"]),
+        missed: n(&r["missed"]),
         pushes: n(&value["pushes"]),
         connections: n(&value["connections"]),
+        reconnects: n(&value["reconnects"]),
+        unreachable: n(&value["unreachable"]),
+        connection_rps: value["connection_rps"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_f64).collect())
+            .unwrap_or_default(),
         elapsed: Duration::from_secs_f64(value["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
         ..Report::default()
     };
+    for (code, count) in value["status_code_counts"].as_object()? {
+        report
+            .status_codes
+            .insert(code.parse().ok()?, count.as_u64()?);
+    }
     report.traffic.bytes_received = n(&t["bytes_received"]);
     report.traffic.bytes_sent = n(&t["bytes_sent"]);
     report.traffic.header_wire_bytes_received = n(&t["header_wire_bytes_received"]);
@@ -130,6 +150,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
     report.request_time = decode(l["request"]["histogram"].as_str()?)?;
     report.connect_time = decode(l["connect"]["histogram"].as_str()?)?;
     report.first_byte = decode(l["first_byte"]["histogram"].as_str()?)?;
+    report.request_first_byte = decode(l["request_first_byte"]["histogram"].as_str()?)?;
     Some(report)
 }
 
@@ -189,25 +210,31 @@ mod tests {
         let mut a = Report {
             total: Some(2),
             started: 2,
-            done: 2,
-            succeeded: 2,
+            reconnects: 1,
             ..Report::default()
         };
+        a.record_status(200);
+        a.record_status(503);
         a.request_time.record(Duration::from_millis(1));
         a.request_time.record(Duration::from_millis(2));
         let mut b = Report {
             total: Some(1),
             started: 1,
-            done: 1,
-            succeeded: 1,
             ..Report::default()
         };
+        b.record_status(200);
         b.request_time.record(Duration::from_millis(100));
         let a2 = from_json(&to_json(&a)).unwrap();
         let b2 = from_json(&to_json(&b)).unwrap();
         let mut merged = a2;
         merged.merge(&b2);
         assert_eq!(merged.done, 3);
+        assert_eq!(merged.status_codes.get(&200), Some(&2));
+        assert_eq!(merged.status_codes.get(&503), Some(&1));
+        assert_eq!(merged.reconnects, 1);
+        // A merged report written again reads back the same.
+        let again = from_json(&to_json(&merged)).unwrap();
+        assert_eq!(to_json(&again), to_json(&merged));
         assert_eq!(merged.request_time.count(), 3);
         assert!(merged.request_time.percentile(100.0) >= Duration::from_millis(99));
     }

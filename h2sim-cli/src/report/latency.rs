@@ -47,35 +47,42 @@ impl Latency {
         Duration::from_micros(self.0.value_at_quantile(q / 100.0))
     }
 
-    /// min, max, mean, sd, p50, p90, p99, p99.9 as a report row.
+    /// Share of the samples within one sd of the mean, in percent
+    /// (h2load's `+/- sd` column).
+    pub fn within_sd(&self) -> f64 {
+        let h = &self.0;
+        if h.is_empty() {
+            return 0.0;
+        }
+        let (mean, sd) = (h.mean(), h.stdev());
+        let within: u64 = h
+            .iter_recorded()
+            .filter(|v| (v.value_iterated_to() as f64 - mean).abs() <= sd)
+            .map(|v| v.count_at_value())
+            .sum();
+        within as f64 * 100.0 / h.len() as f64
+    }
+
+    /// h2load's columns (min, max, mean, sd, +/- sd), then p50, p90, p99,
+    /// p99.9, as a report row.
     pub fn row(&self) -> String {
         if self.count() == 0 {
-            return format!("{:>10}", "-");
+            return format!(" {:>10}", "-");
         }
         let h = &self.0;
-        let cells = [
-            Duration::from_micros(h.min()),
-            Duration::from_micros(h.max()),
-            Duration::from_micros(h.mean() as u64),
-            Duration::from_micros(h.stdev() as u64),
-            self.percentile(50.0),
-            self.percentile(90.0),
-            self.percentile(99.0),
-            self.percentile(99.9),
-        ];
-        cells.iter().map(|d| format!("{:>10}", human(*d))).collect()
-    }
-}
-
-/// A duration as h2load prints it: us, ms or s.
-fn human(d: Duration) -> String {
-    let micros = d.as_micros();
-    if micros < 1000 {
-        format!("{micros}us")
-    } else if micros < 1_000_000 {
-        format!("{:.2}ms", micros as f64 / 1000.0)
-    } else {
-        format!("{:.2}s", micros as f64 / 1e6)
+        let d = |us: u64| super::human(Duration::from_micros(us));
+        let mut row = format!(
+            " {:>10}  {:>10}  {:>10}  {:>10}  {:>7.2}%",
+            d(h.min()),
+            d(h.max()),
+            d(h.mean() as u64),
+            d(h.stdev() as u64),
+            self.within_sd()
+        );
+        for q in [50.0, 90.0, 99.0, 99.9] {
+            row.push_str(&format!("  {:>10}", super::human(self.percentile(q))));
+        }
+        row
     }
 }
 

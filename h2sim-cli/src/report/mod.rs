@@ -1,6 +1,7 @@
 //! The client's statistics and the report printed at the end, in the shape
-//! h2load users know, plus a JSON form whose histograms can be merged
-//! across runs and machines.
+//! h2load users know (every line h2load also prints keeps its label and its
+//! meaning), plus a JSON form whose histograms can be merged across runs
+//! and machines.
 
 mod json;
 mod latency;
@@ -8,35 +9,64 @@ mod latency;
 pub use json::{from_json, to_json};
 pub use latency::Latency;
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use h2sim_proto::Stats as Traffic;
 
-/// Counts and latencies of a client run (one connection's, or merged).
+/// Counts and latencies of a client run (one connection slot's, or merged).
+///
+/// The request counters have h2load's meanings: `done` = `succeeded` +
+/// `failed`; `errored` (reset, refused, lost with the connection) and
+/// `timed_out` are parts of `failed`. Warm-up requests are counted in none
+/// of them (nor in `total`), only in `warmup`.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Requests the run was asked for (`-C` times steps), when known.
+    /// Requests the run was asked for (`-C` times steps, less warm-up), when known.
     pub total: Option<u64>,
     pub started: u64,
     pub done: u64,
-    /// Completed with a status below 400.
+    /// Completed with a 2xx or 3xx status (h2load's "succeeded").
     pub succeeded: u64,
-    /// Completed with 4xx/5xx, plus errored and timed out.
+    /// Done without success: 1xx/4xx/5xx, errored and timed out.
     pub failed: u64,
     /// Reset, refused, or lost with the connection.
     pub errored: u64,
     pub timed_out: u64,
+    /// Sent again under `-r` (not counted in `started` again).
     pub retried: u64,
-    /// Responses by status class: 1xx … 5xx.
-    pub status_classes: [u64; 5],
+    /// Sent during `--warmup`: counted nowhere else.
+    pub warmup: u64,
+    /// `-T`: intended sends that never happened before `--duration` ended
+    /// (every slot busy, the window at its bound).
+    pub missed: u64,
+    /// Final responses by status code.
+    pub status_codes: BTreeMap<u16, u64>,
     pub pushes: u64,
+    /// Connections made (reconnections included).
     pub connections: u64,
+    /// Connections made after a loss or a `--requests-per-connection` turn.
+    pub reconnects: u64,
+    /// Connection slots that never connected.
+    pub unreachable: u64,
+    /// The application protocol negotiated: `h2c`, `h2`, `http/1.1`.
+    pub protocol: Option<String>,
     pub traffic: Traffic,
     pub request_time: Latency,
+    /// Per connection: TCP (and TLS) set-up.
     pub connect_time: Latency,
+    /// Per connection, as h2load: from the start of connecting to the
+    /// connection's first received byte of a response.
     pub first_byte: Latency,
+    /// Per request: from sending it to the first byte of its response.
+    pub request_first_byte: Latency,
+    /// Per connection: requests done over its lifetime, per second
+    /// (h2load's `req/s` row).
+    pub connection_rps: Vec<f64>,
     pub elapsed: Duration,
+    /// When the last request ended (the run's clock stops there); not in JSON.
+    pub last_done: Option<Instant>,
 }
 
 impl Report {
@@ -48,43 +78,86 @@ impl Report {
         self.errored += other.errored;
         self.timed_out += other.timed_out;
         self.retried += other.retried;
-        for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
-            *a += b;
+        self.warmup += other.warmup;
+        self.missed += other.missed;
+        for (code, n) in &other.status_codes {
+            *self.status_codes.entry(*code).or_default() += n;
         }
         self.pushes += other.pushes;
         self.connections += other.connections;
+        self.reconnects += other.reconnects;
+        self.unreachable += other.unreachable;
+        if self.protocol.is_none() {
+            self.protocol.clone_from(&other.protocol);
+        }
         self.traffic.merge(&other.traffic);
         self.request_time.merge(&other.request_time);
         self.connect_time.merge(&other.connect_time);
         self.first_byte.merge(&other.first_byte);
+        self.request_first_byte.merge(&other.request_first_byte);
+        self.connection_rps.extend_from_slice(&other.connection_rps);
         self.elapsed = self.elapsed.max(other.elapsed);
+        self.last_done = self.last_done.max(other.last_done);
     }
 
-    /// Requests that never got an answer: asked for but not done.
+    /// Counts one final response.
+    pub fn record_status(&mut self, status: u16) {
+        *self.status_codes.entry(status).or_default() += 1;
+        self.done += 1;
+        if (200..400).contains(&status) {
+            self.succeeded += 1;
+        } else {
+            self.failed += 1;
+        }
+    }
+
+    /// Counts one request that ended without a response.
+    pub fn record_error(&mut self, timed_out: bool) {
+        self.done += 1;
+        self.failed += 1;
+        if timed_out {
+            self.timed_out += 1;
+        } else {
+            self.errored += 1;
+        }
+    }
+
+    /// Responses by class, 1xx … 5xx (other codes count with the nearest).
+    pub fn status_classes(&self) -> [u64; 5] {
+        let mut classes = [0; 5];
+        for (code, n) in &self.status_codes {
+            classes[usize::from(code / 100).clamp(1, 5) - 1] += n;
+        }
+        classes
+    }
+
+    /// Requests asked for that never ended: not sent, or in flight when the
+    /// run stopped.
     pub fn lost(&self) -> u64 {
-        self.total.map_or(0, |t| {
-            t.saturating_sub(self.done + self.errored + self.timed_out)
-        })
+        self.total.map_or(0, |t| t.saturating_sub(self.done))
     }
 
-    /// The run went wrong if any request failed or was lost.
+    /// The run went wrong if any request failed or was lost, a fixed rate
+    /// was not kept, or a server was never reached.
     pub fn is_success(&self) -> bool {
-        self.failed == 0 && self.errored == 0 && self.timed_out == 0 && self.lost() == 0
+        self.failed == 0 && self.lost() == 0 && self.missed == 0 && self.unreachable == 0
     }
 
     pub fn requests_per_second(&self) -> f64 {
         per_second(self.done, self.elapsed)
     }
 
-    /// The text report.
+    /// The text report: h2load's lines first, then h2sim's own.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let secs = self.elapsed.as_secs_f64();
         let t = &self.traffic;
-        let total_bytes = t.bytes_received + t.bytes_sent;
+        if let Some(protocol) = &self.protocol {
+            let _ = writeln!(out, "Application protocol: {protocol}");
+        }
         let _ = writeln!(
             out,
-            "finished in {secs:.2}s, {:.2} req/s, {}/s",
+            "finished in {}, {:.2} req/s, {}/s",
+            human(self.elapsed),
             self.requests_per_second(),
             megabytes(per_second(t.bytes_received, self.elapsed))
         );
@@ -99,43 +172,93 @@ impl Report {
             self.errored,
             self.timed_out
         );
-        let [c1, c2, c3, c4, c5] = self.status_classes;
-        let _ = writeln!(
-            out,
-            "status codes: {c1} 1xx, {c2} 2xx, {c3} 3xx, {c4} 4xx, {c5} 5xx"
-        );
+        let [c1, c2, c3, c4, c5] = self.status_classes();
+        let _ = writeln!(out, "status codes: {c2} 2xx, {c3} 3xx, {c4} 4xx, {c5} 5xx");
         let savings = if t.header_bytes_received > 0 {
             100.0 * (1.0 - t.header_wire_bytes_received as f64 / t.header_bytes_received as f64)
         } else {
             0.0
         };
+        // As h2load: received bytes only (sent bytes are in the JSON).
         let _ = writeln!(
             out,
-            "traffic: {} ({total_bytes}) total, {} ({}) headers (space savings {savings:.2}%), {} ({}) data",
-            megabytes(total_bytes as f64),
+            "traffic: {} ({}) total, {} ({}) headers (space savings {savings:.2}%), {} ({}) data",
+            megabytes(t.bytes_received as f64),
+            t.bytes_received,
             megabytes(t.header_wire_bytes_received as f64),
             t.header_wire_bytes_received,
             megabytes(t.data_bytes_received as f64),
             t.data_bytes_received
         );
-        let _ = writeln!(out, "pushes: {} received", self.pushes);
-        if self.retried > 0 {
-            let _ = writeln!(out, "retries: {}", self.retried);
-        }
         let _ = writeln!(
             out,
-            "{:<18}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}",
-            "", "min", "max", "mean", "sd", "p50", "p90", "p99", "p99.9"
+            "                     min         max         mean         sd        +/- sd{:>12}{:>12}{:>12}{:>12}",
+            "p50", "p90", "p99", "p99.9"
         );
         for (name, latency) in [
             ("time for request:", &self.request_time),
             ("time for connect:", &self.connect_time),
             ("time to 1st byte:", &self.first_byte),
+            ("request 1st byte:", &self.request_first_byte),
         ] {
-            let _ = writeln!(out, "{name:<18}{}", latency.row());
+            let _ = writeln!(out, "{name:<17}{}", latency.row());
         }
+        let _ = writeln!(out, "req/s           :{}", rps_row(&self.connection_rps));
+        let codes: Vec<String> = self
+            .status_codes
+            .iter()
+            .map(|(code, n)| format!("{n} {code}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "status code counts: {}{}",
+            if codes.is_empty() {
+                "none".to_owned()
+            } else {
+                codes.join(", ")
+            },
+            if c1 > 0 {
+                format!(" ({c1} 1xx or none)")
+            } else {
+                String::new()
+            }
+        );
+        let _ = writeln!(
+            out,
+            "more counts: {} lost, {} retried, {} warm-up (not counted), {} sends missed (-T)",
+            self.lost(),
+            self.retried,
+            self.warmup,
+            self.missed
+        );
+        let _ = writeln!(
+            out,
+            "connections: {} made, {} reconnects, {} unreachable; pushes: {} received; sent: {} ({}) total",
+            self.connections,
+            self.reconnects,
+            self.unreachable,
+            self.pushes,
+            megabytes(t.bytes_sent as f64),
+            t.bytes_sent
+        );
         out
     }
+}
+
+/// h2load's `req/s` row: min, max, mean, sd over the connections, and the
+/// share within one sd of the mean.
+fn rps_row(values: &[f64]) -> String {
+    if values.is_empty() {
+        return format!(" {:>10}", "-");
+    }
+    let n = values.len() as f64;
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mean = values.iter().sum::<f64>() / n;
+    // Population sd, as h2load.
+    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let within = values.iter().filter(|v| (*v - mean).abs() <= sd).count() as f64 / n * 100.0;
+    format!(" {min:>10.2}  {max:>10.2}  {mean:>10.2}  {sd:>10.2}  {within:>7.2}%")
 }
 
 fn per_second(n: u64, elapsed: Duration) -> f64 {
@@ -143,7 +266,19 @@ fn per_second(n: u64, elapsed: Duration) -> f64 {
     if secs > 0.0 { n as f64 / secs } else { 0.0 }
 }
 
-/// Bytes as h2load prints them: B, KB, MB, GB with two decimals.
+/// A duration as h2load prints it: us, ms or s.
+pub(crate) fn human(d: Duration) -> String {
+    let micros = d.as_micros();
+    if micros < 1000 {
+        format!("{micros}us")
+    } else if micros < 1_000_000 {
+        format!("{:.2}ms", micros as f64 / 1000.0)
+    } else {
+        format!("{:.2}s", micros as f64 / 1e6)
+    }
+}
+
+/// Bytes as h2load prints them: B, KB, MB, GB (powers of 1024) with two decimals.
 fn megabytes(bytes: f64) -> String {
     const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
     let mut value = bytes;
@@ -152,55 +287,107 @@ fn megabytes(bytes: f64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    format!("{value:.2}{}", UNITS[unit])
+    if unit == 0 {
+        format!("{value:.0}{}", UNITS[unit])
+    } else {
+        format!("{value:.2}{}", UNITS[unit])
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn arithmetic_and_merge() {
+    fn sample() -> Report {
         let mut a = Report {
             total: Some(10),
             started: 6,
-            done: 5,
-            succeeded: 4,
-            failed: 1,
             ..Report::default()
         };
-        a.status_classes[1] = 4;
-        a.status_classes[3] = 1;
+        for _ in 0..4 {
+            a.record_status(200);
+        }
+        a.record_status(404);
         a.elapsed = Duration::from_secs(2);
         a.request_time.record(Duration::from_millis(3));
+        a
+    }
+
+    #[test]
+    fn arithmetic_and_merge() {
+        let mut a = sample();
         let mut b = Report {
             started: 4,
-            done: 4,
-            succeeded: 4,
             ..Report::default()
         };
-        b.status_classes[1] = 4;
+        for _ in 0..3 {
+            b.record_status(201);
+        }
+        b.record_error(true);
         b.elapsed = Duration::from_secs(1);
         b.request_time.record(Duration::from_millis(5));
         a.merge(&b);
-        assert_eq!((a.started, a.done, a.succeeded, a.failed), (10, 9, 8, 1));
-        assert_eq!(a.status_classes, [0, 8, 0, 1, 0]);
+        assert_eq!((a.started, a.done, a.succeeded, a.failed), (10, 9, 7, 2));
+        assert_eq!(
+            a.done,
+            a.succeeded + a.failed,
+            "h2load: done = succeeded + failed"
+        );
+        assert_eq!(a.status_classes(), [0, 7, 0, 1, 0]);
         assert_eq!(a.elapsed, Duration::from_secs(2));
         assert_eq!(a.request_time.count(), 2);
         assert_eq!(a.lost(), 1);
         assert!(!a.is_success());
         assert!((a.requests_per_second() - 4.5).abs() < 1e-9);
         let text = a.render();
-        assert!(text.contains("requests: 10 total, 10 started, 9 done, 8 succeeded, 1 failed, 0 errored, 0 timeout"), "{text}");
+        assert!(text.contains("requests: 10 total, 10 started, 9 done, 7 succeeded, 2 failed, 0 errored, 1 timeout"), "{text}");
         assert!(
-            text.contains("status codes: 0 1xx, 8 2xx, 0 3xx, 1 4xx, 0 5xx"),
+            text.contains("status codes: 7 2xx, 0 3xx, 1 4xx, 0 5xx"),
+            "{text}"
+        );
+        assert!(
+            text.contains("status code counts: 4 200, 3 201, 1 404"),
+            "{text}"
+        );
+        assert!(text.contains("1 lost"), "{text}");
+    }
+
+    /// h2load counts received bytes only in `traffic: … total`.
+    #[test]
+    fn traffic_total_is_received_bytes() {
+        let mut a = sample();
+        a.traffic.bytes_received = 2048;
+        a.traffic.bytes_sent = 100_000;
+        let text = a.render();
+        assert!(text.contains("traffic: 2.00KB (2048) total"), "{text}");
+    }
+
+    #[test]
+    fn h2load_rows_and_columns() {
+        let mut a = sample();
+        a.protocol = Some("h2c".into());
+        a.connection_rps = vec![10.0, 20.0, 30.0];
+        let text = a.render();
+        assert!(text.starts_with("Application protocol: h2c\n"), "{text}");
+        assert!(text.contains("+/- sd"), "{text}");
+        // mean 20, population sd 8.16: one of three within.
+        assert!(
+            text.contains(
+                "req/s           :      10.00       30.00       20.00        8.16    33.33%"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "time for request:     3.00ms      3.00ms      3.00ms         0us   100.00%"
+            ),
             "{text}"
         );
     }
 
     #[test]
     fn units() {
-        assert_eq!(megabytes(512.0), "512.00B");
+        assert_eq!(megabytes(512.0), "512B");
         assert_eq!(megabytes(1536.0), "1.50KB");
         assert_eq!(megabytes(3.0 * 1024.0 * 1024.0), "3.00MB");
     }
