@@ -310,8 +310,9 @@ fn delays_hold_responses_back_on_the_virtual_clock() {
 #[test]
 fn fixed_rate_runs_measure_from_the_intended_start() {
     let mut p = plan(vec![step("GET", "/slow/x", "")], 10, 1);
-    // 100 per second, but every response takes 50 ms and there is one slot:
-    // each request starts late, and its latency counts the wait.
+    // 100 per second, but every response takes 50 ms and there is one slot
+    // that may not grow: each request starts late, and its latency counts
+    // the wait.
     p.interval = Some(Duration::from_millis(10));
     let mut r = rule("GET", "/slow/", 200, Body::Empty);
     r.delay = Delay::parse("50");
@@ -326,4 +327,150 @@ fn fixed_rate_runs_measure_from_the_intended_start() {
         max >= Duration::from_millis(400),
         "latency from the intended send time, not the actual: {max:?}"
     );
+}
+
+/// Issue 10 item 1: a server faster than one send interval left every slot
+/// idle between sends, and the client went away after the first response.
+#[test]
+fn fixed_rate_waits_for_the_next_send_time_instead_of_leaving() {
+    for http1 in [false, true] {
+        let mut p = plan(vec![step("GET", "/user/x", "")], 20, 4);
+        p.interval = Some(Duration::from_millis(10));
+        let (report, _, elapsed) = run(
+            Arc::new(p),
+            shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+            http1,
+        );
+        assert_eq!(
+            (report.started, report.done, report.succeeded),
+            (20, 20, 20),
+            "http1={http1}"
+        );
+        assert!(
+            elapsed >= Duration::from_millis(190),
+            "paced at 100/s: {elapsed:?}"
+        );
+        assert!(report.is_success());
+    }
+}
+
+/// When -P is below rate × latency the window grows (to a bound), so the
+/// rate is kept and latency stays the server's.
+#[test]
+fn fixed_rate_grows_the_window_when_the_rate_needs_it() {
+    let log = Arc::new(Memory::default());
+    let mut p = plan(vec![step("GET", "/slow/x", "")], 20, 1);
+    p.interval = Some(Duration::from_millis(10));
+    p.max_slots = 16;
+    p.log = Some(log.clone());
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("50");
+    let (report, _, elapsed) = run(Arc::new(p), shared(vec![r], None), false);
+    assert_eq!(report.done, 20);
+    assert!(elapsed < Duration::from_millis(300), "rate kept: {elapsed:?}");
+    assert!(report.request_time.percentile(100.0) < Duration::from_millis(60));
+    let lines = log.lines();
+    assert_eq!(
+        lines.iter().filter(|l| l.contains("window grows")).count(),
+        1,
+        "said once: {lines:?}"
+    );
+}
+
+/// A saturated fixed-rate `--duration` run reports the sends it never made.
+#[test]
+fn fixed_rate_duration_reports_missed_sends() {
+    let mut p = Plan::new(vec![step("GET", "/slow/x", "")], None, 1);
+    p.interval = Some(Duration::from_millis(10));
+    let start = Instant::now();
+    p.stop_at = Some(start + Duration::from_secs(1));
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("50");
+    let (report, _, _) = run(Arc::new(p), shared(vec![r], None), false);
+    // One slot, 50 ms each: about 20 of the 100 intended sends happen.
+    assert!((19..=21).contains(&report.started), "{}", report.started);
+    assert_eq!(report.started + report.missed, 100, "{report:?}");
+    assert!(!report.is_success(), "a rate not kept fails the run");
+    assert!(report.render().contains(&format!("{} sends missed", report.missed)));
+}
+
+/// Issue 10 item 5: h2load's definitions hold whatever happens; warm-up
+/// requests are counted nowhere but in `warmup`.
+#[test]
+fn warmup_requests_count_in_neither_started_nor_done() {
+    let mut p = plan(vec![step("GET", "/user/x", "")], 10, 1);
+    p.interval = Some(Duration::from_millis(10));
+    p.max_slots = 1;
+    p.warmup_until = Some(Instant::now() + Duration::from_millis(35));
+    let (report, _, _) = run(
+        Arc::new(p),
+        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+        false,
+    );
+    assert_eq!(report.warmup, 4, "sent at 0, 10, 20, 30 ms");
+    assert_eq!((report.started, report.done, report.succeeded), (6, 6, 6));
+}
+
+/// Issue 10 item 7: `--requests-per-connection N` goes away after N
+/// requests and goes on on a new connection; reconnects are counted.
+#[test]
+fn requests_per_connection_churns_connections() {
+    let log = Arc::new(Memory::default());
+    let rules = vec![
+        rule("POST", "/user/", 201, Body::Empty),
+        rule("GET", "/user/", 200, Body::Empty),
+    ];
+    for http1 in [false, true] {
+        log.0.lock().unwrap().clear();
+        let mut p = plan(
+            vec![step("POST", "/user/__MDN__", "{}"), step("GET", "/user/__MDN__", "")],
+            5,
+            2,
+        );
+        p.requests_per_connection = Some(3);
+        p.log = Some(log.clone());
+        let p = Arc::new(p);
+        let (report, totals, _, connections) = run_with(p, shared(rules.clone(), None), http1, |_| {});
+        assert_eq!((report.done, report.succeeded), (10, 10), "http1={http1}");
+        assert_eq!(connections, 4, "10 requests, 3 per connection");
+        assert_eq!((report.connections, report.reconnects), (4, 3));
+        assert_eq!(totals.rule_hits, vec![5, 5]);
+        let lines = log.lines();
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("DISCONNECTED by local GOAWAY")).count(),
+            4,
+            "{lines:?}"
+        );
+    }
+}
+
+/// Issue 10 items 14 and 16: long transactions are numbered in order and
+/// compared with `>=`; pushes are dumped with their promised response.
+#[test]
+fn slow_dumps_are_numbered_and_pushes_dumped() {
+    let log = Arc::new(Memory::default());
+    let trace = Arc::new(Memory::default());
+    let mut p = plan(vec![step("GET", "/slow/x", "")], 3, 1);
+    p.slow = Some(Duration::from_millis(50));
+    p.log = Some(log.clone());
+    p.trace = Some(trace.clone());
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("50");
+    r.pushes = vec![Push {
+        path: "/slow/pushed".into(),
+        reply: Reply {
+            body: Body::from_text("pushed-body"),
+            ..Reply::default()
+        },
+    }];
+    let (report, _, _) = run(Arc::new(p), shared(vec![r], None), false);
+    assert_eq!(report.done, 3);
+    let lines = log.lines().join("\n");
+    for n in 1..=3 {
+        assert!(lines.contains(&format!("LONG TRANSACTION({n}) DETECTED: elapsed_msec=50")), "{lines}");
+    }
+    let dumps = trace.lines().join("\n");
+    assert!(dumps.contains("PUSH_PROMISE[0/0,0]: promised stream 2 GET http://nf.example:8080/slow/pushed"), "{dumps}");
+    assert!(dumps.contains("PUSH_RESPONSE[2]: 200"), "{dumps}");
+    assert!(dumps.contains("pushed-body"), "{dumps}");
 }
