@@ -367,7 +367,10 @@ fn fixed_rate_grows_the_window_when_the_rate_needs_it() {
     r.delay = Delay::parse("50");
     let (report, _, elapsed) = run(Arc::new(p), shared(vec![r], None), false);
     assert_eq!(report.done, 20);
-    assert!(elapsed < Duration::from_millis(300), "rate kept: {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_millis(300),
+        "rate kept: {elapsed:?}"
+    );
     assert!(report.request_time.percentile(100.0) < Duration::from_millis(60));
     let lines = log.lines();
     assert_eq!(
@@ -391,7 +394,11 @@ fn fixed_rate_duration_reports_missed_sends() {
     assert!((19..=21).contains(&report.started), "{}", report.started);
     assert_eq!(report.started + report.missed, 100, "{report:?}");
     assert!(!report.is_success(), "a rate not kept fails the run");
-    assert!(report.render().contains(&format!("{} sends missed", report.missed)));
+    assert!(
+        report
+            .render()
+            .contains(&format!("{} sends missed", report.missed))
+    );
 }
 
 /// Issue 10 item 5: h2load's definitions hold whatever happens; warm-up
@@ -423,21 +430,28 @@ fn requests_per_connection_churns_connections() {
     for http1 in [false, true] {
         log.0.lock().unwrap().clear();
         let mut p = plan(
-            vec![step("POST", "/user/__MDN__", "{}"), step("GET", "/user/__MDN__", "")],
+            vec![
+                step("POST", "/user/__MDN__", "{}"),
+                step("GET", "/user/__MDN__", ""),
+            ],
             5,
             2,
         );
         p.requests_per_connection = Some(3);
         p.log = Some(log.clone());
         let p = Arc::new(p);
-        let (report, totals, _, connections) = run_with(p, shared(rules.clone(), None), http1, |_| {});
+        let (report, totals, _, connections) =
+            run_with(p, shared(rules.clone(), None), http1, |_| {});
         assert_eq!((report.done, report.succeeded), (10, 10), "http1={http1}");
         assert_eq!(connections, 4, "10 requests, 3 per connection");
         assert_eq!((report.connections, report.reconnects), (4, 3));
         assert_eq!(totals.rule_hits, vec![5, 5]);
         let lines = log.lines();
         assert_eq!(
-            lines.iter().filter(|l| l.contains("DISCONNECTED by local GOAWAY")).count(),
+            lines
+                .iter()
+                .filter(|l| l.contains("DISCONNECTED by local GOAWAY"))
+                .count(),
             4,
             "{lines:?}"
         );
@@ -467,10 +481,18 @@ fn slow_dumps_are_numbered_and_pushes_dumped() {
     assert_eq!(report.done, 3);
     let lines = log.lines().join("\n");
     for n in 1..=3 {
-        assert!(lines.contains(&format!("LONG TRANSACTION({n}) DETECTED: elapsed_msec=50")), "{lines}");
+        assert!(
+            lines.contains(&format!("LONG TRANSACTION({n}) DETECTED: elapsed_msec=50")),
+            "{lines}"
+        );
     }
     let dumps = trace.lines().join("\n");
-    assert!(dumps.contains("PUSH_PROMISE[0/0,0]: promised stream 2 GET http://nf.example:8080/slow/pushed"), "{dumps}");
+    assert!(
+        dumps.contains(
+            "PUSH_PROMISE[0/0,0]: promised stream 2 GET http://nf.example:8080/slow/pushed"
+        ),
+        "{dumps}"
+    );
     assert!(dumps.contains("PUSH_RESPONSE[2]: 200"), "{dumps}");
     assert!(dumps.contains("pushed-body"), "{dumps}");
 }

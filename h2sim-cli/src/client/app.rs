@@ -140,6 +140,8 @@ struct Pending {
     intended: Instant,
     retries: u32,
     warmup: bool,
+    /// Counted in `started` already (it went out once).
+    started: bool,
 }
 
 /// The request in flight on one slot.
@@ -180,8 +182,6 @@ struct Link {
     pushes: u64,
     /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
     going_away: bool,
-    /// The server's GOAWAY, if it sent one.
-    peer_goaway: Option<Reason>,
 }
 
 /// The client application of one connection slot.
@@ -237,11 +237,6 @@ impl ClientApp {
         self
     }
 
-    /// The next connection took `connect_time` to set up (a replacement).
-    pub fn set_connect_time(&mut self, connect_time: Duration) {
-        self.connect_time = Some(connect_time);
-    }
-
     #[cfg(test)]
     pub fn report(&self) -> &Report {
         &self.report
@@ -264,7 +259,7 @@ impl ClientApp {
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
-            self.close_link(now, None, "end of run");
+            self.close_link(now, None, "at the end of the run");
         }
         self.report
     }
@@ -349,6 +344,7 @@ impl ClientApp {
                 intended,
                 retries: 0,
                 warmup: self.plan.warmup_until.is_some_and(|t| intended < t),
+                started: false,
             };
             self.send(now, conn, slot, pending);
         }
@@ -377,7 +373,7 @@ impl ClientApp {
         }
     }
 
-    fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, pending: Pending) {
+    fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, mut pending: Pending) {
         let (mut head, body) = self.plan.steps[pending.step].request(&pending.values);
         head.authority = self.authority.clone();
         if let Some(trace) = &self.plan.trace {
@@ -396,14 +392,15 @@ impl ClientApp {
             }
             Ok(stream)
         });
-        if pending.retries == 0 && !pending.warmup {
-            self.report.started += 1;
-        }
-        if let Some(link) = self.link.as_mut() {
-            link.requests += 1;
-        }
         match sent {
             Ok(stream) => {
+                if !pending.started && !pending.warmup {
+                    self.report.started += 1;
+                }
+                pending.started = true;
+                if let Some(link) = self.link.as_mut() {
+                    link.requests += 1;
+                }
                 self.by_stream.insert(stream, slot);
                 self.slots[slot] = Some(Flight {
                     pending,
@@ -415,8 +412,15 @@ impl ClientApp {
                     body: Vec::new(),
                 });
             }
-            // The connection is going away: this request never left.
-            Err(_) => self.ended_without_response(now, pending, false),
+            // The connection is going away (the server said so, HTTP/1.0
+            // after its response): the request never left; it waits for
+            // the next connection, if one comes.
+            Err(_) => {
+                if let Some(link) = self.link.as_mut() {
+                    link.going_away = true;
+                }
+                self.carry.push_front(pending);
+            }
         }
     }
 
@@ -465,6 +469,7 @@ impl ClientApp {
                 step: next,
                 intended: now,
                 retries: 0,
+                started: false,
                 ..flight.pending
             });
         }
@@ -557,7 +562,7 @@ impl ClientApp {
         }
         if let Some(log) = &self.plan.log {
             log.line(&format!(
-                "{} DISCONNECTED by {cause}: {tps:.0} tps ({secs:.3} secs for {} reqs {} rsps {} rsts {} streams)",
+                "{} DISCONNECTED {cause}: {tps:.0} tps ({secs:.3} secs for {} reqs {} rsps {} rsts {} streams)",
                 String::from_utf8_lossy(&self.authority),
                 link.requests,
                 link.responses,
@@ -641,7 +646,6 @@ impl Application for ClientApp {
             resets: 0,
             pushes: 0,
             going_away: false,
-            peer_goaway: None,
         });
         self.last_now = Some(now);
     }
@@ -736,21 +740,8 @@ impl Application for ClientApp {
                     self.lost(now, conn, stream, false);
                 }
             }
-            Event::GoAway { reason, .. } => {
-                if let Some(link) = self.link.as_mut() {
-                    link.peer_goaway = Some(reason);
-                }
-            }
-            Event::Closed { error } => {
-                let going_away = self.link.as_ref().is_some_and(|l| l.going_away);
-                let peer_goaway = self.link.as_ref().and_then(|l| l.peer_goaway);
-                let cause = match (&error, peer_goaway) {
-                    (Some(e), _) => format!("error ({e})"),
-                    (None, Some(reason)) => format!("peer GOAWAY ({reason})"),
-                    (None, None) if going_away => "local GOAWAY".to_owned(),
-                    (None, None) => "peer close".to_owned(),
-                };
-                self.close_link(now, Some(conn.stats()), &cause);
+            Event::Closed { cause, .. } => {
+                self.close_link(now, Some(conn.stats()), &cause.to_string());
             }
             _ => {}
         }

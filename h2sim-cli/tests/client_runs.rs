@@ -1,0 +1,369 @@
+//! `h2sim client` end to end on loopback, for the client items of issue 10:
+//! the real binary against `h2sim server`, an HTTP/1.0 Python server, and
+//! signals sent to the real process.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
+
+/// A server process, killed on drop, whose output is drained by threads.
+struct Peer {
+    child: Child,
+    url: String,
+    output: Receiver<String>,
+}
+
+impl Peer {
+    /// Starts `program args` and waits for the line that names its port:
+    /// the first line for which `port_of` returns the URL.
+    fn start(mut command: Command, port_of: impl Fn(&str) -> Option<String>) -> Peer {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the peer");
+        let (tx, rx) = std::sync::mpsc::channel();
+        for pipe in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                BufReader::new(pipe)
+                    .lines()
+                    .map_while(Result::ok)
+                    .for_each(|l| drop(tx.send(l)))
+            });
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut seen = Vec::new();
+        let url = loop {
+            let line = rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("the peer never said its port: {seen:?}"));
+            if let Some(url) = port_of(&line) {
+                break url;
+            }
+            seen.push(line);
+        };
+        Peer {
+            child,
+            url,
+            output: rx,
+        }
+    }
+
+    /// `h2sim server` on a free port with `rules`.
+    fn h2sim(rules: &[&str]) -> Peer {
+        let mut command = Command::new(BIN);
+        command
+            .args(["server", "-S", "http://127.0.0.1:0"])
+            .args(rules);
+        Peer::start(command, |line| {
+            line.strip_prefix("h2sim server listening on ")
+                .map(str::to_owned)
+        })
+    }
+
+    /// Python's `http.server`: HTTP/1.0, closing after each response.
+    fn http10(dir: &std::path::Path) -> Peer {
+        let mut command = Command::new("python3");
+        command
+            .args([
+                "-u",
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                "--directory",
+            ])
+            .arg(dir)
+            .arg("0");
+        Peer::start(command, |line| {
+            let port = line.split(" port ").nth(1)?.split(' ').next()?;
+            Some(format!("http://127.0.0.1:{port}"))
+        })
+    }
+
+    fn output(&self) -> String {
+        std::thread::sleep(Duration::from_millis(200));
+        self.output.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn client(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("client")
+        .args(args)
+        .output()
+        .expect("run h2sim client")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The figure before `label` in the report's `requests:` line.
+fn count(report: &str, label: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.starts_with("requests:"))
+        .unwrap_or_else(|| panic!("no requests line: {report}"));
+    line.trim_start_matches("requests:")
+        .split(',')
+        .map(str::trim)
+        .find_map(|part| part.strip_suffix(label)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {label} in {line}"))
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("h2sim-client-runs-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Issue 10 item 1: `-T` against a server faster than one send interval
+/// sent one request and went away; on both runtimes, both protocols.
+#[test]
+fn fixed_rate_runs_to_the_end_on_both_runtimes_and_protocols() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        for http1 in [false, true] {
+            let mut args = vec![
+                "-q",
+                "-T",
+                "400",
+                "-C",
+                "20",
+                "-P",
+                "2",
+                "--runtime",
+                runtime,
+            ];
+            if http1 {
+                args.push("-1");
+            }
+            args.push(&url);
+            let out = client(&args);
+            let t = text(&out);
+            assert!(out.status.success(), "{runtime} http1={http1}: {t}");
+            assert_eq!(count(&t, "done"), 20, "{runtime} http1={http1}: {t}");
+            assert_eq!(count(&t, "succeeded"), 20, "{t}");
+        }
+    }
+}
+
+/// Issue 10 item 1: `-T R --duration D` sent one request and exited 0.
+#[test]
+fn fixed_rate_duration_run_keeps_sending() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    let out = client(&["-q", "-T", "100", "--duration", "1s", &url]);
+    let t = text(&out);
+    assert!(count(&t, "done") > 10, "{t}");
+    assert_eq!(count(&t, "failed"), 0, "{t}");
+}
+
+/// Issue 10 items 5 and 7: an HTTP/1.0 server closes after each response.
+/// Without reconnects one request is done and the rest are lost, and the
+/// counters agree (h2load: done = succeeded + failed); with
+/// `--reconnect-max` the run completes over one connection per request.
+#[test]
+fn http10_server_closing_after_each_response() {
+    let dir = temp_dir("http10");
+    std::fs::write(dir.join("1k"), vec![b'a'; 1024]).unwrap();
+    let server = Peer::http10(&dir);
+    let url = format!("{}/1k", server.url);
+    let out = client(&["-q", "-1", "-C", "20", &url]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert_eq!(
+        (
+            count(&t, "started"),
+            count(&t, "done"),
+            count(&t, "succeeded")
+        ),
+        (1, 1, 1),
+        "{t}"
+    );
+    assert_eq!(count(&t, "errored"), 0, "{t}");
+    assert!(t.contains("19 lost"), "{t}");
+
+    let out = client(&["-q", "-1", "-C", "20", "--reconnect-max", "5", &url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!((count(&t, "done"), count(&t, "succeeded")), (20, 20), "{t}");
+    assert!(t.contains("connections: 20 made, 19 reconnects"), "{t}");
+    assert_eq!(t.matches(" DISCONNECTED by ").count(), 20, "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 10 item 7: `--requests-per-connection` churns connections on
+/// sockets too, and the report counts the reconnects.
+#[test]
+fn requests_per_connection_on_sockets() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    let json = temp_dir("churn").join("report.json");
+    let out = client(&[
+        "-q",
+        "-C",
+        "30",
+        "-P",
+        "2",
+        "--requests-per-connection",
+        "10",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(count(&t, "succeeded"), 30, "{t}");
+    assert!(t.contains("connections: 3 made, 2 reconnects"), "{t}");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(value["reconnects"], 2);
+    assert_eq!(value["status_code_counts"]["200"], 30);
+}
+
+/// Issue 10 item 11: an instance that never connected is a failure.
+#[test]
+fn unreachable_server_instance_fails_the_run() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    // A port nothing listens on: bind one, note it, free it.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let url = format!("{}/fast/x", server.url);
+    let out = client(&["-q", "-C", "4", "--server", &dead, &url]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("1 unreachable"), "{t}");
+    assert!(t.contains(&dead[7..]), "names the instance: {t}");
+}
+
+/// Issue 10 item 12: fixed bodies carry content-length on both protocols
+/// (HTTP/1.1 no longer chunked).
+#[test]
+fn fixed_bodies_carry_content_length_on_both_protocols() {
+    let server = Peer::h2sim(&["-m", "POST", "-p", "/user/", "-s", "201"]);
+    let url = format!("{}/user/x", server.url);
+    for http1 in [false, true] {
+        let mut args = vec!["-q", "-m", "POST", "-u", &url, "-t", "hello"];
+        if http1 {
+            args.push("-1");
+        }
+        let out = client(&args);
+        assert!(out.status.success(), "{}", text(&out));
+        let dump = server.output();
+        assert!(dump.contains("content-length = 5"), "http1={http1}: {dump}");
+        assert!(!dump.contains("chunked"), "http1={http1}: {dump}");
+    }
+}
+
+/// Sends `signal` to the process.
+fn kill(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the process, at most `limit`.
+fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the client did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Issue 10 item 6: the first Ctrl-C stops sending, lets what is in flight
+/// finish, prints the report and writes the JSON (renamed into place); on
+/// both runtimes.
+#[test]
+fn first_ctrl_c_prints_the_report_and_writes_the_json() {
+    let server = Peer::h2sim(&[
+        "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "20", "-q",
+    ]);
+    let url = format!("{}/slow/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        let dir = temp_dir(&format!("ctrl-c-{runtime}"));
+        let json = dir.join("report.json");
+        let mut child = Command::new(BIN)
+            .args([
+                "client",
+                "-q",
+                "-C",
+                "1000000",
+                "-P",
+                "4",
+                "--runtime",
+                runtime,
+            ])
+            .args(["--json", json.to_str().unwrap(), &url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Let some requests finish first (the server answers after 20 ms).
+        std::thread::sleep(Duration::from_millis(500));
+        kill(&child, "-INT");
+        wait(&mut child, Duration::from_secs(10));
+        let out = child.wait_with_output().unwrap();
+        let t = text(&out);
+        assert!(t.contains("interrupted"), "{t}");
+        let done = count(&t, "done");
+        assert!(done > 0, "{t}");
+        assert_eq!(count(&t, "errored"), 0, "in-flight requests finished: {t}");
+        let value: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(value["requests"]["done"], done, "{runtime}");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// Issue 10 item 6: a second Ctrl-C ends the client at once, even with a
+/// request that would take a minute.
+#[test]
+fn second_ctrl_c_exits_at_once() {
+    let server = Peer::h2sim(&[
+        "-m", "GET", "-p", "/stuck/", "-s", "200", "--delay", "60000", "-q",
+    ]);
+    let url = format!("{}/stuck/x", server.url);
+    let mut child = Command::new(BIN)
+        .args(["client", "-q", "-C", "10", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    kill(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(100));
+    kill(&child, "-INT");
+    let status = wait(&mut child, Duration::from_secs(3));
+    assert_eq!(status.code(), Some(130));
+}
