@@ -88,7 +88,10 @@ fn parse(output: &str) -> Figures {
         .collect();
     let finished = line("finished in ");
     let parts: Vec<&str> = finished.split(", ").collect();
-    let unit = |s: &str| s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').to_owned();
+    let unit = |s: &str| {
+        s.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
+            .to_owned()
+    };
     let mut rows = BTreeMap::new();
     for label in [
         "time for request:",
@@ -101,7 +104,11 @@ fn parse(output: &str) -> Figures {
             .take(5)
             .map(str::to_owned)
             .collect();
-        assert_eq!(cells.len(), 5, "{label} has min max mean sd +/-sd:\n{output}");
+        assert_eq!(
+            cells.len(),
+            5,
+            "{label} has min max mean sd +/-sd:\n{output}"
+        );
         rows.insert(label.to_owned(), cells);
     }
     Figures {
@@ -132,9 +139,10 @@ fn run(program: &str, args: &[&str]) -> String {
 
 /// The duration units h2load uses.
 fn is_duration(cell: &str) -> bool {
-    ["us", "ms", "s"]
-        .iter()
-        .any(|u| cell.strip_suffix(u).is_some_and(|n| n.parse::<f64>().is_ok()))
+    ["us", "ms", "s"].iter().any(|u| {
+        cell.strip_suffix(u)
+            .is_some_and(|n| n.parse::<f64>().is_ok())
+    })
 }
 
 #[test]
@@ -155,7 +163,10 @@ fn h2sim_and_h2load_agree_on_the_same_workload() {
         (
             "POST 1k",
             vec!["-n", "2000", "-c", "2", "-m", "10", "-d", body_path, &url],
-            vec!["-q", "-C", "2000", "-S", "2", "-P", "10", "-m", "POST", "-u", &url, "-f", body_path],
+            vec![
+                "-q", "-C", "2000", "-S", "2", "-P", "10", "-m", "POST", "-u", &url, "-f",
+                body_path,
+            ],
         ),
     ];
     for (name, h2load_args, h2sim_args) in workloads {
@@ -186,18 +197,33 @@ fn h2sim_and_h2load_agree_on_the_same_workload() {
         );
         // Same units: durations in us/ms/s, the req/s row as numbers, and
         // the +/- sd column as a percentage.
-        assert_eq!(ours.finished_units.1, theirs.finished_units.1, "MB/s: {name}");
-        assert!(is_duration(&format!("1{}", ours.finished_units.0)), "{ours:?}");
+        assert_eq!(
+            ours.finished_units.1, theirs.finished_units.1,
+            "MB/s: {name}"
+        );
+        assert!(
+            is_duration(&format!("1{}", ours.finished_units.0)),
+            "{ours:?}"
+        );
         for (label, cells) in &ours.rows {
             let theirs_cells = &theirs.rows[label];
             for (i, (a, b)) in cells.iter().zip(theirs_cells).enumerate().take(4) {
                 if label.starts_with("req/s") {
-                    assert!(a.parse::<f64>().is_ok() && b.parse::<f64>().is_ok(), "{label} {a} {b}");
+                    assert!(
+                        a.parse::<f64>().is_ok() && b.parse::<f64>().is_ok(),
+                        "{label} {a} {b}"
+                    );
                 } else {
-                    assert!(is_duration(a) && is_duration(b), "{label} column {i}: {a} vs {b}");
+                    assert!(
+                        is_duration(a) && is_duration(b),
+                        "{label} column {i}: {a} vs {b}"
+                    );
                 }
             }
-            assert!(cells[4].ends_with('%') && theirs_cells[4].ends_with('%'), "{label}");
+            assert!(
+                cells[4].ends_with('%') && theirs_cells[4].ends_with('%'),
+                "{label}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

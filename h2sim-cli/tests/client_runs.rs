@@ -367,3 +367,62 @@ fn second_ctrl_c_exits_at_once() {
     let status = wait(&mut child, Duration::from_secs(3));
     assert_eq!(status.code(), Some(130));
 }
+
+/// A Python h2 server (python-hyper/h2) that answers every request with
+/// 200 and an empty body, and never closes a connection itself, even
+/// after the client's GOAWAY.
+const KEEP_OPEN_SERVER: &str = r#"
+import socket, threading, sys
+import h2.config, h2.connection, h2.events
+
+def serve(sock):
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            return
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived):
+                conn.send_headers(event.stream_id, [(":status", "200")], end_stream=True)
+        sock.sendall(conn.data_to_send())
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+print("port", listener.getsockname()[1], flush=True)
+while True:
+    sock, _ = listener.accept()
+    threading.Thread(target=serve, args=(sock,), daemon=True).start()
+"#;
+
+/// Issue 10 item 4: the run's clock stops at the last response, not after
+/// waiting for a peer that keeps the connection open. Requests go one at
+/// a time, so the run lasts about the connection set-up plus the sum of
+/// the request times; waiting for the close added up to a second.
+#[test]
+fn the_clock_stops_at_the_last_response() {
+    let mut command = Command::new("python3");
+    command.args(["-u", "-c", KEEP_OPEN_SERVER]);
+    let server = Peer::start(command, |line| {
+        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
+    });
+    let json = temp_dir("clock").join("report.json");
+    let url = format!("{}/x", server.url);
+    let out = client(&["-q", "-C", "50", "--json", json.to_str().unwrap(), &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let elapsed = value["elapsed_s"].as_f64().unwrap();
+    let request = &value["latency"]["request"];
+    let busy = (request["mean_us"].as_f64().unwrap() * request["count"].as_f64().unwrap()
+        + value["latency"]["connect"]["max_us"].as_f64().unwrap())
+        / 1e6;
+    // The slack covers the turns between one response and the next
+    // request; the close wait it replaces was 0.5 s or more.
+    assert!(
+        elapsed < busy + 0.2,
+        "elapsed {elapsed}s for {busy}s of requests"
+    );
+}
