@@ -419,12 +419,16 @@ fn targets(args: &ClientArgs) -> Vec<Target> {
         .collect()
 }
 
+/// One connection slot's application (None: it never connected) and how
+/// its last connection failed, if it did.
+pub type SlotOutcome = (Option<ClientApp>, Option<String>);
+
 /// What became of one target's connection slots, whatever the runtime.
 pub struct TargetOutcome {
     pub url: String,
     pub connections: usize,
-    /// Each slot's application (None: it never connected) and its error.
-    pub slots: Result<Vec<(Option<ClientApp>, Option<String>)>, String>,
+    /// The slots, or why the target as a whole could not be reached.
+    pub slots: Result<Vec<SlotOutcome>, String>,
 }
 
 /// The merged report once every connection ended; connection-level

@@ -3,7 +3,6 @@
 //! virtual clock, with no sockets and no runtime.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -426,3 +426,27 @@ fn the_clock_stops_at_the_last_response() {
         "elapsed {elapsed}s for {busy}s of requests"
     );
 }
+
+/// `h2sim merge --json FILE` writes the merged report, which merges again.
+#[test]
+fn merged_reports_merge_again() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    let dir = temp_dir("merge");
+    let (a, b, m) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
+    for (file, n) in [(&a, "3"), (&b, "5")] {
+        let out = client(&["-q", "-C", n, "--json", file.to_str().unwrap(), &url]);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let merge = |args: &[&std::path::Path]| {
+        let out = Command::new(BIN).arg("merge").args(args).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        text(&out)
+    };
+    let t = merge(&[&a, &b, std::path::Path::new("--json"), &m]);
+    assert_eq!(count(&t, "succeeded"), 8, "{t}");
+    let t = merge(&[&m, &m]);
+    assert_eq!(count(&t, "succeeded"), 16, "{t}");
+    assert!(t.contains("status code counts: 16 200"), "{t}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -237,13 +237,15 @@ impl ClientApp {
         self
     }
 
-    #[cfg(test)]
-    pub fn report(&self) -> &Report {
-        &self.report
-    }
-
     /// Whether a replacement connection should be opened: the slot still has
     /// steps to send or scenarios to start.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the adapters call it once Application::wants_reconnect lands"
+        )
+    )]
     pub fn wants_reconnect(&self) -> bool {
         let over = self.exhausted
             || self.plan.is_stopping()
@@ -735,10 +737,10 @@ impl Application for ClientApp {
             Event::Frame { outgoing, frame } => {
                 crate::trace::Stdout.line(&trace::frame(outgoing, &frame));
             }
-            Event::StreamReset { stream, .. } | Event::Retryable { stream } => {
-                if self.pushed.remove(&stream).is_none() {
-                    self.lost(now, conn, stream, false);
-                }
+            Event::StreamReset { stream, .. } | Event::Retryable { stream }
+                if self.pushed.remove(&stream).is_none() =>
+            {
+                self.lost(now, conn, stream, false);
             }
             Event::Closed { cause, .. } => {
                 self.close_link(now, Some(conn.stats()), &cause.to_string());

@@ -385,6 +385,46 @@ mod tests {
         );
     }
 
+    /// Issue 10 item 5: the text shows every counter the JSON has.
+    #[test]
+    fn text_shows_every_json_counter() {
+        let mut a = sample();
+        a.retried = 11;
+        a.warmup = 12;
+        a.missed = 13;
+        a.reconnects = 14;
+        a.unreachable = 15;
+        a.pushes = 16;
+        a.connections = 17;
+        let text = a.render();
+        for needle in [
+            "5 lost",
+            "11 retried",
+            "12 warm-up",
+            "13 sends missed",
+            "17 made, 14 reconnects, 15 unreachable",
+            "pushes: 16 received",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let json = to_json(&a);
+        for key in [
+            "total",
+            "started",
+            "done",
+            "succeeded",
+            "failed",
+            "errored",
+            "timeout",
+            "retried",
+            "lost",
+            "warmup",
+            "missed",
+        ] {
+            assert!(json["requests"].get(key).is_some(), "{key}");
+        }
+    }
+
     #[test]
     fn units() {
         assert_eq!(megabytes(512.0), "512B");
