@@ -315,15 +315,22 @@ impl ClientApp {
             if self.exhausted {
                 break;
             }
-            if self.plan.is_stopping() || self.plan.stop_at.is_some_and(|t| now >= t) {
-                self.exhaust();
-                break;
-            }
             let intended = match (self.plan.interval, self.next_start) {
                 (Some(_), Some(at)) if at > now => break,
                 (Some(_), at) => at.unwrap_or(now),
                 (None, _) => now,
             };
+            // A paced send due before the end still goes out if the timer
+            // woke up to one interval late; later, what is left was missed.
+            let grace = self.plan.interval.unwrap_or_default();
+            let over = self
+                .plan
+                .stop_at
+                .is_some_and(|t| intended >= t || now >= t + grace);
+            if self.plan.is_stopping() || over {
+                self.exhaust();
+                break;
+            }
             let slot = match self.free_slot() {
                 Some(slot) => slot,
                 None if self.plan.interval.is_some() && self.slots.len() < self.plan.max_slots => {
@@ -759,10 +766,9 @@ impl Application for ClientApp {
             .plan
             .timeout
             .and_then(|t| self.slots.iter().flatten().map(|f| f.sent + t).min());
-        [pacing, timeouts, self.plan.stop_at.filter(|_| open)]
-            .into_iter()
-            .flatten()
-            .min()
+        let grace = self.plan.interval.unwrap_or_default();
+        let end = self.plan.stop_at.filter(|_| open).map(|t| t + grace);
+        [pacing, timeouts, end].into_iter().flatten().min()
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
