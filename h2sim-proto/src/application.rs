@@ -35,6 +35,16 @@ pub trait Application {
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
         let _ = (now, conn);
     }
+
+    /// Client: asked once a connection has ended (after `Event::Closed`):
+    /// whether the application still has work, so its driver should open
+    /// a new connection and call `start` again on this same application.
+    /// An application that ends connections on purpose (a request limit
+    /// per connection) or meets servers that close after a response
+    /// (HTTP/1.0) answers true while requests remain.
+    fn wants_reconnect(&self) -> bool {
+        false
+    }
 }
 
 /// A connection and its application, driven as one: the whole loop a

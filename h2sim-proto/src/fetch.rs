@@ -425,4 +425,9 @@ impl Application for FetchApp {
         }
         self.fill(now, conn);
     }
+
+    /// Requests no connection has taken yet (or that came back unprocessed).
+    fn wants_reconnect(&self) -> bool {
+        !self.shared.lock().queue.is_empty()
+    }
 }

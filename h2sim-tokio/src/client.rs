@@ -39,9 +39,11 @@ pub enum ClientProtocol {
 /// When and how often a lost connection is replaced.
 #[derive(Debug, Clone, Copy)]
 pub struct Reconnect {
-    /// Replacements per connection slot, at most.
+    /// Lost connections (or connections that answered nothing) replaced
+    /// in a row, at most; a connection that got a response resets the
+    /// count. Planned ends are not counted.
     pub max_attempts: u32,
-    /// Pause before each replacement.
+    /// Pause before each replacement of a lost connection.
     pub delay: Duration,
 }
 
@@ -60,9 +62,13 @@ pub struct ClientOptions {
     pub server_name: Option<String>,
     /// TCP connect plus TLS handshake, at most.
     pub connect_timeout: Duration,
-    /// Replace lost connections (transport error, the server closing, a
-    /// protocol error, a GOAWAY with an error or that turned requests back).
-    /// `None`: a lost connection stays lost.
+    /// Replace lost connections (connect failure, transport error, the
+    /// server closing with requests open, a protocol error, a GOAWAY with
+    /// an error) while the application wants to go on
+    /// (`Application::wants_reconnect`). `None`: a lost connection stays
+    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
+    /// closes, the application's own GOAWAY) are followed by a new
+    /// connection whenever the application wants one, with or without this.
     pub reconnect: Option<Reconnect>,
     pub driver: DriverOptions,
     /// Triggering it makes every connection go away gracefully.
@@ -250,14 +256,18 @@ impl Dialer {
         })
     }
 
-    /// One connection slot: connect, run, and replace the connection while
-    /// it is lost and reconnecting is allowed. Lost means a transport
-    /// error, the server closing the transport, a protocol error, or a
-    /// GOAWAY that had an error code or turned requests back (see
-    /// `Watched::lost`). The application lives on across replacements (its
-    /// `start` runs again on each new connection), so it carries its work
-    /// over and has already heard, by `Event::Closed`, which exchanges the
-    /// loss took.
+    /// One connection slot: connect, run, and open a new connection while
+    /// the application still has work (`Application::wants_reconnect`).
+    /// A planned end — the application or the server going away without
+    /// error (GOAWAY NO_ERROR, an HTTP/1.1 response that closes) — is
+    /// followed by a new connection at once and is not limited. A loss —
+    /// connect failure, transport error, the server closing with requests
+    /// open, a protocol error, a GOAWAY with an error code — is replaced
+    /// only with `ClientOptions::reconnect`, after its delay, and at most
+    /// `max_attempts` times in a row (see `Watched::end`). The application
+    /// lives on across connections (its `start` runs again on each), so it
+    /// carries its work over and has already heard, by `Event::Closed`,
+    /// which exchanges the end took.
     async fn run_slot<A, F>(&self, factory: &F) -> ClientOutcome<A>
     where
         F: Fn(&ConnectionInfo) -> A,
@@ -265,42 +275,49 @@ impl Dialer {
     {
         let mut app: Option<A> = None;
         let mut reconnects = 0;
+        // Consecutive connections that were lost or got nowhere.
+        let mut losses = 0;
         loop {
-            let error = match self.open(reconnects).await {
+            let end = match self.open(reconnects).await {
                 Ok((stream, info)) => {
                     let watched = Watched::new(match app.take() {
                         Some(a) => a,
                         None => factory(&info),
                     });
                     let (result, watched) = self.run(stream, &info, watched).await;
-                    let lost = watched.lost();
+                    let end = watched.end(result);
                     app = Some(watched.app);
-                    match (result, lost) {
-                        (Err(e), _) => Some(ClientError::Transport(e)),
-                        (Ok(_), Some(lost)) => Some(lost),
-                        (Ok(Ending::PeerClosed), None) => Some(ClientError::PeerClosed),
-                        (Ok(Ending::Finished | Ending::DrainExpired), None) => None,
-                    }
+                    end
                 }
-                Err(e) => Some(e),
+                Err(e) => Err(e),
             };
-            let retry = self.options.reconnect.filter(|r| {
-                error.is_some()
-                    && reconnects < r.max_attempts
-                    && !self.options.shutdown.is_triggered()
-            });
-            match retry {
-                Some(r) => {
-                    reconnects += 1;
-                    tokio::time::sleep(r.delay).await;
-                }
-                None => {
-                    return ClientOutcome {
-                        app,
-                        reconnects,
-                        error,
-                    };
-                }
+            // A planned end that answered nothing counts as a loss, so a
+            // server that turns every connection away cannot make the slot
+            // reconnect for ever.
+            let (error, counted) = match end {
+                Ok(progress) => (None, !progress),
+                Err(e) => (Some(e), true),
+            };
+            losses = if counted { losses + 1 } else { 0 };
+            // Before the first connection the application does not exist
+            // yet: its work is all still to do.
+            let wants = app.as_ref().is_none_or(A::wants_reconnect);
+            let policy = self.options.reconnect;
+            let allowed = match policy {
+                _ if !counted => true,
+                Some(r) => losses <= r.max_attempts,
+                None => false,
+            };
+            if !wants || !allowed || self.options.shutdown.is_triggered() {
+                return ClientOutcome {
+                    app,
+                    reconnects,
+                    error,
+                };
+            }
+            reconnects += 1;
+            if let (true, Some(r)) = (counted, policy) {
+                tokio::time::sleep(r.delay).await;
             }
         }
     }
@@ -394,15 +411,15 @@ impl Dialer {
 }
 
 /// The caller's application, watched on its way for the events that say
-/// the server ended the connection; everything is passed through as is.
+/// how the connection ended; everything is passed through as is.
 struct Watched<A> {
     app: A,
     /// The code of the server's GOAWAY, if it sent one.
     goaway: Option<Reason>,
-    /// Requests were turned back unprocessed (above the GOAWAY's last id).
-    retryable: bool,
-    /// The protocol error the connection ended in.
+    /// The error the connection ended in, as the core told it.
     error: Option<ConnectionError>,
+    /// A final response arrived on this connection.
+    progress: bool,
 }
 
 impl<A> Watched<A> {
@@ -410,23 +427,32 @@ impl<A> Watched<A> {
         Watched {
             app,
             goaway: None,
-            retryable: false,
             error: None,
+            progress: false,
         }
     }
 
-    /// Whether the connection was lost rather than finished. A GOAWAY
-    /// without error that left nothing unprocessed is an orderly end (the
-    /// reply to our own GOAWAY, or a server shutting down after answering
-    /// everything); one with an error code, or that turned requests back,
-    /// is a loss, and so is a protocol error.
-    fn lost(&self) -> Option<ClientError> {
-        if let Some(e) = &self.error {
-            return Some(ClientError::Closed(e.clone()));
+    /// How the connection ended: `Ok(progress)` for a planned end (our
+    /// GOAWAY, or the server's without error, or an HTTP/1.1 response
+    /// that closes the connection), with whether any response arrived.
+    /// A loss is a transport error, the server closing with requests
+    /// open, a protocol error (ours or the server's), or a GOAWAY with an
+    /// error code — also one that came after our own GOAWAY.
+    fn end(&self, result: io::Result<Ending>) -> Result<bool, ClientError> {
+        if let Err(e) = result {
+            return Err(ClientError::Transport(e));
         }
-        self.goaway
-            .filter(|&reason| reason != Reason::NO_ERROR || self.retryable)
-            .map(|reason| ClientError::WentAway { reason })
+        // The GOAWAY's code says more than the end of stream after it.
+        match (&self.error, self.goaway) {
+            (Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })), _) => {
+                Err(ClientError::Closed(e.clone()))
+            }
+            (_, Some(reason)) if reason != Reason::NO_ERROR => {
+                Err(ClientError::WentAway { reason })
+            }
+            (Some(_), _) => Err(ClientError::PeerClosed),
+            (None, _) => Ok(self.progress),
+        }
     }
 }
 
@@ -438,12 +464,8 @@ impl<A: Application> Application for Watched<A> {
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
         match &event {
             Event::GoAway { reason, .. } => self.goaway = Some(*reason),
-            Event::Retryable { .. } => self.retryable = true,
-            // The transport's end is told by the driver, with its cause.
-            Event::Closed {
-                error: Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })),
-                ..
-            } => self.error = Some(e.clone()),
+            Event::Response { head, .. } if !head.is_informational() => self.progress = true,
+            Event::Closed { error, .. } => self.error.clone_from(error),
             _ => {}
         }
         self.app.on_event(now, event, conn);
@@ -455,5 +477,9 @@ impl<A: Application> Application for Watched<A> {
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
         self.app.on_timeout(now, conn);
+    }
+
+    fn wants_reconnect(&self) -> bool {
+        self.app.wants_reconnect()
     }
 }

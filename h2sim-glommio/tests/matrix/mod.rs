@@ -604,10 +604,31 @@ pub fn our_client_against_python_h2_server(h: &impl Harness) {
     assert_eq!(push.pushes[0].1, b"pushed by python\n");
 }
 
+/// `python3 -m http.server`, which speaks HTTP/1.0 and closes the
+/// connection after every response, serving `/a.txt` ("hello\n").
+pub fn python_http10_server() -> PeerServer {
+    require("python3", "apt-get install python3");
+    let root = scratch_dir("http10-root");
+    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    let port = free_port();
+    let child = Command::new("python3")
+        .args(["-m", "http.server", "--bind", "127.0.0.1"])
+        .arg(port.to_string())
+        .current_dir(&root)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = PeerServer { child, port };
+    wait_listening(port);
+    server
+}
+
 // ---------------------------------------------------------------- nghttpd
 
 /// nghttpd serving a small document root, pushing `/style.css` with `/`.
-fn nghttpd(tls: bool) -> PeerServer {
+pub fn nghttpd(tls: bool) -> PeerServer {
     require(NGHTTPD.0, NGHTTPD.1);
     let root = scratch_dir("nghttpd-root");
     std::fs::write(root.join("index.html"), "<html>nghttpd index</html>\n").unwrap();

@@ -303,7 +303,7 @@ impl Client {
         ex.answered = true;
         self.awaiting = self.awaiting.saturating_sub(1);
         if ex.last {
-            self.end(io, None, Reason::CANCEL, true);
+            self.end_after_last(io);
         } else {
             self.flush(io);
         }
@@ -347,6 +347,22 @@ impl Client {
         self.awaiting = 0;
         self.no_new = true;
         io.close(error);
+    }
+
+    /// The response that closes the connection is complete: an orderly
+    /// end. Requests pipelined behind it were not processed — a server
+    /// that says `close` must not process further requests (RFC 9112 §9.6)
+    /// — so they are retryable, like the ones never written.
+    fn end_after_last(&mut self, io: &mut Io) {
+        for ex in self.exchanges.drain(..) {
+            if !ex.answered {
+                io.emit(Event::Retryable { stream: ex.id });
+            }
+        }
+        self.started = 0;
+        self.awaiting = 0;
+        self.no_new = true;
+        io.close(None);
     }
 
     /// The server closed its side: a response delimited by the close is

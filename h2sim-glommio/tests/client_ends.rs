@@ -1,0 +1,149 @@
+//! How client connections end and are replaced: a server that closes after
+//! every response (HTTP/1.0, or GOAWAY after each answer) is a planned end
+//! followed by a new connection while work remains; a client's own GOAWAY
+//! names no stream the server did not push (RFC 9113 §6.8), so nghttpd
+//! answers it without error.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[allow(unused_macros)]
+mod matrix;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use h2sim_glommio::{
+    ClientOptions, ClientOutcome, ClientProtocol, Executors, FetchRequest, ListenerSpec, Server,
+    ServerOptions, connect,
+};
+use h2sim_proto::fetch::{FetchApp, Outcome, Shared};
+use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead};
+
+/// A fetch application that also keeps the GOAWAY codes it heard.
+struct Recorder {
+    fetch: FetchApp,
+    goaways: Vec<Reason>,
+}
+
+impl Application for Recorder {
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
+        self.fetch.start(now, conn);
+    }
+
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::GoAway { reason, .. } = &event {
+            self.goaways.push(*reason);
+        }
+        self.fetch.on_event(now, event, conn);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.fetch.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.fetch.on_timeout(now, conn);
+    }
+
+    fn wants_reconnect(&self) -> bool {
+        self.fetch.wants_reconnect()
+    }
+}
+
+/// Runs `requests` over one connection slot with `options`; the results
+/// and the slot's outcome.
+fn run(
+    target: &str,
+    options: ClientOptions,
+    requests: Vec<FetchRequest>,
+) -> (Vec<Outcome>, ClientOutcome<Recorder>) {
+    let shared = Arc::new(Shared::new(requests));
+    let for_apps = shared.clone();
+    let mut outcomes = connect(target, options, move |_| Recorder {
+        fetch: for_apps.app(1),
+        goaways: Vec::new(),
+    })
+    .unwrap();
+    (shared.results("not sent"), outcomes.remove(0))
+}
+
+/// `python3 -m http.server` closes after each response (HTTP/1.0): each
+/// end is orderly, the pipelined requests are not lost, and the slot
+/// reconnects for the rest without any reconnect policy.
+#[test]
+fn reconnects_to_an_http10_server_that_closes_after_each_response() {
+    let peer = matrix::python_http10_server();
+    let authority = format!("127.0.0.1:{}", peer.port);
+    let requests: Vec<FetchRequest> = (0..5)
+        .map(|_| FetchRequest::get("http", &authority, "/a.txt"))
+        .collect();
+    let mut options = ClientOptions {
+        protocol: ClientProtocol::Http1,
+        executors: Executors::new(1),
+        ..ClientOptions::default()
+    };
+    options.config.http1.max_pipeline = 3;
+    let (results, outcome) = run(&authority, options, requests);
+    for r in &results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.head.status, 200);
+        assert_eq!(r.body, "hello\n");
+    }
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert!(
+        outcome.reconnects >= 1,
+        "one connection per response at most"
+    );
+    assert!(outcome.reconnects <= 4, "{}", outcome.reconnects);
+}
+
+/// Answers each request, then goes away (HTTP/2 GOAWAY NO_ERROR, HTTP/1.1
+/// `connection: close`): a request limit per connection on the server.
+struct OnePerConnection;
+
+impl Application for OnePerConnection {
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            conn.go_away(now);
+            let _ = conn.send_response(stream, ResponseHead::new(200), true);
+        }
+    }
+}
+
+/// A server that goes away after every answer is a planned end: the slot
+/// reconnects once per request, whatever `Reconnect::max_attempts` says.
+#[test]
+fn go_away_after_each_response_is_followed_by_new_connections() {
+    let server = Server::bind(
+        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
+        ServerOptions {
+            executors: Executors::new(1),
+            ..ServerOptions::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let running = server.start(|_| OnePerConnection).unwrap();
+    for protocol in [ClientProtocol::Http2, ClientProtocol::Http1] {
+        let requests: Vec<FetchRequest> = (0..4)
+            .map(|_| FetchRequest::get("http", &addr.to_string(), "/"))
+            .collect();
+        let options = ClientOptions {
+            protocol,
+            executors: Executors::new(1),
+            reconnect: Some(h2sim_glommio::Reconnect {
+                max_attempts: 1,
+                delay: std::time::Duration::from_millis(10),
+            }),
+            ..ClientOptions::default()
+        };
+        let (results, outcome) = run(&addr.to_string(), options, requests);
+        for r in &results {
+            assert_eq!(r.as_ref().unwrap().head.status, 200, "{protocol:?}");
+        }
+        assert!(outcome.error.is_none(), "{protocol:?}: {:?}", outcome.error);
+        assert_eq!(outcome.reconnects, 3, "{protocol:?}");
+    }
+    running.shutdown().trigger();
+    running.join();
+}
