@@ -115,6 +115,12 @@ impl Plan {
         self.stopping.load(Ordering::Relaxed)
     }
 
+    /// Whether scenarios are left to start (as far as the count goes).
+    fn has_more(&self) -> bool {
+        self.scenarios
+            .is_none_or(|total| self.next.load(Ordering::Relaxed) < total)
+    }
+
     /// Takes the next scenario number, if the run is not over.
     fn take_scenario(&self) -> Option<u64> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -235,26 +241,6 @@ impl ClientApp {
     pub fn with_protocol(mut self, name: &str) -> Self {
         self.report.protocol = Some(name.to_owned());
         self
-    }
-
-    /// Whether a replacement connection should be opened: the slot still has
-    /// steps to send or scenarios to start.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the adapters call it once Application::wants_reconnect lands"
-        )
-    )]
-    pub fn wants_reconnect(&self) -> bool {
-        let over = self.exhausted
-            || self.plan.is_stopping()
-            || self
-                .plan
-                .stop_at
-                .zip(self.last_now)
-                .is_some_and(|(t, now)| now >= t);
-        !self.carry.is_empty() || !over
     }
 
     /// This slot's statistics, once its last connection is over.
@@ -640,13 +626,18 @@ fn target(head: &RequestHead) -> String {
 impl Application for ClientApp {
     /// A new connection (the first, or a replacement).
     fn start(&mut self, now: Instant, _conn: &mut Connection) {
-        let connect_time = self.connect_time.take().unwrap_or_default();
+        // The adapter tells the first connection's set-up time; a
+        // replacement's is not known here and is left out.
+        let connect_time = self.connect_time.take();
         self.report.connections += 1;
         if self.links > 0 {
             self.report.reconnects += 1;
         }
         self.links += 1;
-        self.report.connect_time.record(connect_time);
+        if let Some(t) = connect_time {
+            self.report.connect_time.record(t);
+        }
+        let connect_time = connect_time.unwrap_or_default();
         self.link = Some(Link {
             opened: now.checked_sub(connect_time).unwrap_or(now),
             first_byte: false,
@@ -754,6 +745,20 @@ impl Application for ClientApp {
             }
             _ => {}
         }
+    }
+
+    /// Whether a replacement connection should be opened: the slot still has
+    /// steps to send or scenarios to start.
+    fn wants_reconnect(&self) -> bool {
+        let over = self.exhausted
+            || !self.plan.has_more()
+            || self.plan.is_stopping()
+            || self
+                .plan
+                .stop_at
+                .zip(self.last_now)
+                .is_some_and(|(t, now)| now >= t);
+        !self.carry.is_empty() || !over
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
