@@ -69,6 +69,24 @@ impl Server {
             .unwrap_or_else(|| panic!("no {scheme} listener in {:?}", self.urls))
     }
 
+    /// Waits until the server has printed a line containing `needle`, and
+    /// returns that line (a test that never sees it is ended by the
+    /// harness's timeout, not by a timed assertion).
+    pub fn wait_for(&self, needle: &str) -> String {
+        loop {
+            if let Some(line) = self
+                .output
+                .lock()
+                .unwrap()
+                .lines()
+                .find(|l| l.contains(needle))
+            {
+                return line.to_owned();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// SIGTERM, then the exit code and everything the server printed.
     pub fn stop(mut self) -> (Option<i32>, String) {
         let pid = self.child.id().to_string();
