@@ -507,6 +507,7 @@ impl<A: Application> Application for Watched<A> {
             // The transport's end is told by the driver, with its cause.
             Event::Closed {
                 error: Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })),
+                ..
             } => self.error = Some(e.clone()),
             _ => {}
         }

@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use glommio::timer::Timer;
-use h2sim_proto::{Application, Endpoint, Reason};
+use h2sim_proto::{Application, CloseCause, Endpoint, Reason};
 
 use crate::shutdown::LocalSignal;
 use crate::transport::{Outbox, Progress, ReadBuf, Transport};
@@ -103,7 +103,7 @@ pub(crate) async fn run<A: Application>(
             Ok(ending)
         }
         Err(e) => {
-            endpoint.handle_eof(Instant::now());
+            endpoint.handle_transport_error(Instant::now(), e.to_string());
             Err(e)
         }
     }
@@ -169,7 +169,7 @@ async fn drive<A: Application>(
             Wake::Shutdown => {
                 shutdown_seen = true;
                 if let Phase::Running = phase {
-                    phase = begin_drain(endpoint, now, options);
+                    phase = begin_drain(endpoint, now, options, CloseCause::LocalGoAway);
                 }
             }
             Wake::Io(progress) => {
@@ -188,10 +188,10 @@ async fn drive<A: Application>(
                 endpoint.handle_timeout(now);
                 phase = match phase {
                     Phase::Running if phase_deadline.is_some_and(|t| t <= now) => {
-                        begin_drain(endpoint, now, options)
+                        begin_drain(endpoint, now, options, CloseCause::IdleTimeout)
                     }
                     Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.abort(now, Reason::NO_ERROR);
+                        endpoint.abort_because(now, Reason::NO_ERROR, CloseCause::DrainExpired);
                         Phase::Aborted {
                             give_up_at: now + FINAL_FLUSH,
                         }
@@ -206,13 +206,15 @@ async fn drive<A: Application>(
     }
 }
 
-/// Asks the connection to go away gracefully and sets when to stop waiting.
+/// Asks the connection to go away gracefully, for `cause`, and sets when
+/// to stop waiting.
 fn begin_drain<A: Application>(
     endpoint: &mut Endpoint<A>,
     now: Instant,
     options: &DriverOptions,
+    cause: CloseCause,
 ) -> Phase {
-    endpoint.go_away(now);
+    endpoint.go_away_because(now, cause);
     Phase::Draining {
         abort_at: now + options.drain_timeout,
     }

@@ -577,7 +577,9 @@ mod tests {
                         let head = h2sim_proto::ResponseHead::new(200);
                         let _ = conn.send_response(stream, head, true);
                     }
-                    Event::Closed { error: Some(e) } => panic!("{e:?} after {} requests", self.0),
+                    Event::Closed { error: Some(e), .. } => {
+                        panic!("{e:?} after {} requests", self.0)
+                    }
                     _ => {}
                 }
             }

@@ -239,3 +239,46 @@ fn a_peer_that_does_not_read_is_throttled() {
     running.shutdown().trigger();
     running.join();
 }
+
+/// Records the cause of every connection's end.
+struct CauseLog(Arc<std::sync::Mutex<Vec<h2sim_proto::CloseCause>>>);
+
+impl Application for CauseLog {
+    fn on_event(&mut self, _now: Instant, event: Event, _conn: &mut Connection) {
+        if let Event::Closed { cause, .. } = event {
+            self.0.lock().unwrap().push(cause);
+        }
+    }
+}
+
+/// `Event::Closed` names the idle timeout on a server still detecting the
+/// protocol, and the peer's close on an HTTP/2 one.
+#[test]
+fn closed_event_names_idle_timeout_and_peer_close() {
+    use h2sim_proto::CloseCause;
+    let driver = DriverOptions {
+        idle_timeout: Some(Duration::from_millis(200)),
+        ..DriverOptions::default()
+    };
+    let server = Server::bind(
+        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
+        options(driver),
+    )
+    .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shared = log.clone();
+    let running = server.start(move |_| CauseLog(shared.clone())).unwrap();
+
+    let mut idle = TcpStream::connect(addr).unwrap();
+    read_to_close(&mut idle, Duration::from_secs(3));
+    let mut closing = TcpStream::connect(addr).unwrap();
+    closing.write_all(h2sim_proto::frame::PREFACE).unwrap();
+    closing.write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]).unwrap();
+    closing.shutdown(std::net::Shutdown::Write).unwrap();
+    read_to_close(&mut closing, Duration::from_secs(3));
+    running.shutdown().trigger();
+    running.join();
+    let causes = log.lock().unwrap().clone();
+    assert_eq!(causes, [CloseCause::IdleTimeout, CloseCause::PeerClosed]);
+}

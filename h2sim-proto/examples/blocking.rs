@@ -53,7 +53,7 @@ fn serve(mut sock: TcpStream) -> io::Result<()> {
             break;
         }
         while let Some(event) = conn.poll_event() {
-            if let Event::Closed { error: Some(e) } = &event {
+            if let Event::Closed { error: Some(e), .. } = &event {
                 eprintln!("server closed: {e}");
             }
             if let Event::Request { stream, head, .. } = event {

@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::close::CloseCause;
 use crate::connection::Connection;
 use crate::event::Event;
 
@@ -85,10 +86,30 @@ impl<A: Application> Endpoint<A> {
         self.dispatch(now);
     }
 
+    /// [`Connection::go_away_because`]: a graceful shutdown for a reason
+    /// the driver knows (an idle timeout).
+    pub fn go_away_because(&mut self, now: Instant, cause: CloseCause) {
+        self.conn.go_away_because(now, cause);
+        self.dispatch(now);
+    }
+
     /// Ends the connection at once (see [`Connection::abort`]) and hands the
     /// application what it caused (its `Closed` event).
     pub fn abort(&mut self, now: Instant, reason: crate::frame::Reason) {
         self.conn.abort(reason);
+        self.dispatch(now);
+    }
+
+    /// [`Connection::abort_because`]: ends the connection at once for a
+    /// reason the driver knows (the drain time ran out).
+    pub fn abort_because(&mut self, now: Instant, reason: crate::frame::Reason, cause: CloseCause) {
+        self.conn.abort_because(reason, cause);
+        self.dispatch(now);
+    }
+
+    /// [`Connection::handle_transport_error`]: the transport failed.
+    pub fn handle_transport_error(&mut self, now: Instant, detail: String) {
+        self.conn.handle_transport_error(now, detail);
         self.dispatch(now);
     }
 

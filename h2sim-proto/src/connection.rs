@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+use crate::close::{CauseSlot, CloseCause};
 use crate::config::Config;
 use crate::error::UserError;
 use crate::event::Event;
@@ -85,6 +86,9 @@ pub struct Connection {
     /// Input an HTTP/1.1 server left unread while its pipeline was full;
     /// offered to it again on every poll, ahead of newer input.
     held: BytesMut,
+    /// What the driver and the application said ends the connection, and
+    /// the peer's GOAWAY: refines the cause of `Event::Closed`.
+    cause: CauseSlot,
 }
 
 #[derive(Debug)]
@@ -125,6 +129,7 @@ impl Connection {
             bytes_received: 0,
             bytes_sent: 0,
             held: BytesMut::new(),
+            cause: CauseSlot::default(),
         }
     }
 
@@ -281,6 +286,13 @@ impl Connection {
         dispatch!(self, s => s.handle_eof(), undecided => ())
     }
 
+    /// The transport failed (reset, broken pipe, TLS alert): the connection
+    /// ends as at end of stream, with `CloseCause::TransportError(detail)`.
+    pub fn handle_transport_error(&mut self, now: Instant, detail: String) {
+        self.cause.note(CloseCause::TransportError(detail));
+        self.handle_eof(now);
+    }
+
     /// The deadline from [`Connection::poll_timeout`] has passed.
     pub fn handle_timeout(&mut self, now: Instant) {
         dispatch!(self, s => s.handle_timeout(now), undecided => ())
@@ -360,8 +372,17 @@ impl Connection {
     }
 
     /// Begins a graceful shutdown: no new streams, open ones finish, then
-    /// `Event::Closed` (RFC 9113 §6.8; `connection: close` in HTTP/1.1).
+    /// `Event::Closed` (RFC 9113 §6.8; `connection: close` in HTTP/1.1),
+    /// whose cause is `CloseCause::LocalGoAway`.
     pub fn go_away(&mut self, now: Instant) {
+        self.go_away_because(now, CloseCause::LocalGoAway);
+    }
+
+    /// [`Connection::go_away`] for a reason the driver knows, such as
+    /// `CloseCause::IdleTimeout`: `Event::Closed` will name it, unless the
+    /// end was already under way for another reason or is cut short.
+    pub fn go_away_because(&mut self, now: Instant, cause: CloseCause) {
+        self.cause.note(cause);
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
@@ -372,8 +393,16 @@ impl Connection {
         dispatch!(self, s => s.go_away(now), undecided => ())
     }
 
-    /// Ends the connection at once (HTTP/2: GOAWAY with `reason`).
+    /// Ends the connection at once (HTTP/2: GOAWAY with `reason`); the
+    /// cause is `CloseCause::Aborted`.
     pub fn abort(&mut self, reason: Reason) {
+        self.abort_because(reason, CloseCause::Aborted { reason });
+    }
+
+    /// [`Connection::abort`] for a reason the driver knows, such as
+    /// `CloseCause::DrainExpired`, which `Event::Closed` names.
+    pub fn abort_because(&mut self, reason: Reason, cause: CloseCause) {
+        self.cause.note(cause);
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
@@ -474,7 +503,18 @@ impl Connection {
         if let Some(event) = self.handover_events.pop_front() {
             return Some(event);
         }
-        dispatch!(self, s => s.poll_event(), undecided => None)
+        let mut event = dispatch!(self, s => s.poll_event(), undecided => None)?;
+        match &mut event {
+            Event::GoAway { reason, .. } => {
+                self.cause
+                    .note(CloseCause::GoAwayReceived { reason: *reason });
+            }
+            Event::Closed { error, cause } => {
+                *cause = self.cause.resolve(error.as_ref(), cause.clone());
+            }
+            _ => {}
+        }
+        Some(event)
     }
 
     /// Over, and everything it had to say has been polled: close the transport.

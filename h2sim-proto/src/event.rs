@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use crate::close::CloseCause;
 use crate::error::{ConnectionError, Violation};
 use crate::frame::{Frame, Reason, StreamId};
 use crate::hpack::HeaderField;
@@ -69,6 +70,10 @@ pub enum Event {
     /// A frame sent (`outgoing`) or received, with `Config::trace_frames`.
     Frame { outgoing: bool, frame: Frame },
     /// The connection is over: after flushing `poll_transmit` the transport
-    /// can be closed. `error` is `None` for a clean end.
-    Closed { error: Option<ConnectionError> },
+    /// can be closed. `error` is `None` for a clean end (nothing the
+    /// connection carried was lost); `cause` says what ended it.
+    Closed {
+        error: Option<ConnectionError>,
+        cause: CloseCause,
+    },
 }

@@ -417,7 +417,7 @@ impl Application for FetchApp {
                     self.shared.lock().queue.push_front(exchange.index);
                 }
             }
-            Event::Closed { error } => {
+            Event::Closed { error, .. } => {
                 self.lose_all(error);
                 return;
             }

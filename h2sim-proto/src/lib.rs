@@ -56,6 +56,7 @@
 //! ```
 
 mod application;
+mod close;
 mod config;
 mod connection;
 mod error;
@@ -71,6 +72,7 @@ mod message;
 mod stats;
 
 pub use application::{Application, Endpoint};
+pub use close::CloseCause;
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
 pub use connection::{Connection, Protocol, Role};
 pub use error::{ConnectionError, Malformation, UserError, Violation};

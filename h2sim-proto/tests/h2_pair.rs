@@ -327,7 +327,7 @@ fn graceful_goaway_lets_open_streams_finish() {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Closed { error: None }))
+            .any(|e| matches!(e, Event::Closed { error: None, .. }))
     );
 }
 
@@ -363,7 +363,7 @@ fn settings_timeout_ends_the_connection() {
     let events = pair.client_events();
     assert!(events.iter().any(|e| matches!(
         e,
-        Event::Closed { error: Some(err) } if err.reason() == Reason::SETTINGS_TIMEOUT
+        Event::Closed { error: Some(err), .. } if err.reason() == Reason::SETTINGS_TIMEOUT
     )));
 }
 

@@ -797,7 +797,7 @@ impl World {
                 reason,
                 ..
             } => self.client.goaways.push((last_stream_id, reason)),
-            Event::Closed { error } => {
+            Event::Closed { error, .. } => {
                 assert!(self.client.closed.is_none(), "client closed twice");
                 self.excuses().check_close("client", &error);
                 let pending = self.client.streams.values().any(|c| c.outcome.is_none());
@@ -955,7 +955,7 @@ impl World {
                 reason,
                 ..
             } => self.server.goaways.push((last_stream_id, reason)),
-            Event::Closed { error } => {
+            Event::Closed { error, .. } => {
                 assert!(self.server.closed.is_none(), "server closed twice");
                 self.excuses().check_close("server", &error);
                 self.server.closed = Some(error);
@@ -1851,7 +1851,7 @@ fn push_then_disable() -> (Link, StreamId) {
 
 fn closed_with_error(conn: &mut h2sim_proto::Connection) -> Option<ConnectionError> {
     std::iter::from_fn(|| conn.poll_event()).find_map(|e| match e {
-        Event::Closed { error } => error,
+        Event::Closed { error, .. } => error,
         _ => None,
     })
 }
@@ -1977,7 +1977,7 @@ fn data_on_a_stream_ignored_after_goaway_is_ignored() {
     assert!(
         !server
             .iter()
-            .any(|e| matches!(e, Event::Closed { error: Some(_) })),
+            .any(|e| matches!(e, Event::Closed { error: Some(_), .. })),
         "server: {server:?}"
     );
     let client = pair.client_events();

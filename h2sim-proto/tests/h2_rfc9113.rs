@@ -73,7 +73,7 @@ fn assert_connection_error(peer: &mut RawPeer, reason: Reason) {
     assert!(
         events
             .iter()
-            .any(|e| matches!(e, Event::Closed { error: Some(err) } if err.reason() == reason)),
+            .any(|e| matches!(e, Event::Closed { error: Some(err), .. } if err.reason() == reason)),
         "{events:?}"
     );
 }

@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use h2sim_proto::{Application, Endpoint, Reason};
+use h2sim_proto::{Application, CloseCause, Endpoint, Reason};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -105,7 +105,7 @@ where
             Ok(ending)
         }
         Err(e) => {
-            endpoint.handle_eof(Instant::now());
+            endpoint.handle_transport_error(Instant::now(), e.to_string());
             Err(e)
         }
     }
@@ -160,7 +160,7 @@ where
             () = shutdown.triggered(), if !shutdown_seen => {
                 shutdown_seen = true;
                 if let Phase::Running = phase {
-                    phase = begin_drain(endpoint, now, options);
+                    phase = begin_drain(endpoint, now, options, CloseCause::LocalGoAway);
                 }
             }
             progress = poll_fn(|cx| poll_io(cx, io, &mut out, &mut flush_owed, &mut rbuf, read_now)) => {
@@ -182,10 +182,10 @@ where
                 endpoint.handle_timeout(now);
                 phase = match phase {
                     Phase::Running if phase_deadline.is_some_and(|t| t <= now) => {
-                        begin_drain(endpoint, now, options)
+                        begin_drain(endpoint, now, options, CloseCause::IdleTimeout)
                     }
                     Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.abort(now, Reason::NO_ERROR);
+                        endpoint.abort_because(now, Reason::NO_ERROR, CloseCause::DrainExpired);
                         Phase::Aborted { give_up_at: now + FINAL_FLUSH }
                     }
                     Phase::Aborted { give_up_at } if give_up_at <= now => {
@@ -198,13 +198,15 @@ where
     }
 }
 
-/// Asks the connection to go away gracefully and sets when to stop waiting.
+/// Asks the connection to go away gracefully, for `cause`, and sets when
+/// to stop waiting.
 fn begin_drain<A: Application>(
     endpoint: &mut Endpoint<A>,
     now: Instant,
     options: &DriverOptions,
+    cause: CloseCause,
 ) -> Phase {
-    endpoint.go_away(now);
+    endpoint.go_away_because(now, cause);
     Phase::Draining {
         abort_at: now + options.drain_timeout,
     }

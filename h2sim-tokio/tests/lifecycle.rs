@@ -237,3 +237,62 @@ async fn without_reconnect_every_request_still_gets_a_result() {
     server.shutdown.trigger();
     server.task.await.unwrap();
 }
+
+/// Records the cause of every connection's end.
+struct CauseLog(std::sync::Arc<std::sync::Mutex<Vec<h2sim_proto::CloseCause>>>);
+
+impl Application for CauseLog {
+    fn on_event(&mut self, _now: Instant, event: Event, _conn: &mut Connection) {
+        if let Event::Closed { cause, .. } = event {
+            self.0.lock().unwrap().push(cause);
+        }
+    }
+}
+
+/// `Event::Closed` names the idle timeout on a server still detecting the
+/// protocol, and the peer's close on an HTTP/2 one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closed_event_names_idle_timeout_and_peer_close() {
+    use h2sim_proto::CloseCause;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let options = ServerOptions {
+        driver: DriverOptions {
+            idle_timeout: Some(Duration::from_millis(200)),
+            ..DriverOptions::default()
+        },
+        ..ServerOptions::default()
+    };
+    let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0").unwrap()], options)
+        .await
+        .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let shutdown = server.shutdown();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shared = log.clone();
+    let task = tokio::spawn(server.run(move |_| CauseLog(shared.clone())));
+
+    let mut sink = Vec::new();
+    let mut idle = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(3), idle.read_to_end(&mut sink))
+        .await
+        .expect("the idle connection was closed")
+        .unwrap();
+    let mut closing = tokio::net::TcpStream::connect(addr).await.unwrap();
+    closing
+        .write_all(h2sim_proto::frame::PREFACE)
+        .await
+        .unwrap();
+    closing
+        .write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0])
+        .await
+        .unwrap();
+    closing.shutdown().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(3), closing.read_to_end(&mut sink))
+        .await
+        .expect("the server closed after the client")
+        .unwrap();
+    shutdown.trigger();
+    task.await.unwrap();
+    let causes = log.lock().unwrap().clone();
+    assert_eq!(causes, [CloseCause::IdleTimeout, CloseCause::PeerClosed]);
+}

@@ -10,6 +10,7 @@ use super::encode::{self, Framing};
 use super::error::Http1Error;
 use super::parse;
 use super::{Ids, Io, Outgoing};
+use crate::close::CloseCause;
 use crate::error::{ConnectionError, UserError};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
@@ -275,6 +276,9 @@ impl Client {
         if closes || !response.controls.persistent(response.http10) {
             ex.last = true;
             self.no_new = true;
+            io.hint(CloseCause::GoAwayReceived {
+                reason: Reason::NO_ERROR,
+            });
         }
         io.emit(Event::Response {
             stream: id,
@@ -381,6 +385,9 @@ impl Client {
             .ok_or(UserError::UnknownStream(id))?;
         self.exchanges.remove(at);
         if at < self.started {
+            io.hint(CloseCause::Aborted {
+                reason: Reason::CANCEL,
+            });
             self.started -= 1;
             self.awaiting = self.awaiting.saturating_sub(1);
             self.end(io, None, Reason::CANCEL, false);

@@ -42,6 +42,7 @@ pub use self::error::{HeadPart, Http1Error};
 use self::client::Client;
 use self::encode::Output;
 use self::server::Server;
+use crate::close::CloseCause;
 use crate::config::{Config, WindowPolicy};
 use crate::connection::Role;
 use crate::error::{ConnectionError, UserError, Violation};
@@ -88,6 +89,9 @@ struct Io {
     out: Output,
     /// `Event::Closed` has been queued: nothing more is read or sent.
     closed: bool,
+    /// What set the end in motion, as far as this layer knows (the first
+    /// noted); the `Connection` refines it with what it was told.
+    cause: Option<CloseCause>,
     /// Heads and bodies received and body bytes sent; HTTP/1.1 heads are
     /// not compressed, so their wire and decoded sizes are the same.
     stats: Stats,
@@ -139,11 +143,17 @@ impl Io {
         });
     }
 
+    /// Notes what will end the connection, unless something came first.
+    fn hint(&mut self, cause: CloseCause) {
+        self.cause.get_or_insert(cause);
+    }
+
     /// Marks the connection over and tells the application, once.
     fn close(&mut self, error: Option<ConnectionError>) {
         if !self.closed {
             self.closed = true;
-            self.emit(Event::Closed { error });
+            let cause = self.cause.take().unwrap_or(CloseCause::LocalGoAway);
+            self.emit(Event::Closed { error, cause });
         }
     }
 }
@@ -191,6 +201,7 @@ impl Session {
             events: VecDeque::new(),
             out: Output::default(),
             closed: false,
+            cause: None,
             stats: Stats::default(),
         };
         io.emit(Event::Connected);
@@ -227,6 +238,7 @@ impl Session {
         if self.io.closed {
             return;
         }
+        self.io.hint(CloseCause::PeerClosed);
         match &mut self.side {
             Side::Client(c) => c.handle_eof(&mut self.io),
             Side::Server(s) => s.handle_eof(&mut self.io),
@@ -366,6 +378,7 @@ impl Session {
             return;
         }
         self.io.out.clear();
+        self.io.hint(CloseCause::Aborted { reason });
         match &mut self.side {
             Side::Client(c) => c.abort(&mut self.io, reason),
             Side::Server(s) => s.abort(&mut self.io, reason),

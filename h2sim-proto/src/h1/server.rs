@@ -11,6 +11,7 @@ use super::error::Http1Error;
 use super::parse::{self, ParsedRequest};
 use super::upgrade::{self, SWITCHING_PROTOCOLS};
 use super::{Ids, Io, Outgoing, Upgrade};
+use crate::close::CloseCause;
 use crate::error::{ConnectionError, UserError};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
@@ -251,6 +252,9 @@ impl Server {
         if !exchange.persistent {
             // RFC 9112 §9.6: no request after one that asked to close.
             self.last_request = true;
+            io.hint(CloseCause::GoAwayReceived {
+                reason: Reason::NO_ERROR,
+            });
         }
         self.exchanges.push_back(exchange);
         io.emit(Event::Request {
@@ -530,6 +534,7 @@ impl Server {
             .ok_or(UserError::UnknownStream(id))?;
         let first_unfinished = self.exchanges.iter().position(|ex| !ex.send_ended);
         let cut_at = first_unfinished.map_or(at, |first| first.min(at));
+        io.hint(CloseCause::Aborted { reason });
         let cut: Vec<Exchange> = self.exchanges.drain(cut_at..).collect();
         for ex in cut {
             if !ex.detached && ex.id != id {

@@ -12,6 +12,7 @@ use super::encode::{self, Framing, Output};
 use super::parse;
 use super::upgrade::SWITCHING_PROTOCOLS;
 use super::{HeadPart, Http1Error, Session, Upgrade};
+use crate::close::CloseCause;
 use crate::config::{Config, WindowPolicy};
 use crate::connection::Role;
 use crate::error::{ConnectionError, UserError, Violation};
@@ -180,7 +181,7 @@ fn closed_error(events: &[Event]) -> Option<Option<ConnectionError>> {
     let closed: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            Event::Closed { error } => Some(error.clone()),
+            Event::Closed { error, .. } => Some(error.clone()),
             _ => None,
         })
         .collect();
@@ -591,7 +592,12 @@ fn reset_closes_after_what_is_complete() {
                 remote: false,
                 violation: None
             },
-            Event::Closed { error: None }
+            Event::Closed {
+                error: None,
+                cause: CloseCause::Aborted {
+                    reason: Reason::CANCEL
+                }
+            }
         ]
     );
     pair.pump();
@@ -637,7 +643,12 @@ fn client_reset_drops_or_closes() {
         [
             Event::Connected,
             Event::Retryable { stream: c },
-            Event::Closed { error: None }
+            Event::Closed {
+                error: None,
+                cause: CloseCause::Aborted {
+                    reason: Reason::CANCEL
+                }
+            }
         ]
     );
     assert!(client.is_closed());
@@ -670,7 +681,8 @@ fn eof_fails_unanswered_requests() {
             },
             Event::Retryable { stream: b },
             Event::Closed {
-                error: Some(ConnectionError::TransportClosed)
+                error: Some(ConnectionError::TransportClosed),
+                cause: CloseCause::PeerClosed,
             }
         ]
     );
@@ -704,7 +716,13 @@ fn close_delimited_response_ends_at_eof() {
                 end_stream: true,
                 ..
             },
-            Event::Closed { error: None },
+            Event::Closed {
+                error: None,
+                cause:
+                    CloseCause::GoAwayReceived {
+                        reason: Reason::NO_ERROR,
+                    },
+            },
         ] => {
             assert_eq!(
                 head.fields,
@@ -841,7 +859,12 @@ fn abort_ends_everything_at_once() {
                 remote: false,
                 violation: None
             },
-            Event::Closed { error: None }
+            Event::Closed {
+                error: None,
+                cause: CloseCause::Aborted {
+                    reason: Reason::INTERNAL_ERROR
+                }
+            }
         ]
     );
     pair.client.abort(Reason::CANCEL);
@@ -855,7 +878,12 @@ fn abort_ends_everything_at_once() {
                 violation: None
             },
             Event::Retryable { stream: b },
-            Event::Closed { error: None }
+            Event::Closed {
+                error: None,
+                cause: CloseCause::Aborted {
+                    reason: Reason::CANCEL
+                }
+            }
         ]
     );
     pair.client.abort(Reason::CANCEL);
@@ -1371,16 +1399,34 @@ fn body_data_is_sliced_from_the_input() {
 fn idle_connections_close_cleanly() {
     let mut s = server(Config::default());
     s.go_away(now());
-    assert_eq!(drain_events(&mut s), [Event::Closed { error: None }]);
+    assert_eq!(
+        drain_events(&mut s),
+        [Event::Closed {
+            error: None,
+            cause: CloseCause::LocalGoAway
+        }]
+    );
     assert!(s.is_closed());
     let mut s = server(Config::default());
     s.handle_eof();
-    assert_eq!(drain_events(&mut s), [Event::Closed { error: None }]);
+    assert_eq!(
+        drain_events(&mut s),
+        [Event::Closed {
+            error: None,
+            cause: CloseCause::PeerClosed
+        }]
+    );
     let mut c = Session::new(Role::Client, Config::default(), now());
     c.handle_eof();
     assert_eq!(
         drain_events(&mut c),
-        [Event::Connected, Event::Closed { error: None }]
+        [
+            Event::Connected,
+            Event::Closed {
+                error: None,
+                cause: CloseCause::PeerClosed
+            }
+        ]
     );
     let mut c = Session::new(Role::Client, Config::default(), now());
     c.go_away(now());

@@ -24,6 +24,7 @@ use self::settings::Local;
 pub use self::settings::LocalSettings;
 use self::store::Store;
 use self::stream::{State, Stream};
+use crate::close::CloseCause;
 use crate::config::Config;
 use crate::connection::Role;
 use crate::error::{ConnectionError, Violation};
@@ -395,7 +396,7 @@ impl Session {
         }
         let error = (!self.store.is_empty() || !self.waiting_to_open.is_empty())
             .then_some(ConnectionError::TransportClosed);
-        self.close(error);
+        self.close(error, CloseCause::PeerClosed);
     }
 
     /// Ends the connection for a rule the peer broke: GOAWAY with the last
@@ -407,17 +408,18 @@ impl Session {
         let debug = Bytes::from(violation.to_string());
         self.goaways_to_send
             .push_back((self.store.last_peer, reason, debug));
-        self.close(Some(ConnectionError::Local { reason, violation }));
+        let error = ConnectionError::Local { reason, violation };
+        self.close(Some(error.clone()), CloseCause::Error(error));
     }
 
     /// Marks the connection over and tells the application once.
-    fn close(&mut self, error: Option<ConnectionError>) {
+    fn close(&mut self, error: Option<ConnectionError>, cause: CloseCause) {
         if self.closed {
             return;
         }
         self.closed = true;
         self.error.clone_from(&error);
-        self.events.push_back(Event::Closed { error });
+        self.events.push_back(Event::Closed { error, cause });
     }
 
     /// Once shutting down (either side's GOAWAY) and no stream is left, the
@@ -429,7 +431,14 @@ impl Session {
         let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
         let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
         if going_away && self.store.is_empty() && self.waiting_to_open.is_empty() {
-            self.close(None);
+            let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
+                CloseCause::LocalGoAway
+            } else {
+                CloseCause::GoAwayReceived {
+                    reason: Reason::NO_ERROR,
+                }
+            };
+            self.close(None, cause);
         }
     }
 
@@ -475,7 +484,7 @@ impl Session {
             self.store.remove(id, self.is_local(id));
         }
         self.waiting_to_open.clear();
-        self.close(None);
+        self.close(None, CloseCause::Aborted { reason });
     }
 
     /// True for stream ids of our own initiative.

@@ -47,10 +47,11 @@ impl Session {
             if input[..n] != PREFACE[..n] {
                 // §3.4: not HTTP/2 at all, so no GOAWAY is owed to it.
                 input.clear();
-                self.close(Some(crate::error::ConnectionError::Local {
+                let error = crate::error::ConnectionError::Local {
                     reason: Reason::PROTOCOL_ERROR,
                     violation: Violation::BadPreface,
-                }));
+                };
+                self.close(Some(error.clone()), crate::close::CloseCause::Error(error));
                 return;
             }
             if n < PREFACE.len() {
@@ -819,10 +820,12 @@ impl Session {
         self.promises
             .retain(|(_, promised, _)| store.get(*promised).is_some());
         if g.reason != Reason::NO_ERROR && self.role == Role::Client && self.store.is_empty() {
-            self.close(Some(crate::error::ConnectionError::Remote {
+            let cause = crate::close::CloseCause::GoAwayReceived { reason: g.reason };
+            let error = crate::error::ConnectionError::Remote {
                 reason: g.reason,
                 debug_data: g.debug_data,
-            }));
+            };
+            self.close(Some(error), cause);
             return;
         }
         self.maybe_finish();

@@ -1,0 +1,224 @@
+//! `Event::Closed` names what ended the connection, on both protocols and
+//! both roles, including a server still detecting the protocol: what the
+//! driver states (idle timeout, drain expiry, a transport failure), our
+//! GOAWAY, the peer's, end of stream, and errors.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use h2sim_proto::{
+    CloseCause, Config, Connection, ConnectionError, Event, Reason, RequestHead, ResponseHead,
+};
+use support::Pair;
+
+fn get(path: &str) -> RequestHead {
+    RequestHead::new("GET", "http", "example.com", path.to_owned())
+}
+
+/// The cause of the `Closed` event among `events`, which must have one.
+fn cause(events: &[Event]) -> CloseCause {
+    events
+        .iter()
+        .find_map(|e| match e {
+            Event::Closed { cause, .. } => Some(cause.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no Closed event in {events:?}"))
+}
+
+fn http1_pair(seed: u64) -> Pair {
+    let mut pair = Pair::with_defaults(seed);
+    pair.client = Connection::client_http1(Config::default(), pair.now);
+    pair
+}
+
+#[test]
+fn h2_client_go_away_is_local_for_it_and_received_for_the_server() {
+    let mut pair = Pair::with_defaults(1);
+    pair.connect();
+    pair.client.go_away(pair.now);
+    pair.flush();
+    assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
+    // The server hears the GOAWAY, then the end of stream.
+    pair.server.handle_eof(pair.now);
+    assert_eq!(
+        cause(&pair.server_events()),
+        CloseCause::GoAwayReceived {
+            reason: Reason::NO_ERROR
+        }
+    );
+}
+
+#[test]
+fn h2_idle_timeout_stated_by_the_driver_is_the_cause() {
+    let mut pair = Pair::with_defaults(2);
+    pair.connect();
+    pair.server
+        .go_away_because(pair.now, CloseCause::IdleTimeout);
+    pair.flush();
+    // The shutdown's round trip (RFC 9113 §6.8) completes on the PING ack.
+    pair.advance(Duration::from_secs(2));
+    pair.flush();
+    assert_eq!(cause(&pair.server_events()), CloseCause::IdleTimeout);
+    assert_eq!(
+        cause(&pair.client_events()),
+        CloseCause::GoAwayReceived {
+            reason: Reason::NO_ERROR
+        }
+    );
+}
+
+#[test]
+fn h2_drain_expiry_replaces_the_graceful_cause() {
+    let mut pair = Pair::with_defaults(3);
+    pair.connect();
+    pair.client.send_request(get("/slow"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server
+        .go_away_because(pair.now, CloseCause::IdleTimeout);
+    pair.flush();
+    pair.advance(Duration::from_secs(5));
+    pair.server
+        .abort_because(Reason::NO_ERROR, CloseCause::DrainExpired);
+    assert_eq!(cause(&pair.server_events()), CloseCause::DrainExpired);
+}
+
+#[test]
+fn h2_end_of_stream_is_peer_closed_with_or_without_loss() {
+    let mut pair = Pair::with_defaults(4);
+    pair.connect();
+    pair.client.handle_eof(pair.now);
+    let events = pair.client_events();
+    assert_eq!(cause(&events), CloseCause::PeerClosed);
+    assert!(events.contains(&Event::Closed {
+        error: None,
+        cause: CloseCause::PeerClosed
+    }));
+
+    let mut pair = Pair::with_defaults(5);
+    pair.connect();
+    pair.client.send_request(get("/"), true).unwrap();
+    pair.flush();
+    pair.client.handle_eof(pair.now);
+    assert!(pair.client_events().contains(&Event::Closed {
+        error: Some(ConnectionError::TransportClosed),
+        cause: CloseCause::PeerClosed
+    }));
+}
+
+#[test]
+fn h2_transport_error_is_named() {
+    let mut pair = Pair::with_defaults(6);
+    pair.connect();
+    pair.client
+        .handle_transport_error(pair.now, "connection reset by peer".into());
+    assert_eq!(
+        cause(&pair.client_events()),
+        CloseCause::TransportError("connection reset by peer".into())
+    );
+}
+
+#[test]
+fn h2_protocol_error_is_the_cause_on_both_sides() {
+    let mut pair = Pair::with_defaults(7);
+    pair.connect();
+    // DATA on stream 0 is a connection error PROTOCOL_ERROR (RFC 9113 §6.1).
+    let mut bad = BytesMut::from(&[0u8, 0, 0, 0x0, 0, 0, 0, 0, 0][..]);
+    pair.client.handle_input(pair.now, &mut bad);
+    let client = cause(&pair.client_events());
+    assert!(
+        matches!(&client, CloseCause::Error(ConnectionError::Local { reason, .. })
+            if *reason == Reason::PROTOCOL_ERROR),
+        "{client:?}"
+    );
+    pair.flush();
+    // A server stays for the client's end of stream (RFC 9113 §6.8).
+    pair.server.handle_eof(pair.now);
+    assert_eq!(
+        cause(&pair.server_events()),
+        CloseCause::GoAwayReceived {
+            reason: Reason::PROTOCOL_ERROR
+        }
+    );
+}
+
+#[test]
+fn h1_connection_close_from_the_peer_is_a_received_go_away() {
+    let peer_said_close = CloseCause::GoAwayReceived {
+        reason: Reason::NO_ERROR,
+    };
+    // The server goes away: its response says `connection: close`.
+    let mut pair = http1_pair(8);
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server.go_away(pair.now);
+    pair.server
+        .send_response(id, ResponseHead::new(200), true)
+        .unwrap();
+    pair.flush();
+    assert_eq!(cause(&pair.server_events()), CloseCause::LocalGoAway);
+    assert_eq!(cause(&pair.client_events()), peer_said_close);
+
+    // The client goes away: its request says `connection: close`.
+    let mut pair = http1_pair(10);
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.client.go_away(pair.now);
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server
+        .send_response(id, ResponseHead::new(200), true)
+        .unwrap();
+    pair.flush();
+    assert_eq!(cause(&pair.server_events()), peer_said_close);
+    assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
+}
+
+#[test]
+fn h1_idle_timeout_and_local_go_away() {
+    let mut pair = http1_pair(9);
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.flush();
+    let _ = pair.server_events();
+    pair.server
+        .send_response(id, ResponseHead::new(200), true)
+        .unwrap();
+    pair.flush();
+    let _ = (pair.client_events(), pair.server_events());
+    pair.server
+        .go_away_because(pair.now, CloseCause::IdleTimeout);
+    assert_eq!(cause(&pair.server_events()), CloseCause::IdleTimeout);
+    pair.client.go_away(pair.now);
+    assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
+}
+
+#[test]
+fn undecided_server_idle_timeout_and_end_of_stream() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    server.go_away_because(now, CloseCause::IdleTimeout);
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert_eq!(cause(&events), CloseCause::IdleTimeout);
+
+    let mut server = Connection::server(Config::default(), now);
+    server.handle_eof(now);
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert_eq!(cause(&events), CloseCause::PeerClosed);
+}
+
+#[test]
+fn causes_print_as_h2simple_lines_do() {
+    assert_eq!(CloseCause::PeerClosed.to_string(), "peer closed");
+    assert_eq!(CloseCause::IdleTimeout.to_string(), "by idle timeout");
+    assert_eq!(
+        CloseCause::GoAwayReceived {
+            reason: Reason::PROTOCOL_ERROR
+        }
+        .to_string(),
+        "by peer GOAWAY (PROTOCOL_ERROR)"
+    );
+}
