@@ -75,3 +75,56 @@ fn a_goaway_from_the_client_is_the_cause() {
     assert!(line.contains("DISCONNECTED by GOAWAY received: "), "{line}");
     server.stop();
 }
+
+/// `--idle-timeout`: a connection that never sends a byte is closed by the
+/// server, and the line says why.
+#[test]
+fn an_idle_connection_ends_by_idle_timeout() {
+    for runtime in ["tokio", "glommio"] {
+        let server = start(&[
+            "--runtime",
+            runtime,
+            "--threads",
+            "1",
+            "--idle-timeout",
+            "200ms",
+        ]);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let tcp = TcpStream::connect(&addr).unwrap();
+        let local = tcp.local_addr().unwrap();
+        let line = server.wait_for(&format!("{local} DISCONNECTED"));
+        assert!(
+            line.contains("DISCONNECTED by idle timeout: "),
+            "{runtime}: {line}"
+        );
+        assert!(line.contains("0 reqs 0 rsps"), "{runtime}: {line}");
+        drop(tcp);
+        server.stop();
+    }
+}
+
+/// SIGTERM: connections still open are closed by the server's shutdown,
+/// each with its line.
+#[test]
+fn open_connections_end_by_server_shutdown() {
+    for runtime in ["tokio", "glommio"] {
+        let server = start(&["--runtime", runtime, "--threads", "1"]);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let mut tcp = TcpStream::connect(&addr).unwrap();
+        let local = tcp.local_addr().unwrap();
+        tcp.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut buf = [0u8; 256];
+        let n = tcp.read(&mut buf).unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{runtime}");
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{local} DISCONNECTED")))
+            .unwrap_or_else(|| panic!("{runtime}: no line for {local}: {out}"));
+        assert!(
+            line.contains("DISCONNECTED by server shutdown: "),
+            "{runtime}: {line}"
+        );
+    }
+}

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, ConnectionError, Event, Reason, RequestHead, ResponseHead, StreamId,
+    Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
 };
 
 use super::rules::{self, Answer, PathParts, Rule};
@@ -129,8 +129,6 @@ pub struct ServerApp {
     /// The latest time an event brought, for a connection dropped without
     /// a `Closed` event.
     last_seen: Option<Instant>,
-    /// The peer's GOAWAY, if one came.
-    goaway: Option<Reason>,
     rng: u64,
     closed: bool,
 }
@@ -151,7 +149,6 @@ impl ServerApp {
             accepted: None,
             handshake: Duration::ZERO,
             last_seen: None,
-            goaway: None,
             rng: 0x9E37_79B9_7F4A_7C15 ^ u64::from(peer.port()),
             closed: false,
         }
@@ -351,25 +348,26 @@ impl ServerApp {
 pub enum Ending {
     /// The client closed the transport.
     PeerClose,
-    /// The client sent GOAWAY (without an error).
-    GoAwayReceived,
+    /// The client sent GOAWAY (HTTP/1.1: `connection: close`), with its code.
+    GoAwayReceived(Reason),
     /// Nothing moved for `--idle-timeout`.
     IdleTimeout,
-    /// The server was told to stop (Ctrl-C, SIGTERM).
+    /// The server was told to stop (Ctrl-C, SIGTERM) and went away.
     Shutdown,
-    /// A protocol or transport error, described.
+    /// A protocol or transport error, a drain cut short, described.
     Error(String),
 }
 
-impl Ending {
-    /// The ending a `Closed` event tells, given the GOAWAY the peer sent
-    /// before it, if any.
-    fn of(error: Option<&ConnectionError>, goaway: Option<Reason>) -> Ending {
-        match error {
-            Some(ConnectionError::TransportClosed) => Ending::PeerClose,
-            Some(e) => Ending::Error(e.to_string()),
-            None if goaway.is_some() => Ending::GoAwayReceived,
-            None => Ending::PeerClose,
+impl From<&CloseCause> for Ending {
+    fn from(cause: &CloseCause) -> Ending {
+        match cause {
+            CloseCause::PeerClosed => Ending::PeerClose,
+            CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
+            CloseCause::IdleTimeout => Ending::IdleTimeout,
+            // This server sends GOAWAY only when it is stopping.
+            CloseCause::LocalGoAway => Ending::Shutdown,
+            CloseCause::Error(e) => Ending::Error(e.to_string()),
+            other => Ending::Error(other.to_string()),
         }
     }
 }
@@ -378,7 +376,10 @@ impl std::fmt::Display for Ending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Ending::PeerClose => f.write_str("peer close"),
-            Ending::GoAwayReceived => f.write_str("GOAWAY received"),
+            Ending::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
+                f.write_str("GOAWAY received")
+            }
+            Ending::GoAwayReceived(reason) => write!(f, "GOAWAY received ({reason})"),
             Ending::IdleTimeout => f.write_str("idle timeout"),
             Ending::Shutdown => f.write_str("server shutdown"),
             Ending::Error(e) => write!(f, "error ({e})"),
@@ -448,11 +449,7 @@ impl Application for ServerApp {
                     trace::frame(outgoing, &frame)
                 ));
             }
-            Event::GoAway { reason, .. } => self.goaway = Some(reason),
-            Event::Closed { error } => {
-                let ending = Ending::of(error.as_ref(), self.goaway);
-                self.finish(ending, Some(now));
-            }
+            Event::Closed { cause, .. } => self.finish(Ending::from(&cause), Some(now)),
             _ => {}
         }
     }
