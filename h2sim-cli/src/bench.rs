@@ -15,7 +15,7 @@ use crate::client::symbol::Symbol;
 use crate::options::client::ClientOptions as ClientArgs;
 use crate::options::tls::TlsFiles;
 use crate::options::{Args, Runtime, Token, UsageError, canonical, usage};
-use crate::server::app::{ServerApp, Shared, Totals};
+use crate::server::app::{ServerApp, Shared};
 use crate::server::rules::{Body, Reply, Rule};
 
 /// `h2sim bench` options.
@@ -124,12 +124,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| usage(e.to_string()))?;
     let addrs = server.local_addrs();
     let (plain, secure) = (addrs[0].0, addrs[1].0);
-    let shared = Arc::new(Shared {
-        rules: rules(),
-        trace: None,
-        summary: None,
-        totals: std::sync::Mutex::new(Totals::default()),
-    });
+    let shared = Arc::new(Shared::new(rules(), None, None));
     let shutdown = server.shutdown();
     let running = tokio::spawn(server.run(move |info| ServerApp::new(shared.clone(), info.peer)));
 

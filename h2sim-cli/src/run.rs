@@ -163,15 +163,11 @@ pub fn server_parts(args: &ServerArgs) -> Result<ServerParts, UsageError> {
         };
         listeners.push((listen.addr.to_string(), tls));
     }
-    let shared = Arc::new(Shared {
-        rules: args.rules.clone(),
-        trace: (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
-        summary: (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
-        totals: std::sync::Mutex::new(Totals {
-            rule_hits: vec![0; args.rules.len()],
-            ..Totals::default()
-        }),
-    });
+    let shared = Arc::new(Shared::new(
+        args.rules.clone(),
+        (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
+        (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
+    ));
     Ok(ServerParts {
         config,
         listeners,
@@ -221,7 +217,9 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     terminate_on_sigterm(shutdown.clone());
     let shared = parts.shared.clone();
     server
-        .run(move |info| ServerApp::new(shared.clone(), info.peer))
+        .run(move |info| {
+            ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
+        })
         .await;
     Ok(finish_server(&args, &parts.shared))
 }

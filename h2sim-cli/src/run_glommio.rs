@@ -55,15 +55,20 @@ fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageErro
     };
     options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
     let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
-    run::print_listening(&server.local_addrs());
     server
         .shutdown()
         .trigger_on_ctrl_c()
         .map_err(|e| usage(format!("cannot watch for Ctrl-C: {e}")))?;
     let shared = parts.shared.clone();
-    server
-        .run(move |info| ServerApp::new(shared.clone(), info.peer))
+    // "listening" only once every executor listens: a client started on
+    // that line must not be refused.
+    let running = server
+        .start(move |info| {
+            ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
+        })
         .map_err(|e| usage(e.to_string()))?;
+    run::print_listening(&running.local_addrs());
+    running.join();
     Ok(run::finish_server(&args, &parts.shared))
 }
 

@@ -39,16 +39,7 @@ fn plan(steps: Vec<Step>, scenarios: u64, slots: usize) -> Plan {
 }
 
 fn shared(rules: Vec<Rule>, trace: Option<Arc<dyn Trace>>) -> Arc<Shared> {
-    let hits = rules.len();
-    Arc::new(Shared {
-        rules,
-        trace,
-        summary: None,
-        totals: Mutex::new(Totals {
-            rule_hits: vec![0; hits],
-            ..Totals::default()
-        }),
-    })
+    Arc::new(Shared::new(rules, trace, None))
 }
 
 /// Runs client against server until the client's connection is closed,

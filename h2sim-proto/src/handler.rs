@@ -115,7 +115,8 @@ fn send(conn: &mut Connection, stream: StreamId, reply: Reply) {
     respond(conn, stream, reply.head, reply.body);
 }
 
-fn respond(conn: &mut Connection, stream: StreamId, head: ResponseHead, body: Bytes) {
+fn respond(conn: &mut Connection, stream: StreamId, mut head: ResponseHead, body: Bytes) {
+    with_length(&mut head, body.len());
     // These fail only if the stream is gone (the client reset it, or the
     // connection ended); there is nobody left to answer then.
     if body.is_empty() {
@@ -123,6 +124,19 @@ fn respond(conn: &mut Connection, stream: StreamId, head: ResponseHead, body: By
     } else if conn.send_response(stream, head, false).is_ok() {
         let _ = conn.send_data(stream, body, true);
     }
+}
+
+/// The whole body is at hand, so its size goes in `content-length` (RFC
+/// 9110 §8.6): HTTP/1.1 then needs no chunked coding (RFC 9112 §6.1).
+/// Not in 1xx and 204 responses, which must not carry one, nor in 304 (the
+/// length of a body it does not send), nor where the handler set its own.
+fn with_length(head: &mut ResponseHead, len: usize) {
+    let status = head.status;
+    if status < 200 || status == 204 || status == 304 || head.get(b"content-length").is_some() {
+        return;
+    }
+    head.fields
+        .push(HeaderField::new("content-length", len.to_string()));
 }
 
 impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
@@ -308,5 +322,57 @@ mod tests {
             _ => None,
         });
         assert_eq!(status, Some(413));
+    }
+
+    /// RFC 9112 §6.1-§6.3: the whole body is known, so an HTTP/1.1 answer
+    /// carries content-length and is not chunked.
+    #[test]
+    fn http1_answers_carry_content_length_not_chunked() {
+        let now = Instant::now();
+        let mut server = Endpoint::new(
+            Connection::server_for(crate::Protocol::Http1, Config::default(), now),
+            HandlerApp::new(|_| Reply::new(200, "hello")),
+            now,
+        );
+        let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nhost: h\r\n\r\n"[..]);
+        server.handle_input(now, &mut input);
+        let mut wire = Vec::new();
+        while let Some(chunk) = server.poll_transmit(now) {
+            wire.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&wire).to_ascii_lowercase();
+        assert!(text.contains("content-length: 5\r\n"), "{text}");
+        assert!(!text.contains("chunked"), "{text}");
+        assert!(text.ends_with("\r\n\r\nhello"), "{text}");
+    }
+
+    /// RFC 9110 §8.6: HTTP/2 answers say their size too, except a 204.
+    #[test]
+    fn http2_answers_carry_content_length() {
+        let (mut client, mut server, now) = pair(HandlerApp::new(|req: Request| {
+            if req.head.path == "/none" {
+                Reply::new(204, Bytes::new())
+            } else {
+                Reply::new(200, "hello")
+            }
+        }));
+        let conn = client.connection_mut();
+        let ok = conn
+            .send_request(RequestHead::new("GET", "http", "h", "/"), true)
+            .unwrap();
+        let none = conn
+            .send_request(RequestHead::new("GET", "http", "h", "/none"), true)
+            .unwrap();
+        pump(&mut client, &mut server, now);
+        let length = |id| {
+            client.application().0.iter().find_map(|e| match e {
+                Event::Response { stream, head, .. } if *stream == id => {
+                    Some(head.get(b"content-length").cloned())
+                }
+                _ => None,
+            })
+        };
+        assert_eq!(length(ok), Some(Some(Bytes::from_static(b"5"))));
+        assert_eq!(length(none), Some(None));
     }
 }

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId,
+    Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
 };
 
-use super::rules::{self, Rule};
+use super::rules::{self, Answer, PathParts, Rule};
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -23,6 +23,42 @@ pub struct Shared {
     /// Per-connection summary lines (h2simple's `DISCONNECTED` line).
     pub summary: Option<Arc<dyn Trace>>,
     pub totals: Mutex<Totals>,
+    /// The rules' replies ready to send, by rule.
+    answers: Vec<RuleAnswers>,
+}
+
+/// One rule's reply and pushed replies, templates parsed.
+struct RuleAnswers {
+    reply: Answer,
+    pushes: Vec<Answer>,
+}
+
+impl Shared {
+    /// The state for `rules`; their templates are parsed here, once for
+    /// the whole server.
+    pub fn new(
+        rules: Vec<Rule>,
+        trace: Option<Arc<dyn Trace>>,
+        summary: Option<Arc<dyn Trace>>,
+    ) -> Shared {
+        let answers = rules
+            .iter()
+            .map(|rule| RuleAnswers {
+                reply: Answer::new(&rule.reply),
+                pushes: rule.pushes.iter().map(|p| Answer::new(&p.reply)).collect(),
+            })
+            .collect();
+        Shared {
+            totals: Mutex::new(Totals {
+                rule_hits: vec![0; rules.len()],
+                ..Totals::default()
+            }),
+            rules,
+            trace,
+            summary,
+            answers,
+        }
+    }
 }
 
 impl std::fmt::Debug for Shared {
@@ -87,8 +123,12 @@ pub struct ServerApp {
     /// Responses held back by a rule's delay, by due time.
     delayed: Vec<(Instant, StreamId, RequestHead, Option<usize>)>,
     totals: Totals,
-    first_request: Option<Instant>,
-    last_response: Option<Instant>,
+    /// When the connection was accepted (before its TLS handshake).
+    accepted: Option<Instant>,
+    handshake: Duration,
+    /// The latest time an event brought, for a connection dropped without
+    /// a `Closed` event.
+    last_seen: Option<Instant>,
     rng: u64,
     closed: bool,
 }
@@ -106,11 +146,19 @@ impl ServerApp {
                 rule_hits: vec![0; rules],
                 ..Totals::default()
             },
-            first_request: None,
-            last_response: None,
+            accepted: None,
+            handshake: Duration::ZERO,
+            last_seen: None,
             rng: 0x9E37_79B9_7F4A_7C15 ^ u64::from(peer.port()),
             closed: false,
         }
+    }
+
+    /// The TLS handshake took `handshake` before the connection reached
+    /// us: the connection's lifetime counts from the accept.
+    pub fn accepted_before(mut self, handshake: Duration) -> Self {
+        self.handshake = handshake;
+        self
     }
 
     fn roll(&mut self) -> u64 {
@@ -157,28 +205,28 @@ impl ServerApp {
                 let wait = delay.pick(self.roll());
                 self.delayed.push((now + wait, stream, head, Some(i)));
             }
-            None => self.respond(now, stream, &head, rule, conn),
+            None => self.respond(stream, &head, rule, conn),
         }
     }
 
     fn respond(
         &mut self,
-        now: Instant,
         stream: StreamId,
         head: &RequestHead,
         rule: Option<usize>,
         conn: &mut Connection,
     ) {
         let shared = Arc::clone(&self.shared);
-        let not_found: (u16, &[HeaderField], Bytes) = (404, &[], Bytes::new());
-        let (status, headers, body) = match rule.map(|i| (i, &shared.rules[i])) {
-            Some((i, rule)) => {
+        let path = String::from_utf8_lossy(&head.path);
+        let (reply, body) = match rule {
+            Some(i) => {
                 self.totals.rule_hits[i] += 1;
-                let path = String::from_utf8_lossy(&head.path);
-                for push in &rule.pushes {
-                    self.push(stream, head, push, conn);
+                let rule = &shared.rules[i];
+                let answers = &shared.answers[i];
+                let parts = PathParts::new(&path, rule.prefix());
+                for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
+                    self.push(stream, head, push, answer, &parts, conn);
                 }
-                let reply = &rule.reply;
                 match &rule.dir {
                     Some(dir) => {
                         let relative = path.strip_prefix(rule.prefix()).unwrap_or(&path);
@@ -186,31 +234,30 @@ impl ServerApp {
                             .ok()
                             .and_then(|p| std::fs::read(p).ok())
                         {
-                            Some(bytes) => (reply.status, &reply.headers[..], Bytes::from(bytes)),
-                            None => not_found,
+                            Some(bytes) => answers.reply.render_file(&parts, Bytes::from(bytes)),
+                            None => (rules::not_found(), Bytes::new()),
                         }
                     }
-                    None => (
-                        reply.status,
-                        &reply.headers[..],
-                        reply.body.render(&path, rule.prefix()),
-                    ),
+                    None => answers.reply.render(&parts),
                 }
             }
             None => {
                 self.totals.not_found += 1;
-                not_found
+                (rules::not_found(), Bytes::new())
             }
         };
-        self.send(stream, status, headers, body, conn, "RESPONSE");
-        self.last_response = Some(now);
+        self.send(stream, reply, body, conn, "RESPONSE");
     }
 
+    /// Promises `push` on `parent` and sends its response; its templates
+    /// are filled from the request that triggered it (`parts`).
     fn push(
         &mut self,
         parent: StreamId,
         head: &RequestHead,
         push: &rules::Push,
+        answer: &Answer,
+        parts: &PathParts<'_>,
         conn: &mut Connection,
     ) {
         let request = RequestHead::new(
@@ -222,32 +269,20 @@ impl ServerApp {
         // A client that disabled push, or HTTP/1.1, simply gets no pushes.
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
-            let body = push.reply.body.render(&push.path, "");
-            let reply = &push.reply;
-            self.send(
-                promised,
-                reply.status,
-                &reply.headers,
-                body,
-                conn,
-                "PUSH RESPONSE",
-            );
+            let (reply, body) = answer.render(parts);
+            self.send(promised, reply, body, conn, "PUSH RESPONSE");
         }
     }
 
     fn send(
         &mut self,
         stream: StreamId,
-        status: u16,
-        headers: &[HeaderField],
+        head: ResponseHead,
         body: Bytes,
         conn: &mut Connection,
         what: &str,
     ) {
-        let head = ResponseHead {
-            status,
-            fields: headers.to_vec(),
-        };
+        let status = head.status;
         if let Some(trace) = &self.shared.trace {
             let mut text = format!(
                 "{what}[{}, stream {}]: {}",
@@ -269,20 +304,21 @@ impl ServerApp {
         }
     }
 
-    /// The per-connection line h2simple users know, printed when it closes.
-    fn summary(&self) -> String {
-        let span = match (self.first_request, self.last_response) {
+    /// The per-connection line h2simple users know, printed when it
+    /// closes: what ended it, and its counts over its whole life.
+    fn summary(&self, cause: &Ending, closed: Option<Instant>) -> String {
+        let life = match (self.accepted, closed) {
             (Some(a), Some(b)) => b.saturating_duration_since(a),
             _ => Duration::ZERO,
         };
-        let secs = span.as_secs_f64();
+        let secs = life.as_secs_f64();
         let tps = if secs > 0.0 {
             self.totals.responses as f64 / secs
         } else {
             0.0
         };
         format!(
-            "{} DISCONNECTED by sess term: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
+            "{} DISCONNECTED by {cause}: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
             self.peer,
             tps,
             secs,
@@ -293,16 +329,60 @@ impl ServerApp {
         )
     }
 
-    fn finish(&mut self) {
+    fn finish(&mut self, cause: Ending, now: Option<Instant>) {
         if self.closed {
             return;
         }
         self.closed = true;
         if let Some(summary) = &self.shared.summary {
-            summary.line(&self.summary());
+            summary.line(&self.summary(&cause, now.or(self.last_seen)));
         }
         if let Ok(mut totals) = self.shared.totals.lock() {
             totals.merge(&self.totals);
+        }
+    }
+}
+
+/// What ended a connection, in the words of its `DISCONNECTED` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// The client closed the transport.
+    PeerClose,
+    /// The client sent GOAWAY (HTTP/1.1: `connection: close`), with its code.
+    GoAwayReceived(Reason),
+    /// Nothing moved for `--idle-timeout`.
+    IdleTimeout,
+    /// The server was told to stop (Ctrl-C, SIGTERM) and went away.
+    Shutdown,
+    /// A protocol or transport error, a drain cut short, described.
+    Error(String),
+}
+
+impl From<&CloseCause> for Ending {
+    fn from(cause: &CloseCause) -> Ending {
+        match cause {
+            CloseCause::PeerClosed => Ending::PeerClose,
+            CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
+            CloseCause::IdleTimeout => Ending::IdleTimeout,
+            // This server sends GOAWAY only when it is stopping.
+            CloseCause::LocalGoAway => Ending::Shutdown,
+            CloseCause::Error(e) => Ending::Error(e.to_string()),
+            other => Ending::Error(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for Ending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ending::PeerClose => f.write_str("peer close"),
+            Ending::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
+                f.write_str("GOAWAY received")
+            }
+            Ending::GoAwayReceived(reason) => write!(f, "GOAWAY received ({reason})"),
+            Ending::IdleTimeout => f.write_str("idle timeout"),
+            Ending::Shutdown => f.write_str("server shutdown"),
+            Ending::Error(e) => write!(f, "error ({e})"),
         }
     }
 }
@@ -311,7 +391,13 @@ impl ServerApp {
 const TRACE_BODY_LIMIT: usize = 64 * 1024;
 
 impl Application for ServerApp {
+    fn start(&mut self, now: Instant, _conn: &mut Connection) {
+        self.accepted = now.checked_sub(self.handshake).or(Some(now));
+        self.last_seen = Some(now);
+    }
+
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        self.last_seen = Some(now);
         match event {
             Event::Request {
                 stream,
@@ -319,7 +405,6 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.requests += 1;
-                self.first_request.get_or_insert(now);
                 let pending = Pending {
                     head,
                     body: Vec::new(),
@@ -364,7 +449,7 @@ impl Application for ServerApp {
                     trace::frame(outgoing, &frame)
                 ));
             }
-            Event::Closed { .. } => self.finish(),
+            Event::Closed { cause, .. } => self.finish(Ending::from(&cause), Some(now)),
             _ => {}
         }
     }
@@ -374,6 +459,7 @@ impl Application for ServerApp {
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.last_seen = Some(now);
         let due: Vec<_> = self
             .delayed
             .iter()
@@ -382,15 +468,15 @@ impl Application for ServerApp {
             .collect();
         self.delayed.retain(|(at, ..)| *at > now);
         for (_, stream, head, rule) in due {
-            self.respond(now, stream, &head, rule, conn);
+            self.respond(stream, &head, rule, conn);
         }
     }
 }
 
 impl Drop for ServerApp {
     /// A connection that ends without a Closed event (the transport was
-    /// dropped) still counts.
+    /// dropped, as at shutdown) still counts.
     fn drop(&mut self) {
-        self.finish();
+        self.finish(Ending::Shutdown, None);
     }
 }

@@ -1,0 +1,130 @@
+//! h2simple's per-connection line on the server (`ADDR DISCONNECTED by
+//! CAUSE: N tps (S secs for …)`): the real cause, and the connection's
+//! lifetime from accept to close.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use server_support::{Server, run};
+
+fn start(extra: &[&str]) -> Server {
+    let mut args: Vec<String> = [
+        "server",
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-t",
+        "ok",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    Server::start(std::env::temp_dir().as_path(), &args, 1)
+}
+
+/// The seconds the line reports.
+fn secs(line: &str) -> f64 {
+    let (_, after) = line.split_once(" tps (").expect(line);
+    after.split(' ').next().unwrap().parse().expect(line)
+}
+
+/// A connection that idles before its one request and after it lives that
+/// long; the line counts from accept to close, not first to last request
+/// (which gave "0.000 secs"), and says the peer closed it.
+#[test]
+fn lifetime_counts_from_accept_to_close() {
+    let server = start(&[]);
+    let addr = server.url("http").trim_start_matches("http://").to_owned();
+    let mut tcp = TcpStream::connect(&addr).unwrap();
+    let local = tcp.local_addr().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    tcp.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut buf = [0u8; 256];
+    let n = tcp.read(&mut buf).unwrap();
+    assert!(buf[..n].starts_with(b"HTTP/1.1 200"));
+    // The server accepted before it answered, and sees the close after we
+    // close: its lifetime is at least the time from here to the close.
+    let answered = Instant::now();
+    std::thread::sleep(Duration::from_millis(100));
+    let held = answered.elapsed();
+    drop(tcp);
+    let line = server.wait_for(&format!("{local} DISCONNECTED"));
+    assert!(line.contains("DISCONNECTED by peer close: "), "{line}");
+    assert!(line.contains("1 reqs 1 rsps 0 rsts 1 streams"), "{line}");
+    // (The line rounds to milliseconds.)
+    assert!(
+        secs(&line) >= held.as_secs_f64() - 0.0005,
+        "{line} vs {held:?}"
+    );
+    server.stop();
+}
+
+/// nghttp ends with GOAWAY (RFC 9113 §6.8): the line says so.
+#[test]
+fn a_goaway_from_the_client_is_the_cause() {
+    let server = start(&[]);
+    let (code, out) = run("nghttp", &[&format!("{}/x", server.url("http"))]);
+    assert_eq!(code, Some(0), "{out}");
+    let line = server.wait_for(" DISCONNECTED");
+    assert!(line.contains("DISCONNECTED by GOAWAY received: "), "{line}");
+    server.stop();
+}
+
+/// `--idle-timeout`: a connection that never sends a byte is closed by the
+/// server, and the line says why.
+#[test]
+fn an_idle_connection_ends_by_idle_timeout() {
+    for runtime in ["tokio", "glommio"] {
+        let server = start(&[
+            "--runtime",
+            runtime,
+            "--threads",
+            "1",
+            "--idle-timeout",
+            "200ms",
+        ]);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let tcp = TcpStream::connect(&addr).unwrap();
+        let local = tcp.local_addr().unwrap();
+        let line = server.wait_for(&format!("{local} DISCONNECTED"));
+        assert!(
+            line.contains("DISCONNECTED by idle timeout: "),
+            "{runtime}: {line}"
+        );
+        assert!(line.contains("0 reqs 0 rsps"), "{runtime}: {line}");
+        drop(tcp);
+        server.stop();
+    }
+}
+
+/// SIGTERM: connections still open are closed by the server's shutdown,
+/// each with its line.
+#[test]
+fn open_connections_end_by_server_shutdown() {
+    for runtime in ["tokio", "glommio"] {
+        let server = start(&["--runtime", runtime, "--threads", "1"]);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let mut tcp = TcpStream::connect(&addr).unwrap();
+        let local = tcp.local_addr().unwrap();
+        tcp.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut buf = [0u8; 256];
+        let n = tcp.read(&mut buf).unwrap();
+        assert!(buf[..n].starts_with(b"HTTP/1.1 200"), "{runtime}");
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&format!("{local} DISCONNECTED")))
+            .unwrap_or_else(|| panic!("{runtime}: no line for {local}: {out}"));
+        assert!(
+            line.contains("DISCONNECTED by server shutdown: "),
+            "{runtime}: {line}"
+        );
+    }
+}

@@ -1,0 +1,201 @@
+//! What `h2sim server` puts on the wire for its rules: `content-length`
+//! on every reply whose size it knows (RFC 9110 §8.6), so HTTP/1.1 needs no
+//! chunked coding (RFC 9112 §6.1), and templates in header values and
+//! pushed responses. Real processes, checked with curl and nghttp, on both
+//! runtimes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use server_support::{Server, curl_headers, run};
+
+/// A server on a free port with rules covering each kind of body: fixed,
+/// template, generated, a file under `-d`, no body, 204, and no match.
+fn start(runtime: &str, www: &std::path::Path) -> Server {
+    let args: Vec<String> = [
+        "server",
+        "--runtime",
+        runtime,
+        "--threads",
+        "1",
+        "-q",
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/fixed",
+        "-t",
+        "hello",
+        "-m",
+        "GET",
+        "-p",
+        "/tmpl/",
+        "-t",
+        "${suffix}!",
+        "-m",
+        "GET",
+        "-p",
+        "/gen",
+        "-e",
+        "1k",
+        "-m",
+        "GET",
+        "-p",
+        "/empty",
+        "-m",
+        "GET",
+        "-p",
+        "/nocontent",
+        "-s",
+        "204",
+        "-m",
+        "GET",
+        "-p",
+        "/own",
+        "-x",
+        "content-length=3",
+        "-t",
+        "abc",
+        "-m",
+        "GET",
+        "-p",
+        "/www/",
+        "-d",
+        www.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Server::start(std::env::temp_dir().as_path(), &args, 1)
+}
+
+fn www() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("h2sim-replies-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.json"), b"{\"a\":1}").unwrap();
+    dir
+}
+
+/// (path, the content-length it must carry, or None for none)
+const CASES: &[(&str, Option<&str>)] = &[
+    ("/fixed", Some("5")),
+    ("/tmpl/abc", Some("4")),
+    ("/gen", Some("1024")),
+    ("/empty", Some("0")),
+    ("/nocontent", None),
+    ("/own", Some("3")),
+    ("/www/a.json", Some("7")),
+    ("/www/missing", Some("0")),
+    ("/unmatched", Some("0")),
+];
+
+fn check(protocol: &str, runtime: &str, url: &str) {
+    for (path, length) in CASES {
+        let headers = curl_headers(&[protocol, &format!("{url}{path}")]);
+        let what = format!("{runtime} {protocol} {path}: {headers:?}");
+        let lengths: Vec<_> = headers
+            .iter()
+            .filter_map(|h| h.strip_prefix("content-length:"))
+            .map(str::trim)
+            .collect();
+        match length {
+            Some(n) => assert_eq!(lengths, [*n], "{what}"),
+            // RFC 9110 §8.6: no content-length in a 204.
+            None => assert!(lengths.is_empty(), "{what}"),
+        }
+        assert!(
+            !headers.iter().any(|h| h.starts_with("transfer-encoding")),
+            "a known size needs no chunked coding (RFC 9112 §6.1): {what}"
+        );
+    }
+}
+
+/// RFC 9112 §6.1-§6.3: HTTP/1.1 replies of known size carry content-length
+/// and are not chunked.
+#[test]
+fn http1_replies_carry_content_length_not_chunked() {
+    let www = www();
+    for runtime in ["tokio", "glommio"] {
+        let server = start(runtime, &www);
+        check("--http1.1", runtime, server.url("http"));
+        let (code, _) = server.stop();
+        assert_eq!(code, Some(0));
+    }
+}
+
+/// RFC 9113 §8.1.1, RFC 9110 §8.6: HTTP/2 replies carry content-length.
+#[test]
+fn http2_replies_carry_content_length() {
+    let www = www();
+    for runtime in ["tokio", "glommio"] {
+        let server = start(runtime, &www);
+        check("--http2-prior-knowledge", runtime, server.url("http"));
+        let (code, _) = server.stop();
+        assert_eq!(code, Some(0));
+    }
+}
+
+/// `${…}` in `-x` values (a `location` header) and in pushed responses'
+/// headers and bodies are filled from the request; pushed responses carry
+/// content-length too (seen with `nghttp -v`).
+#[test]
+fn templates_fill_headers_and_pushes() {
+    for runtime in ["tokio", "glommio"] {
+        let args: Vec<String> = [
+            "server",
+            "--runtime",
+            runtime,
+            "--threads",
+            "1",
+            "-q",
+            "-S",
+            "http://127.0.0.1:0",
+            "-m",
+            "GET",
+            "-p",
+            "/user/",
+            "-s",
+            "201",
+            "-x",
+            "location=/user/${suffix}",
+            "-x",
+            "x-first=${seg1}",
+            "-t",
+            "${seg2}!",
+            "-o",
+            "/pushed",
+            "-x",
+            "x-for=${path}",
+            "-t",
+            "for ${suffix}",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let server = Server::start(std::env::temp_dir().as_path(), &args, 1);
+        let url = format!("{}/user/abc", server.url("http"));
+        let (code, out) = run("nghttp", &["-v", &url]);
+        assert_eq!(code, Some(0), "{out}");
+        let main = "recv (stream_id=13)";
+        let pushed = "recv (stream_id=2)";
+        for (stream, field) in [
+            (main, ":status: 201"),
+            (main, "location: /user/abc"),
+            (main, "x-first: user"),
+            (main, "content-length: 4"),
+            (pushed, "x-for: /user/abc"),
+            (pushed, "content-length: 7"),
+        ] {
+            assert!(
+                out.lines()
+                    .any(|l| l.contains(stream) && l.ends_with(field)),
+                "{runtime}: {stream} {field}: {out}"
+            );
+        }
+        assert!(out.contains("abc!"), "{runtime}: body: {out}");
+        assert!(out.contains("for abc"), "{runtime}: pushed body: {out}");
+        let (code, _) = server.stop();
+        assert_eq!(code, Some(0));
+    }
+}

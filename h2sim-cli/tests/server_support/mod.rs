@@ -1,0 +1,151 @@
+//! A real `h2sim server` process for the integration tests: started in a
+//! directory, waited for until it listens, its output collected, stopped
+//! with SIGTERM.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
+
+/// A running server; killed on drop if the test did not stop it.
+pub struct Server {
+    child: Child,
+    /// The listeners, as printed: `http://127.0.0.1:PORT`, `https://…`.
+    pub urls: Vec<String>,
+    output: Arc<Mutex<String>>,
+    drains: Vec<JoinHandle<()>>,
+}
+
+impl Server {
+    /// Runs `h2sim ARGS…` (ARGS start with `server`) in `dir` and waits
+    /// for `listeners` "listening on" lines. Panics with the output if the
+    /// server exits before.
+    pub fn start(dir: &Path, args: &[String], listeners: usize) -> Server {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start h2sim server");
+        let output = Arc::new(Mutex::new(String::new()));
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut urls = Vec::new();
+        while urls.len() < listeners {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                let mut rest = String::new();
+                let _ = child.stdout.take().unwrap().read_to_string(&mut rest);
+                panic!(
+                    "server {args:?} exited before listening: {}{line}{rest}",
+                    output.lock().unwrap()
+                );
+            }
+            if let Some(url) = line.trim().strip_prefix("h2sim server listening on ") {
+                urls.push(url.to_owned());
+            }
+            output.lock().unwrap().push_str(&line);
+        }
+        let stdout = child.stdout.take().unwrap();
+        let drains = vec![drain(stderr, output.clone()), drain(stdout, output.clone())];
+        Server {
+            child,
+            urls,
+            output,
+            drains,
+        }
+    }
+
+    /// The listener of `scheme` (`http` or `https`).
+    pub fn url(&self, scheme: &str) -> &str {
+        let prefix = format!("{scheme}://");
+        self.urls
+            .iter()
+            .find(|u| u.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no {scheme} listener in {:?}", self.urls))
+    }
+
+    /// Waits until the server has printed a line containing `needle`, and
+    /// returns that line (a test that never sees it is ended by the
+    /// harness's timeout, not by a timed assertion).
+    pub fn wait_for(&self, needle: &str) -> String {
+        loop {
+            if let Some(line) = self
+                .output
+                .lock()
+                .unwrap()
+                .lines()
+                .find(|l| l.contains(needle))
+            {
+                return line.to_owned();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// SIGTERM, then the exit code and everything the server printed.
+    pub fn stop(mut self) -> (Option<i32>, String) {
+        let pid = self.child.id().to_string();
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .expect("kill");
+        let status = self.child.wait().unwrap();
+        for drain in self.drains.drain(..) {
+            drain.join().unwrap();
+        }
+        let out = self.output.lock().unwrap().clone();
+        (status.code(), out)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn drain(pipe: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let mut out = into.lock().unwrap();
+            out.push_str(&line);
+            out.push('\n');
+        }
+    })
+}
+
+/// Runs a program and returns its exit code and stdout + stderr.
+pub fn run(program: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} is needed for this test: {e}"));
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The response header lines `curl -sv` printed (`< name: value`),
+/// lowercased, without the status line.
+pub fn curl_headers(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["-sv", "-o", "/dev/null"];
+    all.extend_from_slice(args);
+    let (code, out) = run("curl", &all);
+    assert_eq!(code, Some(0), "curl {args:?}: {out}");
+    out.lines()
+        .filter_map(|l| l.strip_prefix("< "))
+        .filter(|l| l.contains(':') && !l.starts_with("HTTP/"))
+        .map(|l| l.trim().to_ascii_lowercase())
+        .collect()
+}
