@@ -238,3 +238,34 @@ fn short(d: Duration) -> String {
         format!("{:.1}s", us as f64 / 1e6)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_with_defaults_and_ranges() {
+        let a = parse(vec![]).unwrap();
+        assert_eq!((a.count, a.parallel, a.duration), (20_000, 100, None));
+        let a = parse(
+            ["-C", "5", "-P", "2", "--duration", "2s", "--threads", "1"]
+                .map(String::from)
+                .to_vec(),
+        )
+        .unwrap();
+        assert_eq!((a.count, a.parallel, a.threads), (5, 2, Some(1)));
+        assert_eq!(a.duration, Some(Duration::from_secs(2)));
+        assert!(
+            parse(vec!["-C".into(), "0".into()])
+                .unwrap_err()
+                .0
+                .contains("at least 1")
+        );
+        assert!(
+            parse(vec!["--bogus".into()])
+                .unwrap_err()
+                .0
+                .contains("--bogus")
+        );
+    }
+}

@@ -28,7 +28,6 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
 }
 
-
 /// Runs a command; the exit code says whether it went well.
 pub fn run(command: Command) -> ExitCode {
     let (runtime, threads) = match &command {

@@ -81,9 +81,10 @@ fn check_authority(authority: &str) -> Result<(), String> {
         }
         let port = match after {
             "" => None,
-            p => Some(p.strip_prefix(':').ok_or_else(|| {
-                format!("{authority:?}: expected :port after ]")
-            })?),
+            p => Some(
+                p.strip_prefix(':')
+                    .ok_or_else(|| format!("{authority:?}: expected :port after ]"))?,
+            ),
         };
         (None, port)
     } else {
@@ -96,10 +97,13 @@ fn check_authority(authority: &str) -> Result<(), String> {
         if host.is_empty() {
             return Err(format!("{authority:?}: no host"));
         }
-        if let Some(c) = host.chars().find(|c| {
-            !(c.is_ascii_alphanumeric() || "-._~%!$&'()*+,;=".contains(*c))
-        }) {
-            return Err(format!("{authority:?}: {c:?} is not allowed in a host name"));
+        if let Some(c) = host
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "-._~%!$&'()*+,;=".contains(*c)))
+        {
+            return Err(format!(
+                "{authority:?}: {c:?} is not allowed in a host name"
+            ));
         }
     }
     if let Some(port) = port
@@ -153,7 +157,11 @@ mod tests {
             let err = split_uri(uri).unwrap_err();
             assert!(err.contains(says), "{uri}: {err}");
         }
-        for ok in ["http://[::1]:8080/", "http://localhost/", "https://nf-1.example.com:443/x"] {
+        for ok in [
+            "http://[::1]:8080/",
+            "http://localhost/",
+            "https://nf-1.example.com:443/x",
+        ] {
             split_uri(ok).unwrap();
         }
     }

@@ -126,7 +126,12 @@ pub struct ClientFlags {
     pub total_connections: Option<u64>,
     /// Replace SYM in paths, header values and bodies by the scenario
     /// number, printf-style (e.g. __MDN__=01092%06d)
-    #[arg(short = 'R', long = "replace", value_name = "SYM=FORMAT", help_heading = "Run")]
+    #[arg(
+        short = 'R',
+        long = "replace",
+        value_name = "SYM=FORMAT",
+        help_heading = "Run"
+    )]
     pub symbols: Vec<String>,
     /// Scenario numbers wrap at N
     #[arg(short = 'M', long, value_name = "N",
@@ -163,7 +168,12 @@ pub struct ClientFlags {
     pub verify: Option<String>,
     /// HTTP/2 setting (as the server's -H), or h2simple's reconn_max,
     /// req_max_per_sess, single_request (repeatable)
-    #[arg(short = 'H', long = "setting", value_name = "NAME=VALUE", help_heading = "Protocol")]
+    #[arg(
+        short = 'H',
+        long = "setting",
+        value_name = "NAME=VALUE",
+        help_heading = "Protocol"
+    )]
     pub settings: Vec<String>,
     /// HTTP/1.1 instead of HTTP/2
     #[arg(short = '1', long, help_heading = "Protocol")]
@@ -298,9 +308,23 @@ pub fn one_line(error: &clap::Error) -> UsageError {
     usage(line)
 }
 
-/// `--parallel <N>` as `--parallel`: clap names arguments with their value.
+/// `--parallel <N>` as `-P/--parallel`: clap names an argument by its long
+/// form with its value, whichever form was typed.
 fn short_name(arg: &str) -> String {
-    arg.split([' ', '=']).next().unwrap_or(arg).to_owned()
+    let name = arg.split([' ', '=']).next().unwrap_or(arg);
+    let Some(long) = name.strip_prefix("--") else {
+        return name.to_owned();
+    };
+    let top = command();
+    let short = top
+        .get_subcommands()
+        .flat_map(|sub| sub.get_arguments())
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_short());
+    match short {
+        Some(c) => format!("-{c}/{name}"),
+        None => name.to_owned(),
+    }
 }
 
 use std::error::Error as _;

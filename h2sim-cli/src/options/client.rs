@@ -67,16 +67,76 @@ pub struct ClientOptions {
 /// first `-m`, `-s` and `-a` are every step's defaults and the rest
 /// describe the first step (or the positional URI's request), as in h2cli.
 const STEPS: &[Spec] = &[
-    Spec { id: "method", short: Some('m'), long: "method", value: "METHOD", help: "Start a step with this method (GET, POST, PUT, PATCH, DELETE, ...)" },
-    Spec { id: "uri", short: Some('u'), long: "uri", value: "URI", help: "The step's target: scheme://authority/path (instead of -s -a -p)" },
-    Spec { id: "scheme", short: Some('s'), long: "scheme", value: "SCHEME", help: "http or https (before any -m: every step's default)" },
-    Spec { id: "authority", short: Some('a'), long: "authority", value: "HOST:PORT", help: "The step's authority (before any -m: every step's default)" },
-    Spec { id: "path", short: Some('p'), long: "path", value: "PATH", help: "The step's path, starting with /" },
-    Spec { id: "header", short: Some('x'), long: "header", value: "NAME=VALUE", help: "Request field (repeatable; -R symbols are replaced in it)" },
-    Spec { id: "text", short: Some('t'), long: "text", value: "TEXT", help: "Body: this text" },
-    Spec { id: "hex", short: Some('b'), long: "hex", value: "HEX", help: "Body: hex digits (optional 0x prefix, spaces allowed)" },
-    Spec { id: "file", short: Some('f'), long: "file", value: "FILE", help: "Body: the file's content" },
-    Spec { id: "size", short: Some('e'), long: "size", value: "N|Nk|Nm", help: "Body: generated JSON of exactly this size" },
+    Spec {
+        id: "method",
+        short: Some('m'),
+        long: "method",
+        value: "METHOD",
+        help: "Start a step with this method (GET, POST, PUT, PATCH, DELETE, ...)",
+    },
+    Spec {
+        id: "uri",
+        short: Some('u'),
+        long: "uri",
+        value: "URI",
+        help: "The step's target: scheme://authority/path (instead of -s -a -p)",
+    },
+    Spec {
+        id: "scheme",
+        short: Some('s'),
+        long: "scheme",
+        value: "SCHEME",
+        help: "http or https (before any -m: every step's default)",
+    },
+    Spec {
+        id: "authority",
+        short: Some('a'),
+        long: "authority",
+        value: "HOST:PORT",
+        help: "The step's authority (before any -m: every step's default)",
+    },
+    Spec {
+        id: "path",
+        short: Some('p'),
+        long: "path",
+        value: "PATH",
+        help: "The step's path, starting with /",
+    },
+    Spec {
+        id: "header",
+        short: Some('x'),
+        long: "header",
+        value: "NAME=VALUE",
+        help: "Request field (repeatable; -R symbols are replaced in it)",
+    },
+    Spec {
+        id: "text",
+        short: Some('t'),
+        long: "text",
+        value: "TEXT",
+        help: "Body: this text",
+    },
+    Spec {
+        id: "hex",
+        short: Some('b'),
+        long: "hex",
+        value: "HEX",
+        help: "Body: hex digits (optional 0x prefix, spaces allowed)",
+    },
+    Spec {
+        id: "file",
+        short: Some('f'),
+        long: "file",
+        value: "FILE",
+        help: "Body: the file's content",
+    },
+    Spec {
+        id: "size",
+        short: Some('e'),
+        long: "size",
+        value: "N|Nk|Nm",
+        help: "Body: generated JSON of exactly this size",
+    },
 ];
 
 /// `client`'s command: clap's options plus the step grammar.
@@ -315,9 +375,7 @@ fn steps(occurrences: &[Occurrence], uris: &[String]) -> Result<Vec<Step>, Usage
                 check_authority(flag, &value)?;
                 default_authority = Some(value)
             }
-            "uri" => {
-                draft.uri = Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?)
-            }
+            "uri" => draft.uri = Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?),
             "scheme" => draft.scheme = Some(value.to_ascii_lowercase()),
             "authority" => draft.authority = Some(value),
             "path" => draft.path = Some(value),
@@ -459,5 +517,112 @@ mod tests {
                 .contains("/no/such/file")
         );
         assert!(err(&["-m", "GET"]).contains("no target"));
+    }
+
+    /// Issue 10 item 9: step options before the first -m describe the
+    /// first step, or the positional URI's single request (h2cli's step 0);
+    /// -s and -a there stay every step's defaults.
+    #[test]
+    fn step_options_before_m_apply_to_the_first_step() {
+        let o = parse(args(&["-x", "a=b", "-t", "hi", "http://h:80/x"])).unwrap();
+        assert_eq!(o.steps.len(), 1);
+        assert_eq!(o.steps[0].method, "GET");
+        assert_eq!(o.steps[0].headers, vec![HeaderField::new("a", "b")]);
+        assert_eq!(&o.steps[0].body[..], b"hi");
+        let o = parse(args(&[
+            "-a", "h:80", "-x", "a=b", "-p", "/first", "-m", "POST", "-m", "GET", "-p", "/second",
+        ]))
+        .unwrap();
+        assert_eq!(o.steps.len(), 2);
+        assert_eq!(
+            (o.steps[0].method.as_str(), o.steps[0].path.as_str()),
+            ("POST", "/first")
+        );
+        assert_eq!(o.steps[0].headers.len(), 1);
+        assert!(o.steps[1].headers.is_empty());
+        assert_eq!(o.steps[1].authority, "h:80");
+        let err = parse(args(&["-u", "http://h/a", "http://h/b"])).unwrap_err();
+        assert!(err.0.contains("already has -u"), "{err}");
+    }
+
+    /// Issue 10 item 11: a malformed authority in a URI, -a or --server is
+    /// a bad option naming it.
+    #[test]
+    fn malformed_authorities_are_bad_options() {
+        let err = |a: &[&str]| parse(args(a)).unwrap_err().0;
+        assert!(err(&["http://127.0.0.1:99999/x"]).contains("99999"));
+        assert!(err(&["http://[::1/x"]).contains("closing ]"));
+        assert!(err(&["-m", "GET", "-u", "http://a^b/"]).starts_with("-u "));
+        assert!(err(&["-a", "h:70000", "-m", "GET"]).starts_with("-a "));
+        assert!(err(&["--server", "http://h:0", "http://h:1/"]).starts_with("--server "));
+    }
+
+    /// h2simple's -H keys map to h2sim's flags; the flag wins when both are
+    /// given; enable_connect_protocol stays an HTTP/2 setting.
+    #[test]
+    fn h2simple_h_keys() {
+        let o = parse(args(&[
+            "-H",
+            "reconn_max=5",
+            "-H",
+            "req_max_per_sess=100",
+            "-H",
+            "enable_connect_protocol=1",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (o.reconnect_max, o.requests_per_connection),
+            (Some(5), Some(100))
+        );
+        assert_eq!(o.settings, ["enable_connect_protocol=1"]);
+        let o = parse(args(&["-H", "single_request=1", "http://h/"])).unwrap();
+        assert_eq!(o.requests_per_connection, Some(1));
+        let o = parse(args(&[
+            "--reconnect-max",
+            "2",
+            "-H",
+            "reconn_max=9",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(o.reconnect_max, Some(2));
+        let o = parse(args(&[
+            "--keepalive",
+            "30s",
+            "--requests-per-connection",
+            "7",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(o.keepalive, Some(Duration::from_secs(30)));
+        assert_eq!(o.requests_per_connection, Some(7));
+        assert!(
+            parse(args(&["-H", "bogus=1", "http://h/"]))
+                .unwrap_err()
+                .0
+                .contains("bogus")
+        );
+        assert!(
+            parse(args(&["--requests-per-connection", "0", "http://h/"]))
+                .unwrap_err()
+                .0
+                .contains("at least 1")
+        );
+    }
+
+    /// clap's errors come out as one line naming the option.
+    #[test]
+    fn errors_are_one_line() {
+        for bad in [
+            &["-P"][..],
+            &["--duration", "soon", "http://h/"],
+            &["--runtime", "uring", "http://h/"],
+            &["-T", "0", "http://h/"],
+            &["--nope", "http://h/"],
+        ] {
+            let e = parse(args(bad)).unwrap_err().0;
+            assert!(!e.contains('\n') && e.contains(bad[0]), "{bad:?}: {e}");
+        }
     }
 }

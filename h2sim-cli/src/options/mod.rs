@@ -6,6 +6,8 @@
 
 pub mod cli;
 pub mod client;
+#[cfg(test)]
+mod examples;
 pub mod grammar;
 pub mod server;
 pub mod tls;
@@ -211,11 +213,17 @@ mod tests {
             H2simpleKey::ReconnMax(3)
         );
         assert_eq!(
-            H2simpleKey::parse("req_max_per_sess=100").unwrap().unwrap().flag(),
+            H2simpleKey::parse("req_max_per_sess=100")
+                .unwrap()
+                .unwrap()
+                .flag(),
             "--requests-per-connection 100"
         );
         assert_eq!(
-            H2simpleKey::parse("single_request=1").unwrap().unwrap().flag(),
+            H2simpleKey::parse("single_request=1")
+                .unwrap()
+                .unwrap()
+                .flag(),
             "--requests-per-connection 1"
         );
         assert!(H2simpleKey::parse("reconn_max=x").unwrap().is_err());

@@ -39,28 +39,134 @@ pub struct ServerOptions {
 /// given before it; `-m` opens a rule, `-o` a push of it; `--rules` puts a
 /// file's rules at its place.
 const RULES: &[Spec] = &[
-    Spec { id: "listen", short: Some('S'), long: "listen", value: "URL", help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable" },
-    Spec { id: "key", short: Some('k'), long: "key", value: "FILE", help: "Private key (PEM) for the https listeners after it [default: ./eckey.pem, else a generated certificate]" },
-    Spec { id: "cert", short: Some('c'), long: "cert", value: "FILE", help: "Certificate chain (PEM) for the https listeners after it [default: ./eccert.pem, else generated]" },
-    Spec { id: "verify", short: Some('V'), long: "verify", value: "SPEC", help: "Client certificates, for the listeners after it: none | verify | pass, trust_file=PEM, trust_dir=DIR, crl, crl_all, purpose (comma-separated)" },
-    Spec { id: "method", short: Some('m'), long: "method", value: "METHOD", help: "Start a rule matching this method" },
-    Spec { id: "authority", short: Some('a'), long: "authority", value: "HOST", help: "Match :authority exactly" },
-    Spec { id: "path", short: Some('p'), long: "path", value: "PREFIX", help: "Match paths starting with PREFIX" },
-    Spec { id: "status", short: Some('s'), long: "status", value: "CODE", help: "Response status [default: 200]" },
-    Spec { id: "header", short: Some('x'), long: "header", value: "NAME=VALUE", help: "Response field (repeatable)" },
-    Spec { id: "text", short: Some('t'), long: "text", value: "TEXT", help: "Body; ${path}, ${suffix}, ${seg1}... echo the request path" },
-    Spec { id: "hex", short: Some('b'), long: "hex", value: "HEX", help: "Body as hex digits (optional 0x prefix, spaces allowed)" },
-    Spec { id: "file", short: Some('f'), long: "file", value: "FILE", help: "Body from a file" },
-    Spec { id: "size", short: Some('e'), long: "size", value: "N|Nk|Nm", help: "Generated JSON body of exactly this size" },
-    Spec { id: "dir", short: Some('d'), long: "dir", value: "DIR", help: "Serve files under DIR: the path after the rule's -p prefix names the file (never outside DIR)" },
-    Spec { id: "delay", short: None, long: "delay", value: "MS|MIN-MAX", help: "Hold the response back (a slow network function)" },
-    Spec { id: "push", short: Some('o'), long: "push", value: "PATH", help: "Push PATH before the response; -s -x -t -b -f -e after it describe the pushed response" },
-    Spec { id: "rules", short: None, long: "rules", value: "FILE", help: "Rules from a .toml or .yaml file, at this place in the order (see below)" },
+    Spec {
+        id: "listen",
+        short: Some('S'),
+        long: "listen",
+        value: "URL",
+        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable",
+    },
+    Spec {
+        id: "key",
+        short: Some('k'),
+        long: "key",
+        value: "FILE",
+        help: "Private key (PEM) for the https listeners after it [default: ./eckey.pem, else a generated certificate]",
+    },
+    Spec {
+        id: "cert",
+        short: Some('c'),
+        long: "cert",
+        value: "FILE",
+        help: "Certificate chain (PEM) for the https listeners after it [default: ./eccert.pem, else generated]",
+    },
+    Spec {
+        id: "verify",
+        short: Some('V'),
+        long: "verify",
+        value: "SPEC",
+        help: "Client certificates, for the listeners after it: none | verify | pass, trust_file=PEM, trust_dir=DIR, crl, crl_all, purpose (comma-separated)",
+    },
+    Spec {
+        id: "method",
+        short: Some('m'),
+        long: "method",
+        value: "METHOD",
+        help: "Start a rule matching this method",
+    },
+    Spec {
+        id: "authority",
+        short: Some('a'),
+        long: "authority",
+        value: "HOST",
+        help: "Match :authority exactly",
+    },
+    Spec {
+        id: "path",
+        short: Some('p'),
+        long: "path",
+        value: "PREFIX",
+        help: "Match paths starting with PREFIX",
+    },
+    Spec {
+        id: "status",
+        short: Some('s'),
+        long: "status",
+        value: "CODE",
+        help: "Response status [default: 200]",
+    },
+    Spec {
+        id: "header",
+        short: Some('x'),
+        long: "header",
+        value: "NAME=VALUE",
+        help: "Response field (repeatable)",
+    },
+    Spec {
+        id: "text",
+        short: Some('t'),
+        long: "text",
+        value: "TEXT",
+        help: "Body; ${path}, ${suffix}, ${seg1}... echo the request path",
+    },
+    Spec {
+        id: "hex",
+        short: Some('b'),
+        long: "hex",
+        value: "HEX",
+        help: "Body as hex digits (optional 0x prefix, spaces allowed)",
+    },
+    Spec {
+        id: "file",
+        short: Some('f'),
+        long: "file",
+        value: "FILE",
+        help: "Body from a file",
+    },
+    Spec {
+        id: "size",
+        short: Some('e'),
+        long: "size",
+        value: "N|Nk|Nm",
+        help: "Generated JSON body of exactly this size",
+    },
+    Spec {
+        id: "dir",
+        short: Some('d'),
+        long: "dir",
+        value: "DIR",
+        help: "Serve files under DIR: the path after the rule's -p prefix names the file (never outside DIR)",
+    },
+    Spec {
+        id: "delay",
+        short: None,
+        long: "delay",
+        value: "MS|MIN-MAX",
+        help: "Hold the response back (a slow network function)",
+    },
+    Spec {
+        id: "push",
+        short: Some('o'),
+        long: "push",
+        value: "PATH",
+        help: "Push PATH before the response; -s -x -t -b -f -e after it describe the pushed response",
+    },
+    Spec {
+        id: "rules",
+        short: None,
+        long: "rules",
+        value: "FILE",
+        help: "Rules from a .toml or .yaml file, at this place in the order (see below)",
+    },
 ];
 
 /// `server`'s command: clap's options plus the rule grammar.
 pub fn add_grammar(command: Command) -> Command {
-    grammar::add(command, "Listeners and rules (in order; checked in order, first match wins, no match is 404)", RULES)
+    grammar::add(
+        command,
+        "Listeners and rules (in order; checked in order, first match wins, no match is 404)",
+        RULES,
+    )
 }
 
 /// h2simple's key and certificate, read from the working directory when
@@ -421,5 +527,53 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a, b);
+    }
+
+    /// Issue 10 item 13: `--rules FILE` rules take their place in the
+    /// order given, between the rules before and after it.
+    #[test]
+    fn rules_file_takes_its_place() {
+        let dir = std::env::temp_dir().join(format!("h2sim-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.toml");
+        std::fs::write(
+            &file,
+            "[[rule]]\nmethod = \"PUT\"\n[[rule]]\nmethod = \"PATCH\"\n",
+        )
+        .unwrap();
+        let line = format!(
+            "-S http://127.0.0.1:1 -m GET -s 201 --rules {} -m DELETE",
+            file.display()
+        );
+        let o = parse(args(&line)).unwrap();
+        let methods: Vec<_> = o.rules.iter().map(|r| r.method.as_str()).collect();
+        assert_eq!(methods, ["GET", "PUT", "PATCH", "DELETE"]);
+        assert_eq!(o.rules[0].reply.status, 201);
+        let err = parse(args(&format!(
+            "-S http://127.0.0.1:1 --rules {} -s 404",
+            file.display()
+        )))
+        .unwrap_err();
+        assert!(err.0.contains("after --rules"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// -k/-c/-V apply to the listeners after them, in order.
+    #[test]
+    fn tls_files_apply_to_later_listeners() {
+        let o = parse(args(
+            "-S https://127.0.0.1:1 -k a.key -c a.crt -S https://127.0.0.1:2 -m GET",
+        ))
+        .unwrap();
+        let first = o.listen[0].tls.clone().unwrap();
+        let second = o.listen[1].tls.clone().unwrap();
+        assert!(first.key.is_none() && !first.self_signed_for.is_empty());
+        assert_eq!(second.key, Some("a.key".into()));
+        assert!(
+            parse(args("-S http://1.2.3.4:1 -H reconn_max=3"))
+                .unwrap_err()
+                .0
+                .contains("--reconnect-max 3")
+        );
     }
 }

@@ -5,8 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use h2sim_tokio::tls::{
-    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification,
-    Trust,
+    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, Trust,
 };
 
 use super::{UsageError, usage};
