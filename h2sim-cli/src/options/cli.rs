@@ -27,7 +27,10 @@ pub struct Cli {
     pub command: Sub,
 }
 
+/// The subcommands. Only their definitions are used (main dispatches on
+/// the matches), so the size difference between variants costs nothing.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
 pub enum Sub {
     /// Answer requests by rules (a successor of h2svr)
     #[command(long_about = help::SERVER_ABOUT)]
