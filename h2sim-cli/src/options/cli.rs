@@ -280,6 +280,17 @@ pub fn one_line(error: &clap::Error) -> UsageError {
             let shown = arg.split('=').next().unwrap_or(&arg).to_owned();
             format!("unknown option {shown} (see --help)")
         }
+        (ErrorKind::MissingRequiredArgument, _, _) => {
+            let missing = match error.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(v)) => v.join(" "),
+                _ => String::new(),
+            };
+            format!("missing {missing} (see --help)")
+        }
+        (ErrorKind::InvalidSubcommand, _, _) => {
+            let name = context(ContextKind::InvalidSubcommand).unwrap_or_default();
+            format!("unknown command {name:?} (server, client, bench, merge or completions)")
+        }
         (ErrorKind::InvalidValue, Some(arg), Some(v)) if v.is_empty() => {
             format!("{} needs a value", short_name(&arg))
         }
