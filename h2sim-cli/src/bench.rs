@@ -14,7 +14,7 @@ use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
 use crate::options::client::ClientOptions as ClientArgs;
 use crate::options::tls::TlsFiles;
-use crate::options::{Args, Runtime, Token, UsageError, canonical, usage};
+use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};
 use crate::server::rules::{Body, Reply, Rule};
 
@@ -27,34 +27,27 @@ pub struct BenchArgs {
     pub threads: Option<usize>,
 }
 
+/// Parses the arguments after `bench` (what `main` does through the
+/// top-level command), for tests.
+#[cfg(test)]
 pub fn parse(args: Vec<String>) -> Result<BenchArgs, UsageError> {
-    let mut args = Args::new(args);
-    let mut out = BenchArgs {
-        count: 20_000,
-        parallel: 100,
-        duration: None,
-        threads: None,
-    };
-    while let Some(token) = args.next_token() {
-        let flag = match token? {
-            Token::Word(w) => return Err(usage(format!("unexpected argument {w:?}"))),
-            Token::Flag(f) => f,
-        };
-        match canonical(&flag, &[("-C", "--count"), ("-P", "--parallel")]).as_str() {
-            "-C" => out.count = args.number::<u64>(&flag)?.max(1),
-            "-P" => out.parallel = args.number::<usize>(&flag)?.max(1),
-            "--duration" => {
-                out.duration = Some(crate::options::duration(&flag, &args.value(&flag)?)?)
-            }
-            "--threads" => out.threads = Some(args.number::<usize>(&flag)?.max(1)),
-            _ => {
-                return Err(usage(format!(
-                    "unknown option {flag} (see h2sim bench --help)"
-                )));
-            }
-        }
-    }
-    Ok(out)
+    let matches = crate::options::cli::subcommand("bench")
+        .try_get_matches_from(args)
+        .map_err(|e| crate::options::cli::one_line(&e))?;
+    from_matches(&matches)
+}
+
+/// Builds the options from what clap matched for `bench`.
+pub fn from_matches(matches: &clap::ArgMatches) -> Result<BenchArgs, UsageError> {
+    use clap::FromArgMatches;
+    let flags = crate::options::cli::BenchFlags::from_arg_matches(matches)
+        .map_err(|e| crate::options::cli::one_line(&e))?;
+    Ok(BenchArgs {
+        count: flags.count,
+        parallel: flags.parallel as usize,
+        duration: flags.duration,
+        threads: flags.threads.map(|n| n as usize),
+    })
 }
 
 /// The dev certificates, built in so the bench runs from any directory.
@@ -110,7 +103,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     std::fs::write(&cert, CERT)
         .and_then(|()| std::fs::write(&key, KEY))
         .map_err(|e| usage(format!("{}: {e}", dir.display())))?;
-    let tls = crate::run::server_tls_files(&TlsFiles {
+    let tls = crate::options::tls::server_tls_files(&TlsFiles {
         key: Some(key),
         cert: Some(cert),
         ..TlsFiles::default()
@@ -238,5 +231,36 @@ fn short(d: Duration) -> String {
         format!("{:.1}ms", us as f64 / 1000.0)
     } else {
         format!("{:.1}s", us as f64 / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_with_defaults_and_ranges() {
+        let a = parse(vec![]).unwrap();
+        assert_eq!((a.count, a.parallel, a.duration), (20_000, 100, None));
+        let a = parse(
+            ["-C", "5", "-P", "2", "--duration", "2s", "--threads", "1"]
+                .map(String::from)
+                .to_vec(),
+        )
+        .unwrap();
+        assert_eq!((a.count, a.parallel, a.threads), (5, 2, Some(1)));
+        assert_eq!(a.duration, Some(Duration::from_secs(2)));
+        assert!(
+            parse(vec!["-C".into(), "0".into()])
+                .unwrap_err()
+                .0
+                .contains("at least 1")
+        );
+        assert!(
+            parse(vec!["--bogus".into()])
+                .unwrap_err()
+                .0
+                .contains("--bogus")
+        );
     }
 }

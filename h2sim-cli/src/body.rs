@@ -10,7 +10,10 @@ use bytes::Bytes;
 /// A body source that failed to load or parse; names the flag's argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BodyError {
-    Hex(String),
+    /// An odd number of hex digits.
+    HexOdd(String),
+    /// A character that is not a hex digit (the input, the character).
+    HexDigit(String, char),
     Size(String),
     File(PathBuf, String),
 }
@@ -18,7 +21,8 @@ pub enum BodyError {
 impl fmt::Display for BodyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            BodyError::Hex(s) => write!(f, "-b {s:?}: not an even number of hex digits"),
+            BodyError::HexOdd(s) => write!(f, "-b {s:?}: an odd number of hex digits"),
+            BodyError::HexDigit(s, c) => write!(f, "-b {s:?}: {c:?} is not a hex digit"),
             BodyError::Size(s) => write!(f, "-e {s:?}: not a size (N, Nk or Nm)"),
             BodyError::File(p, e) => write!(f, "-f {}: {e}", p.display()),
         }
@@ -32,21 +36,28 @@ pub fn text(s: &str) -> Bytes {
     Bytes::copy_from_slice(s.as_bytes())
 }
 
-/// `-b HEX`: hex digits, optionally separated by spaces.
+/// `-b HEX`: hex digits, optionally after `0x` and separated by spaces.
 pub fn hex(s: &str) -> Result<Bytes, BodyError> {
-    let digits: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if !digits.len().is_multiple_of(2) {
-        return Err(BodyError::Hex(s.to_owned()));
+    let trimmed = s.trim_start();
+    let digits = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+        .unwrap_or(trimmed);
+    let mut nibbles = Vec::with_capacity(digits.len());
+    for c in digits.chars().filter(|c| !c.is_ascii_whitespace()) {
+        let v = c
+            .to_digit(16)
+            .ok_or_else(|| BodyError::HexDigit(s.to_owned(), c))?;
+        nibbles.push(v as u8);
     }
-    let nibble = |d: u8| (d as char).to_digit(16).map(|v| v as u8);
-    digits
+    if !nibbles.len().is_multiple_of(2) {
+        return Err(BodyError::HexOdd(s.to_owned()));
+    }
+    Ok(nibbles
         .chunks(2)
-        .map(|pair| match (nibble(pair[0]), nibble(pair[1])) {
-            (Some(hi), Some(lo)) => Ok(hi << 4 | lo),
-            _ => Err(BodyError::Hex(s.to_owned())),
-        })
-        .collect::<Result<Vec<u8>, _>>()
-        .map(Bytes::from)
+        .map(|pair| pair[0] << 4 | pair[1])
+        .collect::<Vec<u8>>()
+        .into())
 }
 
 /// `-f FILE`.
@@ -116,5 +127,21 @@ mod tests {
         assert_eq!(hex("48 69").unwrap(), Bytes::from_static(b"Hi"));
         assert!(hex("4").is_err());
         assert!(hex("zz").is_err());
+    }
+
+    /// Issue 10 item 10: `-b 0x48454c4c4f` was refused, and a non-hex digit
+    /// got the odd-count message.
+    #[test]
+    fn hex_with_0x_prefix_and_digit_errors() {
+        assert_eq!(hex("0x48454c4c4f").unwrap(), Bytes::from_static(b"HELLO"));
+        assert_eq!(hex("0X48 69").unwrap(), Bytes::from_static(b"Hi"));
+        assert_eq!(
+            hex("48g9").unwrap_err().to_string(),
+            "-b \"48g9\": 'g' is not a hex digit"
+        );
+        assert_eq!(
+            hex("0x486").unwrap_err().to_string(),
+            "-b \"0x486\": an odd number of hex digits"
+        );
     }
 }

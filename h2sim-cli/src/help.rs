@@ -1,118 +1,136 @@
-//! `--help` texts: each option with its long form, and examples.
+//! The prose of `--help` that clap's per-option lines cannot carry: what
+//! each command is for, the grammars, file formats, and examples that run
+//! as written (a test parses every example line).
 
 pub const TOP: &str = "\
-h2sim: HTTP/2 and HTTP/1.1 simulator for 5G SBI network functions
+h2sim: HTTP/2 and HTTP/1.1 simulator for 5G SBI network functions, a successor
+of h2simple (h2svr and h2cli). `h2sim server` answers by rules, `h2sim client`
+drives scenarios at high rates, `h2sim bench` runs both on loopback.
 
-USAGE:
-    h2sim server [options] [rules]     answer requests by rules
-    h2sim client [options] [steps|URI] drive request scenarios
-    h2sim bench  [options]             server and client in one process, TPS table
-    h2sim merge  FILE...               one report from several --json reports
+Run `h2sim <command> --help` for the options of each.";
 
-Run `h2sim <command> --help` for the options of each.
-";
+pub const SERVER_ABOUT: &str = "\
+Answer requests by rules (a successor of h2svr).
 
-pub const SERVER: &str = "\
-h2sim server [options] [rules]: answer requests by rules (a successor of h2svr)
+The listener and rule options are read in order, as h2svr read them: -k, -c
+and -V apply to the -S listeners after them; -m starts a rule and the rule
+options after it (-a -p -s -x -t -b -f -e -d --delay) describe it; -o starts a
+push of that rule, and -s -x -t -b -f -e after it describe the pushed response,
+until the next -o or -m. Rules are checked in the order given (--rules files at
+their place among them); the first match wins; no match is 404.";
 
-LISTENERS
-  -S, --listen URL           http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and
-                             h2c upgrade detected) or https://ip:port (ALPN);
-                             IPv6 as [addr]:port; repeatable
-  -k, --key FILE             private key (PEM) for the https listeners after it
-  -c, --cert FILE            certificate chain (PEM) for the https listeners after it
-  -V, --verify SPEC          client certificates: none | verify | pass, trust_file=PEM,
-                             trust_dir=DIR, crl, crl_all, purpose (comma-separated)
-  -H, --setting NAME=VALUE   HTTP/2 setting: header_table_size, enable_push,
-                             max_concurrent_streams, initial_window_size,
-                             max_frame_size, max_header_list_size
-  -1, --http1                plain listeners speak HTTP/1.1 only
-  -q, --quiet                no per-request output
-  -Q, --no-trace             no protocol trace (overrides -v)
-  -v, --verbose              trace HTTP/2 frames
-      --idle-timeout DUR     close idle connections after DUR (e.g. 60s)
-      --runtime tokio|glommio, --threads N
+pub const SERVER_AFTER: &str = "\
+TLS
+  An https listener without -k/-c uses ./eckey.pem and ./eccert.pem when both
+  are in the working directory (as h2svr did), and otherwise a throw-away
+  self-signed certificate generated at start for localhost and the listener's
+  address (one line on stderr says so). Clients that verify need -k/-c.
 
-RULES (checked in order, first match wins; no match is 404)
-  -m, --method METHOD        starts a rule
-  -a, --authority HOST       match :authority exactly
-  -p, --path PREFIX          match paths starting with PREFIX
-  -s, --status CODE          response status (default 200)
-  -x, --header NAME=VALUE    response field (repeatable)
-  -t, --text TEXT            body; ${path}, ${suffix}, ${seg1}... echo the request path
-  -b, --hex HEX              body as hex
-  -f, --file FILE            body from a file
-  -e, --size N|Nk|Nm         generated JSON body of that size
-  -d, --dir DIR              serve files under DIR (never outside it)
-      --delay MS|MIN-MAX     hold the response back (a slow network function)
-  -o, --push PATH            push PATH before the response; -s -x -t -b -f -e after
-                             it describe the pushed response
-      --rules FILE           more rules from a .toml or .yaml file
+DIRECTORIES (-d DIR)
+  The rule's -p prefix is taken off the request path and the rest names a file
+  under DIR: with -m GET -p /files/ -d ./www, GET /files/a/b.json serves
+  ./www/a/b.json. A path leaving DIR (.., %2e%2e, a symlink out) is 404.
 
-EXAMPLE
-  h2sim server -S http://0.0.0.0:8080 \\
-    -m POST -p /user/ -s 200 -x content-type=application/json -t '{ \"RESULT\" : \"SUCCESS\" }' \\
-    -m GET  -p /user2/ -s 404
-";
+RULES FILES (--rules FILE, .toml or .yaml/.yml)
+  Each rule has the keys of the command line: method (required), authority,
+  path (prefix), status, headers, one of text/hex/file/size, delay, dir, and
+  push entries with path, status, headers and a body. Relative file and dir
+  entries are read from the rules file's folder. In TOML:
 
-pub const CLIENT: &str = "\
-h2sim client [options] [steps | URI]: drive request scenarios (a successor of h2cli)
+    [[rule]]
+    method = \"POST\"
+    path = \"/user1k/\"
+    status = 200
+    headers = { \"content-type\" = \"application/json\" }
+    size = \"1k\"
+    delay = \"5-20\"
 
-RUN
-  -P, --parallel N           scenarios in flight per connection (streams)
-  -C, --count N              scenarios to run (default 1)
-      --duration DUR         run for DUR (30s, 2m) instead of a count
-      --warmup DUR           do not count the first DUR
-  -T, --tps N                start N scenarios per second; latency is measured from
-                             the intended start (no coordinated omission)
-  -S, --connections-per-server N
-                             connections to each server (default 1)
-      --server URL           another instance to load (scheme://host:port, repeatable);
-                             each scenario runs on one server, with its authority
-      --connections N        connections in all, dealt out over the servers
-  -R, --replace SYM=FORMAT   replace SYM in paths, header values and bodies by the
-                             scenario number, printf-style (e.g. __MDN__=01092%06d)
-  -M, --wrap N               scenario numbers wrap at N
-  -k, -c, -V                 TLS key, certificate and verification (as the server)
-  -H, --setting NAME=VALUE   HTTP/2 setting
-  -1, --http1                HTTP/1.1
-  -r, --retry                send again a request that was reset or lost
-  -D, --dump-slow MS         print transactions slower than MS
-      --timeout DUR          reset a request unanswered after DUR
-  -q, --quiet                no per-request output (a progress bar on a terminal)
-  -v, --verbose              trace HTTP/2 frames
-  -Q, --no-trace             no protocol trace (overrides -v)
-      --json FILE            write the report as JSON (histograms mergeable)
-      --runtime tokio|glommio, --threads N
+    [[rule.push]]
+    path = \"/user1k/name1\"
+    text = \"1k_name1\"
 
-STEPS (a scenario runs them in order on one stream slot)
-  -m, --method METHOD        starts a step
-  -u, --uri URI              scheme://authority/path
-  -s, -a, -p                 scheme, authority, path (before any -m: defaults)
-  -x, --header NAME=VALUE    request field (kept with -R)
-  -t, -b, -f, -e             body: text, hex, file, generated size
+  The same in YAML:
+
+    rule:
+      - method: POST
+        path: /user1k/
+        headers: { content-type: application/json }
+        size: 1k
+        push:
+          - { path: /user1k/name1, text: 1k_name1 }
+
+DURATIONS
+  30s, 500ms, 2m, or a plain number of seconds (1.5).
+
+RUNTIMES (--runtime, --threads)
+  tokio (the default): work-stealing threads over epoll, one per core unless
+  --threads N; right for most runs and every kernel. glommio: one thread per
+  core over io_uring (Linux 5.8+), each connection staying on its core; it
+  helps with many connections under high load, where it saves system calls.
+
+EXAMPLES
+  h2sim server -S http://0.0.0.0:8080 -S https://0.0.0.0:8081 -m POST -p /user/ -s 200 -x content-type=application/json -t '{ \"RESULT\" : \"SUCCESS\" }' -m GET -p /user2/ -s 404
+  h2sim server -S http://127.0.0.1:8080 -m POST -p /user1k/ -s 200 -e 1k -o /user1k/name1 -s 200 -t '1k_name1'
+  h2sim server -S http://127.0.0.1:8080 -m GET -p /files/ -d . -m GET -p /slow/ --delay 10-50 -s 204
+  h2sim server -S https://127.0.0.1:8443 -k certs/server-ec.key -c certs/server-ec.crt -V verify,trust_dir=certs/trust -m GET -p / -s 200 -q";
+
+pub const CLIENT_ABOUT: &str = "\
+Drive request scenarios (a successor of h2cli).
+
+A scenario is one or more steps run in order on one stream slot; -P scenarios
+run at once on each connection. The step options are read in order, as h2cli
+read them: -m starts a step and -u -s -a -p -x -t -b -f -e after it describe
+it. Before the first -m, -s and -a set every step's defaults, and the other
+step options describe the first step, or the single request of a positional
+URI (so `-x a=b URI` adds a header to it).";
+
+pub const CLIENT_AFTER: &str = "\
+FIXED RATE (-T)
+  -T N starts N scenarios per second over all connections, and latency is
+  measured from each intended start (no coordinated omission). A send waits
+  while all -P slots of its connection are busy, so -P must be at least
+  N x latency / connections: at -T 10000 with 5 ms responses on one
+  connection, -P 50 or more. Intended sends that never went out show in the
+  report.
+
+H2SIMPLE'S -H KEYS
+  -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is
+  --requests-per-connection N, and -H single_request=1 (HTTP/1.1, one request
+  per connection) is --requests-per-connection 1; each prints one line saying
+  so. enable_connect_protocol=1 is the HTTP/2 setting (RFC 8441).
+
+TLS
+  -V verify with no trust_file or trust_dir checks the server against the
+  system's trust store.
+
+DURATIONS
+  30s, 500ms, 2m, or a plain number of seconds (1.5).
+
+RUNTIMES (--runtime, --threads)
+  tokio (the default): work-stealing threads over epoll, one per core unless
+  --threads N. glommio: one thread per core over io_uring (Linux 5.8+); it
+  helps with many connections at high rates, where it saves system calls.
 
 EXAMPLES
   h2sim client http://127.0.0.1:8080/user1k/nobody
-  h2sim client -P 100 -C 100000 -R __MDN__=01092%06d \\
-    -m POST -u http://127.0.0.1:8080/user1k/__MDN__ -x content-type=application/json -e 1k -q
+  h2sim client -x content-type=application/json -t '{ \"USER_MDN\" : \"01092000000\" }' -m POST -u http://127.0.0.1:8080/user/01092000000
+  h2sim client -P 100 -C 100000 -R __MDN__=01092%06d -m POST -u http://127.0.0.1:8080/user1k/__MDN__ -x content-type=application/json -e 1k -q
+  h2sim client -R __MDN__=01092%06d -s http -a 127.0.0.1:8080 -m POST -p /user/__MDN__ -t '{ \"USER_MDN\" : \"__MDN__\" }' -m GET -p /user/__MDN__ -m DELETE -p /user/__MDN__
+  h2sim client -T 1000 -P 100 --duration 10s --json run.json -q http://127.0.0.1:8080/user1k/nobody
+  h2sim client -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
 
-Exit status: 0 when every request succeeded, 1 when any failed or was lost, 2 on bad options.
-";
+Exit status: 0 when every request succeeded, 1 when any failed or was lost, 2 on bad options.";
 
 pub const BENCH: &str = "\
-h2sim bench [options]: start a server on loopback with h2simple's performance rules
-(POST /user1k/, /user4k/, /user10k/ answered 200 with 1k/4k/10k JSON) and drive it
-with the client (100 streams, -R __MDN__=01092%06d), printing TPS and latency for
-h2c, h2 over TLS and HTTP/1.1.
-
-  -C, --count N              requests per cell (default 20000)
-  -P, --parallel N           streams (or pipelined requests) per connection (default 100)
-      --duration DUR         run each cell for DUR instead of a count
-";
+Start a server on loopback with h2simple's performance rules (POST /user1k/,
+/user4k/, /user10k/ answered 200 with 1k/4k/10k JSON) and drive it with the
+client (-P streams, -R __MDN__=01092%06d), printing TPS and latency for h2c, h2
+over TLS and HTTP/1.1.";
 
 pub const MERGE: &str = "\
-h2sim merge FILE...: read reports written by `h2sim client --json FILE` (from one
-machine or several) and print them as one: counts added, latency histograms merged
-exactly (not averaged), elapsed time the longest of the runs.
-";
+Read reports written by `h2sim client --json FILE` (from one machine or
+several) and print them as one: counts added, latency histograms merged exactly
+(not averaged), elapsed time the longest of the runs.
+
+EXAMPLE
+  h2sim merge --json all.json a.json b.json";

@@ -16,60 +16,44 @@ mod trace;
 
 use std::process::ExitCode;
 
+use clap::FromArgMatches;
+
+use options::cli::{self, CompletionsFlags, MergeFlags};
+
 fn main() -> ExitCode {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if args.is_empty() {
-        eprint!("{}", help::TOP);
-        return ExitCode::from(2);
-    }
-    let command = args.remove(0);
-    let wants_help = args.iter().any(|a| a == "--help" || a == "-h");
-    let outcome = match command.as_str() {
-        "-h" | "--help" | "help" => {
-            print!("{}", help::TOP);
-            return ExitCode::SUCCESS;
+    let matches = match cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(e) => return clap_exit(&e),
+    };
+    let outcome = match matches.subcommand() {
+        Some(("server", m)) => options::server::from_matches(m).map(run::Command::Server),
+        Some(("client", m)) => {
+            options::client::from_matches(m).map(|a| run::Command::Client(Box::new(a)))
         }
-        "-V" | "--version" => {
-            println!("h2sim {}", env!("CARGO_PKG_VERSION"));
-            return ExitCode::SUCCESS;
-        }
-        "server" if wants_help => {
-            print!("{}", help::SERVER);
-            return ExitCode::SUCCESS;
-        }
-        "client" if wants_help => {
-            print!("{}", help::CLIENT);
-            return ExitCode::SUCCESS;
-        }
-        "bench" if wants_help => {
-            print!("{}", help::BENCH);
-            return ExitCode::SUCCESS;
-        }
-        "merge" if wants_help => {
-            print!("{}", help::MERGE);
-            return ExitCode::SUCCESS;
-        }
-        "merge" => {
-            let json = match args.iter().position(|a| a == "--json") {
-                Some(i) if i + 1 < args.len() => {
-                    let path = args.remove(i + 1);
-                    args.remove(i);
-                    Some(std::path::PathBuf::from(path))
-                }
-                Some(_) => {
-                    eprintln!("h2sim: --json needs a FILE");
-                    return ExitCode::from(2);
-                }
-                None => None,
+        Some(("bench", m)) => bench::from_matches(m).map(run::Command::Bench),
+        Some(("merge", m)) => {
+            return match MergeFlags::from_arg_matches(m) {
+                Ok(flags) => merge(&flags),
+                Err(e) => clap_exit(&e),
             };
-            return run::merge(&args, json.as_deref());
         }
-        "server" => options::server::parse(args).map(run::Command::Server),
-        "client" => options::client::parse(args).map(|a| run::Command::Client(Box::new(a))),
-        "bench" => run::bench_options(args).map(run::Command::Bench),
-        other => Err(options::usage(format!(
-            "unknown command {other:?} (server, client, bench or merge)"
-        ))),
+        Some(("completions", m)) => {
+            return match CompletionsFlags::from_arg_matches(m) {
+                Ok(flags) => {
+                    clap_complete::generate(
+                        flags.shell,
+                        &mut cli::command(),
+                        "h2sim",
+                        &mut std::io::stdout(),
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => clap_exit(&e),
+            };
+        }
+        _ => Err(options::usage(
+            "a command is needed: server, client, bench, merge or completions",
+        )),
     };
     match outcome {
         Ok(command) => run::run(command),
@@ -78,4 +62,29 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `--help` and `--version` print and succeed; any other clap error is one
+/// line naming the option, exit status 2.
+fn clap_exit(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match error.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = error.print();
+            ExitCode::SUCCESS
+        }
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = error.print();
+            ExitCode::from(2)
+        }
+        _ => {
+            eprintln!("h2sim: {}", cli::one_line(error));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `h2sim merge [--json FILE] FILE...`.
+fn merge(flags: &MergeFlags) -> ExitCode {
+    run::merge(&flags.files, flags.json.as_deref())
 }

@@ -9,15 +9,12 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::{Config, LocalSettings};
-use h2sim_tokio::tls::{
-    self, ClientAuth, ClientTls, Identity, Revocation, ServerTls, ServerVerification, Trust,
-};
 use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions, Shutdown};
 
 use crate::client::app::{ClientApp, Plan};
 use crate::options::client::ClientOptions as ClientArgs;
 use crate::options::server::ServerOptions as ServerArgs;
-use crate::options::tls::{TlsFiles, Verify, VerifyMode};
+use crate::options::tls::{client_tls, server_tls_files};
 use crate::options::{Runtime, UsageError, apply_setting, usage};
 use crate::report::Report;
 use crate::server::app::{ServerApp, Shared, Totals};
@@ -30,8 +27,6 @@ pub enum Command {
     Client(Box<ClientArgs>),
     Bench(crate::bench::BenchArgs),
 }
-
-pub use crate::bench::parse as bench_options;
 
 /// Runs a command; the exit code says whether it went well.
 pub fn run(command: Command) -> ExitCode {
@@ -86,62 +81,6 @@ pub fn config_with(settings: &[String]) -> Result<Config, UsageError> {
     }
     config.set_local_settings(local);
     Ok(config)
-}
-
-fn trust(verify: &Verify) -> Trust {
-    Trust {
-        file: verify.trust_file.clone(),
-        dir: verify.trust_dir.clone(),
-        crls: Vec::new(),
-        revocation: if verify.crl_all {
-            Revocation::FullChain
-        } else if verify.crl {
-            Revocation::EndEntity
-        } else {
-            Revocation::Off
-        },
-    }
-}
-
-pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, UsageError> {
-    let (Some(key), Some(cert)) = (&files.key, &files.cert) else {
-        return Err(usage("an https listener needs -k KEY and -c CERT"));
-    };
-    let client_auth = match files.verify.mode {
-        VerifyMode::None => ClientAuth::None,
-        VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
-        VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify)),
-    };
-    let config = ServerTls {
-        identity: Identity {
-            chain: cert.clone(),
-            key: key.clone(),
-        },
-        client_auth,
-        versions: tls::TlsVersions::default(),
-    };
-    tls::server_config(&config).map_err(|e| usage(e.to_string()))
-}
-
-fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError> {
-    let verification = match files.verify.mode {
-        VerifyMode::None => ServerVerification::Off,
-        VerifyMode::Verify => ServerVerification::Verify(trust(&files.verify)),
-        VerifyMode::Pass => ServerVerification::Pass(trust(&files.verify)),
-    };
-    let identity = match (&files.key, &files.cert) {
-        (Some(key), Some(cert)) => Some(Identity {
-            chain: cert.clone(),
-            key: key.clone(),
-        }),
-        _ => None,
-    };
-    let config = ClientTls {
-        verification,
-        identity,
-        versions: tls::TlsVersions::default(),
-    };
-    tls::client_config(&config).map_err(|e| usage(e.to_string()))
 }
 
 /// What a server needs whatever the runtime: the core's configuration,

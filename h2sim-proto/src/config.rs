@@ -22,6 +22,10 @@ pub struct Config {
     /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest decoded field section we
     /// accept; larger ones are refused per stream.
     pub max_header_list_size: u32,
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3): a server that sets it
+    /// tells clients they may use the extended CONNECT (`:protocol`). Only
+    /// sent when true; the setting's absence means 0.
+    pub enable_connect_protocol: bool,
     /// The largest HPACK table our encoder uses, whatever the peer allows:
     /// a bigger table costs memory per connection for little gain.
     pub encoder_table_size: u32,
@@ -48,6 +52,7 @@ impl Default for Config {
             connection_window_size: 8 << 20,
             max_frame_size: 16_384,
             max_header_list_size: 64 * 1024,
+            enable_connect_protocol: false,
             encoder_table_size: 4096,
             settings_timeout: Duration::from_secs(10),
             window_policy: WindowPolicy::Automatic,
@@ -59,7 +64,7 @@ impl Default for Config {
 }
 
 impl Config {
-    /// Takes the six advertised values from `settings` (what a
+    /// Takes the advertised values from `settings` (what a
     /// `-H name=value` front end edits), leaving limits and policies.
     pub fn set_local_settings(&mut self, settings: crate::LocalSettings) {
         self.header_table_size = settings.header_table_size;
@@ -68,6 +73,7 @@ impl Config {
         self.initial_window_size = settings.initial_window_size;
         self.max_frame_size = settings.max_frame_size;
         self.max_header_list_size = settings.max_header_list_size;
+        self.enable_connect_protocol = settings.enable_connect_protocol;
     }
 }
 

@@ -90,6 +90,7 @@ impl Side {
             initial_window_size: self.initial_window_size,
             max_frame_size: self.max_frame_size,
             max_header_list_size: self.max_header_list_size,
+            enable_connect_protocol: false,
         }
     }
 

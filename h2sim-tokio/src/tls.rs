@@ -77,6 +77,10 @@ pub struct Trust {
     pub dir: Option<PathBuf>,
     /// More CRL files (PEM).
     pub crls: Vec<PathBuf>,
+    /// Also the operating system's trust store (rustls-native-certs), as a
+    /// browser or curl would use: for a client that verifies a server with
+    /// a publicly issued certificate and was given no trust file.
+    pub system_roots: bool,
     /// With `Revocation::Off` the CRLs found are not consulted at all (a
     /// trust directory usually holds some).
     pub revocation: Revocation,
@@ -89,6 +93,60 @@ pub struct Identity {
     pub chain: PathBuf,
     /// PKCS#8, PKCS#1 (RSA) or SEC1 (EC) key.
     pub key: PathBuf,
+}
+
+impl Identity {
+    /// Reads the chain and key files.
+    pub fn load(&self) -> Result<Certified, TlsError> {
+        Ok(Certified {
+            chain: load_certs(&self.chain)?,
+            key: load_key(&self.key)?,
+        })
+    }
+}
+
+/// A certificate chain and its key in memory: read from an [`Identity`],
+/// or generated with [`Certified::self_signed`].
+#[derive(Debug)]
+pub struct Certified {
+    /// The end-entity certificate first, then intermediates.
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Certified {
+    /// A throw-away self-signed ECDSA P-256 certificate for `names` (host
+    /// names or IP addresses, which become IP subject alternative names):
+    /// lets an https listener start with no files, for clients that do not
+    /// verify (h2sim's and h2simple's default) or that are told to trust it.
+    pub fn self_signed(names: &[String]) -> Result<Certified, TlsError> {
+        let generated =
+            rcgen::generate_simple_self_signed(names.to_vec()).map_err(TlsError::Generate)?;
+        let key = PrivateKeyDer::Pkcs8(generated.signing_key.serialize_der().into());
+        Ok(Certified {
+            chain: vec![generated.cert.der().clone()],
+            key,
+        })
+    }
+
+    /// Reads a chain and a key from PEM text (certificates built into a
+    /// program, for example).
+    pub fn from_pem(chain: &[u8], key: &[u8]) -> Result<Certified, TlsError> {
+        let pem_error = |error| TlsError::Pem {
+            path: PathBuf::from("(in memory)"),
+            error,
+        };
+        let chain = CertificateDer::pem_slice_iter(chain)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(pem_error)?;
+        if chain.is_empty() {
+            return Err(TlsError::NoCertificate {
+                path: PathBuf::from("(in memory)"),
+            });
+        }
+        let key = PrivateKeyDer::from_pem_slice(key).map_err(pem_error)?;
+        Ok(Certified { chain, key })
+    }
 }
 
 /// Whether a server asks for client certificates.
@@ -158,6 +216,8 @@ pub enum TlsError {
     NoTrustAnchors,
     /// Revocation checking was asked for but no CRL was found.
     NoCrl,
+    /// A self-signed certificate could not be generated.
+    Generate(rcgen::Error),
     /// A CA certificate rustls cannot use as a trust anchor.
     BadTrustAnchor {
         error: rustls::Error,
@@ -185,6 +245,7 @@ impl fmt::Display for TlsError {
             TlsError::NoCrl => {
                 f.write_str("revocation checking is on but no CRL was found in the trust settings")
             }
+            TlsError::Generate(e) => write!(f, "generating a self-signed certificate: {e}"),
             TlsError::BadTrustAnchor { error } => write!(f, "unusable CA certificate: {error}"),
             TlsError::Verifier(e) => write!(f, "certificate verifier: {e}"),
             TlsError::Config(e) => write!(f, "TLS configuration: {e}"),
@@ -268,6 +329,12 @@ impl Trust {
         for crl in &self.crls {
             loaded.add_file(crl)?;
         }
+        if self.system_roots {
+            // A store with some unreadable entries is still useful; with
+            // none readable, the NoTrustAnchors below says so.
+            let native = rustls_native_certs::load_native_certs();
+            loaded.roots.add_parsable_certificates(native.certs);
+        }
         if loaded.roots.is_empty() {
             return Err(TlsError::NoTrustAnchors);
         }
@@ -302,11 +369,21 @@ impl Loaded {
 
 /// A rustls server configuration offering `h2` and `http/1.1` by ALPN.
 pub fn server_config(tls: &ServerTls) -> Result<Arc<rustls::ServerConfig>, TlsError> {
+    server_config_for(tls.identity.load()?, &tls.client_auth, tls.versions)
+}
+
+/// [`server_config`] with the identity already in memory (a generated or
+/// built-in certificate).
+pub fn server_config_for(
+    identity: Certified,
+    client_auth: &ClientAuth,
+    versions: TlsVersions,
+) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     let provider = provider();
     let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(tls.versions.list())
+        .with_protocol_versions(versions.list())
         .map_err(TlsError::Config)?;
-    let builder = match &tls.client_auth {
+    let builder = match client_auth {
         ClientAuth::None => builder.with_no_client_auth(),
         ClientAuth::Optional(trust) | ClientAuth::Required(trust) | ClientAuth::Pass(trust) => {
             let loaded = trust.load()?;
@@ -321,21 +398,19 @@ pub fn server_config(tls: &ServerTls) -> Result<Arc<rustls::ServerConfig>, TlsEr
                 }
                 Revocation::FullChain => verifier = verifier.with_crls(loaded.crls),
             }
-            if !matches!(tls.client_auth, ClientAuth::Required(_)) {
+            if !matches!(client_auth, ClientAuth::Required(_)) {
                 verifier = verifier.allow_unauthenticated();
             }
             let verifier = verifier.build().map_err(TlsError::Verifier)?;
-            if matches!(tls.client_auth, ClientAuth::Pass(_)) {
+            if matches!(client_auth, ClientAuth::Pass(_)) {
                 builder.with_client_cert_verifier(Arc::new(PassClient(verifier)))
             } else {
                 builder.with_client_cert_verifier(verifier)
             }
         }
     };
-    let chain = load_certs(&tls.identity.chain)?;
-    let key = load_key(&tls.identity.key)?;
     let mut config = builder
-        .with_single_cert(chain, key)
+        .with_single_cert(identity.chain, identity.key)
         .map_err(TlsError::Config)?;
     config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()];
     Ok(Arc::new(config))
@@ -573,6 +648,41 @@ mod tests {
                 [b"h2".to_vec(), b"http/1.1".to_vec()]
             );
         }
+    }
+
+    #[test]
+    fn self_signed_identity_serves_its_names() {
+        let names = vec!["localhost".to_owned(), "127.0.0.1".to_owned()];
+        let identity = Certified::self_signed(&names).unwrap();
+        assert_eq!(identity.chain.len(), 1);
+        let config =
+            server_config_for(identity, &ClientAuth::None, TlsVersions::default()).unwrap();
+        assert_eq!(config.alpn_protocols.len(), 2);
+    }
+
+    #[test]
+    fn pem_in_memory_matches_the_files() {
+        let chain = std::fs::read(certs().join("server-ec.crt")).unwrap();
+        let key = std::fs::read(certs().join("server-ec.key")).unwrap();
+        let from_memory = Certified::from_pem(&chain, &key).unwrap();
+        let from_files = Identity {
+            chain: certs().join("server-ec.crt"),
+            key: certs().join("server-ec.key"),
+        }
+        .load()
+        .unwrap();
+        assert_eq!(from_memory.chain, from_files.chain);
+        assert!(Certified::from_pem(b"", &key).is_err());
+    }
+
+    /// The machine's trust store (ca-certificates here) is read when asked for.
+    #[test]
+    fn system_roots_are_loaded() {
+        let trust = Trust {
+            system_roots: true,
+            ..Trust::default()
+        };
+        assert!(!trust.load().unwrap().roots.is_empty());
     }
 
     #[test]

@@ -58,15 +58,66 @@ pub fn split_uri(uri: &str) -> Result<(String, String, String), String> {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
-    if authority.is_empty() || authority.contains(['@', ' ']) {
-        return Err(format!("{uri:?}: bad authority {authority:?}"));
-    }
+    check_authority(authority).map_err(|why| format!("{uri:?}: {why}"))?;
     let path = if path.starts_with('?') {
         format!("/{path}")
     } else {
         path.to_owned()
     };
     Ok((scheme, authority.to_owned(), path))
+}
+
+/// `host[:port]` as RFC 3986 §3.2.2-3.2.3 has it, with h2sim's limits: a
+/// registered name or IPv4 address of unreserved, sub-delims and
+/// percent-encoded characters, or an IPv6 address in brackets; a port of
+/// 1-65535. No userinfo (RFC 9110 §4.2.4 forbids it in http(s) URIs).
+fn check_authority(authority: &str) -> Result<(), String> {
+    if authority.is_empty() {
+        return Err("no host".to_owned());
+    }
+    if authority.contains('@') {
+        return Err(format!("{authority:?}: no user@ in an http(s) authority"));
+    }
+    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
+        let (v6, after) = rest
+            .split_once(']')
+            .ok_or_else(|| format!("{authority:?}: IPv6 address without closing ]"))?;
+        if v6.parse::<std::net::Ipv6Addr>().is_err() {
+            return Err(format!("{authority:?}: {v6:?} is not an IPv6 address"));
+        }
+        let port = match after {
+            "" => None,
+            p => Some(
+                p.strip_prefix(':')
+                    .ok_or_else(|| format!("{authority:?}: expected :port after ]"))?,
+            ),
+        };
+        (None, port)
+    } else {
+        match authority.rsplit_once(':') {
+            Some((host, port)) => (Some(host), Some(port)),
+            None => (Some(authority), None),
+        }
+    };
+    if let Some(host) = host {
+        if host.is_empty() {
+            return Err(format!("{authority:?}: no host"));
+        }
+        if let Some(c) = host
+            .chars()
+            .find(|c| !(c.is_ascii_alphanumeric() || "-._~%!$&'()*+,;=".contains(*c)))
+        {
+            return Err(format!(
+                "{authority:?}: {c:?} is not allowed in a host name"
+            ));
+        }
+    }
+    if let Some(port) = port
+        && !port.parse::<u16>().is_ok_and(|p| p > 0)
+    {
+        return Err(format!("{authority:?}: port {port:?} is not 1-65535"));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -92,6 +143,33 @@ mod tests {
         assert!(split_uri("127.0.0.1:8080/x").is_err());
         assert!(split_uri("ftp://h/").is_err());
         assert!(split_uri("http:///x").is_err());
+    }
+
+    /// Issue 10 item 11: malformed authorities are bad options, not runs
+    /// that fail (RFC 3986 §3.2.2, §3.2.3).
+    #[test]
+    fn malformed_authorities() {
+        for (uri, says) in [
+            ("http://127.0.0.1:99999/x", "port \"99999\""),
+            ("http://[::1/x", "without closing ]"),
+            ("http://[::zz]:80/", "not an IPv6"),
+            ("http://a b:80/", "' '"),
+            ("http://h<x>:80/", "'<'"),
+            ("http://h:/", "port \"\""),
+            ("http://h:0/", "port \"0\""),
+            ("http://u@h/", "user@"),
+            ("http://:80/", "no host"),
+        ] {
+            let err = split_uri(uri).unwrap_err();
+            assert!(err.contains(says), "{uri}: {err}");
+        }
+        for ok in [
+            "http://[::1]:8080/",
+            "http://localhost/",
+            "https://nf-1.example.com:443/x",
+        ] {
+            split_uri(ok).unwrap();
+        }
     }
 
     #[test]

@@ -4,10 +4,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
+use clap::{ArgMatches, Command, FromArgMatches};
 use h2sim_proto::HeaderField;
 
+use super::cli::{self, ClientFlags};
+use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
-use super::{Args, Runtime, Token, UsageError, canonical, header, usage};
+use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
 use crate::client::scenario::{Step, split_uri};
 use crate::client::symbol::Symbol;
@@ -49,48 +52,107 @@ pub struct ClientOptions {
     pub json: Option<PathBuf>,
     pub runtime: Runtime,
     pub threads: Option<usize>,
-    /// `--reconnect-max N`: replacements of a lost connection, per slot.
+    /// `--reconnect-max N` (h2simple's `-H reconn_max=N`): replacements of
+    /// a lost connection in a row, per connection slot; planned ends (a
+    /// server closing after its response, our own per-connection limit)
+    /// are replaced without limit.
     pub reconnect_max: Option<u32>,
-    /// `--requests-per-connection N`: go away after N requests and go on
-    /// on a new connection.
+    /// `--requests-per-connection N` (h2simple's `-H req_max_per_sess=N`,
+    /// and `-H single_request=1` for N = 1): a connection is closed and
+    /// replaced after N requests.
     pub requests_per_connection: Option<u64>,
-    /// `--keepalive DURATION`: PING an idle connection this often.
+    /// `--keepalive DURATION`: the PING interval on an idle connection.
     pub keepalive: Option<Duration>,
 }
 
-const FLAGS: &[(&str, &str)] = &[
-    ("-P", "--parallel"),
-    ("-C", "--count"),
-    ("-T", "--tps"),
-    ("-S", "--connections-per-server"),
-    ("-R", "--replace"),
-    ("-M", "--wrap"),
-    ("-k", "--key"),
-    ("-c", "--cert"),
-    ("-V", "--verify"),
-    ("-H", "--setting"),
-    ("-1", "--http1"),
-    ("-q", "--quiet"),
-    ("-Q", "--no-trace"),
-    ("-D", "--dump-slow"),
-    ("-r", "--retry"),
-    ("-v", "--verbose"),
-    ("-m", "--method"),
-    ("-u", "--uri"),
-    ("-s", "--scheme"),
-    ("-a", "--authority"),
-    ("-p", "--path"),
-    ("-x", "--header"),
-    ("-t", "--text"),
-    ("-b", "--hex"),
-    ("-f", "--file"),
-    ("-e", "--size"),
+/// The step grammar: `-m` opens a step, the others describe it; before the
+/// first `-m`, `-s` and `-a` are every step's defaults and the rest
+/// describe the first step (or the positional URI's request), as in h2cli.
+const STEPS: &[Spec] = &[
+    Spec {
+        id: "method",
+        short: Some('m'),
+        long: "method",
+        value: "METHOD",
+        help: "Start a step with this method (GET, POST, PUT, PATCH, DELETE, ...)",
+    },
+    Spec {
+        id: "uri",
+        short: Some('u'),
+        long: "uri",
+        value: "URI",
+        help: "The step's target: scheme://authority/path (instead of -s -a -p)",
+    },
+    Spec {
+        id: "scheme",
+        short: Some('s'),
+        long: "scheme",
+        value: "SCHEME",
+        help: "http or https (before any -m: every step's default)",
+    },
+    Spec {
+        id: "authority",
+        short: Some('a'),
+        long: "authority",
+        value: "HOST:PORT",
+        help: "The step's authority (before any -m: every step's default)",
+    },
+    Spec {
+        id: "path",
+        short: Some('p'),
+        long: "path",
+        value: "PATH",
+        help: "The step's path, starting with /",
+    },
+    Spec {
+        id: "header",
+        short: Some('x'),
+        long: "header",
+        value: "NAME=VALUE",
+        help: "Request field (repeatable; -R symbols are replaced in it)",
+    },
+    Spec {
+        id: "text",
+        short: Some('t'),
+        long: "text",
+        value: "TEXT",
+        help: "Body: this text",
+    },
+    Spec {
+        id: "hex",
+        short: Some('b'),
+        long: "hex",
+        value: "HEX",
+        help: "Body: hex digits (optional 0x prefix, spaces allowed)",
+    },
+    Spec {
+        id: "file",
+        short: Some('f'),
+        long: "file",
+        value: "FILE",
+        help: "Body: the file's content",
+    },
+    Spec {
+        id: "size",
+        short: Some('e'),
+        long: "size",
+        value: "N|Nk|Nm",
+        help: "Body: generated JSON of exactly this size",
+    },
 ];
+
+/// `client`'s command: clap's options plus the step grammar.
+pub fn add_grammar(command: Command) -> Command {
+    grammar::add(command, "Steps (in order; -m starts each)", STEPS)
+}
 
 /// A step being described: `-u` or `-s/-a/-p`, headers, body.
 #[derive(Debug, Default)]
 struct Draft {
-    method: String,
+    /// `None` until a `-m`: the options before the first `-m`, which
+    /// describe the first step (a positional URI's request, or the first
+    /// `-m` step).
+    method: Option<String>,
     uri: Option<(String, String, String)>,
     scheme: Option<String>,
     authority: Option<String>,
@@ -100,11 +162,22 @@ struct Draft {
 }
 
 impl Draft {
+    /// Whether anything was said about it.
+    fn is_empty(&self) -> bool {
+        self.uri.is_none()
+            && self.scheme.is_none()
+            && self.authority.is_none()
+            && self.path.is_none()
+            && self.headers.is_empty()
+            && self.body.is_none()
+    }
+
     fn finish(
         self,
         default_scheme: &Option<String>,
         default_authority: &Option<String>,
     ) -> Result<Step, UsageError> {
+        let method = self.method.unwrap_or_else(|| "GET".to_owned());
         let (scheme, authority, path) = match self.uri {
             Some(parts) => parts,
             None => {
@@ -117,10 +190,10 @@ impl Draft {
                     .or_else(|| default_authority.clone())
                     .ok_or_else(|| {
                         usage(format!(
-                            "-m {}: no target; give -u URI or -a AUTHORITY",
-                            self.method
+                            "-m {method}: no target; give -u URI or -a AUTHORITY"
                         ))
                     })?;
+                check_authority("-a", &authority)?;
                 let path = self.path.unwrap_or_else(|| "/".into());
                 if !path.starts_with('/') {
                     return Err(usage(format!("-p {path:?}: a path starts with /")));
@@ -134,7 +207,7 @@ impl Draft {
             )));
         }
         Ok(Step {
-            method: self.method,
+            method,
             scheme,
             authority,
             path,
@@ -144,183 +217,88 @@ impl Draft {
     }
 }
 
-/// Parses the arguments after `client`.
+/// `-a HOST:PORT` checked as `-u` checks its authority.
+fn check_authority(flag: &str, authority: &str) -> Result<(), UsageError> {
+    split_uri(&format!("http://{authority}/"))
+        .map(|_| ())
+        .map_err(|e| usage(format!("{flag} {e}")))
+}
+
+/// Parses the arguments after `client` (what `main` does through the
+/// top-level command), for tests.
+#[cfg(test)]
 pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
-    let mut args = Args::new(args);
+    let matches = cli::subcommand("client")
+        .try_get_matches_from(args)
+        .map_err(|e| cli::one_line(&e))?;
+    from_matches(&matches)
+}
+
+/// Builds the options from what clap matched for `client`.
+pub fn from_matches(matches: &ArgMatches) -> Result<ClientOptions, UsageError> {
+    let flags = ClientFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
     let mut opts = ClientOptions {
         steps: Vec::new(),
-        parallel: 1,
-        count: None,
-        tps: None,
-        connections: 1,
+        parallel: flags.parallel as usize,
+        count: flags.count,
+        tps: flags.tps,
+        connections: flags.connections as usize,
         servers: Vec::new(),
-        total_connections: None,
+        total_connections: flags.total_connections.map(|n| n as usize),
         symbols: Vec::new(),
-        wrap: None,
-        tls: TlsFiles::default(),
+        wrap: flags.wrap,
+        tls: TlsFiles {
+            key: flags.key,
+            cert: flags.cert,
+            verify: match &flags.verify {
+                Some(spec) => Verify::parse(spec)?,
+                None => Verify::default(),
+            },
+            ..TlsFiles::default()
+        },
         settings: Vec::new(),
-        http1: false,
-        quiet: false,
-        no_trace: false,
-        verbose: false,
-        dump_slow: None,
-        retry: false,
-        duration: None,
-        warmup: None,
-        timeout: None,
-        json: None,
-        runtime: Runtime::Tokio,
-        threads: None,
-        reconnect_max: None,
-        requests_per_connection: None,
-        keepalive: None,
+        http1: flags.http1,
+        quiet: flags.quiet,
+        no_trace: flags.no_trace,
+        verbose: flags.verbose,
+        dump_slow: flags.dump_slow.map(Duration::from_millis),
+        retry: flags.retry,
+        duration: flags.duration,
+        warmup: flags.warmup,
+        timeout: flags.timeout,
+        json: flags.json,
+        runtime: flags.runtime,
+        threads: flags.threads.map(|n| n as usize),
+        reconnect_max: flags.reconnect_max,
+        requests_per_connection: flags.requests_per_connection,
+        keepalive: flags.keepalive,
     };
-    let (mut default_scheme, mut default_authority) = (None, None);
-    let mut draft: Option<Draft> = None;
-    let mut bare_uris = Vec::new();
-    while let Some(token) = args.next_token() {
-        let flag = match token? {
-            Token::Word(w) => {
-                bare_uris.push(w);
-                continue;
-            }
-            Token::Flag(f) => f,
-        };
-        let short = canonical(&flag, FLAGS);
-        match short.as_str() {
-            "-P" => opts.parallel = positive(args.number(&flag)?, &flag)? as usize,
-            "-C" => opts.count = Some(positive(args.number(&flag)?, &flag)?),
-            "-T" => {
-                let tps: f64 = args.number(&flag)?;
-                if !(tps.is_finite() && tps > 0.0) {
-                    return Err(usage(format!("{flag}: a rate above 0")));
-                }
-                opts.tps = Some(tps);
-            }
-            "-S" => opts.connections = positive(args.number(&flag)?, &flag)? as usize,
-            "--connections" => {
-                opts.total_connections = Some(positive(args.number(&flag)?, &flag)? as usize);
-            }
-            "--server" => {
-                let url = args.value(&flag)?;
-                let (scheme, authority, path) =
-                    split_uri(&url).map_err(|e| usage(format!("{flag} {e}")))?;
-                if path != "/" {
-                    return Err(usage(format!(
-                        "{flag} {url:?}: a server is scheme://host:port"
-                    )));
-                }
-                opts.servers.push((scheme, authority));
-            }
-            "-R" => opts
-                .symbols
-                .push(Symbol::parse(&args.value(&flag)?).map_err(usage)?),
-            "-M" => opts.wrap = Some(positive(args.number(&flag)?, &flag)?),
-            "-k" => opts.tls.key = Some(PathBuf::from(args.value(&flag)?)),
-            "-c" => opts.tls.cert = Some(PathBuf::from(args.value(&flag)?)),
-            "-V" => opts.tls.verify = Verify::parse(&args.value(&flag)?)?,
-            "-H" => opts.settings.push(args.value(&flag)?),
-            "-1" | "-q" | "-Q" | "-r" | "-v" => {
-                args.no_value(&flag)?;
-                match short.as_str() {
-                    "-1" => opts.http1 = true,
-                    "-q" => opts.quiet = true,
-                    "-Q" => opts.no_trace = true,
-                    "-v" => opts.verbose = true,
-                    _ => opts.retry = true,
-                }
-            }
-            "-D" => opts.dump_slow = Some(Duration::from_millis(args.number(&flag)?)),
-            "--duration" => opts.duration = Some(super::duration(&flag, &args.value(&flag)?)?),
-            "--warmup" => opts.warmup = Some(super::duration(&flag, &args.value(&flag)?)?),
-            "--timeout" => opts.timeout = Some(super::duration(&flag, &args.value(&flag)?)?),
-            "--reconnect-max" => opts.reconnect_max = Some(args.number(&flag)?),
-            "--requests-per-connection" => {
-                opts.requests_per_connection = Some(positive(args.number(&flag)?, &flag)?);
-            }
-            "--keepalive" => opts.keepalive = Some(super::duration(&flag, &args.value(&flag)?)?),
-            "--json" => opts.json = Some(PathBuf::from(args.value(&flag)?)),
-            "--runtime" => opts.runtime = super::runtime(&args.value(&flag)?)?,
-            "--threads" => opts.threads = Some(positive(args.number(&flag)?, &flag)? as usize),
-            "-m" => {
-                if let Some(done) = draft.take() {
-                    opts.steps
-                        .push(done.finish(&default_scheme, &default_authority)?);
-                }
-                draft = Some(Draft {
-                    method: args.value(&flag)?,
-                    ..Draft::default()
-                });
-            }
-            "-u" | "-s" | "-a" | "-p" | "-x" | "-t" | "-b" | "-f" | "-e" => {
-                let value = args.value(&flag)?;
-                let Some(step) = draft.as_mut() else {
-                    // Before any -m, -s and -a set every step's defaults.
-                    match short.as_str() {
-                        "-s" => default_scheme = Some(value.to_ascii_lowercase()),
-                        "-a" => default_authority = Some(value),
-                        _ => {
-                            return Err(usage(format!(
-                                "{flag}: step option before the first -m METHOD"
-                            )));
-                        }
-                    }
-                    continue;
-                };
-                match short.as_str() {
-                    "-u" => {
-                        step.uri =
-                            Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?)
-                    }
-                    "-s" => step.scheme = Some(value.to_ascii_lowercase()),
-                    "-a" => step.authority = Some(value),
-                    "-p" => step.path = Some(value),
-                    "-x" => step.headers.push(header(&value)?),
-                    "-t" => step.body = Some(body::text(&value)),
-                    "-b" => step.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
-                    "-f" => {
-                        step.body =
-                            Some(body::file(value.as_ref()).map_err(|e| usage(e.to_string()))?)
-                    }
-                    _ => step.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
-                }
-            }
-            _ => {
-                return Err(usage(format!(
-                    "unknown option {flag} (see h2sim client --help)"
-                )));
-            }
-        }
-    }
-    if let Some(done) = draft.take() {
-        opts.steps
-            .push(done.finish(&default_scheme, &default_authority)?);
-    }
-    match (bare_uris.len(), opts.steps.is_empty()) {
-        (0, true) => {
-            return Err(usage(
-                "nothing to request: give a URI, or steps with -m METHOD -u URI",
-            ));
-        }
-        (0, false) => {}
-        (1, true) => {
-            let (scheme, authority, path) = split_uri(&bare_uris[0]).map_err(usage)?;
-            opts.steps.push(Step {
-                method: "GET".into(),
-                scheme,
-                authority,
-                path,
-                headers: Vec::new(),
-                body: Bytes::new(),
-            });
-        }
-        _ => {
+    for url in &flags.servers {
+        let (scheme, authority, path) =
+            split_uri(url).map_err(|e| usage(format!("--server {e}")))?;
+        if path != "/" {
             return Err(usage(format!(
-                "unexpected argument {:?}: give one URI, or steps with -m",
-                bare_uris[0]
+                "--server {url:?}: a server is scheme://host:port"
             )));
         }
+        opts.servers.push((scheme, authority));
     }
+    for spec in &flags.symbols {
+        opts.symbols.push(Symbol::parse(spec).map_err(usage)?);
+    }
+    for spec in flags.settings {
+        match H2simpleKey::parse(&spec) {
+            Some(key) => apply_h2simple_key(&mut opts, &spec, key?),
+            None => {
+                // Checked now, so a bad -H is a bad option (exit 2) at once.
+                let mut probe =
+                    h2sim_proto::LocalSettings::from_config(&h2sim_proto::Config::default());
+                super::apply_setting(&mut probe, &spec)?;
+                opts.settings.push(spec);
+            }
+        }
+    }
+    opts.steps = steps(&grammar::ordered(matches, STEPS), &flags.target)?;
     let first = &opts.steps[0];
     if opts
         .servers
@@ -357,11 +335,86 @@ pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
     Ok(opts)
 }
 
-fn positive(n: u64, flag: &str) -> Result<u64, UsageError> {
-    if n == 0 {
-        return Err(usage(format!("{flag}: must be at least 1")));
+/// `-H reconn_max=N` and friends: the flag's value unless the flag was
+/// given too, with one line saying which flag it is.
+fn apply_h2simple_key(opts: &mut ClientOptions, spec: &str, key: H2simpleKey) {
+    eprintln!("h2sim: -H {spec} is {} in h2sim", key.flag());
+    match key {
+        H2simpleKey::ReconnMax(n) => {
+            opts.reconnect_max.get_or_insert(n);
+        }
+        H2simpleKey::ReqMaxPerSess(0) | H2simpleKey::SingleRequest(false) => {}
+        H2simpleKey::ReqMaxPerSess(n) => {
+            opts.requests_per_connection.get_or_insert(n);
+        }
+        H2simpleKey::SingleRequest(true) => {
+            opts.requests_per_connection.get_or_insert(1);
+        }
     }
-    Ok(n)
+}
+
+/// Replays the step grammar in order; `uris` are the positional arguments.
+fn steps(occurrences: &[Occurrence], uris: &[String]) -> Result<Vec<Step>, UsageError> {
+    let (mut default_scheme, mut default_authority) = (None, None);
+    let mut steps = Vec::new();
+    let mut draft = Draft::default();
+    for Occurrence { id, flag, value } in occurrences {
+        let value = value.clone();
+        match *id {
+            "method" => {
+                if draft.method.is_some() {
+                    let done = std::mem::take(&mut draft);
+                    steps.push(done.finish(&default_scheme, &default_authority)?);
+                }
+                // The first -m takes over what came before it (h2cli's step 0).
+                draft.method = Some(value);
+            }
+            // Before any -m, -s and -a set every step's defaults.
+            "scheme" if steps.is_empty() && draft.method.is_none() => {
+                default_scheme = Some(value.to_ascii_lowercase())
+            }
+            "authority" if steps.is_empty() && draft.method.is_none() => {
+                check_authority(flag, &value)?;
+                default_authority = Some(value)
+            }
+            "uri" => draft.uri = Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?),
+            "scheme" => draft.scheme = Some(value.to_ascii_lowercase()),
+            "authority" => draft.authority = Some(value),
+            "path" => draft.path = Some(value),
+            "header" => draft.headers.push(header(&value)?),
+            "text" => draft.body = Some(body::text(&value)),
+            "hex" => draft.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
+            "file" => {
+                draft.body = Some(body::file(value.as_ref()).map_err(|e| usage(e.to_string()))?)
+            }
+            _ => draft.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
+        }
+    }
+    let opened = draft.method.is_some();
+    match (uris, opened || !steps.is_empty()) {
+        ([], false) if draft.is_empty() || (draft.uri.is_none() && draft.path.is_none()) => {
+            return Err(usage(
+                "nothing to request: give a URI, or steps with -m METHOD -u URI",
+            ));
+        }
+        ([], _) => steps.push(draft.finish(&default_scheme, &default_authority)?),
+        ([uri], false) => {
+            if draft.uri.is_some() || draft.path.is_some() {
+                return Err(usage(format!(
+                    "unexpected argument {uri:?}: the request already has -u or -p"
+                )));
+            }
+            // Options before it describe it (h2cli's step 0).
+            draft.uri = Some(split_uri(uri).map_err(usage)?);
+            steps.push(draft.finish(&default_scheme, &default_authority)?);
+        }
+        ([uri, ..], _) => {
+            return Err(usage(format!(
+                "unexpected argument {uri:?}: give one URI, or steps with -m"
+            )));
+        }
+    }
+    Ok(steps)
 }
 
 #[cfg(test)]
@@ -440,7 +493,9 @@ mod tests {
     fn bad_input_names_the_problem() {
         let err = |a: &[&str]| parse(args(a)).unwrap_err().0;
         assert!(err(&[]).contains("nothing to request"));
-        assert!(err(&["-x", "a=b", "-m", "GET"]).contains("before the first -m"));
+        // Step options before -m describe the first step (issue 10 item 9):
+        // this one still has no target.
+        assert!(err(&["-x", "a=b", "-m", "GET"]).contains("no target"));
         assert!(err(&["-m", "GET", "-u", "notauri"]).contains("not an absolute URI"));
         assert!(err(&["-P", "0", "http://h/"]).contains("at least 1"));
         assert!(err(&["-P", "many", "http://h/"]).contains("not a valid number"));
@@ -464,5 +519,112 @@ mod tests {
                 .contains("/no/such/file")
         );
         assert!(err(&["-m", "GET"]).contains("no target"));
+    }
+
+    /// Issue 10 item 9: step options before the first -m describe the
+    /// first step, or the positional URI's single request (h2cli's step 0);
+    /// -s and -a there stay every step's defaults.
+    #[test]
+    fn step_options_before_m_apply_to_the_first_step() {
+        let o = parse(args(&["-x", "a=b", "-t", "hi", "http://h:80/x"])).unwrap();
+        assert_eq!(o.steps.len(), 1);
+        assert_eq!(o.steps[0].method, "GET");
+        assert_eq!(o.steps[0].headers, vec![HeaderField::new("a", "b")]);
+        assert_eq!(&o.steps[0].body[..], b"hi");
+        let o = parse(args(&[
+            "-a", "h:80", "-x", "a=b", "-p", "/first", "-m", "POST", "-m", "GET", "-p", "/second",
+        ]))
+        .unwrap();
+        assert_eq!(o.steps.len(), 2);
+        assert_eq!(
+            (o.steps[0].method.as_str(), o.steps[0].path.as_str()),
+            ("POST", "/first")
+        );
+        assert_eq!(o.steps[0].headers.len(), 1);
+        assert!(o.steps[1].headers.is_empty());
+        assert_eq!(o.steps[1].authority, "h:80");
+        let err = parse(args(&["-u", "http://h/a", "http://h/b"])).unwrap_err();
+        assert!(err.0.contains("already has -u"), "{err}");
+    }
+
+    /// Issue 10 item 11: a malformed authority in a URI, -a or --server is
+    /// a bad option naming it.
+    #[test]
+    fn malformed_authorities_are_bad_options() {
+        let err = |a: &[&str]| parse(args(a)).unwrap_err().0;
+        assert!(err(&["http://127.0.0.1:99999/x"]).contains("99999"));
+        assert!(err(&["http://[::1/x"]).contains("closing ]"));
+        assert!(err(&["-m", "GET", "-u", "http://a^b/"]).starts_with("-u "));
+        assert!(err(&["-a", "h:70000", "-m", "GET"]).starts_with("-a "));
+        assert!(err(&["--server", "http://h:0", "http://h:1/"]).starts_with("--server "));
+    }
+
+    /// h2simple's -H keys map to h2sim's flags; the flag wins when both are
+    /// given; enable_connect_protocol stays an HTTP/2 setting.
+    #[test]
+    fn h2simple_h_keys() {
+        let o = parse(args(&[
+            "-H",
+            "reconn_max=5",
+            "-H",
+            "req_max_per_sess=100",
+            "-H",
+            "enable_connect_protocol=1",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(
+            (o.reconnect_max, o.requests_per_connection),
+            (Some(5), Some(100))
+        );
+        assert_eq!(o.settings, ["enable_connect_protocol=1"]);
+        let o = parse(args(&["-H", "single_request=1", "http://h/"])).unwrap();
+        assert_eq!(o.requests_per_connection, Some(1));
+        let o = parse(args(&[
+            "--reconnect-max",
+            "2",
+            "-H",
+            "reconn_max=9",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(o.reconnect_max, Some(2));
+        let o = parse(args(&[
+            "--keepalive",
+            "30s",
+            "--requests-per-connection",
+            "7",
+            "http://h/",
+        ]))
+        .unwrap();
+        assert_eq!(o.keepalive, Some(Duration::from_secs(30)));
+        assert_eq!(o.requests_per_connection, Some(7));
+        assert!(
+            parse(args(&["-H", "bogus=1", "http://h/"]))
+                .unwrap_err()
+                .0
+                .contains("bogus")
+        );
+        assert!(
+            parse(args(&["--requests-per-connection", "0", "http://h/"]))
+                .unwrap_err()
+                .0
+                .contains("at least 1")
+        );
+    }
+
+    /// clap's errors come out as one line naming the option.
+    #[test]
+    fn errors_are_one_line() {
+        for bad in [
+            &["-P"][..],
+            &["--duration", "soon", "http://h/"],
+            &["--runtime", "uring", "http://h/"],
+            &["-T", "0", "http://h/"],
+            &["--nope", "http://h/"],
+        ] {
+            let e = parse(args(bad)).unwrap_err().0;
+            assert!(!e.contains('\n') && e.contains(bad[0]), "{bad:?}: {e}");
+        }
     }
 }

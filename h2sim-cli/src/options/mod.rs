@@ -1,9 +1,14 @@
-//! Command-line parsing. h2simple's options are positional in a way derive
-//! parsers do not model (`-m` opens a rule or step that the following flags
-//! describe), so the parser is a small hand-written one: every problem is
-//! one line naming the flag, and the caller exits with status 2.
+//! Command-line parsing. clap (derive) reads the options and writes the
+//! help; h2simple's order-dependent grammar (`-m` opens a rule or step that
+//! the following flags describe, `-o` a push) is replayed from the
+//! positions clap reports (`grammar`). Every problem is one line naming the
+//! flag, and the caller exits with status 2.
 
+pub mod cli;
 pub mod client;
+#[cfg(test)]
+mod examples;
+pub mod grammar;
 pub mod server;
 pub mod tls;
 
@@ -27,86 +32,6 @@ pub fn usage(message: impl Into<String>) -> UsageError {
     UsageError(message.into())
 }
 
-/// The arguments, one flag at a time.
-pub struct Args {
-    items: std::vec::IntoIter<String>,
-    /// The value of a `--flag=value` already split off.
-    pending: Option<String>,
-}
-
-/// One flag as written, with its canonical short name when it has one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
-    /// `-x` or `--long` (already mapped to the short name by the caller's
-    /// table), as written for messages.
-    Flag(String),
-    /// Anything that is not a flag (a bare URI).
-    Word(String),
-}
-
-impl Args {
-    pub fn new(args: Vec<String>) -> Args {
-        Args {
-            items: args.into_iter(),
-            pending: None,
-        }
-    }
-
-    /// The next flag or word.
-    pub fn next_token(&mut self) -> Option<Result<Token, UsageError>> {
-        if let Some(value) = self.pending.take() {
-            return Some(Err(usage(format!("unexpected value {value:?}"))));
-        }
-        let arg = self.items.next()?;
-        if let Some(long) = arg.strip_prefix("--") {
-            if let Some((name, value)) = long.split_once('=') {
-                self.pending = Some(value.to_owned());
-                return Some(Ok(Token::Flag(format!("--{name}"))));
-            }
-            return Some(Ok(Token::Flag(arg)));
-        }
-        if arg.len() > 1 && arg.starts_with('-') {
-            return Some(Ok(Token::Flag(arg)));
-        }
-        Some(Ok(Token::Word(arg)))
-    }
-
-    /// The value that `flag` takes.
-    pub fn value(&mut self, flag: &str) -> Result<String, UsageError> {
-        if let Some(value) = self.pending.take() {
-            return Ok(value);
-        }
-        self.items
-            .next()
-            .ok_or_else(|| usage(format!("{flag} needs a value")))
-    }
-
-    /// A flag that takes no value must not have been given `--flag=value`.
-    pub fn no_value(&mut self, flag: &str) -> Result<(), UsageError> {
-        match self.pending.take() {
-            Some(value) => Err(usage(format!("{flag} takes no value (got {value:?})"))),
-            None => Ok(()),
-        }
-    }
-
-    pub fn number<T: std::str::FromStr>(&mut self, flag: &str) -> Result<T, UsageError> {
-        let value = self.value(flag)?;
-        value
-            .trim()
-            .parse()
-            .map_err(|_| usage(format!("{flag} {value:?}: not a valid number")))
-    }
-}
-
-/// Maps a long flag to its short form using `(short, long)` pairs; unknown
-/// flags come back unchanged for the caller to reject.
-pub fn canonical(flag: &str, table: &[(&str, &str)]) -> String {
-    table
-        .iter()
-        .find(|(_, long)| *long == flag)
-        .map_or_else(|| flag.to_owned(), |(short, _)| (*short).to_owned())
-}
-
 /// `-H name=value`: one HTTP/2 setting.
 pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), UsageError> {
     let (name, value) = spec
@@ -127,9 +52,11 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
         "max_frame_size" if (16_384..=16_777_215).contains(&n) => settings.max_frame_size = n,
         "max_frame_size" => return Err(bad("between 16384 and 16777215")),
         "max_header_list_size" => settings.max_header_list_size = n,
+        "enable_connect_protocol" if n <= 1 => settings.enable_connect_protocol = n == 1,
+        "enable_connect_protocol" => return Err(bad("enable_connect_protocol is 0 or 1")),
         _ => {
             return Err(bad(
-                "unknown setting (header_table_size, enable_push, max_concurrent_streams, initial_window_size, max_frame_size, max_header_list_size)",
+                "unknown setting (header_table_size, enable_push, max_concurrent_streams, initial_window_size, max_frame_size, max_header_list_size, enable_connect_protocol; the client also takes reconn_max, req_max_per_sess, single_request)",
             ));
         }
     }
@@ -156,21 +83,62 @@ pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
     ))
 }
 
-/// Which runtime drives the sockets.
+/// h2simple's `-H` keys that are not HTTP/2 settings but client behaviour,
+/// which h2sim has flags for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Runtime {
-    Tokio,
-    Glommio,
+pub enum H2simpleKey {
+    /// `reconn_max=N`: `--reconnect-max N`.
+    ReconnMax(u32),
+    /// `req_max_per_sess=N`: `--requests-per-connection N` (0: no limit).
+    ReqMaxPerSess(u64),
+    /// `single_request=1`: h2simple's HTTP/1.1 non-persistent connections,
+    /// one request each: `--requests-per-connection 1`.
+    SingleRequest(bool),
 }
 
-pub fn runtime(value: &str) -> Result<Runtime, UsageError> {
-    match value {
-        "tokio" => Ok(Runtime::Tokio),
-        "glommio" => Ok(Runtime::Glommio),
-        other => Err(usage(format!(
-            "--runtime {other:?}: expected tokio or glommio"
-        ))),
+impl H2simpleKey {
+    /// The key if `spec` is one of them; `Err` when it is but the value is bad.
+    pub fn parse(spec: &str) -> Option<Result<H2simpleKey, UsageError>> {
+        let (name, value) = spec.split_once('=')?;
+        let name = name.trim().to_ascii_lowercase();
+        if !matches!(
+            name.as_str(),
+            "reconn_max" | "req_max_per_sess" | "single_request"
+        ) {
+            return None;
+        }
+        let Ok(n) = value.trim().parse::<u32>() else {
+            return Some(Err(usage(format!(
+                "-H {spec:?}: {value:?} is not a number"
+            ))));
+        };
+        Some(Ok(match name.as_str() {
+            "reconn_max" => H2simpleKey::ReconnMax(n),
+            "req_max_per_sess" => H2simpleKey::ReqMaxPerSess(u64::from(n)),
+            _ => H2simpleKey::SingleRequest(n != 0),
+        }))
     }
+
+    /// The h2sim flag it stands for, as a user would type it.
+    pub fn flag(self) -> String {
+        match self {
+            H2simpleKey::ReconnMax(n) => format!("--reconnect-max {n}"),
+            H2simpleKey::ReqMaxPerSess(0) | H2simpleKey::SingleRequest(false) => {
+                "no --requests-per-connection (no limit)".to_owned()
+            }
+            H2simpleKey::ReqMaxPerSess(n) => format!("--requests-per-connection {n}"),
+            H2simpleKey::SingleRequest(true) => "--requests-per-connection 1".to_owned(),
+        }
+    }
+}
+
+/// Which runtime drives the sockets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Runtime {
+    /// Work-stealing threads over epoll: the default, on any Linux.
+    Tokio,
+    /// One thread per core over io_uring (Linux 5.8+).
+    Glommio,
 }
 
 /// `30s`, `500ms`, `2m`, or plain seconds.
@@ -223,22 +191,42 @@ mod tests {
         assert!(duration("--duration", "-1s").is_err());
     }
 
+    /// `--flag=value`, short flags and a bare URI, as the hand parser's
+    /// tokenizer took them; a flag without value refuses `=value`.
     #[test]
     fn tokens() {
-        let mut a = Args::new(vec!["--count=5".into(), "-q".into(), "http://h/".into()]);
+        let o = client::parse(vec!["--count=5".into(), "-q".into(), "http://h/".into()]).unwrap();
+        assert_eq!((o.count, o.quiet), (Some(5), true));
+        assert_eq!(o.steps[0].authority, "h");
+        let err = client::parse(vec!["--quiet=yes".into(), "http://h/".into()]).unwrap_err();
+        assert!(err.0.contains("--quiet"), "{err}");
+    }
+
+    #[test]
+    fn h2simple_keys() {
+        let mut l = LocalSettings::from_config(&h2sim_proto::Config::default());
+        apply_setting(&mut l, "enable_connect_protocol=1").unwrap();
+        assert!(l.enable_connect_protocol);
+        assert!(apply_setting(&mut l, "enable_connect_protocol=2").is_err());
         assert_eq!(
-            a.next_token().unwrap().unwrap(),
-            Token::Flag("--count".into())
+            H2simpleKey::parse("reconn_max=3").unwrap().unwrap(),
+            H2simpleKey::ReconnMax(3)
         );
-        assert_eq!(a.value("--count").unwrap(), "5");
-        assert_eq!(a.next_token().unwrap().unwrap(), Token::Flag("-q".into()));
         assert_eq!(
-            a.next_token().unwrap().unwrap(),
-            Token::Word("http://h/".into())
+            H2simpleKey::parse("req_max_per_sess=100")
+                .unwrap()
+                .unwrap()
+                .flag(),
+            "--requests-per-connection 100"
         );
-        assert!(a.next_token().is_none());
-        let mut b = Args::new(vec!["--quiet=yes".into()]);
-        let _ = b.next_token();
-        assert!(b.no_value("--quiet").is_err());
+        assert_eq!(
+            H2simpleKey::parse("single_request=1")
+                .unwrap()
+                .unwrap()
+                .flag(),
+            "--requests-per-connection 1"
+        );
+        assert!(H2simpleKey::parse("reconn_max=x").unwrap().is_err());
+        assert!(H2simpleKey::parse("max_frame_size=16384").is_none());
     }
 }

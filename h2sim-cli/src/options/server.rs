@@ -3,8 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use clap::{ArgMatches, Command, FromArgMatches};
+
+use super::cli::{self, ServerFlags};
+use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
-use super::{Args, Runtime, Token, UsageError, canonical, header, usage};
+use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 
@@ -31,28 +35,144 @@ pub struct ServerOptions {
     pub idle_timeout: Option<Duration>,
 }
 
-const FLAGS: &[(&str, &str)] = &[
-    ("-S", "--listen"),
-    ("-k", "--key"),
-    ("-c", "--cert"),
-    ("-V", "--verify"),
-    ("-H", "--setting"),
-    ("-1", "--http1"),
-    ("-q", "--quiet"),
-    ("-Q", "--no-trace"),
-    ("-v", "--verbose"),
-    ("-m", "--method"),
-    ("-a", "--authority"),
-    ("-p", "--path"),
-    ("-s", "--status"),
-    ("-x", "--header"),
-    ("-t", "--text"),
-    ("-b", "--hex"),
-    ("-f", "--file"),
-    ("-e", "--size"),
-    ("-d", "--dir"),
-    ("-o", "--push"),
+/// The rule grammar, in command-line order: `-S` takes the `-k -c -V`
+/// given before it; `-m` opens a rule, `-o` a push of it; `--rules` puts a
+/// file's rules at its place.
+const RULES: &[Spec] = &[
+    Spec {
+        id: "listen",
+        short: Some('S'),
+        long: "listen",
+        value: "URL",
+        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable",
+    },
+    Spec {
+        id: "key",
+        short: Some('k'),
+        long: "key",
+        value: "FILE",
+        help: "Private key (PEM) for the https listeners after it [default: ./eckey.pem, else a generated certificate]",
+    },
+    Spec {
+        id: "cert",
+        short: Some('c'),
+        long: "cert",
+        value: "FILE",
+        help: "Certificate chain (PEM) for the https listeners after it [default: ./eccert.pem, else generated]",
+    },
+    Spec {
+        id: "verify",
+        short: Some('V'),
+        long: "verify",
+        value: "SPEC",
+        help: "Client certificates, for the listeners after it: none | verify | pass, trust_file=PEM, trust_dir=DIR, crl, crl_all, purpose (comma-separated)",
+    },
+    Spec {
+        id: "method",
+        short: Some('m'),
+        long: "method",
+        value: "METHOD",
+        help: "Start a rule matching this method",
+    },
+    Spec {
+        id: "authority",
+        short: Some('a'),
+        long: "authority",
+        value: "HOST",
+        help: "Match :authority exactly",
+    },
+    Spec {
+        id: "path",
+        short: Some('p'),
+        long: "path",
+        value: "PREFIX",
+        help: "Match paths starting with PREFIX",
+    },
+    Spec {
+        id: "status",
+        short: Some('s'),
+        long: "status",
+        value: "CODE",
+        help: "Response status [default: 200]",
+    },
+    Spec {
+        id: "header",
+        short: Some('x'),
+        long: "header",
+        value: "NAME=VALUE",
+        help: "Response field (repeatable)",
+    },
+    Spec {
+        id: "text",
+        short: Some('t'),
+        long: "text",
+        value: "TEXT",
+        help: "Body; ${path}, ${suffix}, ${seg1}... echo the request path",
+    },
+    Spec {
+        id: "hex",
+        short: Some('b'),
+        long: "hex",
+        value: "HEX",
+        help: "Body as hex digits (optional 0x prefix, spaces allowed)",
+    },
+    Spec {
+        id: "file",
+        short: Some('f'),
+        long: "file",
+        value: "FILE",
+        help: "Body from a file",
+    },
+    Spec {
+        id: "size",
+        short: Some('e'),
+        long: "size",
+        value: "N|Nk|Nm",
+        help: "Generated JSON body of exactly this size",
+    },
+    Spec {
+        id: "dir",
+        short: Some('d'),
+        long: "dir",
+        value: "DIR",
+        help: "Serve files under DIR: the path after the rule's -p prefix names the file (never outside DIR)",
+    },
+    Spec {
+        id: "delay",
+        short: None,
+        long: "delay",
+        value: "MS|MIN-MAX",
+        help: "Hold the response back (a slow network function)",
+    },
+    Spec {
+        id: "push",
+        short: Some('o'),
+        long: "push",
+        value: "PATH",
+        help: "Push PATH before the response; -s -x -t -b -f -e after it describe the pushed response",
+    },
+    Spec {
+        id: "rules",
+        short: None,
+        long: "rules",
+        value: "FILE",
+        help: "Rules from a .toml or .yaml file, at this place in the order (see below)",
+    },
 ];
+
+/// `server`'s command: clap's options plus the rule grammar.
+pub fn add_grammar(command: Command) -> Command {
+    grammar::add(
+        command,
+        "Listeners and rules (in order; checked in order, first match wins, no match is 404)",
+        RULES,
+    )
+}
+
+/// h2simple's key and certificate, read from the working directory when
+/// no `-k`/`-c` is given.
+pub const DEFAULT_KEY: &str = "eckey.pem";
+pub const DEFAULT_CERT: &str = "eccert.pem";
 
 /// Parses a listen URL: `http://ip:port`, `https://[v6]:port`.
 pub fn parse_listen(url: &str) -> Result<(bool, std::net::SocketAddr), UsageError> {
@@ -80,107 +200,156 @@ pub fn parse_listen(url: &str) -> Result<(bool, std::net::SocketAddr), UsageErro
     Ok((secure, addr))
 }
 
+/// Parses the arguments after `server` (what `main` does through the
+/// top-level command), for tests.
+#[cfg(test)]
+pub fn parse(args: Vec<String>) -> Result<ServerOptions, UsageError> {
+    let matches = cli::subcommand("server")
+        .try_get_matches_from(args)
+        .map_err(|e| cli::one_line(&e))?;
+    from_matches(&matches)
+}
+
+/// Builds the options from what clap matched for `server`.
+pub fn from_matches(matches: &ArgMatches) -> Result<ServerOptions, UsageError> {
+    let flags = ServerFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
+    let mut opts = ServerOptions {
+        listen: Vec::new(),
+        settings: Vec::new(),
+        http1: flags.http1,
+        quiet: flags.quiet,
+        no_trace: flags.no_trace,
+        verbose: flags.verbose,
+        rules: Vec::new(),
+        runtime: flags.runtime,
+        threads: flags.threads.filter(|&n| n > 0),
+        idle_timeout: flags.idle_timeout,
+    };
+    for spec in flags.settings {
+        if let Some(key) = H2simpleKey::parse(&spec) {
+            return Err(usage(format!(
+                "-H {spec}: a client option ({}), not a server setting",
+                key?.flag()
+            )));
+        }
+        let mut probe = h2sim_proto::LocalSettings::from_config(&h2sim_proto::Config::default());
+        super::apply_setting(&mut probe, &spec)?;
+        opts.settings.push(spec);
+    }
+    replay(&mut opts, &grammar::ordered(matches, RULES))?;
+    if opts.listen.is_empty() {
+        return Err(usage(
+            "no listener: give -S http://ip:port or -S https://ip:port",
+        ));
+    }
+    for listen in &mut opts.listen {
+        if let Some(tls) = &mut listen.tls {
+            default_identity(tls, listen.addr)?;
+        }
+    }
+    Ok(opts)
+}
+
+/// An https listener without `-k`/`-c`: h2simple's `eckey.pem`/`eccert.pem`
+/// from the working directory when both are there, else a certificate
+/// generated at start for the listener's names.
+fn default_identity(tls: &mut TlsFiles, addr: std::net::SocketAddr) -> Result<(), UsageError> {
+    match (&tls.key, &tls.cert) {
+        (Some(_), Some(_)) => Ok(()),
+        (None, None) => {
+            let (key, cert) = (PathBuf::from(DEFAULT_KEY), PathBuf::from(DEFAULT_CERT));
+            if key.is_file() && cert.is_file() {
+                tls.key = Some(key);
+                tls.cert = Some(cert);
+            } else {
+                tls.self_signed_for = listener_names(addr);
+            }
+            Ok(())
+        }
+        _ => Err(usage(format!(
+            "-S https://{addr}: -k KEY and -c CERT go together"
+        ))),
+    }
+}
+
+/// The names a generated certificate covers: the listener's address, and
+/// for a wildcard address the loopback ones and localhost.
+fn listener_names(addr: std::net::SocketAddr) -> Vec<String> {
+    let mut names = vec!["localhost".to_owned()];
+    if addr.ip().is_unspecified() {
+        names.extend(["127.0.0.1".to_owned(), "::1".to_owned()]);
+    } else {
+        names.push(addr.ip().to_string());
+    }
+    names
+}
+
 /// Where the flags after `-m` and `-o` go.
 enum Target {
     None,
     Rule,
     Push,
+    /// Right after `--rules`: the file's last rule is not open for more.
+    AfterFile,
 }
 
-/// Parses the arguments after `server`.
-pub fn parse(args: Vec<String>) -> Result<ServerOptions, UsageError> {
-    let mut args = Args::new(args);
-    let mut opts = ServerOptions {
-        listen: Vec::new(),
-        settings: Vec::new(),
-        http1: false,
-        quiet: false,
-        no_trace: false,
-        verbose: false,
-        rules: Vec::new(),
-        runtime: Runtime::Tokio,
-        threads: None,
-        idle_timeout: None,
-    };
+/// Replays the listener and rule grammar in order.
+fn replay(opts: &mut ServerOptions, occurrences: &[Occurrence]) -> Result<(), UsageError> {
     let mut tls = TlsFiles::default();
     let mut target = Target::None;
-    let mut rules_files = Vec::new();
-    while let Some(token) = args.next_token() {
-        let flag = match token? {
-            Token::Word(w) => return Err(usage(format!("unexpected argument {w:?}"))),
-            Token::Flag(f) => f,
-        };
-        let short = canonical(&flag, FLAGS);
-        match short.as_str() {
-            "-S" => {
-                let (secure, addr) = parse_listen(&args.value(&flag)?)?;
+    for Occurrence { id, flag, value } in occurrences {
+        let flag = flag.as_str();
+        let value = value.as_str();
+        match *id {
+            "listen" => {
+                let (secure, addr) = parse_listen(value)?;
                 opts.listen.push(Listen {
                     addr,
                     tls: secure.then(|| tls.clone()),
                 });
             }
-            "-k" => tls.key = Some(PathBuf::from(args.value(&flag)?)),
-            "-c" => tls.cert = Some(PathBuf::from(args.value(&flag)?)),
-            "-V" => tls.verify = Verify::parse(&args.value(&flag)?)?,
-            "-H" => opts.settings.push(args.value(&flag)?),
-            "-1" => {
-                args.no_value(&flag)?;
-                opts.http1 = true;
+            "key" => tls.key = Some(PathBuf::from(value)),
+            "cert" => tls.cert = Some(PathBuf::from(value)),
+            "verify" => tls.verify = Verify::parse(value)?,
+            "rules" => {
+                // The file's rules take their place in the order given.
+                opts.rules
+                    .extend(crate::server::rules_file::load(value.as_ref())?);
+                target = Target::AfterFile;
             }
-            "-q" => {
-                args.no_value(&flag)?;
-                opts.quiet = true;
-            }
-            "-Q" => {
-                args.no_value(&flag)?;
-                opts.no_trace = true;
-            }
-            "-v" => {
-                args.no_value(&flag)?;
-                opts.verbose = true;
-            }
-            "--rules" => rules_files.push(PathBuf::from(args.value(&flag)?)),
-            "--runtime" => opts.runtime = super::runtime(&args.value(&flag)?)?,
-            "--threads" => opts.threads = Some(args.number(&flag)?).filter(|&n| n > 0),
-            "--idle-timeout" => {
-                opts.idle_timeout = Some(super::duration(&flag, &args.value(&flag)?)?)
-            }
-            "-m" => {
-                opts.rules.push(Rule::new(&args.value(&flag)?));
+            "method" => {
+                opts.rules.push(Rule::new(value));
                 target = Target::Rule;
             }
-            "-o" => {
-                let path = args.value(&flag)?;
-                let rule = opts.rules.last_mut().ok_or_else(|| {
+            "push" => {
+                let rule = match target {
+                    Target::Rule | Target::Push => opts.rules.last_mut(),
+                    Target::None | Target::AfterFile => None,
+                }
+                .ok_or_else(|| {
                     usage(format!("{flag}: a push needs a rule; put -m METHOD first"))
                 })?;
                 rule.pushes.push(Push {
-                    path,
+                    path: value.to_owned(),
                     reply: Reply::default(),
                 });
                 target = Target::Push;
             }
-            "-a" | "-p" | "-d" | "--delay" => {
-                let value = args.value(&flag)?;
-                let rule = match target {
-                    Target::Rule => opts.rules.last_mut(),
-                    // These describe the rule, not a push: a push's path is its -o.
-                    Target::Push => opts.rules.last_mut(),
-                    Target::None => None,
-                }
-                .ok_or_else(|| usage(format!("{flag}: rule option before the first -m METHOD")))?;
-                match short.as_str() {
-                    "-a" => rule.authority = Some(value),
-                    "-p" => rule.path_prefix = Some(value),
-                    "-d" => {
-                        let dir = PathBuf::from(&value);
+            "authority" | "path" | "dir" | "delay" => {
+                // These describe the rule, not a push: a push's path is its -o.
+                let rule = open_rule(opts, &target, flag)?;
+                match *id {
+                    "authority" => rule.authority = Some(value.to_owned()),
+                    "path" => rule.path_prefix = Some(value.to_owned()),
+                    "dir" => {
+                        let dir = PathBuf::from(value);
                         if !dir.is_dir() {
                             return Err(usage(format!("{flag} {value:?}: not a directory")));
                         }
                         rule.dir = Some(dir);
                     }
                     _ => {
-                        rule.delay = Some(Delay::parse(&value).ok_or_else(|| {
+                        rule.delay = Some(Delay::parse(value).ok_or_else(|| {
                             usage(format!(
                                 "{flag} {value:?}: expected MS or MIN-MAX milliseconds"
                             ))
@@ -188,46 +357,48 @@ pub fn parse(args: Vec<String>) -> Result<ServerOptions, UsageError> {
                     }
                 }
             }
-            "-s" | "-x" | "-t" | "-b" | "-f" | "-e" => {
-                let value = args.value(&flag)?;
+            _ => {
                 let reply = match target {
-                    Target::Rule => opts.rules.last_mut().map(|r| &mut r.reply),
                     Target::Push => opts
                         .rules
                         .last_mut()
                         .and_then(|r| r.pushes.last_mut())
                         .map(|p| &mut p.reply),
-                    Target::None => None,
+                    _ => Some(&mut open_rule(opts, &target, flag)?.reply),
                 }
                 .ok_or_else(|| usage(format!("{flag}: rule option before the first -m METHOD")))?;
-                apply_reply(reply, &short, &flag, &value)?;
-            }
-            _ => {
-                return Err(usage(format!(
-                    "unknown option {flag} (see h2sim server --help)"
-                )));
+                apply_reply(reply, &format!("-{}", short_of(id)), flag, value)?;
             }
         }
     }
-    for file in rules_files {
-        opts.rules.extend(crate::server::rules_file::load(&file)?);
-    }
-    if opts.listen.is_empty() {
-        return Err(usage(
-            "no listener: give -S http://ip:port or -S https://ip:port",
-        ));
-    }
-    for listen in &opts.listen {
-        if let Some(tls) = &listen.tls
-            && (tls.key.is_none() || tls.cert.is_none())
-        {
+    Ok(())
+}
+
+/// The rule that `-a -p -d --delay -s ...` describe.
+fn open_rule<'a>(
+    opts: &'a mut ServerOptions,
+    target: &Target,
+    flag: &str,
+) -> Result<&'a mut Rule, UsageError> {
+    match target {
+        Target::Rule | Target::Push => opts.rules.last_mut(),
+        Target::None => None,
+        Target::AfterFile => {
             return Err(usage(format!(
-                "-S https://{}: needs -k KEY and -c CERT before it",
-                listen.addr
+                "{flag}: no rule open after --rules; start one with -m METHOD"
             )));
         }
     }
-    Ok(opts)
+    .ok_or_else(|| usage(format!("{flag}: rule option before the first -m METHOD")))
+}
+
+/// The reply options' short letters, as `apply_reply` takes them.
+fn short_of(id: &str) -> char {
+    RULES
+        .iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.short)
+        .unwrap_or('?')
 }
 
 /// Applies `-s -x -t -b -f -e` to a reply.
@@ -338,7 +509,7 @@ mod tests {
         assert!(err("-S ftp://x").contains("-S"));
         assert!(err("-S http://nohost").contains("not ip:port"));
         assert!(err("-m GET").contains("no listener"));
-        assert!(err("-S https://127.0.0.1:1").contains("-k KEY"));
+        assert!(err("-k only.key -S https://127.0.0.1:1").contains("-k KEY and -c CERT"));
         assert!(err("-S http://127.0.0.1:1 -m GET -s abc").contains("not a status"));
         assert!(
             err("-S http://127.0.0.1:1 -m GET -f /definitely/missing")
@@ -356,5 +527,53 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(a, b);
+    }
+
+    /// Issue 10 item 13: `--rules FILE` rules take their place in the
+    /// order given, between the rules before and after it.
+    #[test]
+    fn rules_file_takes_its_place() {
+        let dir = std::env::temp_dir().join(format!("h2sim-order-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("r.toml");
+        std::fs::write(
+            &file,
+            "[[rule]]\nmethod = \"PUT\"\n[[rule]]\nmethod = \"PATCH\"\n",
+        )
+        .unwrap();
+        let line = format!(
+            "-S http://127.0.0.1:1 -m GET -s 201 --rules {} -m DELETE",
+            file.display()
+        );
+        let o = parse(args(&line)).unwrap();
+        let methods: Vec<_> = o.rules.iter().map(|r| r.method.as_str()).collect();
+        assert_eq!(methods, ["GET", "PUT", "PATCH", "DELETE"]);
+        assert_eq!(o.rules[0].reply.status, 201);
+        let err = parse(args(&format!(
+            "-S http://127.0.0.1:1 --rules {} -s 404",
+            file.display()
+        )))
+        .unwrap_err();
+        assert!(err.0.contains("after --rules"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// -k/-c/-V apply to the listeners after them, in order.
+    #[test]
+    fn tls_files_apply_to_later_listeners() {
+        let o = parse(args(
+            "-S https://127.0.0.1:1 -k a.key -c a.crt -S https://127.0.0.1:2 -m GET",
+        ))
+        .unwrap();
+        let first = o.listen[0].tls.clone().unwrap();
+        let second = o.listen[1].tls.clone().unwrap();
+        assert!(first.key.is_none() && !first.self_signed_for.is_empty());
+        assert_eq!(second.key, Some("a.key".into()));
+        assert!(
+            parse(args("-S http://1.2.3.4:1 -H reconn_max=3"))
+                .unwrap_err()
+                .0
+                .contains("--reconnect-max 3")
+        );
     }
 }

@@ -1,7 +1,12 @@
 //! `-k KEY -c CERT -V VERIFY`: TLS material and peer verification, in
-//! h2simple's vocabulary.
+//! h2simple's vocabulary, and the rustls configurations built from them.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use h2sim_tokio::tls::{
+    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, Trust,
+};
 
 use super::{UsageError, usage};
 
@@ -53,11 +58,8 @@ impl Verify {
                 }
             }
         }
-        if v.mode != VerifyMode::None && v.trust_file.is_none() && v.trust_dir.is_none() {
-            return Err(usage(format!(
-                "-V {spec:?}: verification needs trust_file=PEM or trust_dir=DIR"
-            )));
-        }
+        // Verification without trust_file or trust_dir uses the system's
+        // trust store (see `trust`).
         Ok(v)
     }
 }
@@ -68,6 +70,76 @@ pub struct TlsFiles {
     pub key: Option<PathBuf>,
     pub cert: Option<PathBuf>,
     pub verify: Verify,
+    /// No key and certificate files: generate a throw-away self-signed
+    /// certificate for these names at start (an https listener given no
+    /// `-k`/`-c` and finding no `eckey.pem`/`eccert.pem`).
+    pub self_signed_for: Vec<String>,
+}
+
+/// The trust anchors `-V` names; none named means the system's store.
+fn trust(verify: &Verify) -> Trust {
+    Trust {
+        file: verify.trust_file.clone(),
+        dir: verify.trust_dir.clone(),
+        crls: Vec::new(),
+        revocation: if verify.crl_all {
+            Revocation::FullChain
+        } else if verify.crl {
+            Revocation::EndEntity
+        } else {
+            Revocation::Off
+        },
+        system_roots: verify.trust_file.is_none() && verify.trust_dir.is_none(),
+    }
+}
+
+/// A listener's TLS configuration: its files, or a generated certificate.
+pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, UsageError> {
+    let client_auth = match files.verify.mode {
+        VerifyMode::None => ClientAuth::None,
+        VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
+        VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify)),
+    };
+    let identity = match (&files.key, &files.cert) {
+        (Some(key), Some(cert)) => Identity {
+            chain: cert.clone(),
+            key: key.clone(),
+        }
+        .load(),
+        _ if !files.self_signed_for.is_empty() => {
+            eprintln!(
+                "h2sim: no -k/-c and no ./eckey.pem, ./eccert.pem: using a throw-away self-signed certificate for {}",
+                files.self_signed_for.join(", ")
+            );
+            Certified::self_signed(&files.self_signed_for)
+        }
+        _ => return Err(usage("an https listener needs -k KEY and -c CERT")),
+    };
+    let identity = identity.map_err(|e| usage(e.to_string()))?;
+    tls::server_config_for(identity, &client_auth, tls::TlsVersions::default())
+        .map_err(|e| usage(e.to_string()))
+}
+
+/// The client's TLS configuration.
+pub fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageError> {
+    let verification = match files.verify.mode {
+        VerifyMode::None => ServerVerification::Off,
+        VerifyMode::Verify => ServerVerification::Verify(trust(&files.verify)),
+        VerifyMode::Pass => ServerVerification::Pass(trust(&files.verify)),
+    };
+    let identity = match (&files.key, &files.cert) {
+        (Some(key), Some(cert)) => Some(Identity {
+            chain: cert.clone(),
+            key: key.clone(),
+        }),
+        _ => None,
+    };
+    let config = ClientTls {
+        verification,
+        identity,
+        versions: tls::TlsVersions::default(),
+    };
+    tls::client_config(&config).map_err(|e| usage(e.to_string()))
 }
 
 #[cfg(test)]
@@ -85,7 +157,11 @@ mod tests {
             VerifyMode::Verify
         );
         assert_eq!(Verify::parse("none").unwrap(), Verify::default());
-        assert!(Verify::parse("verify").is_err(), "no trust anchors");
+        // Issue 10 item 8: no trust_file/trust_dir means the system's store.
+        let system = Verify::parse("verify").unwrap();
+        assert_eq!(system.mode, VerifyMode::Verify);
+        assert!(trust(&system).system_roots);
+        assert!(!trust(&v).system_roots);
         assert!(Verify::parse("bogus").is_err());
         assert!(Verify::parse("trust_file=").is_err());
     }

@@ -105,7 +105,7 @@ pub fn load(path: &Path) -> Result<Vec<Rule>, UsageError> {
     let file: File = match path.extension().and_then(|e| e.to_str()) {
         Some("toml") => toml::from_str(&text).map_err(|e| usage(format!("--rules {name}: {e}")))?,
         Some("yaml" | "yml") => {
-            serde_yaml::from_str(&text).map_err(|e| usage(format!("--rules {name}: {e}")))?
+            serde_norway::from_str(&text).map_err(|e| usage(format!("--rules {name}: {e}")))?
         }
         _ => {
             return Err(usage(format!(

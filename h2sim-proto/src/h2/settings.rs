@@ -7,7 +7,10 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::frame::{DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Setting, Settings};
 
-/// The six values an endpoint advertises (§6.5.2).
+/// SETTINGS_ENABLE_CONNECT_PROTOCOL's identifier (RFC 8441 §3, §9.1).
+pub(crate) const ENABLE_CONNECT_PROTOCOL: u16 = 0x8;
+
+/// The values an endpoint advertises (RFC 9113 §6.5.2, RFC 8441 §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalSettings {
     pub header_table_size: u32,
@@ -16,6 +19,8 @@ pub struct LocalSettings {
     pub initial_window_size: u32,
     pub max_frame_size: u32,
     pub max_header_list_size: u32,
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3).
+    pub enable_connect_protocol: bool,
 }
 
 impl LocalSettings {
@@ -28,6 +33,7 @@ impl LocalSettings {
         initial_window_size: DEFAULT_INITIAL_WINDOW_SIZE,
         max_frame_size: DEFAULT_MAX_FRAME_SIZE,
         max_header_list_size: u32::MAX,
+        enable_connect_protocol: false,
     };
 
     /// The settings `c` advertises.
@@ -39,6 +45,7 @@ impl LocalSettings {
             initial_window_size: c.initial_window_size,
             max_frame_size: c.max_frame_size,
             max_header_list_size: c.max_header_list_size,
+            enable_connect_protocol: c.enable_connect_protocol,
         }
     }
 
@@ -55,6 +62,14 @@ impl LocalSettings {
             Setting::MaxFrameSize(self.max_frame_size),
             Setting::MaxHeaderListSize(self.max_header_list_size),
         ]);
+        // RFC 8441 §3: only a value of 1 says anything (absence means 0), and
+        // a sender must never go back from 1 to 0, so it is sent only when on.
+        if self.enable_connect_protocol {
+            values.push(Setting::Unknown {
+                id: ENABLE_CONNECT_PROTOCOL,
+                value: 1,
+            });
+        }
         Settings { ack: false, values }
     }
 
@@ -130,6 +145,27 @@ impl Local {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// RFC 8441 §3: SETTINGS_ENABLE_CONNECT_PROTOCOL (0x8) = 1 when enabled,
+    /// and not sent at all otherwise (its absence means 0).
+    #[test]
+    fn enable_connect_protocol_is_sent_only_when_on() {
+        let has = |s: &LocalSettings| {
+            s.frame(false)
+                .values
+                .iter()
+                .find(|v| v.id() == ENABLE_CONNECT_PROTOCOL)
+                .map(Setting::value)
+        };
+        let mut config = Config::default();
+        assert_eq!(has(&LocalSettings::from_config(&config)), None);
+        config.enable_connect_protocol = true;
+        let on = LocalSettings::from_config(&config);
+        assert_eq!(has(&on), Some(1));
+        let mut back = Config::default();
+        back.set_local_settings(on);
+        assert!(back.enable_connect_protocol);
+    }
 
     #[test]
     fn growth_applies_at_once_shrinking_on_ack() {

@@ -1,0 +1,368 @@
+//! The command line as clap sees it: the subcommands, their typed options
+//! with defaults and ranges, the generated help, and clap's errors turned
+//! into one line. The order-dependent rule and step options are added by
+//! `server::command`/`client::command` through `grammar`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, Command, CommandFactory, Parser, Subcommand};
+
+use super::{Runtime, UsageError, usage};
+use crate::help;
+
+/// `h2sim`: the top level, for dispatch and completions.
+#[derive(Debug, Parser)]
+#[command(
+    name = "h2sim",
+    version,
+    about = "HTTP/2 and HTTP/1.1 simulator for 5G SBI network functions",
+    long_about = help::TOP,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Sub,
+}
+
+/// The subcommands. Only their definitions are used (main dispatches on
+/// the matches), so the size difference between variants costs nothing.
+#[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
+pub enum Sub {
+    /// Answer requests by rules (a successor of h2svr)
+    #[command(long_about = help::SERVER_ABOUT)]
+    Server(ServerFlags),
+    /// Drive request scenarios (a successor of h2cli)
+    #[command(long_about = help::CLIENT_ABOUT)]
+    Client(ClientFlags),
+    /// Server and client in one process on loopback: h2simple's performance test
+    #[command(long_about = help::BENCH)]
+    Bench(BenchFlags),
+    /// One report from several `client --json` reports
+    #[command(long_about = help::MERGE)]
+    Merge(MergeFlags),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(CompletionsFlags),
+}
+
+/// `h2sim server`: the options whose order does not matter; the rule
+/// grammar (`-S -k -c -V -m ... -o ... --rules`) is added by
+/// `server::command`.
+#[derive(Debug, Args)]
+#[command(
+    disable_version_flag = true,
+    after_long_help = help::SERVER_AFTER
+)]
+pub struct ServerFlags {
+    /// HTTP/2 setting: header_table_size, enable_push, max_concurrent_streams,
+    /// initial_window_size, max_frame_size, max_header_list_size,
+    /// enable_connect_protocol (repeatable)
+    #[arg(short = 'H', long = "setting", value_name = "NAME=VALUE")]
+    pub settings: Vec<String>,
+    /// Plain listeners speak HTTP/1.1 only
+    #[arg(short = '1', long)]
+    pub http1: bool,
+    /// No per-request output
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// No protocol trace (overrides -v)
+    #[arg(short = 'Q', long)]
+    pub no_trace: bool,
+    /// Trace HTTP/2 frames
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// Close connections idle for DURATION (30s, 500ms, 2m)
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub idle_timeout: Option<Duration>,
+    /// Which runtime drives the sockets (see below)
+    #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
+    pub runtime: Runtime,
+    /// Worker threads (tokio) or cores (glommio); 0 or unset: one per core
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// `h2sim client`: the options whose order does not matter; the step
+/// grammar (`-m -u -s -a -p -x -t -b -f -e`) is added by `client::command`.
+#[derive(Debug, Args)]
+#[command(
+    disable_version_flag = true,
+    after_long_help = help::CLIENT_AFTER
+)]
+pub struct ClientFlags {
+    /// One request to this URI (GET unless -m says otherwise); step options
+    /// before any -m apply to it
+    #[arg(value_name = "URI")]
+    pub target: Vec<String>,
+    /// Scenarios in flight per connection (streams, or pipelined HTTP/1.1 requests)
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 1,
+          value_parser = at_least_one, help_heading = "Run")]
+    pub parallel: u64,
+    /// Scenarios to run [default: 1, or unbounded with --duration]
+    #[arg(short = 'C', long, value_name = "N",
+          value_parser = at_least_one, help_heading = "Run")]
+    pub count: Option<u64>,
+    /// Run for DURATION (30s, 2m) instead of a count
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    pub duration: Option<Duration>,
+    /// Do not count the first DURATION
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    pub warmup: Option<Duration>,
+    /// Start N scenarios per second over all connections; needs -P of at
+    /// least N x latency per connection (see below)
+    #[arg(short = 'T', long, value_name = "N", value_parser = rate, help_heading = "Run")]
+    pub tps: Option<f64>,
+    /// Connections to each server
+    #[arg(short = 'S', long = "connections-per-server", value_name = "N", default_value_t = 1,
+          value_parser = at_least_one, help_heading = "Run")]
+    pub connections: u64,
+    /// Another instance to load (scheme://host:port, repeatable); each
+    /// scenario runs on one server, with its authority
+    #[arg(long = "server", value_name = "URL", help_heading = "Run")]
+    pub servers: Vec<String>,
+    /// Connections in all, dealt out over the servers (instead of -S)
+    #[arg(long = "connections", value_name = "N",
+          value_parser = at_least_one, help_heading = "Run")]
+    pub total_connections: Option<u64>,
+    /// Replace SYM in paths, header values and bodies by the scenario
+    /// number, printf-style (e.g. __MDN__=01092%06d)
+    #[arg(
+        short = 'R',
+        long = "replace",
+        value_name = "SYM=FORMAT",
+        help_heading = "Run"
+    )]
+    pub symbols: Vec<String>,
+    /// Scenario numbers wrap at N
+    #[arg(short = 'M', long, value_name = "N",
+          value_parser = at_least_one, help_heading = "Run")]
+    pub wrap: Option<u64>,
+    /// Send again a request that was reset or lost
+    #[arg(short, long, help_heading = "Run")]
+    pub retry: bool,
+    /// Reset a request unanswered after DURATION
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    pub timeout: Option<Duration>,
+    /// Reconnect a connection the server closed, at most N times in all
+    /// (h2simple's -H reconn_max=N)
+    #[arg(long, value_name = "N", help_heading = "Connections")]
+    pub reconnect_max: Option<u32>,
+    /// Close a connection after N requests and open a new one (connection
+    /// churn; h2simple's -H req_max_per_sess=N)
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          help_heading = "Connections")]
+    pub requests_per_connection: Option<u64>,
+    /// Send a PING every DURATION on an idle connection (long idle runs)
+    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Connections")]
+    pub keepalive: Option<Duration>,
+    /// Private key (PEM) to present when the server asks (https only)
+    #[arg(short = 'k', long, value_name = "FILE", help_heading = "TLS")]
+    pub key: Option<PathBuf>,
+    /// Certificate chain (PEM) to present when the server asks (https only)
+    #[arg(short = 'c', long, value_name = "FILE", help_heading = "TLS")]
+    pub cert: Option<PathBuf>,
+    /// Server certificate check: none (default) | verify | pass, with
+    /// trust_file=PEM, trust_dir=DIR (else the system's trust store), crl,
+    /// crl_all, purpose; comma-separated
+    #[arg(short = 'V', long, value_name = "SPEC", help_heading = "TLS")]
+    pub verify: Option<String>,
+    /// HTTP/2 setting (as the server's -H), or h2simple's reconn_max,
+    /// req_max_per_sess, single_request (repeatable)
+    #[arg(
+        short = 'H',
+        long = "setting",
+        value_name = "NAME=VALUE",
+        help_heading = "Protocol"
+    )]
+    pub settings: Vec<String>,
+    /// HTTP/1.1 instead of HTTP/2
+    #[arg(short = '1', long, help_heading = "Protocol")]
+    pub http1: bool,
+    /// No per-request output (a progress bar on a terminal)
+    #[arg(short, long, help_heading = "Output")]
+    pub quiet: bool,
+    /// Trace HTTP/2 frames
+    #[arg(short, long, help_heading = "Output")]
+    pub verbose: bool,
+    /// No protocol trace (overrides -v)
+    #[arg(short = 'Q', long, help_heading = "Output")]
+    pub no_trace: bool,
+    /// Print transactions slower than MS milliseconds
+    #[arg(short = 'D', long, value_name = "MS", help_heading = "Output")]
+    pub dump_slow: Option<u64>,
+    /// Write the report as JSON (histograms mergeable with `h2sim merge`)
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub json: Option<PathBuf>,
+    /// Which runtime drives the sockets (see below)
+    #[arg(long, value_enum, default_value_t = Runtime::Tokio, help_heading = "Runtime")]
+    pub runtime: Runtime,
+    /// Worker threads (tokio) or cores (glommio) [default: one per core]
+    #[arg(long, value_name = "N", value_parser = at_least_one,
+          help_heading = "Runtime")]
+    pub threads: Option<u64>,
+}
+
+/// `h2sim bench`.
+#[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
+pub struct BenchFlags {
+    /// Requests per cell
+    #[arg(short = 'C', long, value_name = "N", default_value_t = 20_000,
+          value_parser = at_least_one)]
+    pub count: u64,
+    /// Streams (or pipelined requests) per connection
+    #[arg(short = 'P', long, value_name = "N", default_value_t = 100,
+          value_parser = at_least_one)]
+    pub parallel: u64,
+    /// Run each cell for DURATION instead of a count
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub duration: Option<Duration>,
+    /// Tokio worker threads [default: one per core]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    pub threads: Option<u64>,
+}
+
+/// `h2sim merge`.
+#[derive(Debug, Args)]
+#[command(disable_version_flag = true)]
+pub struct MergeFlags {
+    /// Also write the merged report as JSON, so merged runs merge again
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Reports written by `h2sim client --json FILE`
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<String>,
+}
+
+/// `h2sim completions SHELL`.
+#[derive(Debug, Args)]
+#[command(
+    disable_version_flag = true,
+    after_long_help = "EXAMPLES\n  h2sim completions bash > /etc/bash_completion.d/h2sim\n  h2sim completions zsh > \"${fpath[1]}/_h2sim\"\n  h2sim completions fish > ~/.config/fish/completions/h2sim.fish"
+)]
+pub struct CompletionsFlags {
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// The whole command line, with the grammars added to `server` and `client`.
+pub fn command() -> Command {
+    Cli::command()
+        .mut_subcommand("server", super::server::add_grammar)
+        .mut_subcommand("client", super::client::add_grammar)
+}
+
+/// A subcommand's own command (for tests parsing the arguments after it).
+#[cfg(test)]
+pub fn subcommand(name: &'static str) -> Command {
+    let mut top = command();
+    match top.find_subcommand_mut(name) {
+        Some(sub) => sub.clone().no_binary_name(true),
+        None => Command::new(name).no_binary_name(true),
+    }
+}
+
+/// clap's error as one line naming the option (the usage and tips clap
+/// adds are left out: `--help` has them).
+pub fn one_line(error: &clap::Error) -> UsageError {
+    let context = |kind| match error.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let arg = context(ContextKind::InvalidArg);
+    let value = context(ContextKind::InvalidValue);
+    let line = match (error.kind(), arg, value) {
+        (ErrorKind::UnknownArgument, Some(arg), _) => {
+            let shown = arg.split('=').next().unwrap_or(&arg).to_owned();
+            format!("unknown option {shown} (see --help)")
+        }
+        (ErrorKind::MissingRequiredArgument, _, _) => {
+            let missing = match error.get(ContextKind::InvalidArg) {
+                Some(ContextValue::Strings(v)) => v.join(" "),
+                _ => String::new(),
+            };
+            format!("missing {missing} (see --help)")
+        }
+        (ErrorKind::InvalidSubcommand, _, _) => {
+            let name = context(ContextKind::InvalidSubcommand).unwrap_or_default();
+            format!("unknown command {name:?} (server, client, bench, merge or completions)")
+        }
+        (ErrorKind::InvalidValue, Some(arg), Some(v)) if v.is_empty() => {
+            format!("{} needs a value", short_name(&arg))
+        }
+        (ErrorKind::NoEquals | ErrorKind::TooFewValues, Some(arg), _) => {
+            format!("{} needs a value", short_name(&arg))
+        }
+        (ErrorKind::ValueValidation | ErrorKind::InvalidValue, Some(arg), Some(v)) => {
+            let reason = error
+                .source()
+                .map(|s| s.to_string())
+                .or_else(|| {
+                    context(ContextKind::ValidValue).map(|_| {
+                        let valid = match error.get(ContextKind::ValidValue) {
+                            Some(ContextValue::Strings(v)) => v.join(", "),
+                            _ => String::new(),
+                        };
+                        format!("expected one of {valid}")
+                    })
+                })
+                .unwrap_or_else(|| "invalid value".to_owned());
+            format!("{} {v:?}: {reason}", short_name(&arg))
+        }
+        _ => {
+            let rendered = error.render().to_string();
+            let first = rendered.lines().next().unwrap_or("bad command line");
+            first.trim_start_matches("error: ").to_owned()
+        }
+    };
+    usage(line)
+}
+
+/// `--parallel <N>` as `-P/--parallel`: clap names an argument by its long
+/// form with its value, whichever form was typed.
+fn short_name(arg: &str) -> String {
+    let name = arg.split([' ', '=']).next().unwrap_or(arg);
+    let Some(long) = name.strip_prefix("--") else {
+        return name.to_owned();
+    };
+    let top = command();
+    let short = top
+        .get_subcommands()
+        .flat_map(|sub| sub.get_arguments())
+        .find(|a| a.get_long() == Some(long))
+        .and_then(|a| a.get_short());
+    match short {
+        Some(c) => format!("-{c}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+use std::error::Error as _;
+
+/// `30s`, `500ms`, `2m`, or plain seconds, as clap's value parser.
+fn duration(value: &str) -> Result<Duration, String> {
+    super::duration("", value).map_err(|_| "not a duration (30s, 500ms, 2m, or seconds)".to_owned())
+}
+
+/// A count of at least 1.
+fn at_least_one(value: &str) -> Result<u64, String> {
+    match value.trim().parse::<u64>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a valid number".to_owned()),
+    }
+}
+
+/// `-T`: a rate above 0.
+fn rate(value: &str) -> Result<f64, String> {
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .ok_or_else(|| "a rate above 0 (requests per second)".to_owned())
+}
