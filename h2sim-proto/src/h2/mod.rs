@@ -141,6 +141,11 @@ pub(crate) struct Session {
     /// Streams with DATA held back by the connection window.
     conn_blocked: VecDeque<StreamId>,
     shutdown: Shutdown,
+    /// Client, going away: our GOAWAY's PING is unanswered. The connection
+    /// stays until the answer (or the peer's GOAWAY, or its close), at most
+    /// until then, so an error GOAWAY the peer sends in reply reaches the
+    /// application instead of a closed socket.
+    reply_wait: Option<Instant>,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
     /// Set once the connection is over; nothing more is read.
@@ -198,6 +203,7 @@ impl Session {
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
             shutdown: Shutdown::Running,
+            reply_wait: None,
             peer_goaway: None,
             error: None,
             closed: false,
@@ -371,7 +377,10 @@ impl Session {
             Shutdown::Draining { deadline } => Some(deadline),
             _ => None,
         };
-        [settings, drain].into_iter().flatten().min()
+        [settings, drain, self.reply_wait]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
@@ -386,6 +395,10 @@ impl Session {
             && deadline <= now
         {
             self.finish_shutdown();
+        }
+        if self.reply_wait.is_some_and(|t| t <= now) {
+            self.reply_wait = None;
+            self.maybe_finish();
         }
     }
 
@@ -430,7 +443,10 @@ impl Session {
         // still send requests, so the server stays (§6.8).
         let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
         let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
-        if going_away && self.store.is_empty() && self.waiting_to_open.is_empty() {
+        // Our GOAWAY's round trip is still out: the peer may yet answer it.
+        let awaiting_reply = !peer_done && self.reply_wait.is_some();
+        if going_away && !awaiting_reply && self.store.is_empty() && self.waiting_to_open.is_empty()
+        {
             let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
                 CloseCause::LocalGoAway
             } else {
@@ -456,18 +472,35 @@ impl Session {
         matches!(self.shutdown, Shutdown::Final { last } if id > last)
     }
 
-    /// Begins a graceful shutdown (§6.8): GOAWAY naming 2^31-1 so the peer
-    /// stops opening streams, then after a round trip (or a deadline) a
-    /// second GOAWAY with the real last stream.
+    /// Begins a graceful shutdown (§6.8).
+    ///
+    /// A server sends GOAWAY naming 2^31-1 so the client stops opening
+    /// streams, then after a round trip (or a deadline) a second GOAWAY
+    /// with the real last stream: requests in flight are not lost.
+    ///
+    /// A client's GOAWAY names server-initiated streams, so it carries the
+    /// last pushed stream it accepted, or 0 (nghttp2 answers 2^31-1 from a
+    /// client with GOAWAY(PROTOCOL_ERROR), "invalid last_stream_id"). One
+    /// is enough: promises that cross it are above its id and refused. Its
+    /// PING still matters: the answer comes after whatever the server said
+    /// about our GOAWAY, so the connection waits for it (bounded) before it
+    /// reports `Closed`, and an error GOAWAY in reply is not missed.
     pub(crate) fn go_away(&mut self, now: Instant) {
         if self.closed || self.shutdown != Shutdown::Running {
+            return;
+        }
+        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
+        if self.role == Role::Client {
+            self.pings_to_send.push_back(SHUTDOWN_PING);
+            self.pings_sent.push_back((SHUTDOWN_PING, now));
+            self.reply_wait = Some(now + wait);
+            self.finish_shutdown();
             return;
         }
         self.goaways_to_send
             .push_back((StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new()));
         self.pings_to_send.push_back(SHUTDOWN_PING);
         self.pings_sent.push_back((SHUTDOWN_PING, now));
-        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         self.shutdown = Shutdown::Draining {
             deadline: now + wait,
         };

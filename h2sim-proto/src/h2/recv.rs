@@ -768,6 +768,8 @@ impl Session {
                 if payload == SHUTDOWN_PING {
                     if let Shutdown::Draining { .. } = self.shutdown {
                         self.finish_shutdown();
+                    } else if self.reply_wait.take().is_some() {
+                        self.maybe_finish();
                     }
                 } else {
                     self.events.push_back(Event::Pong {
@@ -912,6 +914,13 @@ impl Session {
                     last: self.store.last_peer,
                 },
             );
+            return;
+        }
+        if self.refusing_new_streams(promised) {
+            // §6.8: a promise above the last stream of our GOAWAY crossed
+            // it; the server treats it as never processed, and so do we,
+            // with the frames that follow on it.
+            self.store.reset_locally.insert(promised);
             return;
         }
         self.store.last_peer = promised;
