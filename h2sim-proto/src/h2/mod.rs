@@ -97,6 +97,8 @@ enum Shutdown {
 
 /// Payload of the PING that times the first step of a graceful shutdown.
 const SHUTDOWN_PING: [u8; 8] = *b"h2s-shut";
+/// Payload of the keep-alive PING.
+const KEEPALIVE_PING: [u8; 8] = *b"h2s-keep";
 
 /// The HTTP/2 protocol state of one connection.
 #[derive(Debug)]
@@ -146,6 +148,10 @@ pub(crate) struct Session {
     /// until then, so an error GOAWAY the peer sends in reply reaches the
     /// application instead of a closed socket.
     reply_wait: Option<Instant>,
+    /// Keep-alive (`Config::keepalive`): when bytes last came in, and when
+    /// our keep-alive PING went out if it is unanswered.
+    last_received: Instant,
+    keepalive_sent: Option<Instant>,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
     /// Set once the connection is over; nothing more is read.
@@ -204,6 +210,8 @@ impl Session {
             conn_blocked: VecDeque::new(),
             shutdown: Shutdown::Running,
             reply_wait: None,
+            last_received: now,
+            keepalive_sent: None,
             peer_goaway: None,
             error: None,
             closed: false,
@@ -377,7 +385,7 @@ impl Session {
             Shutdown::Draining { deadline } => Some(deadline),
             _ => None,
         };
-        [settings, drain, self.reply_wait]
+        [settings, drain, self.reply_wait, self.keepalive_deadline()]
             .into_iter()
             .flatten()
             .min()
@@ -400,6 +408,37 @@ impl Session {
             self.reply_wait = None;
             self.maybe_finish();
         }
+        if self.keepalive_deadline().is_some_and(|t| t <= now) {
+            self.keepalive_due(now);
+        }
+    }
+
+    /// When the keep-alive next acts: the PING after a quiet spell, or the
+    /// end of its wait for an answer.
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        let every = self.config.keepalive?;
+        Some(match self.keepalive_sent {
+            None => self.last_received + every,
+            Some(sent) => sent + every,
+        })
+    }
+
+    /// Nothing came for the keep-alive time: ask with a PING, or, if the
+    /// PING asked already went unanswered, end the connection.
+    fn keepalive_due(&mut self, now: Instant) {
+        if self.keepalive_sent.is_none() {
+            self.keepalive_sent = Some(now);
+            self.pings_to_send.push_back(KEEPALIVE_PING);
+            self.pings_sent.push_back((KEEPALIVE_PING, now));
+            return;
+        }
+        let debug = Bytes::from_static(b"keep-alive PING unanswered");
+        self.goaways_to_send
+            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        self.close(
+            Some(ConnectionError::KeepaliveTimeout),
+            CloseCause::KeepaliveTimeout,
+        );
     }
 
     /// The peer closed the transport.
