@@ -510,9 +510,14 @@ impl<A> Watched<A> {
         }
         // The GOAWAY's code says more than the end of stream after it.
         match (&self.error, self.goaway) {
-            (Some(e @ (ConnectionError::Local { .. } | ConnectionError::Remote { .. })), _) => {
-                Err(ClientError::Closed(e.clone()))
-            }
+            (
+                Some(
+                    e @ (ConnectionError::Local { .. }
+                    | ConnectionError::Remote { .. }
+                    | ConnectionError::KeepaliveTimeout),
+                ),
+                _,
+            ) => Err(ClientError::Closed(e.clone())),
             (_, Some(reason)) if reason != Reason::NO_ERROR => {
                 Err(ClientError::WentAway { reason })
             }

@@ -147,3 +147,34 @@ fn go_away_after_each_response_is_followed_by_new_connections() {
     running.shutdown().trigger();
     running.join();
 }
+
+/// RFC 9113 §6.8 against nghttp2: our client's closing GOAWAY names the
+/// last stream nghttpd pushed (it pushes `/style.css` with `/index.html`),
+/// so nghttpd does not answer GOAWAY(PROTOCOL_ERROR, "invalid
+/// last_stream_id") — which the client waits for and would report.
+#[test]
+fn our_client_ends_without_a_goaway_error_from_nghttpd() {
+    let peer = matrix::nghttpd(false);
+    let authority = format!("localhost:{}", peer.port);
+    let target = format!("127.0.0.1:{}", peer.port);
+    let requests: Vec<FetchRequest> = (0..3)
+        .map(|_| FetchRequest::get("http", &authority, "/index.html"))
+        .collect();
+    let options = ClientOptions {
+        executors: Executors::new(1),
+        ..ClientOptions::default()
+    };
+    let (results, outcome) = run(&target, options, requests);
+    for r in &results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.head.status, 200);
+        assert_eq!(r.pushes.len(), 1, "nghttpd pushed /style.css");
+    }
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let app = outcome.app.expect("the connection was made");
+    assert!(
+        app.goaways.iter().all(|r| *r == Reason::NO_ERROR),
+        "nghttpd answered with GOAWAY {:?}",
+        app.goaways
+    );
+}

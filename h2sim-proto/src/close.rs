@@ -50,6 +50,7 @@ impl CloseCause {
             ConnectionError::Remote { reason, .. } => {
                 Some(CloseCause::GoAwayReceived { reason: *reason })
             }
+            ConnectionError::KeepaliveTimeout => Some(CloseCause::KeepaliveTimeout),
             ConnectionError::TransportClosed => None,
         }
     }

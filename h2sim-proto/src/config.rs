@@ -40,6 +40,12 @@ pub struct Config {
     /// HTTP/2: report every frame sent and received as `Event::Frame`, for
     /// protocol traces (`h2sim -v`). Costs a copy of the output while on.
     pub trace_frames: bool,
+    /// HTTP/2 keep-alive: when nothing was received for this long, send a
+    /// PING; if its answer has not come within the same time again, the
+    /// connection ends (`CloseCause::KeepaliveTimeout`). `None`: no PINGs.
+    /// HTTP/1.1 has no PING, so this does nothing there (an idle HTTP/1.1
+    /// connection is only watched by the driver's idle timeout).
+    pub keepalive: Option<Duration>,
 }
 
 impl Default for Config {
@@ -59,6 +65,7 @@ impl Default for Config {
             limits: Limits::default(),
             http1: Http1Config::default(),
             trace_frames: false,
+            keepalive: None,
         }
     }
 }

@@ -236,6 +236,8 @@ pub enum ConnectionError {
     Remote { reason: Reason, debug_data: Bytes },
     /// The transport ended while streams were still open.
     TransportClosed,
+    /// Our keep-alive PING went unanswered (`Config::keepalive`).
+    KeepaliveTimeout,
 }
 
 impl ConnectionError {
@@ -246,6 +248,7 @@ impl ConnectionError {
                 *reason
             }
             ConnectionError::TransportClosed => Reason::CANCEL,
+            ConnectionError::KeepaliveTimeout => Reason::NO_ERROR,
         }
     }
 }
@@ -262,6 +265,7 @@ impl fmt::Display for ConnectionError {
                 String::from_utf8_lossy(debug_data)
             ),
             ConnectionError::TransportClosed => f.write_str("transport closed"),
+            ConnectionError::KeepaliveTimeout => f.write_str("keep-alive PING unanswered"),
         }
     }
 }

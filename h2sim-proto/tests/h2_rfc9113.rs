@@ -751,3 +751,131 @@ fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
         "{events:?}"
     );
 }
+
+/// The GOAWAY frames among `frames`.
+fn goaways(frames: &[Frame]) -> Vec<GoAway> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::GoAway(g) => Some(g.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn closed(events: &[Event]) -> Option<&Event> {
+    events.iter().find(|e| matches!(e, Event::Closed { .. }))
+}
+
+#[test]
+fn s6_8_client_goaway_names_no_unpushed_stream() {
+    // §6.8: a client's GOAWAY names the last server-initiated stream it
+    // may act on: 0 when nothing was pushed, and never 2^31-1 (nghttp2
+    // answers that with PROTOCOL_ERROR, "invalid last_stream_id").
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    let sent = goaways(&frames);
+    assert_eq!(sent.len(), 1, "one GOAWAY from a client: {frames:?}");
+    assert_eq!(sent[0].last_stream_id, sid(0));
+    assert_eq!(sent[0].reason, Reason::NO_ERROR);
+    // Its PING is answered after whatever the server says about the
+    // GOAWAY: the connection waits for it before it closes.
+    let ping = frames
+        .iter()
+        .find_map(|f| match f {
+            Frame::Ping(p) if !p.ack => Some(p.payload),
+            _ => None,
+        })
+        .expect("a PING with the GOAWAY");
+    assert!(closed(&peer.events()).is_none(), "closed before the reply");
+    peer.send(Frame::Ping(Ping {
+        ack: true,
+        payload: ping,
+    }));
+    assert!(matches!(
+        closed(&peer.events()),
+        Some(Event::Closed { error: None, .. })
+    ));
+}
+
+#[test]
+fn s6_8_client_goaway_names_the_last_accepted_push() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(2),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    assert!(
+        peer.events()
+            .iter()
+            .any(|e| matches!(e, Event::PushPromise { .. }))
+    );
+    peer.conn.go_away(peer.now);
+    let sent = goaways(&peer.frames());
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].last_stream_id, sid(2));
+    // A promise that crossed our GOAWAY is above its id: ignored (§6.8).
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(4),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    assert!(
+        !peer
+            .events()
+            .iter()
+            .any(|e| matches!(e, Event::PushPromise { .. })),
+        "a promise above our GOAWAY's last stream reached the application"
+    );
+}
+
+#[test]
+fn s6_8_error_goaway_in_reply_to_ours_is_reported() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    peer.conn.go_away(peer.now);
+    peer.frames();
+    peer.send(Frame::GoAway(GoAway {
+        last_stream_id: sid(0),
+        reason: Reason::PROTOCOL_ERROR,
+        debug_data: Bytes::from_static(b"invalid last_stream_id"),
+    }));
+    let events = peer.events();
+    assert!(
+        matches!(
+            closed(&events),
+            Some(Event::Closed { error: Some(e), .. }) if e.reason() == Reason::PROTOCOL_ERROR
+        ),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn s6_8_client_goaway_reply_wait_is_bounded() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    peer.conn.go_away(peer.now);
+    peer.frames();
+    assert!(closed(&peer.events()).is_none());
+    let deadline = peer.conn.poll_timeout().expect("a reply deadline");
+    assert!(deadline <= peer.now + Duration::from_secs(1));
+    peer.now = deadline;
+    peer.conn.handle_timeout(peer.now);
+    assert!(matches!(
+        closed(&peer.events()),
+        Some(Event::Closed { error: None, .. })
+    ));
+}

@@ -97,6 +97,8 @@ enum Shutdown {
 
 /// Payload of the PING that times the first step of a graceful shutdown.
 const SHUTDOWN_PING: [u8; 8] = *b"h2s-shut";
+/// Payload of the keep-alive PING.
+const KEEPALIVE_PING: [u8; 8] = *b"h2s-keep";
 
 /// The HTTP/2 protocol state of one connection.
 #[derive(Debug)]
@@ -141,6 +143,15 @@ pub(crate) struct Session {
     /// Streams with DATA held back by the connection window.
     conn_blocked: VecDeque<StreamId>,
     shutdown: Shutdown,
+    /// Client, going away: our GOAWAY's PING is unanswered. The connection
+    /// stays until the answer (or the peer's GOAWAY, or its close), at most
+    /// until then, so an error GOAWAY the peer sends in reply reaches the
+    /// application instead of a closed socket.
+    reply_wait: Option<Instant>,
+    /// Keep-alive (`Config::keepalive`): when bytes last came in, and when
+    /// our keep-alive PING went out if it is unanswered.
+    last_received: Instant,
+    keepalive_sent: Option<Instant>,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
     /// Set once the connection is over; nothing more is read.
@@ -198,6 +209,9 @@ impl Session {
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
             shutdown: Shutdown::Running,
+            reply_wait: None,
+            last_received: now,
+            keepalive_sent: None,
             peer_goaway: None,
             error: None,
             closed: false,
@@ -371,7 +385,10 @@ impl Session {
             Shutdown::Draining { deadline } => Some(deadline),
             _ => None,
         };
-        [settings, drain].into_iter().flatten().min()
+        [settings, drain, self.reply_wait, self.keepalive_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
@@ -387,6 +404,41 @@ impl Session {
         {
             self.finish_shutdown();
         }
+        if self.reply_wait.is_some_and(|t| t <= now) {
+            self.reply_wait = None;
+            self.maybe_finish();
+        }
+        if self.keepalive_deadline().is_some_and(|t| t <= now) {
+            self.keepalive_due(now);
+        }
+    }
+
+    /// When the keep-alive next acts: the PING after a quiet spell, or the
+    /// end of its wait for an answer.
+    fn keepalive_deadline(&self) -> Option<Instant> {
+        let every = self.config.keepalive?;
+        Some(match self.keepalive_sent {
+            None => self.last_received + every,
+            Some(sent) => sent + every,
+        })
+    }
+
+    /// Nothing came for the keep-alive time: ask with a PING, or, if the
+    /// PING asked already went unanswered, end the connection.
+    fn keepalive_due(&mut self, now: Instant) {
+        if self.keepalive_sent.is_none() {
+            self.keepalive_sent = Some(now);
+            self.pings_to_send.push_back(KEEPALIVE_PING);
+            self.pings_sent.push_back((KEEPALIVE_PING, now));
+            return;
+        }
+        let debug = Bytes::from_static(b"keep-alive PING unanswered");
+        self.goaways_to_send
+            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        self.close(
+            Some(ConnectionError::KeepaliveTimeout),
+            CloseCause::KeepaliveTimeout,
+        );
     }
 
     /// The peer closed the transport.
@@ -430,7 +482,10 @@ impl Session {
         // still send requests, so the server stays (§6.8).
         let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
         let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
-        if going_away && self.store.is_empty() && self.waiting_to_open.is_empty() {
+        // Our GOAWAY's round trip is still out: the peer may yet answer it.
+        let awaiting_reply = !peer_done && self.reply_wait.is_some();
+        if going_away && !awaiting_reply && self.store.is_empty() && self.waiting_to_open.is_empty()
+        {
             let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
                 CloseCause::LocalGoAway
             } else {
@@ -456,18 +511,35 @@ impl Session {
         matches!(self.shutdown, Shutdown::Final { last } if id > last)
     }
 
-    /// Begins a graceful shutdown (§6.8): GOAWAY naming 2^31-1 so the peer
-    /// stops opening streams, then after a round trip (or a deadline) a
-    /// second GOAWAY with the real last stream.
+    /// Begins a graceful shutdown (§6.8).
+    ///
+    /// A server sends GOAWAY naming 2^31-1 so the client stops opening
+    /// streams, then after a round trip (or a deadline) a second GOAWAY
+    /// with the real last stream: requests in flight are not lost.
+    ///
+    /// A client's GOAWAY names server-initiated streams, so it carries the
+    /// last pushed stream it accepted, or 0 (nghttp2 answers 2^31-1 from a
+    /// client with GOAWAY(PROTOCOL_ERROR), "invalid last_stream_id"). One
+    /// is enough: promises that cross it are above its id and refused. Its
+    /// PING still matters: the answer comes after whatever the server said
+    /// about our GOAWAY, so the connection waits for it (bounded) before it
+    /// reports `Closed`, and an error GOAWAY in reply is not missed.
     pub(crate) fn go_away(&mut self, now: Instant) {
         if self.closed || self.shutdown != Shutdown::Running {
+            return;
+        }
+        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
+        if self.role == Role::Client {
+            self.pings_to_send.push_back(SHUTDOWN_PING);
+            self.pings_sent.push_back((SHUTDOWN_PING, now));
+            self.reply_wait = Some(now + wait);
+            self.finish_shutdown();
             return;
         }
         self.goaways_to_send
             .push_back((StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new()));
         self.pings_to_send.push_back(SHUTDOWN_PING);
         self.pings_sent.push_back((SHUTDOWN_PING, now));
-        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         self.shutdown = Shutdown::Draining {
             deadline: now + wait,
         };

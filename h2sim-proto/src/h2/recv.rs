@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{State, Stream};
-use super::{BlockKind, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
+use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
 use crate::connection::Role;
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
@@ -41,6 +41,9 @@ impl Session {
         if self.closed {
             input.clear();
             return;
+        }
+        if !input.is_empty() {
+            self.last_received = now;
         }
         if !self.preface_received {
             let n = input.len().min(PREFACE.len());
@@ -765,9 +768,13 @@ impl Session {
                 .position(|(payload, _)| *payload == p.payload)
                 && let Some((payload, sent)) = self.pings_sent.remove(at)
             {
-                if payload == SHUTDOWN_PING {
+                if payload == KEEPALIVE_PING {
+                    self.keepalive_sent = None;
+                } else if payload == SHUTDOWN_PING {
                     if let Shutdown::Draining { .. } = self.shutdown {
                         self.finish_shutdown();
+                    } else if self.reply_wait.take().is_some() {
+                        self.maybe_finish();
                     }
                 } else {
                     self.events.push_back(Event::Pong {
@@ -912,6 +919,13 @@ impl Session {
                     last: self.store.last_peer,
                 },
             );
+            return;
+        }
+        if self.refusing_new_streams(promised) {
+            // §6.8: a promise above the last stream of our GOAWAY crossed
+            // it; the server treats it as never processed, and so do we,
+            // with the frames that follow on it.
+            self.store.reset_locally.insert(promised);
             return;
         }
         self.store.last_peer = promised;

@@ -1,0 +1,93 @@
+//! `Config::keepalive` on the virtual clock: a quiet HTTP/2 connection
+//! sends PING (RFC 9113 §6.7) and ends when the answer does not come;
+//! HTTP/1.1 has no PING and sets no keep-alive timer.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use h2sim_proto::frame::Frame;
+use h2sim_proto::{CloseCause, Config, Connection, ConnectionError, Event};
+use support::{Pair, RawPeer};
+
+const EVERY: Duration = Duration::from_secs(5);
+
+fn with_keepalive() -> Config {
+    Config {
+        keepalive: Some(EVERY),
+        ..Config::default()
+    }
+}
+
+fn pings(frames: &[Frame]) -> usize {
+    frames
+        .iter()
+        .filter(|f| matches!(f, Frame::Ping(p) if !p.ack))
+        .count()
+}
+
+#[test]
+fn a_quiet_connection_is_pinged_and_lives_while_answered() {
+    let mut pair = Pair::new(with_keepalive(), Config::default(), 1);
+    pair.connect();
+    for _ in 0..6 {
+        pair.advance(EVERY);
+        pair.flush();
+    }
+    let events = pair.client_events();
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Closed { .. })),
+        "{events:?}"
+    );
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Pong { .. })),
+        "keep-alive answers are not the application's"
+    );
+    assert!(!pair.client.is_closed());
+}
+
+#[test]
+fn an_unanswered_ping_ends_the_connection() {
+    let mut peer = RawPeer::client_with(with_keepalive());
+    peer.handshake();
+    // Nothing before the keep-alive time.
+    peer.now += EVERY - Duration::from_millis(1);
+    assert!(peer.conn.poll_timeout().is_some_and(|t| t > peer.now));
+    peer.now += Duration::from_millis(1);
+    peer.conn.handle_timeout(peer.now);
+    assert_eq!(pings(&peer.frames()), 1);
+    assert!(peer.events().is_empty());
+    // No answer within the same time again: GOAWAY and the end.
+    peer.now = peer.conn.poll_timeout().expect("the answer's deadline");
+    peer.conn.handle_timeout(peer.now);
+    let frames = peer.frames();
+    assert!(
+        frames.iter().any(|f| matches!(f, Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    assert!(peer.events().contains(&Event::Closed {
+        error: Some(ConnectionError::KeepaliveTimeout),
+        cause: CloseCause::KeepaliveTimeout,
+    }));
+}
+
+#[test]
+fn input_postpones_the_ping() {
+    let mut peer = RawPeer::client_with(with_keepalive());
+    peer.handshake();
+    peer.now += EVERY / 2;
+    peer.send(Frame::Ping(h2sim_proto::frame::Ping {
+        ack: false,
+        payload: *b"anything",
+    }));
+    peer.frames();
+    peer.now += EVERY / 2;
+    assert!(peer.conn.poll_timeout().is_some_and(|t| t > peer.now));
+}
+
+#[test]
+fn http1_has_no_keepalive_timer() {
+    let conn = Connection::client_http1(with_keepalive(), Instant::now());
+    assert_eq!(conn.poll_timeout(), None);
+}
