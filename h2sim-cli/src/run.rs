@@ -269,6 +269,7 @@ pub struct ClientParts {
 pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
+    config.keepalive = args.keepalive;
     let step = &args.steps[0];
     let secure = step.scheme == "https";
     if args.http1 {
