@@ -261,7 +261,10 @@ fn help_explains() {
         .to_string();
     for needle in [
         "glommio",
-        "N x latency",
+        "max(-P, 1024)",
+        "sends missed",
+        "without limit",
+        "(130)",
         "500ms",
         "reconn_max",
         "--keepalive",

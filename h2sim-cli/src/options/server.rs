@@ -100,14 +100,14 @@ const RULES: &[Spec] = &[
         short: Some('x'),
         long: "header",
         value: "NAME=VALUE",
-        help: "Response field (repeatable)",
+        help: "Response field (repeatable); ${path}, ${suffix}, ${seg1}... in the value as in -t",
     },
     Spec {
         id: "text",
         short: Some('t'),
         long: "text",
         value: "TEXT",
-        help: "Body; ${path}, ${suffix}, ${seg1}... echo the request path",
+        help: "Body; ${path}, ${suffix} (after the -p prefix), ${seg1}... (its segments) echo the request path, in pushes too",
     },
     Spec {
         id: "hex",
