@@ -86,18 +86,36 @@ URI (so `-x a=b URI` adds a header to it).";
 
 pub const CLIENT_AFTER: &str = "\
 FIXED RATE (-T)
-  -T N starts N scenarios per second over all connections, and latency is
-  measured from each intended start (no coordinated omission). A send waits
-  while all -P slots of its connection are busy, so -P must be at least
-  N x latency / connections: at -T 10000 with 5 ms responses on one
-  connection, -P 50 or more. Intended sends that never went out show in the
-  report.
+  -T N starts N scenarios per second over all connections, the send times
+  counted from the start of the run, and latency is measured from each
+  intended start (no coordinated omission). When all -P slots of a
+  connection are busy at a send time, the connection opens more, up to
+  max(-P, 1024), and says so once on stderr; past that bound a send waits.
+  (Over HTTP/1.1 the extra requests queue behind the -P pipelined ones.) A
+  --duration run intends N x duration sends: those that never went out are
+  reported as \"sends missed\" and fail the run.
+
+CONNECTIONS
+  A planned end is followed by a new connection at once, without limit,
+  while the run has work left: the server closing after its response
+  (HTTP/1.0, Connection: close), a GOAWAY without error, or
+  --requests-per-connection. A lost connection (refused, reset, a protocol
+  error, a GOAWAY with an error, the server closing with requests open) is
+  replaced only with -r, --reconnect-max or --requests-per-connection, after
+  100 ms, at most --reconnect-max times in a row per connection (3 by
+  default); a connection that answered nothing counts as lost. Each
+  connection prints one DISCONNECTED line on stderr with its cause.
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is
   --requests-per-connection N, and -H single_request=1 (HTTP/1.1, one request
   per connection) is --requests-per-connection 1; each prints one line saying
   so. enable_connect_protocol=1 is the HTTP/2 setting (RFC 8441).
+
+CTRL-C
+  The first Ctrl-C (or SIGTERM) stops sending, lets the requests in flight
+  finish, then prints the report and writes the JSON; a second one exits at
+  once (130).
 
 TLS
   -V verify with no trust_file or trust_dir checks the server against the
@@ -116,10 +134,11 @@ EXAMPLES
   h2sim client -x content-type=application/json -t '{ \"USER_MDN\" : \"01092000000\" }' -m POST -u http://127.0.0.1:8080/user/01092000000
   h2sim client -P 100 -C 100000 -R __MDN__=01092%06d -m POST -u http://127.0.0.1:8080/user1k/__MDN__ -x content-type=application/json -e 1k -q
   h2sim client -R __MDN__=01092%06d -s http -a 127.0.0.1:8080 -m POST -p /user/__MDN__ -t '{ \"USER_MDN\" : \"__MDN__\" }' -m GET -p /user/__MDN__ -m DELETE -p /user/__MDN__
-  h2sim client -T 1000 -P 100 --duration 10s --json run.json -q http://127.0.0.1:8080/user1k/nobody
+  h2sim client -T 1000 -P 100 --duration 2s --json run.json -q http://127.0.0.1:8080/user1k/nobody
   h2sim client -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
 
-Exit status: 0 when every request succeeded, 1 when any failed or was lost, 2 on bad options.";
+Exit status: 0 when every request succeeded; 1 when any failed or was lost,
+a -T send was missed, or a server was never reached; 2 on bad options.";
 
 pub const BENCH: &str = "\
 Start a server on loopback with h2simple's performance rules (POST /user1k/,

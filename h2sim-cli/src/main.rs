@@ -14,6 +14,7 @@ mod server;
 mod sim_tests;
 mod trace;
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::FromArgMatches;
@@ -26,10 +27,12 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(&e),
     };
     let outcome = match matches.subcommand() {
-        Some(("server", m)) => options::server::from_matches(m).map(run::Command::Server),
-        Some(("client", m)) => {
-            options::client::from_matches(m).map(|a| run::Command::Client(Box::new(a)))
+        // Relative paths on the command line are the working directory's.
+        Some(("server", m)) => {
+            options::server::from_matches(m, Path::new(".")).map(run::Command::Server)
         }
+        Some(("client", m)) => options::client::from_matches(m, Path::new("."))
+            .map(|a| run::Command::Client(Box::new(a))),
         Some(("bench", m)) => bench::from_matches(m).map(run::Command::Bench),
         Some(("merge", m)) => {
             return match MergeFlags::from_arg_matches(m) {

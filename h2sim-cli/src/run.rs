@@ -295,6 +295,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
         .tps
         .map(|tps| Duration::from_secs_f64(connections.max(1) as f64 / tps));
     if plan.interval.is_some() {
+        plan.paced_from = Some(started);
         plan.max_slots = plan.slots.max(crate::client::app::MAX_GROWN_SLOTS);
     }
     plan.retry = args.retry;

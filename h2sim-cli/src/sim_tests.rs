@@ -391,6 +391,36 @@ fn fixed_rate_duration_reports_missed_sends() {
     );
 }
 
+/// Issue 10 item 1: a paced `--duration` run intends rate × duration
+/// sends, counted from the run's start. The send times used to start at
+/// the connection's start instead, so the time spent connecting (here
+/// 15 ms, more than one interval) dropped intended sends that were neither
+/// sent nor counted as missed (`-T 1000 --duration 10s`: 9999 sent, "0
+/// sends missed").
+#[test]
+fn fixed_rate_send_times_count_from_the_run_start() {
+    for http1 in [false, true] {
+        let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
+        p.interval = Some(Duration::from_millis(10));
+        let run_start = Instant::now()
+            .checked_sub(Duration::from_millis(15))
+            .unwrap();
+        p.paced_from = Some(run_start);
+        p.stop_at = Some(run_start + Duration::from_millis(100));
+        let (report, _, _) = run(
+            Arc::new(p),
+            shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+            http1,
+        );
+        assert_eq!(
+            (report.started, report.missed, report.succeeded),
+            (10, 0, 10),
+            "sends due at 0, 10, … 90 ms, http1={http1}"
+        );
+        assert!(report.is_success());
+    }
+}
+
 /// Issue 10 item 5: h2load's definitions hold whatever happens; warm-up
 /// requests are counted nowhere but in `warmup`.
 #[test]

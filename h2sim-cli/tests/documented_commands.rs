@@ -145,7 +145,20 @@ fn help_examples(command: &str) -> Vec<Line> {
     command_lines(&format!("h2sim {command} --help"), &rest.join("\n"))
 }
 
-/// Every documented line, in document order.
+/// Servers the test adds for documented client lines that no documented
+/// server answers. h2simple's "POST a file" example posts to /test.txt,
+/// for which none of its server examples has a rule (its users pointed it
+/// at their own server), so the line runs, as written, against this one;
+/// the server dumps each request (no `-q`), and the test checks that the
+/// file's body arrived. Tried after every documented server.
+const SCAFFOLD_SERVERS: &str =
+    "h2sim server -S http://127.0.0.1:8080 -m POST -p /test.txt -s 200\n";
+
+/// What the POST example's `-f your_request_body_file` sends.
+const REQUEST_BODY_FILE: (&str, &str) =
+    ("your_request_body_file", r#"{ "USER_NAME" : "somebody" }"#);
+
+/// Every documented line, in document order, then the scaffold servers.
 fn documented() -> Vec<Line> {
     let examples = std::fs::read_to_string(repo().join("../shared/h2simple-examples.md"))
         .or_else(|_| std::fs::read_to_string("/work/shared/h2simple-examples.md"))
@@ -160,6 +173,7 @@ fn documented() -> Vec<Line> {
     }
     lines.extend(help_examples("server"));
     lines.extend(help_examples("client"));
+    lines.extend(command_lines("test scaffold", SCAFFOLD_SERVERS));
     lines
 }
 
@@ -283,12 +297,32 @@ fn workdir(name: &str, with_default_cert: bool) -> PathBuf {
         std::fs::copy(certs.join("server-ec.key"), dir.join("eckey.pem")).unwrap();
         std::fs::copy(certs.join("server-ec.crt"), dir.join("eccert.pem")).unwrap();
     }
-    std::fs::write(
-        dir.join("your_request_body_file"),
-        br#"{ "USER_NAME" : "somebody" }"#,
-    )
-    .unwrap();
+    std::fs::write(dir.join(REQUEST_BODY_FILE.0), REQUEST_BODY_FILE.1).unwrap();
     dir
+}
+
+/// The value after `flag`.
+fn value_of<'a>(line: &'a Line, flag: &str) -> Option<&'a str> {
+    let i = line.words.iter().position(|w| w == flag)?;
+    line.words.get(i + 1).map(String::as_str)
+}
+
+/// The scenarios a client line runs: `-C N`; at `-T N` for `--duration
+/// Ss`, one per send time from 0 to just before S seconds, N × S; else 1.
+fn scenarios(client: &Line) -> u64 {
+    if let Some(n) = value_of(client, "-C") {
+        return n.parse().unwrap();
+    }
+    match (value_of(client, "-T"), value_of(client, "--duration")) {
+        (Some(rate), Some(duration)) => {
+            let secs: u64 = duration
+                .strip_suffix('s')
+                .and_then(|s| s.parse().ok())
+                .unwrap_or_else(|| panic!("--duration {duration}: write it in whole seconds"));
+            rate.parse::<u64>().unwrap() * secs
+        }
+        _ => 1,
+    }
 }
 
 /// Runs one client line; returns its problem, if any.
@@ -313,14 +347,13 @@ fn run_client(client: &Line, ports: (u16, u16), dir: &Path, pushes: u64) -> Resu
     if !out.status.success() {
         return fail(&format!("exit {:?}", out.status.code()));
     }
-    let count: u64 = client
-        .words
-        .iter()
-        .position(|w| w == "-C")
-        .map_or(1, |i| client.words[i + 1].parse().unwrap());
+    let count = scenarios(client);
     let total = count * steps(client).len() as u64;
     if !text.contains(&format!("{total} succeeded")) {
         return fail(&format!("report without {total} succeeded"));
+    }
+    if client.has("-T") && !text.contains("0 sends missed") {
+        return fail("a rate not kept");
     }
     if !text.contains(&format!("{total} 2xx")) {
         return fail(&format!("report without {total} 2xx"));
@@ -394,10 +427,19 @@ fn documented_command_lines_run_verbatim() {
                 problems.push(format!("{label}: did not start (see the panic above)"));
                 continue;
             };
+            // Bodies the clients sent from files, to find in the dumps of
+            // a server that is not quiet.
+            let mut sent_files = Vec::new();
             if with_default_cert {
                 for &(c, pushes) in &clients_of[s] {
                     if let Err(e) = run_client(&lines[c], ports, &dir, pushes) {
                         problems.push(e);
+                    }
+                    if let Some(file) = value_of(&lines[c], "-f")
+                        && !server.has("-q")
+                    {
+                        let body = std::fs::read_to_string(dir.join(file)).unwrap();
+                        sent_files.push((lines[c].text(), body));
                     }
                 }
             } else if server.words.iter().any(|w| w.starts_with("https://")) {
@@ -414,6 +456,13 @@ fn documented_command_lines_run_verbatim() {
             let (code, out) = running.stop();
             if code != Some(0) {
                 problems.push(format!("{label}: exit {code:?} on SIGTERM\n{out}"));
+            }
+            for (client, body) in sent_files {
+                if !out.contains(&body) {
+                    problems.push(format!(
+                        "{label}: the request body of `{client}` did not arrive\n{out}"
+                    ));
+                }
             }
             let _ = std::fs::remove_dir_all(&dir);
         }

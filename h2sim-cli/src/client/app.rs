@@ -36,6 +36,12 @@ pub struct Plan {
     /// `-T TPS` split over the connections: one scenario start per interval
     /// on each connection, latency measured from the intended start.
     pub interval: Option<Duration>,
+    /// Paced runs: when the send times start, the run's start. A
+    /// connection's first send is due then however long connecting took
+    /// (it goes out late and its latency says so), so a `--duration` run
+    /// intends rate × duration sends, each of them sent or counted as
+    /// missed. None: from the first connection's start.
+    pub paced_from: Option<Instant>,
     /// `-P N`: scenarios in flight per connection.
     pub slots: usize,
     /// Paced runs: when every slot is busy at a send time, the window grows
@@ -90,6 +96,7 @@ impl Plan {
             stop_at: None,
             warmup_until: None,
             interval: None,
+            paced_from: None,
             slots: slots.max(1),
             max_slots: slots.max(1),
             retry: false,
@@ -268,6 +275,12 @@ impl ClientApp {
         }
     }
 
+    /// Paced runs: when the next scenario is due (the run's start before
+    /// the first).
+    fn next_send(&self) -> Option<Instant> {
+        self.next_start.or(self.plan.paced_from)
+    }
+
     /// Marks the run over for this slot; a paced `--duration` run counts
     /// the send times it never reached.
     fn exhaust(&mut self) {
@@ -276,7 +289,7 @@ impl ClientApp {
         }
         self.exhausted = true;
         if let (Some(interval), Some(at), Some(stop)) =
-            (self.plan.interval, self.next_start, self.plan.stop_at)
+            (self.plan.interval, self.next_send(), self.plan.stop_at)
             && at < stop
             && !interval.is_zero()
         {
@@ -301,7 +314,7 @@ impl ClientApp {
             if self.exhausted {
                 break;
             }
-            let intended = match (self.plan.interval, self.next_start) {
+            let intended = match (self.plan.interval, self.next_send()) {
                 (Some(_), Some(at)) if at > now => break,
                 (Some(_), at) => at.unwrap_or(now),
                 (None, _) => now,

@@ -108,11 +108,12 @@ pub struct ClientFlags {
     /// Run for DURATION (30s, 2m) instead of a count
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
     pub duration: Option<Duration>,
-    /// Do not count the first DURATION
+    /// Do not count the requests of the first DURATION (--duration starts
+    /// after it)
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
     pub warmup: Option<Duration>,
-    /// Start N scenarios per second over all connections; needs -P of at
-    /// least N x latency per connection (see below)
+    /// Start N scenarios per second over all connections; a connection
+    /// grows past -P (to at most 1024) when the rate needs it (see below)
     #[arg(short = 'T', long, value_name = "N", value_parser = rate, help_heading = "Run")]
     pub tps: Option<f64>,
     /// Connections to each server
@@ -140,22 +141,27 @@ pub struct ClientFlags {
     #[arg(short = 'M', long, value_name = "N",
           value_parser = at_least_one, help_heading = "Run")]
     pub wrap: Option<u64>,
-    /// Send again a request that was reset or lost
+    /// Send again, up to 3 times, a request that was reset or lost with
+    /// its connection (not one that timed out); replaces lost connections
     #[arg(short, long, help_heading = "Run")]
     pub retry: bool,
     /// Reset a request unanswered after DURATION
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
     pub timeout: Option<Duration>,
-    /// Reconnect a connection the server closed, at most N times in all
-    /// (h2simple's -H reconn_max=N)
+    /// Replace a lost connection at most N times in a row, per connection
+    /// [default: 3 with -r or --requests-per-connection, else never];
+    /// planned ends reconnect without limit (see below; h2simple's -H
+    /// reconn_max=N)
     #[arg(long, value_name = "N", help_heading = "Connections")]
     pub reconnect_max: Option<u32>,
-    /// Close a connection after N requests and open a new one (connection
-    /// churn; h2simple's -H req_max_per_sess=N)
+    /// Close a connection gracefully after N requests and open a new one
+    /// (connection churn; h2simple's -H req_max_per_sess=N)
     #[arg(long, value_name = "N", value_parser = at_least_one,
           help_heading = "Connections")]
     pub requests_per_connection: Option<u64>,
-    /// Send a PING every DURATION on an idle connection (long idle runs)
+    /// HTTP/2: send a PING when nothing came for DURATION, and end the
+    /// connection if its answer does not come within DURATION (long idle
+    /// runs; HTTP/1.1 has no PING)
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Connections")]
     pub keepalive: Option<Duration>,
     /// Private key (PEM) to present when the server asks (https only)
@@ -190,7 +196,8 @@ pub struct ClientFlags {
     /// No protocol trace (overrides -v)
     #[arg(short = 'Q', long, help_heading = "Output")]
     pub no_trace: bool,
-    /// Print transactions slower than MS milliseconds
+    /// Print transactions taking MS milliseconds or more (from the intended
+    /// send time), numbered, with request and response
     #[arg(short = 'D', long, value_name = "MS", help_heading = "Output")]
     pub dump_slow: Option<u64>,
     /// Write the report as JSON (histograms mergeable with `h2sim merge`)

@@ -1,6 +1,6 @@
 //! `h2sim client [options] [steps | URI]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -225,17 +225,26 @@ fn check_authority(flag: &str, authority: &str) -> Result<(), UsageError> {
 }
 
 /// Parses the arguments after `client` (what `main` does through the
-/// top-level command), for tests.
+/// top-level command), for tests, with relative paths in the working
+/// directory.
 #[cfg(test)]
 pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
+    parse_in(args, Path::new("."))
+}
+
+/// `parse`, with relative paths in `dir`.
+#[cfg(test)]
+pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ClientOptions, UsageError> {
     let matches = cli::subcommand("client")
         .try_get_matches_from(args)
         .map_err(|e| cli::one_line(&e))?;
-    from_matches(&matches)
+    from_matches(&matches, dir)
 }
 
-/// Builds the options from what clap matched for `client`.
-pub fn from_matches(matches: &ArgMatches) -> Result<ClientOptions, UsageError> {
+/// Builds the options from what clap matched for `client`. Relative paths
+/// (`-f`, `-k`, `-c`, `-V`'s trust files) are taken from `dir`: the binary
+/// passes its working directory, tests a scratch directory of their own.
+pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientOptions, UsageError> {
     let flags = ClientFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
     let mut opts = ClientOptions {
         steps: Vec::new(),
@@ -248,10 +257,10 @@ pub fn from_matches(matches: &ArgMatches) -> Result<ClientOptions, UsageError> {
         symbols: Vec::new(),
         wrap: flags.wrap,
         tls: TlsFiles {
-            key: flags.key,
-            cert: flags.cert,
+            key: flags.key.map(|p| dir.join(p)),
+            cert: flags.cert.map(|p| dir.join(p)),
             verify: match &flags.verify {
-                Some(spec) => Verify::parse(spec)?,
+                Some(spec) => Verify::parse(spec)?.relative_to(dir),
                 None => Verify::default(),
             },
             ..TlsFiles::default()
@@ -298,7 +307,7 @@ pub fn from_matches(matches: &ArgMatches) -> Result<ClientOptions, UsageError> {
             }
         }
     }
-    opts.steps = steps(&grammar::ordered(matches, STEPS), &flags.target)?;
+    opts.steps = steps(&grammar::ordered(matches, STEPS), &flags.target, dir)?;
     let first = &opts.steps[0];
     if opts
         .servers
@@ -354,7 +363,8 @@ fn apply_h2simple_key(opts: &mut ClientOptions, spec: &str, key: H2simpleKey) {
 }
 
 /// Replays the step grammar in order; `uris` are the positional arguments.
-fn steps(occurrences: &[Occurrence], uris: &[String]) -> Result<Vec<Step>, UsageError> {
+/// `-f` files are read from `dir`.
+fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<Step>, UsageError> {
     let (mut default_scheme, mut default_authority) = (None, None);
     let mut steps = Vec::new();
     let mut draft = Draft::default();
@@ -385,7 +395,7 @@ fn steps(occurrences: &[Occurrence], uris: &[String]) -> Result<Vec<Step>, Usage
             "text" => draft.body = Some(body::text(&value)),
             "hex" => draft.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
             "file" => {
-                draft.body = Some(body::file(value.as_ref()).map_err(|e| usage(e.to_string()))?)
+                draft.body = Some(body::file(&dir.join(value)).map_err(|e| usage(e.to_string()))?)
             }
             _ => draft.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
         }

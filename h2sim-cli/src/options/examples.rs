@@ -69,8 +69,9 @@ fn markdown_commands(text: &str) -> Vec<String> {
     commands
 }
 
-/// Parses `h2sim server ...` or `h2sim client ...`; other lines are `None`.
-fn parse_line(line: &str) -> Option<Result<String, String>> {
+/// Parses `h2sim server ...` or `h2sim client ...` with relative paths in
+/// `dir`; other lines are `None`.
+fn parse_line(line: &str, dir: &Path) -> Option<Result<String, String>> {
     let words = shell_words(line);
     let (Some("h2sim"), Some(command)) = (words.first().map(String::as_str), words.get(1)) else {
         return None;
@@ -78,8 +79,8 @@ fn parse_line(line: &str) -> Option<Result<String, String>> {
     let rest = words[2..].to_vec();
     Some(
         match command.as_str() {
-            "server" => server::parse(rest).map(|o| format!("{} rules", o.rules.len())),
-            "client" => client::parse(rest).map(|o| format!("{} steps", o.steps.len())),
+            "server" => server::parse_in(rest, dir).map(|o| format!("{} rules", o.rules.len())),
+            "client" => client::parse_in(rest, dir).map(|o| format!("{} steps", o.steps.len())),
             "merge" | "bench" | "completions" => cli::command()
                 .try_get_matches_from(&words)
                 .map(|_| "ok".to_owned())
@@ -90,29 +91,24 @@ fn parse_line(line: &str) -> Option<Result<String, String>> {
     )
 }
 
-/// A scratch directory as the working directory, for lines that name
-/// files relative to it (`-f your_request_body_file`, `-d .`). Only this
-/// module's tests change the working directory, one at a time.
-struct InDir {
-    previous: PathBuf,
+/// A scratch directory that the lines' relative paths are taken from
+/// (`-f your_request_body_file`, `-d .`, `eckey.pem`), passed to the
+/// parser: the process's working directory is never changed, so tests
+/// running at the same time do not see each other's.
+struct Scratch {
     dir: PathBuf,
 }
 
-static CWD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-impl InDir {
-    fn new(name: &str) -> InDir {
+impl Scratch {
+    fn new(name: &str) -> Scratch {
         let dir = std::env::temp_dir().join(format!("h2sim-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let previous = std::env::current_dir().unwrap();
-        std::env::set_current_dir(&dir).unwrap();
-        InDir { previous, dir }
+        Scratch { dir }
     }
 }
 
-impl Drop for InDir {
+impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::env::set_current_dir(&self.previous);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -140,12 +136,11 @@ fn shell_splitting() {
 fn h2simple_examples_parse_verbatim() {
     let text = std::fs::read_to_string(examples_file())
         .unwrap_or_else(|e| panic!("{}: {e}", examples_file().display()));
-    let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = InDir::new("examples");
+    let dir = Scratch::new("examples");
     std::fs::write(dir.dir.join("your_request_body_file"), b"{}").unwrap();
     let (mut servers, mut clients) = (0, 0);
     for line in markdown_commands(&text) {
-        let Some(outcome) = parse_line(&line) else {
+        let Some(outcome) = parse_line(&line, &dir.dir) else {
             continue;
         };
         if let Err(e) = outcome {
@@ -166,8 +161,7 @@ fn h2simple_examples_parse_verbatim() {
 /// Every EXAMPLES line of every `--help` parses as written.
 #[test]
 fn help_examples_parse_verbatim() {
-    let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
-    let _dir = InDir::new("help-examples");
+    let dir = Scratch::new("help-examples");
     let mut seen = 0;
     for text in [
         crate::help::SERVER_AFTER,
@@ -179,7 +173,7 @@ fn help_examples_parse_verbatim() {
             .lines()
             .filter(|l| l.trim_start().starts_with("h2sim "))
         {
-            if let Some(Err(e)) = parse_line(line.trim()) {
+            if let Some(Err(e)) = parse_line(line.trim(), &dir.dir) {
                 // merge's example names files that do not exist; clap
                 // accepts it, and the server and client lines must parse.
                 panic!("{e}");
@@ -195,10 +189,9 @@ fn help_examples_parse_verbatim() {
 /// TLS configuration is built from.
 #[test]
 fn https_listener_without_key_files() {
-    let _cwd = CWD.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = InDir::new("default-certs");
+    let dir = Scratch::new("default-certs");
     let line = "-S https://0.0.0.0:8081 -m GET -s 200";
-    let o = server::parse(shell_words(line)).unwrap();
+    let o = server::parse_in(shell_words(line), &dir.dir).unwrap();
     let tls = o.listen[0].tls.clone().unwrap();
     assert_eq!((&tls.key, &tls.cert), (&None, &None));
     assert_eq!(tls.self_signed_for, ["localhost", "127.0.0.1", "::1"]);
@@ -207,10 +200,10 @@ fn https_listener_without_key_files() {
     let certs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../certs");
     std::fs::copy(certs.join("server-ec.key"), dir.dir.join("eckey.pem")).unwrap();
     std::fs::copy(certs.join("server-ec.crt"), dir.dir.join("eccert.pem")).unwrap();
-    let o = server::parse(shell_words(line)).unwrap();
+    let o = server::parse_in(shell_words(line), &dir.dir).unwrap();
     let tls = o.listen[0].tls.clone().unwrap();
-    assert_eq!(tls.key.as_deref(), Some(Path::new("eckey.pem")));
-    assert_eq!(tls.cert.as_deref(), Some(Path::new("eccert.pem")));
+    assert_eq!(tls.key, Some(dir.dir.join("eckey.pem")));
+    assert_eq!(tls.cert, Some(dir.dir.join("eccert.pem")));
     assert!(tls.self_signed_for.is_empty());
     super::tls::server_tls_files(&tls).unwrap();
 }
@@ -261,7 +254,10 @@ fn help_explains() {
         .to_string();
     for needle in [
         "glommio",
-        "N x latency",
+        "max(-P, 1024)",
+        "sends missed",
+        "without limit",
+        "(130)",
         "500ms",
         "reconn_max",
         "--keepalive",

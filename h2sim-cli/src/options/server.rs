@@ -1,6 +1,6 @@
 //! `h2sim server [options] [rules]`.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::time::Duration;
 
 use clap::{ArgMatches, Command, FromArgMatches};
@@ -100,14 +100,14 @@ const RULES: &[Spec] = &[
         short: Some('x'),
         long: "header",
         value: "NAME=VALUE",
-        help: "Response field (repeatable)",
+        help: "Response field (repeatable); ${path}, ${suffix}, ${seg1}... in the value as in -t",
     },
     Spec {
         id: "text",
         short: Some('t'),
         long: "text",
         value: "TEXT",
-        help: "Body; ${path}, ${suffix}, ${seg1}... echo the request path",
+        help: "Body; ${path}, ${suffix} (after the -p prefix), ${seg1}... (its segments) echo the request path, in pushes too",
     },
     Spec {
         id: "hex",
@@ -201,17 +201,27 @@ pub fn parse_listen(url: &str) -> Result<(bool, std::net::SocketAddr), UsageErro
 }
 
 /// Parses the arguments after `server` (what `main` does through the
-/// top-level command), for tests.
+/// top-level command), for tests, with relative paths in the working
+/// directory.
 #[cfg(test)]
 pub fn parse(args: Vec<String>) -> Result<ServerOptions, UsageError> {
+    parse_in(args, Path::new("."))
+}
+
+/// `parse`, with relative paths in `dir`.
+#[cfg(test)]
+pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ServerOptions, UsageError> {
     let matches = cli::subcommand("server")
         .try_get_matches_from(args)
         .map_err(|e| cli::one_line(&e))?;
-    from_matches(&matches)
+    from_matches(&matches, dir)
 }
 
-/// Builds the options from what clap matched for `server`.
-pub fn from_matches(matches: &ArgMatches) -> Result<ServerOptions, UsageError> {
+/// Builds the options from what clap matched for `server`. Relative paths
+/// (`-k -c -f -d --rules`, `-V`'s trust files, h2simple's default
+/// `eckey.pem`/`eccert.pem`) are taken from `dir`: the binary passes its
+/// working directory, tests a scratch directory of their own.
+pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerOptions, UsageError> {
     let flags = ServerFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
     let mut opts = ServerOptions {
         listen: Vec::new(),
@@ -236,7 +246,7 @@ pub fn from_matches(matches: &ArgMatches) -> Result<ServerOptions, UsageError> {
         super::apply_setting(&mut probe, &spec)?;
         opts.settings.push(spec);
     }
-    replay(&mut opts, &grammar::ordered(matches, RULES))?;
+    replay(&mut opts, &grammar::ordered(matches, RULES), dir)?;
     if opts.listen.is_empty() {
         return Err(usage(
             "no listener: give -S http://ip:port or -S https://ip:port",
@@ -244,20 +254,24 @@ pub fn from_matches(matches: &ArgMatches) -> Result<ServerOptions, UsageError> {
     }
     for listen in &mut opts.listen {
         if let Some(tls) = &mut listen.tls {
-            default_identity(tls, listen.addr)?;
+            default_identity(tls, listen.addr, dir)?;
         }
     }
     Ok(opts)
 }
 
 /// An https listener without `-k`/`-c`: h2simple's `eckey.pem`/`eccert.pem`
-/// from the working directory when both are there, else a certificate
-/// generated at start for the listener's names.
-fn default_identity(tls: &mut TlsFiles, addr: std::net::SocketAddr) -> Result<(), UsageError> {
+/// from `dir` (the working directory) when both are there, else a
+/// certificate generated at start for the listener's names.
+fn default_identity(
+    tls: &mut TlsFiles,
+    addr: std::net::SocketAddr,
+    dir: &Path,
+) -> Result<(), UsageError> {
     match (&tls.key, &tls.cert) {
         (Some(_), Some(_)) => Ok(()),
         (None, None) => {
-            let (key, cert) = (PathBuf::from(DEFAULT_KEY), PathBuf::from(DEFAULT_CERT));
+            let (key, cert) = (dir.join(DEFAULT_KEY), dir.join(DEFAULT_CERT));
             if key.is_file() && cert.is_file() {
                 tls.key = Some(key);
                 tls.cert = Some(cert);
@@ -294,7 +308,11 @@ enum Target {
 }
 
 /// Replays the listener and rule grammar in order.
-fn replay(opts: &mut ServerOptions, occurrences: &[Occurrence]) -> Result<(), UsageError> {
+fn replay(
+    opts: &mut ServerOptions,
+    occurrences: &[Occurrence],
+    dir: &Path,
+) -> Result<(), UsageError> {
     let mut tls = TlsFiles::default();
     let mut target = Target::None;
     for Occurrence { id, flag, value } in occurrences {
@@ -308,13 +326,13 @@ fn replay(opts: &mut ServerOptions, occurrences: &[Occurrence]) -> Result<(), Us
                     tls: secure.then(|| tls.clone()),
                 });
             }
-            "key" => tls.key = Some(PathBuf::from(value)),
-            "cert" => tls.cert = Some(PathBuf::from(value)),
-            "verify" => tls.verify = Verify::parse(value)?,
+            "key" => tls.key = Some(dir.join(value)),
+            "cert" => tls.cert = Some(dir.join(value)),
+            "verify" => tls.verify = Verify::parse(value)?.relative_to(dir),
             "rules" => {
                 // The file's rules take their place in the order given.
                 opts.rules
-                    .extend(crate::server::rules_file::load(value.as_ref())?);
+                    .extend(crate::server::rules_file::load(&dir.join(value))?);
                 target = Target::AfterFile;
             }
             "method" => {
@@ -342,11 +360,11 @@ fn replay(opts: &mut ServerOptions, occurrences: &[Occurrence]) -> Result<(), Us
                     "authority" => rule.authority = Some(value.to_owned()),
                     "path" => rule.path_prefix = Some(value.to_owned()),
                     "dir" => {
-                        let dir = PathBuf::from(value);
-                        if !dir.is_dir() {
+                        let files = dir.join(value);
+                        if !files.is_dir() {
                             return Err(usage(format!("{flag} {value:?}: not a directory")));
                         }
-                        rule.dir = Some(dir);
+                        rule.dir = Some(files);
                     }
                     _ => {
                         rule.delay = Some(Delay::parse(value).ok_or_else(|| {
@@ -367,7 +385,7 @@ fn replay(opts: &mut ServerOptions, occurrences: &[Occurrence]) -> Result<(), Us
                     _ => Some(&mut open_rule(opts, &target, flag)?.reply),
                 }
                 .ok_or_else(|| usage(format!("{flag}: rule option before the first -m METHOD")))?;
-                apply_reply(reply, &format!("-{}", short_of(id)), flag, value)?;
+                apply_reply(reply, &format!("-{}", short_of(id)), flag, value, dir)?;
             }
         }
     }
@@ -401,12 +419,13 @@ fn short_of(id: &str) -> char {
         .unwrap_or('?')
 }
 
-/// Applies `-s -x -t -b -f -e` to a reply.
+/// Applies `-s -x -t -b -f -e` to a reply; `-f` files are read from `dir`.
 pub fn apply_reply(
     reply: &mut Reply,
     short: &str,
     flag: &str,
     value: &str,
+    dir: &Path,
 ) -> Result<(), UsageError> {
     match short {
         "-s" => {
@@ -420,7 +439,8 @@ pub fn apply_reply(
         "-t" => reply.body = Body::from_text(value),
         "-b" => reply.body = Body::Fixed(body::hex(value).map_err(|e| usage(e.to_string()))?),
         "-f" => {
-            reply.body = Body::Fixed(body::file(value.as_ref()).map_err(|e| usage(e.to_string()))?)
+            reply.body =
+                Body::Fixed(body::file(&dir.join(value)).map_err(|e| usage(e.to_string()))?)
         }
         _ => reply.body = Body::Fixed(body::sized(value).map_err(|e| usage(e.to_string()))?),
     }
@@ -568,7 +588,7 @@ mod tests {
         let first = o.listen[0].tls.clone().unwrap();
         let second = o.listen[1].tls.clone().unwrap();
         assert!(first.key.is_none() && !first.self_signed_for.is_empty());
-        assert_eq!(second.key, Some("a.key".into()));
+        assert_eq!(second.key, Some("./a.key".into()));
         assert!(
             parse(args("-S http://1.2.3.4:1 -H reconn_max=3"))
                 .unwrap_err()

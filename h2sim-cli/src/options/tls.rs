@@ -1,7 +1,7 @@
 //! `-k KEY -c CERT -V VERIFY`: TLS material and peer verification, in
 //! h2simple's vocabulary, and the rustls configurations built from them.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use h2sim_tokio::tls::{
@@ -61,6 +61,13 @@ impl Verify {
         // Verification without trust_file or trust_dir uses the system's
         // trust store (see `trust`).
         Ok(v)
+    }
+
+    /// The trust paths taken from `dir` when relative.
+    pub fn relative_to(mut self, dir: &Path) -> Verify {
+        self.trust_file = self.trust_file.map(|p| dir.join(p));
+        self.trust_dir = self.trust_dir.map(|p| dir.join(p));
+        self
     }
 }
 
