@@ -91,11 +91,19 @@ impl Default for ServerOptions {
 /// can say so, as h2svr did. Runs on the executor that served the
 /// connection, from any of them at once: keep it short.
 #[derive(Clone)]
-pub struct HandshakeErrorHook(pub Arc<dyn Fn(SocketAddr, &str) + Send + Sync>);
+pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
+
+/// What a [`HandshakeErrorHook`] calls: the peer, and why.
+type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
 
 impl HandshakeErrorHook {
     pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
         HandshakeErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that the handshake with `peer` failed, and `why`.
+    pub fn call(&self, peer: SocketAddr, why: &str) {
+        (self.0)(peer, why);
     }
 }
 
@@ -563,7 +571,7 @@ impl<F> Local<F> {
             stats.last_tls_error = Some(format!("{peer}: {why}"));
         }
         if let Some(hook) = &self.shared.options.on_handshake_error {
-            (hook.0)(peer, why);
+            hook.call(peer, why);
         }
     }
 }

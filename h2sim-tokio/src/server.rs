@@ -80,11 +80,19 @@ impl Default for ServerOptions {
 /// certificate never reaches the application, so this is where a server
 /// can say so, as h2svr did. Runs on the connection's task: keep it short.
 #[derive(Clone)]
-pub struct HandshakeErrorHook(pub Arc<dyn Fn(SocketAddr, &str) + Send + Sync>);
+pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
+
+/// What a [`HandshakeErrorHook`] calls: the peer, and why.
+type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
 
 impl HandshakeErrorHook {
     pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
         HandshakeErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that the handshake with `peer` failed, and `why`.
+    pub fn call(&self, peer: SocketAddr, why: &str) {
+        (self.0)(peer, why);
     }
 }
 
@@ -321,7 +329,7 @@ impl<F> ConnectionTask<F> {
     fn handshake_failed(&self, peer: SocketAddr, why: &str) {
         self.stats.tls_failed(format!("{peer}: {why}"));
         if let Some(hook) = &self.options.on_handshake_error {
-            (hook.0)(peer, why);
+            hook.call(peer, why);
         }
     }
 
