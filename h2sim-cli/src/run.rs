@@ -144,6 +144,11 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let mut options = ServerOptions {
         config: parts.config,
         plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        // Even with -q (which hides per-request output): a rejected
+        // handshake is an error nothing else reports, as h2svr printed it.
+        on_handshake_error: Some(h2sim_tokio::HandshakeErrorHook::new(|peer, why| {
+            eprintln!("{peer} TLS handshake failed: {why}");
+        })),
         ..ServerOptions::default()
     };
     options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);

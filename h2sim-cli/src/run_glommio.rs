@@ -51,6 +51,11 @@ fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageErro
         config: parts.config,
         plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
         executors: executors(threads),
+        // Even with -q (which hides per-request output): a rejected
+        // handshake is an error nothing else reports, as h2svr printed it.
+        on_handshake_error: Some(h2sim_glommio::HandshakeErrorHook::new(|peer, why| {
+            eprintln!("{peer} TLS handshake failed: {why}");
+        })),
         ..ServerOptions::default()
     };
     options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);

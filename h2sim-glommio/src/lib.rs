@@ -77,5 +77,8 @@ pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply
 pub use info::{ConnectionInfo, TlsInfo};
 pub use listen::{AddrError, HostPort, Scheme};
 pub use runtime::{DEFAULT_IO_MEMORY, Executors, RuntimeError, parse_cpu_list, probe};
-pub use server::{ListenerSpec, RunningServer, Server, ServerError, ServerOptions, ServerStats};
+pub use server::{
+    HandshakeErrorHook, ListenerSpec, RunningServer, Server, ServerError, ServerOptions,
+    ServerStats,
+};
 pub use shutdown::Shutdown;

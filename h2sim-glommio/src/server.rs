@@ -68,6 +68,8 @@ pub struct ServerOptions {
     pub plain_protocol: Option<Protocol>,
     /// How many executors serve, and on which CPUs.
     pub executors: Executors,
+    /// Told of every failed TLS handshake, once per connection.
+    pub on_handshake_error: Option<HandshakeErrorHook>,
 }
 
 impl Default for ServerOptions {
@@ -78,7 +80,36 @@ impl Default for ServerOptions {
             handshake_timeout: Duration::from_secs(10),
             plain_protocol: None,
             executors: Executors::default(),
+            on_handshake_error: None,
         }
+    }
+}
+
+/// Called once per failed TLS handshake with the peer's address and the
+/// reason (rustls' words, or "handshake timeout"): a rejected client
+/// certificate never reaches the application, so this is where a server
+/// can say so, as h2svr did. Runs on the executor that served the
+/// connection, from any of them at once: keep it short.
+#[derive(Clone)]
+pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
+
+/// What a [`HandshakeErrorHook`] calls: the peer, and why.
+type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
+
+impl HandshakeErrorHook {
+    pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
+        HandshakeErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that the handshake with `peer` failed, and `why`.
+    pub fn call(&self, peer: SocketAddr, why: &str) {
+        (self.0)(peer, why);
+    }
+}
+
+impl fmt::Debug for HandshakeErrorHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HandshakeErrorHook(..)")
     }
 }
 
@@ -454,14 +485,14 @@ where
         Some(config) => {
             let session = match rustls::ServerConnection::new(config) {
                 Ok(session) => session,
-                Err(e) => return local.tls_failed(format!("{peer}: {e}")),
+                Err(e) => return local.handshake_failed(peer, &e.to_string()),
             };
             let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
             let started = Instant::now();
             match handshake(&local, &mut transport, options.handshake_timeout).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return,
-                Handshake::Failed(why) => return local.tls_failed(format!("{peer}: {why}")),
+                Handshake::Failed(why) => return local.handshake_failed(peer, &why),
             }
             let Some(session) = transport.tls_session() else {
                 return;
@@ -532,9 +563,15 @@ async fn handshake<F>(local: &Local<F>, transport: &mut Transport, timeout: Dura
 }
 
 impl<F> Local<F> {
-    fn tls_failed(&self, why: String) {
-        let mut stats = self.stats.borrow_mut();
-        stats.tls_failures += 1;
-        stats.last_tls_error = Some(why);
+    /// Counts a failed TLS handshake and tells the hook, if any.
+    fn handshake_failed(&self, peer: SocketAddr, why: &str) {
+        {
+            let mut stats = self.stats.borrow_mut();
+            stats.tls_failures += 1;
+            stats.last_tls_error = Some(format!("{peer}: {why}"));
+        }
+        if let Some(hook) = &self.shared.options.on_handshake_error {
+            hook.call(peer, why);
+        }
     }
 }

@@ -3,10 +3,13 @@
 //! of requests over one connection and times them.
 //!
 //!     cargo run --release -p h2sim-proto --example blocking -- [REQUESTS]
+//!
+//! Both sides run the same loop, [`drive`]; `tests/blocking_example.rs`
+//! runs this file's [`serve`] against pipelined HTTP/1.1 requests.
 
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::time::Instant;
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
@@ -43,20 +46,57 @@ fn read(conn: &mut Connection, sock: &mut TcpStream, buf: &mut BytesMut) -> io::
     Ok(true)
 }
 
-fn serve(mut sock: TcpStream) -> io::Result<()> {
-    sock.set_nodelay(true)?;
-    let mut conn = Connection::server(Config::default(), Instant::now());
+/// Runs `conn` over `sock` until it is closed, handing every event to
+/// `on_event`, then closes the socket cleanly.
+///
+/// It reads only when there is nothing else to do: writing can raise new
+/// events (an HTTP/1.1 server holds pipelined requests past its read-ahead
+/// and releases them as earlier answers go out), and blocking in `read`
+/// before handling them would wait for a peer that waits for us.
+///
+/// The close sends FIN first and then reads to the peer's end: closing a
+/// socket with unread bytes in it (a last WINDOW_UPDATE, the peer's
+/// GOAWAY) makes the kernel send RST, and the peer sees "connection reset"
+/// instead of an orderly end.
+fn drive(
+    conn: &mut Connection,
+    sock: &mut TcpStream,
+    mut on_event: impl FnMut(&mut Connection, Event) -> io::Result<()>,
+) -> io::Result<()> {
     let mut buf = BytesMut::new();
-    while !conn.is_closed() {
-        flush(&mut conn, &mut sock)?;
-        if !read(&mut conn, &mut sock, &mut buf)? {
+    let mut peer_closed = false;
+    loop {
+        flush(conn, sock)?;
+        let mut handled = false;
+        while let Some(event) = conn.poll_event() {
+            handled = true;
+            on_event(conn, event)?;
+        }
+        if handled {
+            // The answers may release more events: write them out first.
+            continue;
+        }
+        if conn.is_closed() || peer_closed {
             break;
         }
-        while let Some(event) = conn.poll_event() {
-            if let Event::Closed { error: Some(e), .. } = &event {
-                eprintln!("server closed: {e}");
-            }
-            if let Event::Request { stream, head, .. } = event {
+        peer_closed = !read(conn, sock, &mut buf)?;
+    }
+    sock.shutdown(Shutdown::Write)?;
+    let mut rest = [0u8; 16 * 1024];
+    while !peer_closed {
+        peer_closed = sock.read(&mut rest)? == 0;
+    }
+    Ok(())
+}
+
+/// The server side: answers every request with its path.
+pub fn serve(mut sock: TcpStream) -> io::Result<()> {
+    sock.set_nodelay(true)?;
+    let mut conn = Connection::server(Config::default(), Instant::now());
+    drive(&mut conn, &mut sock, |conn, event| {
+        match event {
+            Event::Closed { error: Some(e), .. } => eprintln!("server closed: {e}"),
+            Event::Request { stream, head, .. } => {
                 let body = Bytes::from(format!(
                     "you asked for {}\n",
                     String::from_utf8_lossy(&head.path)
@@ -66,9 +106,10 @@ fn serve(mut sock: TcpStream) -> io::Result<()> {
                 sent.and_then(|()| conn.send_data(stream, body, true))
                     .map_err(io::Error::other)?;
             }
+            _ => {}
         }
-    }
-    flush(&mut conn, &mut sock)
+        Ok(())
+    })
 }
 
 fn main() -> io::Result<()> {
@@ -76,13 +117,16 @@ fn main() -> io::Result<()> {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(10_000);
+    println!("{}", run(requests)?);
+    Ok(())
+}
+
+/// Serves one connection on a thread, sends `requests` to it as the
+/// client, and says how it went; an error from either side is an error.
+pub fn run(requests: usize) -> io::Result<String> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
-    std::thread::spawn(move || {
-        if let Err(e) = listener.accept().and_then(|(sock, _)| serve(sock)) {
-            eprintln!("server: {e}");
-        }
-    });
+    let server = std::thread::spawn(move || listener.accept().and_then(|(sock, _)| serve(sock)));
 
     let mut sock = TcpStream::connect(addr)?;
     sock.set_nodelay(true)?;
@@ -92,35 +136,40 @@ fn main() -> io::Result<()> {
         let head = RequestHead::new("GET", "http", addr.to_string(), format!("/item/{i}"));
         conn.send_request(head, true).map_err(io::Error::other)?;
     }
-    let (mut done, mut bytes, mut buf) = (0, 0, BytesMut::new());
-    while done < requests {
-        flush(&mut conn, &mut sock)?;
-        if !read(&mut conn, &mut sock, &mut buf)? {
-            break;
-        }
-        while let Some(event) = conn.poll_event() {
-            match event {
-                Event::Data {
-                    data, end_stream, ..
-                } => {
-                    bytes += data.len();
-                    done += usize::from(end_stream);
-                }
-                Event::StreamReset { .. } | Event::Closed { .. } => {
-                    return Err(io::Error::other(format!("{event:?}")));
-                }
-                _ => {}
-            }
-        }
+    if requests == 0 {
+        conn.go_away(started);
     }
-    let elapsed = started.elapsed();
-    conn.go_away(Instant::now());
-    flush(&mut conn, &mut sock)?;
-    println!(
+    let (mut done, mut bytes, mut elapsed) = (0, 0, Duration::ZERO);
+    drive(&mut conn, &mut sock, |conn, event| {
+        match event {
+            Event::Data {
+                data, end_stream, ..
+            } => {
+                bytes += data.len();
+                done += usize::from(end_stream);
+                if done == requests {
+                    // The clock stops at the last response; then we go away.
+                    elapsed = started.elapsed();
+                    conn.go_away(Instant::now());
+                }
+            }
+            Event::Closed { error: None, .. } if done == requests => {}
+            Event::StreamReset { .. } | Event::Closed { .. } => {
+                return Err(io::Error::other(format!("{event:?}")));
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    match server.join() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(io::Error::other(format!("server: {e}"))),
+        Err(_) => return Err(io::Error::other("server: panicked")),
+    }
+    Ok(format!(
         "{done} of {requests} requests answered over one HTTP/2 connection on {addr}: \
          {bytes} body bytes in {:.3} s, {:.0} requests/s",
         elapsed.as_secs_f64(),
         done as f64 / elapsed.as_secs_f64()
-    );
-    Ok(())
+    ))
 }

@@ -62,5 +62,7 @@ pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetc
 pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
 pub use info::{ConnectionInfo, TlsInfo};
 pub use listen::{AddrError, HostPort, Scheme};
-pub use server::{ListenerSpec, Server, ServerError, ServerOptions, ServerStats};
+pub use server::{
+    HandshakeErrorHook, ListenerSpec, Server, ServerError, ServerOptions, ServerStats,
+};
 pub use shutdown::Shutdown;

@@ -59,6 +59,8 @@ pub struct ServerOptions {
     /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
     /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
     pub plain_protocol: Option<Protocol>,
+    /// Told of every failed TLS handshake, once per connection.
+    pub on_handshake_error: Option<HandshakeErrorHook>,
 }
 
 impl Default for ServerOptions {
@@ -68,7 +70,35 @@ impl Default for ServerOptions {
             driver: DriverOptions::default(),
             handshake_timeout: Duration::from_secs(10),
             plain_protocol: None,
+            on_handshake_error: None,
         }
+    }
+}
+
+/// Called once per failed TLS handshake with the peer's address and the
+/// reason (rustls' words, or "handshake timeout"): a rejected client
+/// certificate never reaches the application, so this is where a server
+/// can say so, as h2svr did. Runs on the connection's task: keep it short.
+#[derive(Clone)]
+pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
+
+/// What a [`HandshakeErrorHook`] calls: the peer, and why.
+type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
+
+impl HandshakeErrorHook {
+    pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
+        HandshakeErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that the handshake with `peer` failed, and `why`.
+    pub fn call(&self, peer: SocketAddr, why: &str) {
+        (self.0)(peer, why);
+    }
+}
+
+impl fmt::Debug for HandshakeErrorHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HandshakeErrorHook(..)")
     }
 }
 
@@ -295,6 +325,14 @@ struct ConnectionTask<F> {
 }
 
 impl<F> ConnectionTask<F> {
+    /// Counts a failed TLS handshake and tells the hook, if any.
+    fn handshake_failed(&self, peer: SocketAddr, why: &str) {
+        self.stats.tls_failed(format!("{peer}: {why}"));
+        if let Some(hook) = &self.options.on_handshake_error {
+            hook.call(peer, why);
+        }
+    }
+
     async fn serve<A>(&self, tcp: TcpStream, peer: SocketAddr, tls: Option<TlsAcceptor>)
     where
         F: Fn(&ConnectionInfo) -> A,
@@ -333,8 +371,8 @@ impl<F> ConnectionTask<F> {
                 };
                 let stream = match stream {
                     Ok(Ok(stream)) => stream,
-                    Ok(Err(e)) => return self.stats.tls_failed(format!("{peer}: {e}")),
-                    Err(_) => return self.stats.tls_failed(format!("{peer}: handshake timeout")),
+                    Ok(Err(e)) => return self.handshake_failed(peer, &e.to_string()),
+                    Err(_) => return self.handshake_failed(peer, "handshake timeout"),
                 };
                 let session = stream.get_ref().1;
                 let tls_info = TlsInfo::from_connection(session, session.server_name());

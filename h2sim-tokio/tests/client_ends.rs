@@ -2,27 +2,32 @@
 //! every response (HTTP/1.0, or GOAWAY after each answer) is a planned end
 //! followed by a new connection while work remains; a client's own GOAWAY
 //! names no stream the server did not push (RFC 9113 §6.8), so nghttpd
-//! answers it without error.
+//! answers it without error; a shutdown triggered from another thread
+//! lets the requests in flight finish.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod common;
 
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use common::matrix;
 use h2sim_proto::fetch::{FetchApp, Outcome, Shared};
-use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead};
+use h2sim_proto::{
+    Application, CloseCause, Connection, ConnectionError, Event, Reason, ResponseHead, StreamId,
+};
 use h2sim_tokio::{
     ClientOptions, ClientOutcome, ClientProtocol, FetchRequest, ListenerSpec, Server,
     ServerOptions, connect,
 };
 
-/// A fetch application that also keeps the GOAWAY codes it heard.
+/// A fetch application that also keeps the GOAWAY codes it heard and
+/// how its connection ended.
 struct Recorder {
     fetch: FetchApp,
     goaways: Vec<Reason>,
+    closed: Option<(Option<ConnectionError>, CloseCause)>,
 }
 
 impl Application for Recorder {
@@ -31,8 +36,10 @@ impl Application for Recorder {
     }
 
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
-        if let Event::GoAway { reason, .. } = &event {
-            self.goaways.push(*reason);
+        match &event {
+            Event::GoAway { reason, .. } => self.goaways.push(*reason),
+            Event::Closed { error, cause } => self.closed = Some((error.clone(), cause.clone())),
+            _ => {}
         }
         self.fetch.on_event(now, event, conn);
     }
@@ -50,18 +57,29 @@ impl Application for Recorder {
     }
 }
 
-/// Runs `requests` over one connection slot with `options`; the results
-/// and the slot's outcome.
+/// Runs `requests` over one connection slot with `options`, one at a time;
+/// the results and the slot's outcome.
 async fn run(
     target: &str,
     options: ClientOptions,
     requests: Vec<FetchRequest>,
 ) -> (Vec<Outcome>, ClientOutcome<Recorder>) {
+    run_in_flight(target, options, requests, 1).await
+}
+
+/// [`run`] with up to `in_flight` requests outstanding at once.
+async fn run_in_flight(
+    target: &str,
+    options: ClientOptions,
+    requests: Vec<FetchRequest>,
+    in_flight: usize,
+) -> (Vec<Outcome>, ClientOutcome<Recorder>) {
     let shared = Arc::new(Shared::new(requests));
     let for_apps = shared.clone();
     let mut outcomes = connect(target, options, move |_| Recorder {
-        fetch: for_apps.app(1),
+        fetch: for_apps.app(in_flight),
         goaways: Vec::new(),
+        closed: None,
     })
     .await
     .unwrap();
@@ -174,4 +192,75 @@ async fn our_client_ends_without_a_goaway_error_from_nghttpd() {
         "nghttpd answered with GOAWAY {:?}",
         app.goaways
     );
+}
+
+/// Holds every request until the client's GOAWAY arrives, then answers
+/// them all; tells `arrived` once `expected` requests are held.
+struct HoldUntilGoAway {
+    expected: usize,
+    held: Vec<StreamId>,
+    arrived: mpsc::Sender<()>,
+}
+
+impl Application for HoldUntilGoAway {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        match event {
+            Event::Request { stream, .. } => {
+                self.held.push(stream);
+                if self.held.len() == self.expected {
+                    let _ = self.arrived.send(());
+                }
+            }
+            Event::GoAway { .. } => {
+                for stream in self.held.drain(..) {
+                    let _ = conn.send_response(stream, ResponseHead::new(200), false);
+                    let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `Shutdown::trigger` from a thread of its own (a signal handler's, say)
+/// while requests are in flight: the client sends GOAWAY (RFC 9113 §6.8),
+/// the streams it opened are still answered and received, and the
+/// connection ends by our GOAWAY, not cut by the drain deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish() {
+    const REQUESTS: usize = 4;
+    let server = Server::bind(
+        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
+        ServerOptions::default(),
+    )
+    .await
+    .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let server_shutdown = server.shutdown();
+    let (arrived, all_held) = mpsc::channel();
+    let task = tokio::spawn(server.run(move |_| HoldUntilGoAway {
+        expected: REQUESTS,
+        held: Vec::new(),
+        arrived: arrived.clone(),
+    }));
+    let options = ClientOptions::default();
+    let client_shutdown = options.shutdown.clone();
+    let signal_thread = std::thread::spawn(move || {
+        all_held.recv().unwrap();
+        client_shutdown.trigger();
+    });
+    let requests: Vec<FetchRequest> = (0..REQUESTS)
+        .map(|_| FetchRequest::get("http", &addr.to_string(), "/"))
+        .collect();
+    let (results, outcome) = run_in_flight(&addr.to_string(), options, requests, REQUESTS).await;
+    signal_thread.join().unwrap();
+    for r in &results {
+        let r = r.as_ref().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((r.head.status, &r.body[..]), (200, &b"late"[..]));
+    }
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    let app = outcome.app.expect("the connection was made");
+    assert_eq!(app.closed, Some((None, CloseCause::LocalGoAway)));
+    server_shutdown.trigger();
+    task.await.unwrap();
 }

@@ -10,17 +10,18 @@
 mod common;
 
 use std::process::Command;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::matrix::{CURL, certs, require, scratch_dir, text};
 use common::*;
 use h2sim_tokio::tls::{
-    self, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, TlsVersions, Trust,
+    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, TlsVersions,
+    Trust,
 };
 use h2sim_tokio::{
-    ClientOptions, FetchRequest, HandlerApp, ListenerSpec, Reply, Server, ServerOptions,
-    ServerStats, Shutdown, fetch,
+    ClientOptions, FetchRequest, HandlerApp, HandshakeErrorHook, ListenerSpec, Reply, Server,
+    ServerOptions, ServerStats, Shutdown, fetch,
 };
 
 /// A TLS server whose every answer describes the handshake it came over.
@@ -33,11 +34,13 @@ struct TlsServer {
 
 impl TlsServer {
     async fn start(cert: &str, client_auth: ClientAuth) -> Self {
+        Self::start_with(cert, client_auth, ServerOptions::default()).await
+    }
+
+    async fn start_with(cert: &str, client_auth: ClientAuth, options: ServerOptions) -> Self {
         let config = server_tls(cert, client_auth);
         let spec = ListenerSpec::tls("127.0.0.1:0", config).unwrap();
-        let server = Server::bind(vec![spec], ServerOptions::default())
-            .await
-            .unwrap();
+        let server = Server::bind(vec![spec], options).await.unwrap();
         let port = server.local_addrs()[0].0.port();
         let (shutdown, stats) = (server.shutdown(), server.stats());
         let task = tokio::spawn(server.run(|info| {
@@ -81,8 +84,17 @@ fn client(verification: ServerVerification, identity: Option<&str>) -> ClientTls
 /// One GET over TLS to 127.0.0.1:`port` checked as `server_name`: the
 /// body, or why there is none.
 async fn get(port: u16, tls: &ClientTls, server_name: &str) -> Result<String, String> {
+    get_with(port, tls::client_config(tls).unwrap(), server_name).await
+}
+
+/// [`get`] with a rustls configuration built by the test itself.
+async fn get_with(
+    port: u16,
+    config: Arc<rustls::ClientConfig>,
+    server_name: &str,
+) -> Result<String, String> {
     let options = ClientOptions {
-        tls: Some(tls::client_config(tls).unwrap()),
+        tls: Some(config),
         server_name: Some(server_name.to_owned()),
         connect_timeout: Duration::from_secs(5),
         ..ClientOptions::default()
@@ -186,6 +198,66 @@ async fn required_client_certificate_missing_is_rejected() {
     let why = server.stats.last_tls_error().unwrap();
     assert!(why.contains("peer sent no certificates"), "{why}");
     server.stop().await;
+}
+
+/// A client that trusts the dev CA and presents a self-signed certificate:
+/// one from a CA (itself) the server does not know.
+fn stranger_client() -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in tls::load_certs(&certs().join("ca.crt")).unwrap() {
+        roots.add(cert).unwrap();
+    }
+    let stranger = Certified::self_signed(&["h2sim-stranger".to_owned()]).unwrap();
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_client_auth_cert(stranger.chain, stranger.key)
+    .unwrap();
+    Arc::new(config)
+}
+
+/// Each rejected client certificate reaches the server's hook once, with
+/// the peer's address and rustls' reason (RFC 8446 §4.4.2: no certificate,
+/// or one that does not lead to a trusted CA), as h2svr logged them.
+#[tokio::test]
+async fn rejected_client_certificates_reach_the_hook_once_each() {
+    let heard = Arc::new(Mutex::new(Vec::new()));
+    let hook = {
+        let heard = heard.clone();
+        HandshakeErrorHook::new(move |peer, why| {
+            heard.lock().unwrap().push((peer, why.to_owned()));
+        })
+    };
+    let options = ServerOptions {
+        on_handshake_error: Some(hook),
+        ..ServerOptions::default()
+    };
+    let server = TlsServer::start_with("server-ec", required_client_certs(), options).await;
+    let without = client(ServerVerification::Verify(dev_ca()), None);
+    assert!(get(server.port, &without, "localhost").await.is_err());
+    assert!(
+        get_with(server.port, stranger_client(), "localhost")
+            .await
+            .is_err()
+    );
+    let stats = server.stats.clone();
+    // Stopping waits for every connection task, so each hook call is in.
+    server.stop().await;
+    let heard = heard.lock().unwrap();
+    assert_eq!(heard.len(), 2, "{heard:?}");
+    assert!(
+        heard.iter().all(|(peer, _)| peer.ip().is_loopback()),
+        "{heard:?}"
+    );
+    assert!(
+        heard[0].1.contains("peer sent no certificates"),
+        "{heard:?}"
+    );
+    assert!(heard[1].1.contains("UnknownIssuer"), "{heard:?}");
+    assert_eq!(stats.tls_failures(), 2);
 }
 
 #[tokio::test]
