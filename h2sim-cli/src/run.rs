@@ -155,10 +155,11 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let server = Server::bind(specs, options)
         .await
         .map_err(|e| usage(e.to_string()))?;
+    // Watch for signals before saying we listen: a script that stops the
+    // server as soon as it sees that line must get a graceful stop.
+    stop_on_signals(server.shutdown())
+        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
     print_listening(&server.local_addrs());
-    let shutdown = server.shutdown();
-    shutdown.trigger_on_ctrl_c();
-    terminate_on_sigterm(shutdown.clone());
     let shared = parts.shared.clone();
     server
         .run(move |info| {
@@ -168,17 +169,26 @@ async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     Ok(finish_server(&args, &parts.shared))
 }
 
-/// SIGTERM stops the server gracefully too (what `kill` and CI send).
-fn terminate_on_sigterm(shutdown: Shutdown) {
+/// Ctrl-C and SIGTERM (what `kill` and CI send) stop the server
+/// gracefully. Both are registered before this returns, so a signal that
+/// comes right after it is not lost.
+fn stop_on_signals(shutdown: Shutdown) -> std::io::Result<()> {
     #[cfg(unix)]
-    tokio::spawn(async move {
-        if let Ok(mut term) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        {
-            term.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
             shutdown.trigger();
-        }
-    });
+        });
+    }
+    #[cfg(not(unix))]
+    shutdown.trigger_on_ctrl_c();
+    Ok(())
 }
 
 fn server_summary(args: &ServerArgs, t: &Totals) -> String {
