@@ -90,7 +90,8 @@ FIXED RATE (-T)
   counted from the start of the run, and latency is measured from each
   intended start (no coordinated omission). When all -P slots of a
   connection are busy at a send time, the connection opens more, up to
-  max(-P, 1024), and says so once on stderr; past that bound a send waits.
+  max(-P, 1024), and the report says how far it grew; past that bound a
+  send waits.
   (Over HTTP/1.1 the extra requests queue behind the -P pipelined ones.) A
   --duration run intends N x duration sends: those that never went out are
   reported as \"sends missed\" and fail the run.

@@ -85,6 +85,7 @@ pub fn to_json(report: &Report) -> Value {
         "connections": report.connections,
         "reconnects": report.reconnects,
         "unreachable": report.unreachable,
+        "window_grown_to": report.window_grown_to,
         "connection_rps": report.connection_rps,
         "traffic": {
             "bytes_received": t.bytes_received,
@@ -127,6 +128,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
         connections: n(&value["connections"]),
         reconnects: n(&value["reconnects"]),
         unreachable: n(&value["unreachable"]),
+        window_grown_to: n(&value["window_grown_to"]),
         connection_rps: value["connection_rps"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_f64).collect())

@@ -50,6 +50,9 @@ pub struct Report {
     pub reconnects: u64,
     /// Connection slots that never connected.
     pub unreachable: u64,
+    /// `-T`: the largest in-flight window a connection grew to because
+    /// `-P` was below rate × latency; 0 when no window grew.
+    pub window_grown_to: u64,
     /// The application protocol negotiated: `h2c`, `h2`, `http/1.1`.
     pub protocol: Option<String>,
     pub traffic: Traffic,
@@ -87,6 +90,7 @@ impl Report {
         self.connections += other.connections;
         self.reconnects += other.reconnects;
         self.unreachable += other.unreachable;
+        self.window_grown_to = self.window_grown_to.max(other.window_grown_to);
         if self.protocol.is_none() {
             self.protocol.clone_from(&other.protocol);
         }
@@ -241,6 +245,13 @@ impl Report {
             megabytes(t.bytes_sent as f64),
             t.bytes_sent
         );
+        if self.window_grown_to > 0 {
+            let _ = writeln!(
+                out,
+                "-T kept its rate by growing the in-flight window to {} per connection (-P was below rate x latency)",
+                self.window_grown_to
+            );
+        }
         out
     }
 }
