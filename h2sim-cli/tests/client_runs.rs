@@ -480,3 +480,34 @@ fn merged_reports_merge_again() {
     assert!(t.contains("status code counts: 16 200"), "{t}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--keepalive`: a quiet HTTP/2 connection is PINGed (both runtimes).
+/// Three scenarios 250 ms apart leave gaps four times the 60 ms interval;
+/// without the option only the closing PING of the graceful shutdown goes
+/// out (RFC 9113 §6.7: PING measures and keeps the connection).
+#[test]
+fn keepalive_pings_a_quiet_connection() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200", "-q"]);
+    let url = format!("{}/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        let pings = |extra: &[&str]| {
+            let mut args = vec!["-v", "-T", "4", "-C", "3", "--runtime", runtime];
+            args.extend_from_slice(extra);
+            args.push(&url);
+            let out = client(&args);
+            let all = text(&out);
+            assert!(out.status.success(), "{runtime}: {all}");
+            assert_eq!(count(&all, "succeeded"), 3, "{all}");
+            all.lines()
+                .filter(|l| l.starts_with("send PING") && !l.contains("ack"))
+                .count()
+        };
+        let plain = pings(&[]);
+        let kept = pings(&["--keepalive", "60ms"]);
+        assert!(plain <= 1, "{runtime}: {plain} PINGs without --keepalive");
+        assert!(
+            kept >= plain + 2,
+            "{runtime}: {kept} PINGs with --keepalive 60ms"
+        );
+    }
+}
