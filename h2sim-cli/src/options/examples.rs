@@ -7,38 +7,10 @@ use std::path::{Path, PathBuf};
 
 use super::{cli, client, server};
 
-/// The words of one shell command line: quotes group, `\` escapes, and a
-/// `#` starting a word begins a comment.
+/// The words of one shell command line (quotes, `\` escapes, `#`
+/// comments), as a shell splits them.
 pub fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    let mut quote: Option<char> = None;
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => {
-                if let Some(next) = chars.next() {
-                    word.get_or_insert_default().push(next);
-                }
-            }
-            (Some(_), c) => word.get_or_insert_default().push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                word.get_or_insert_default();
-            }
-            (None, '\\') => {
-                if let Some(next) = chars.next() {
-                    word.get_or_insert_default().push(next);
-                }
-            }
-            (None, c) if c.is_whitespace() => words.extend(word.take()),
-            (None, '#') if word.is_none() => break,
-            (None, c) => word.get_or_insert_default().push(c),
-        }
-    }
-    words.extend(word);
-    words
+    shlex::split(line).unwrap_or_else(|| panic!("cannot split {line:?}"))
 }
 
 /// The command lines of the fenced blocks of a Markdown text, with
