@@ -271,6 +271,9 @@ fn requests_per_connection_on_sockets() {
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(value["reconnects"], 2);
     assert_eq!(value["status_code_counts"]["200"], 30);
+    // As h2load, one connect time per connection, replacements included.
+    assert_eq!(value["latency"]["connect"]["count"], 3, "{value}");
+    assert_eq!(value["latency"]["first_byte"]["count"], 3, "{value}");
 }
 
 /// Issue 10 item 11: an instance that never connected is a failure.

@@ -322,7 +322,10 @@ impl Dialer {
             let end = match self.open(executor, reconnects).await {
                 Ok((transport, info)) => {
                     let watched = Watched::new(match app.take() {
-                        Some(a) => a,
+                        Some(mut a) => {
+                            a.reconnected(info.connect_time);
+                            a
+                        }
                         None => factory(&info),
                     });
                     let (result, watched) = self.run(transport, &info, watched, signal).await;

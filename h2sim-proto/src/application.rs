@@ -8,7 +8,7 @@
 //! joins the two, so a runtime adapter only moves bytes, fires one timer and
 //! reports the time.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
@@ -44,6 +44,15 @@ pub trait Application {
     /// (HTTP/1.0) answers true while requests remain.
     fn wants_reconnect(&self) -> bool {
         false
+    }
+
+    /// Client: the driver replaced the connection, and the new one took
+    /// `connect_time` to set up (TCP and TLS); `start` follows. The first
+    /// connection's set-up is given to whatever builds the application, so
+    /// this is how an application that outlives its connections times
+    /// each of them.
+    fn reconnected(&mut self, connect_time: Duration) {
+        let _ = connect_time;
     }
 }
 

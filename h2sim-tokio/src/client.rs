@@ -281,7 +281,10 @@ impl Dialer {
             let end = match self.open(reconnects).await {
                 Ok((stream, info)) => {
                     let watched = Watched::new(match app.take() {
-                        Some(a) => a,
+                        Some(mut a) => {
+                            a.reconnected(info.connect_time);
+                            a
+                        }
                         None => factory(&info),
                     });
                     let (result, watched) = self.run(stream, &info, watched).await;

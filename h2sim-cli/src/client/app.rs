@@ -632,8 +632,8 @@ fn target(head: &RequestHead) -> String {
 impl Application for ClientApp {
     /// A new connection (the first, or a replacement).
     fn start(&mut self, now: Instant, _conn: &mut Connection) {
-        // The adapter tells the first connection's set-up time; a
-        // replacement's is not known here and is left out.
+        // Given to `new` for the first connection, to `reconnected` for
+        // each replacement.
         let connect_time = self.connect_time.take();
         self.report.connections += 1;
         if self.links > 0 {
@@ -755,6 +755,10 @@ impl Application for ClientApp {
 
     /// Whether a replacement connection should be opened: the slot still has
     /// steps to send or scenarios to start.
+    fn reconnected(&mut self, connect_time: Duration) {
+        self.connect_time = Some(connect_time);
+    }
+
     fn wants_reconnect(&self) -> bool {
         let over = self.exhausted
             || !self.plan.has_more()
