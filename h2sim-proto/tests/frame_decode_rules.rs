@@ -434,6 +434,25 @@ fn s6_5_2_enable_push_not_0_or_1_is_connection_protocol_error() {
     }
 }
 
+/// RFC 8441 §3: "The value of the parameter MUST be 0 or 1."
+#[test]
+fn rfc8441_s3_enable_connect_protocol_not_0_or_1_is_connection_protocol_error() {
+    let kind = connection_error(setting(0x8, 2), Reason::PROTOCOL_ERROR);
+    assert_eq!(
+        kind,
+        FrameErrorKind::InvalidSetting {
+            id: Setting::ENABLE_CONNECT_PROTOCOL,
+            value: 2
+        }
+    );
+    for (value, enabled) in [(0, false), (1, true)] {
+        let Frame::Settings(settings) = decode(setting(0x8, value)).unwrap() else {
+            panic!("not SETTINGS");
+        };
+        assert_eq!(settings.values, [Setting::EnableConnectProtocol(enabled)]);
+    }
+}
+
 #[test]
 fn s6_5_2_initial_window_size_over_2_31_minus_1_is_connection_flow_control_error() {
     let kind = connection_error(setting(0x4, 1 << 31), Reason::FLOW_CONTROL_ERROR);

@@ -54,8 +54,10 @@ fn setting() -> impl Strategy<Value = Setting> {
         (0..=MAX_WINDOW_SIZE).prop_map(Setting::InitialWindowSize),
         (16_384..=MAX_FRAME_SIZE_LIMIT).prop_map(Setting::MaxFrameSize),
         any::<u32>().prop_map(Setting::MaxHeaderListSize),
+        any::<bool>().prop_map(Setting::EnableConnectProtocol),
         (any::<u16>(), any::<u32>())
-            .prop_filter("known identifier", |(id, _)| !(1..=6).contains(id))
+            .prop_filter("known identifier", |(id, _)| !(1..=6).contains(id)
+                && *id != 8)
             .prop_map(|(id, value)| Setting::Unknown { id, value }),
     ]
 }

@@ -258,6 +258,12 @@ impl fmt::Display for FrameErrorKind {
                     Setting::MAX_FRAME_SIZE => {
                         "SETTINGS_MAX_FRAME_SIZE must be between 2^14 and 2^24-1"
                     }
+                    Setting::ENABLE_CONNECT_PROTOCOL => {
+                        return write!(
+                            f,
+                            "SETTINGS_ENABLE_CONNECT_PROTOCOL must be 0 or 1, got {value} (RFC 8441 §3)"
+                        );
+                    }
                     _ => "setting out of range",
                 };
                 write!(f, "{rule}, got {value} (RFC 9113 §6.5.2)")

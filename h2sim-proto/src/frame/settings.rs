@@ -46,6 +46,9 @@ pub enum Setting {
     MaxFrameSize(u32),
     /// SETTINGS_MAX_HEADER_LIST_SIZE (0x6): advisory limit on field sections.
     MaxHeaderListSize(u32),
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL (0x8, RFC 8441 §3): a server allows
+    /// extended CONNECT (`:protocol`); 0 or 1 on the wire.
+    EnableConnectProtocol(bool),
     /// Any other identifier, to be ignored by the receiver (§6.5.2).
     Unknown {
         /// The identifier.
@@ -68,6 +71,8 @@ impl Setting {
     pub const MAX_FRAME_SIZE: u16 = 0x5;
     /// Identifier of SETTINGS_MAX_HEADER_LIST_SIZE.
     pub const MAX_HEADER_LIST_SIZE: u16 = 0x6;
+    /// Identifier of SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §9.1).
+    pub const ENABLE_CONNECT_PROTOCOL: u16 = 0x8;
 
     /// The identifier on the wire.
     pub fn id(&self) -> u16 {
@@ -78,6 +83,7 @@ impl Setting {
             Setting::InitialWindowSize(_) => Setting::INITIAL_WINDOW_SIZE,
             Setting::MaxFrameSize(_) => Setting::MAX_FRAME_SIZE,
             Setting::MaxHeaderListSize(_) => Setting::MAX_HEADER_LIST_SIZE,
+            Setting::EnableConnectProtocol(_) => Setting::ENABLE_CONNECT_PROTOCOL,
             Setting::Unknown { id, .. } => *id,
         }
     }
@@ -91,7 +97,9 @@ impl Setting {
             | Setting::MaxFrameSize(v)
             | Setting::MaxHeaderListSize(v)
             | Setting::Unknown { value: v, .. } => v,
-            Setting::EnablePush(enabled) => u32::from(enabled),
+            Setting::EnablePush(enabled) | Setting::EnableConnectProtocol(enabled) => {
+                u32::from(enabled)
+            }
         }
     }
 
@@ -123,6 +131,13 @@ impl Setting {
             }
             Setting::MAX_FRAME_SIZE => Setting::MaxFrameSize(value),
             Setting::MAX_HEADER_LIST_SIZE => Setting::MaxHeaderListSize(value),
+            // RFC 8441 §3: "The value of the parameter MUST be 0 or 1"; like
+            // ENABLE_PUSH, anything else is a PROTOCOL_ERROR.
+            Setting::ENABLE_CONNECT_PROTOCOL => match value {
+                0 => Setting::EnableConnectProtocol(false),
+                1 => Setting::EnableConnectProtocol(true),
+                _ => return Err(invalid()),
+            },
             id => Setting::Unknown { id, value },
         })
     }

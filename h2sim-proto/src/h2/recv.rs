@@ -754,7 +754,11 @@ impl Session {
                 }
                 Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
                 // Advisory (§6.5.2): what we send is the application's to size.
-                Setting::MaxHeaderListSize(_) | Setting::Unknown { .. } => {}
+                // Nothing here sends extended CONNECT, so a server's
+                // permission changes nothing we do.
+                Setting::MaxHeaderListSize(_)
+                | Setting::EnableConnectProtocol(_)
+                | Setting::Unknown { .. } => {}
             }
         }
         Ok(())

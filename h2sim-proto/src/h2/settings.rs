@@ -7,9 +7,6 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::frame::{DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Setting, Settings};
 
-/// SETTINGS_ENABLE_CONNECT_PROTOCOL's identifier (RFC 8441 §3, §9.1).
-pub(crate) const ENABLE_CONNECT_PROTOCOL: u16 = 0x8;
-
 /// The values an endpoint advertises (RFC 9113 §6.5.2, RFC 8441 §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LocalSettings {
@@ -65,10 +62,7 @@ impl LocalSettings {
         // RFC 8441 §3: only a value of 1 says anything (absence means 0), and
         // a sender must never go back from 1 to 0, so it is sent only when on.
         if self.enable_connect_protocol {
-            values.push(Setting::Unknown {
-                id: ENABLE_CONNECT_PROTOCOL,
-                value: 1,
-            });
+            values.push(Setting::EnableConnectProtocol(true));
         }
         Settings { ack: false, values }
     }
@@ -154,7 +148,7 @@ mod tests {
             s.frame(false)
                 .values
                 .iter()
-                .find(|v| v.id() == ENABLE_CONNECT_PROTOCOL)
+                .find(|v| v.id() == Setting::ENABLE_CONNECT_PROTOCOL)
                 .map(Setting::value)
         };
         let mut config = Config::default();
