@@ -25,38 +25,26 @@ pub enum Violation {
     Compression(DecoderError),
     /// Our SETTINGS went unacknowledged past the configured timeout (§6.5.3).
     SettingsTimeout,
-    /// A frame other than CONTINUATION arrived in the middle of a field block,
-    /// or a CONTINUATION arrived outside one (§6.10).
-    ContinuationExpected {
-        got: u8,
-    },
+    /// A frame other than CONTINUATION arrived in the middle of a field
+    /// block (§6.10); `got` is its type code.
+    ContinuationExpected { got: u8 },
+    /// A CONTINUATION named another stream than the field block it would
+    /// continue, open on `block` (§6.10).
+    ContinuationStreamMismatch { block: StreamId, got: StreamId },
+    /// A CONTINUATION arrived outside a field block (§6.10).
     UnexpectedContinuation,
     /// A stream id of the wrong parity for its initiator (§5.1.1).
-    StreamIdParity {
-        stream: StreamId,
-    },
+    StreamIdParity { stream: StreamId },
     /// A new stream whose id is not above every id the peer used before (§5.1.1).
-    StreamIdNotIncreasing {
-        stream: StreamId,
-        last: StreamId,
-    },
+    StreamIdNotIncreasing { stream: StreamId, last: StreamId },
     /// A frame on a stream in the idle state other than HEADERS/PRIORITY (§5.1).
-    FrameOnIdleStream {
-        kind: u8,
-        stream: StreamId,
-    },
+    FrameOnIdleStream { kind: u8, stream: StreamId },
     /// DATA or HEADERS on a stream the peer had already ended (§5.1).
-    StreamClosed {
-        kind: u8,
-        stream: StreamId,
-    },
+    StreamClosed { kind: u8, stream: StreamId },
     /// A second HEADERS on a stream that did not carry END_STREAM (§8.1).
     TrailersWithoutEndStream,
     /// More DATA than the receive window allowed (§6.9.1).
-    FlowControlExceeded {
-        window: i64,
-        received: u32,
-    },
+    FlowControlExceeded { window: i64, received: u32 },
     /// A WINDOW_UPDATE or SETTINGS_INITIAL_WINDOW_SIZE change that pushed a
     /// window above 2^31-1 (§6.9.1, §6.9.2).
     WindowOverflow,
@@ -70,14 +58,9 @@ pub enum Violation {
     /// The peer opened more streams than our MAX_CONCURRENT_STREAMS (§5.1.2).
     ConcurrencyExceeded,
     /// The decoded field section exceeded our MAX_HEADER_LIST_SIZE (§6.5.2).
-    HeaderListTooLarge {
-        size: usize,
-        max: usize,
-    },
+    HeaderListTooLarge { size: usize, max: usize },
     /// An encoded field block grew past `Limits::max_header_block_size`.
-    HeaderBlockTooLarge {
-        size: usize,
-    },
+    HeaderBlockTooLarge { size: usize },
     /// More CONTINUATION frames than `Limits::max_continuation_frames`.
     TooManyContinuations,
     /// More PING/SETTINGS acknowledgements queued than `Limits::max_pending_acks`.
@@ -174,6 +157,11 @@ impl fmt::Display for Violation {
             ContinuationExpected { got } => write!(
                 f,
                 "frame type {got:#x} inside a field block, CONTINUATION expected (RFC 9113 §6.10)"
+            ),
+            ContinuationStreamMismatch { block, got } => write!(
+                f,
+                "CONTINUATION on stream {got} while the field block on stream {block} \
+                 is open (RFC 9113 §6.10)"
             ),
             UnexpectedContinuation => {
                 f.write_str("CONTINUATION outside a field block (RFC 9113 §6.10)")

@@ -12,7 +12,7 @@ use h2sim_proto::frame::{
     Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
     StreamId, WindowUpdate,
 };
-use h2sim_proto::{Config, Event, Limits, Reason, ResponseHead};
+use h2sim_proto::{Config, ConnectionError, Event, Limits, Reason, ResponseHead, Violation};
 use support::{GET, RawPeer};
 
 fn sid(n: u32) -> StreamId {
@@ -285,6 +285,49 @@ fn s6_10_continuation_on_another_stream_is_protocol_error() {
         end_headers: true,
     }));
     assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
+#[test]
+fn s6_10_continuation_on_another_stream_names_both_streams() {
+    // §6.10: a CONTINUATION for another stream than the open block's is a
+    // connection error; the violation says which stream each one named.
+    let mut peer = server();
+    let block = peer.block(GET);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(1),
+        fragment: block.slice(..2),
+        end_stream: true,
+        end_headers: false,
+        priority: None,
+        padding: None,
+    }));
+    peer.send(Frame::Continuation(Continuation {
+        stream_id: sid(3),
+        fragment: block.slice(2..),
+        end_headers: true,
+    }));
+    let frames = peer.frames();
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
+    let debug = String::from_utf8_lossy(&g.debug_data);
+    assert!(
+        debug.contains("stream 1") && debug.contains("stream 3"),
+        "{debug}"
+    );
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Closed {
+                error: Some(ConnectionError::Local {
+                    reason: Reason::PROTOCOL_ERROR,
+                    violation: Violation::ContinuationStreamMismatch { block, got },
+                }),
+                ..
+            } if *block == sid(1) && *got == sid(3)
+        )),
+        "{events:?}"
+    );
 }
 
 #[test]

@@ -120,9 +120,13 @@ impl Session {
                 return;
             };
             if c.stream_id != partial.stream {
+                let block = partial.stream;
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
-                    Violation::ContinuationExpected { got: 0x9 },
+                    Violation::ContinuationStreamMismatch {
+                        block,
+                        got: c.stream_id,
+                    },
                 );
                 return;
             }
