@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::close::{CauseSlot, CloseCause};
 use crate::config::Config;
-use crate::error::UserError;
+use crate::error::{ConnectionError, UserError};
 use crate::event::Event;
 use crate::frame::{PREFACE, Reason, StreamId};
 use crate::h2::LocalSettings;
@@ -515,6 +515,19 @@ impl Connection {
             _ => {}
         }
         Some(event)
+    }
+
+    /// The error the connection ended with, once it has ended: the one its
+    /// `Event::Closed` carries, still there after that event was polled.
+    /// Errors are sticky, as rustls keeps its own: the first one ends the
+    /// connection, later input is not read, and nothing replaces it.
+    /// `None` while the connection runs and after an end without error.
+    pub fn error(&self) -> Option<&ConnectionError> {
+        match &self.inner {
+            Inner::Http1(s) => s.error(),
+            Inner::Http2(s) => s.error(),
+            Inner::Undecided { .. } => None,
+        }
     }
 
     /// Over, and everything it had to say has been polled: close the transport.

@@ -296,3 +296,36 @@ fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
     }
     assert_eq!(answered, 40);
 }
+
+#[test]
+fn a_connection_error_is_sticky() {
+    // RFC 9112 §2.2/§3: a request line that does not parse gets 400 and the
+    // connection ends; the error stays what the connection reports after
+    // `Closed` was polled, and later bytes are not read.
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost sim\r\n\r\n"[..]);
+    server.handle_input(now, &mut input);
+    let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
+        .flat_map(|b| b.to_vec())
+        .collect();
+    assert!(
+        out.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    let first = events
+        .iter()
+        .find_map(|e| match e {
+            Event::Closed { error: Some(e), .. } => Some(e.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no error close: {events:?}"));
+    assert_eq!(server.error(), Some(&first));
+    let mut input = BytesMut::from(&b"GET /later HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
+    server.handle_input(now, &mut input);
+    assert_eq!(server.poll_event(), None, "nothing read after the error");
+    assert_eq!(server.poll_transmit(now), None);
+    assert_eq!(server.error(), Some(&first));
+}

@@ -201,6 +201,30 @@ fn s5_1_frames_after_our_reset_are_ignored() {
 }
 
 #[test]
+fn s5_4_1_connection_error_is_sticky() {
+    // §5.4.1: after a connection error the endpoint sends GOAWAY and
+    // closes; what the peer sends after it is not processed, and the error
+    // stays what the connection reports after `Closed` was polled.
+    let mut peer = server();
+    peer.send(data(1, b"x", true));
+    assert!(goaway(&peer.frames()).is_some());
+    let first = match closed(&peer.events()) {
+        Some(Event::Closed { error: Some(e), .. }) => e.clone(),
+        other => panic!("no error close: {other:?}"),
+    };
+    assert_eq!(peer.conn.error(), Some(&first));
+    open(&mut peer, 1, true);
+    peer.send(Frame::Ping(Ping {
+        ack: false,
+        payload: [7; 8],
+    }));
+    peer.send(data(3, b"y", true));
+    assert!(peer.frames().is_empty(), "nothing answered after the error");
+    assert!(peer.events().is_empty(), "nothing reported after the error");
+    assert_eq!(peer.conn.error(), Some(&first));
+}
+
+#[test]
 fn s5_1_1_even_stream_id_from_client_is_protocol_error() {
     let mut peer = server();
     open(&mut peer, 2, true);

@@ -89,6 +89,8 @@ struct Io {
     out: Output,
     /// `Event::Closed` has been queued: nothing more is read or sent.
     closed: bool,
+    /// The error `Event::Closed` carried, kept for `Connection::error`.
+    error: Option<ConnectionError>,
     /// What set the end in motion, as far as this layer knows (the first
     /// noted); the `Connection` refines it with what it was told.
     cause: Option<CloseCause>,
@@ -152,6 +154,7 @@ impl Io {
     fn close(&mut self, error: Option<ConnectionError>) {
         if !self.closed {
             self.closed = true;
+            self.error.clone_from(&error);
             let cause = self.cause.take().unwrap_or(CloseCause::LocalGoAway);
             self.emit(Event::Closed { error, cause });
         }
@@ -201,6 +204,7 @@ impl Session {
             events: VecDeque::new(),
             out: Output::default(),
             closed: false,
+            error: None,
             cause: None,
             stats: Stats::default(),
         };
@@ -250,6 +254,10 @@ impl Session {
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         None
+    }
+
+    pub(crate) fn error(&self) -> Option<&ConnectionError> {
+        self.io.error.as_ref()
     }
 
     /// What crossed the connection; the Connection adds the transport bytes.

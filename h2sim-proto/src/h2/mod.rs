@@ -154,7 +154,9 @@ pub(crate) struct Session {
     keepalive_sent: Option<Instant>,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
-    /// Set once the connection is over; nothing more is read.
+    /// The error the connection ended with, kept once `closed` is set:
+    /// later input is discarded and this stays what `Connection::error`
+    /// reports (sticky, as rustls keeps its error).
     error: Option<ConnectionError>,
     closed: bool,
     /// The connection preface and first SETTINGS are written on first poll.
@@ -337,6 +339,10 @@ impl Session {
 
     pub(crate) fn is_closed(&self) -> bool {
         self.closed && self.out.is_empty()
+    }
+
+    pub(crate) fn error(&self) -> Option<&ConnectionError> {
+        self.error.as_ref()
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {
