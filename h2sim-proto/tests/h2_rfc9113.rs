@@ -835,6 +835,61 @@ fn closed(events: &[Event]) -> Option<&Event> {
 }
 
 #[test]
+fn s6_8_server_shutdown_is_goaway_max_then_ping_then_final_goaway() {
+    // §6.8: a server shutting down gracefully sends GOAWAY with the last
+    // stream 2^31-1, waits at least one round trip (timed by a PING that
+    // follows it), then a final GOAWAY with the last stream it took.
+    let mut peer = server();
+    open(&mut peer, 1, false);
+    peer.frames();
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    let order: Vec<&str> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::GoAway(g) if g.last_stream_id == StreamId::MAX => Some("GOAWAY(max)"),
+            Frame::GoAway(_) => Some("GOAWAY(last)"),
+            Frame::Ping(p) if !p.ack => Some("PING"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["GOAWAY(max)", "PING"], "{frames:?}");
+    let ping = frames
+        .iter()
+        .find_map(|f| match f {
+            Frame::Ping(p) if !p.ack => Some(p.payload),
+            _ => None,
+        })
+        .unwrap();
+    peer.send(Frame::Ping(Ping {
+        ack: true,
+        payload: ping,
+    }));
+    let last = goaways(&peer.frames());
+    assert_eq!(last.len(), 1, "{last:?}");
+    assert_eq!(last[0].last_stream_id, sid(1));
+    assert_eq!(last[0].reason, Reason::NO_ERROR);
+}
+
+#[test]
+fn s6_8_client_goaway_goes_before_its_ping() {
+    // The client's PING times the round trip of its GOAWAY: sent after it,
+    // its answer comes after whatever the server said about the GOAWAY.
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    let goaway_at = frames.iter().position(|f| matches!(f, Frame::GoAway(_)));
+    let ping_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Ping(p) if !p.ack));
+    assert!(
+        matches!((goaway_at, ping_at), (Some(g), Some(p)) if g < p),
+        "{frames:?}"
+    );
+}
+
+#[test]
 fn s6_8_client_goaway_names_no_unpushed_stream() {
     // §6.8: a client's GOAWAY names the last server-initiated stream it
     // may act on: 0 when nothing was pushed, and never 2^31-1 (nghttp2

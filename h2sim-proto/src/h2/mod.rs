@@ -85,7 +85,7 @@ enum BlockKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
     Running,
-    /// GOAWAY with the maximum id sent, with a PING to time one round trip.
+    /// GOAWAY with the maximum id sent, then a PING to time one round trip.
     Draining {
         deadline: Instant,
     },

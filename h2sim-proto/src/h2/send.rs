@@ -323,7 +323,11 @@ impl Session {
         self.flush_wbuf();
     }
 
-    /// Control frames first: they are small and the peer may be waiting on them.
+    /// Control frames first: they are small and the peer may be waiting on
+    /// them. Our PINGs go after our GOAWAYs: a graceful shutdown's PING
+    /// times the round trip that follows the GOAWAY (RFC 9113 §6.8), so its
+    /// answer comes after whatever the peer did about the GOAWAY. After an
+    /// error GOAWAY nothing is read, so no PING follows it.
     fn build_control(&mut self) {
         let is_client = self.role == Role::Client;
         while let Some(settings) = self.settings_to_send.pop_front() {
@@ -338,13 +342,6 @@ impl Session {
         }
         while let Some(payload) = self.ping_acks_owed.pop_front() {
             Frame::Ping(Ping { ack: true, payload }).encode(&mut self.wbuf);
-        }
-        while let Some(payload) = self.pings_to_send.pop_front() {
-            Frame::Ping(Ping {
-                ack: false,
-                payload,
-            })
-            .encode(&mut self.wbuf);
         }
         while let Some((stream_id, increment)) = self.window_updates.pop_front() {
             Frame::WindowUpdate(WindowUpdate {
@@ -361,6 +358,16 @@ impl Session {
                 last_stream_id,
                 reason,
                 debug_data,
+            })
+            .encode(&mut self.wbuf);
+        }
+        if self.closed {
+            self.pings_to_send.clear();
+        }
+        while let Some(payload) = self.pings_to_send.pop_front() {
+            Frame::Ping(Ping {
+                ack: false,
+                payload,
             })
             .encode(&mut self.wbuf);
         }
