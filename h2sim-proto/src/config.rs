@@ -153,8 +153,17 @@ pub struct Http1Config {
     /// Largest request body a server accepts; larger gets 413.
     pub max_body_size: u64,
     /// Client: requests written ahead of their responses (pipelining depth);
-    /// 1 waits for each response before sending the next request.
+    /// 1 waits for each response before sending the next request. A
+    /// server's depth is `server_max_pipeline`.
     pub max_pipeline: usize,
+    /// Server: pipelined requests read ahead of their responses. Beyond
+    /// this a client's further requests stay unread (the `Connection` holds
+    /// them, and [`Connection::wants_input`] turns false once they pass
+    /// 256 KiB) until the responses before them are written, so a client
+    /// cannot make us hold any number of requests. 0 counts as 1.
+    ///
+    /// [`Connection::wants_input`]: crate::Connection::wants_input
+    pub server_max_pipeline: usize,
     /// The connection runs over TLS: requests carry `https` as their scheme.
     pub secure: bool,
     /// Server: answer `Upgrade: h2c` requests by switching to HTTP/2
@@ -169,6 +178,7 @@ impl Default for Http1Config {
             max_headers: 100,
             max_body_size: 64 << 20,
             max_pipeline: 1,
+            server_max_pipeline: 16,
             secure: false,
             allow_h2c_upgrade: true,
         }

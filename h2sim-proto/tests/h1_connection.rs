@@ -298,6 +298,65 @@ fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
 }
 
 #[test]
+fn the_server_reads_ahead_at_most_its_configured_depth() {
+    // RFC 9112 §9.3.2: a server may process pipelined requests in parallel
+    // but answers them in order. With a depth of 4 the 5th request stays
+    // unread until the responses before it are written, then is answered
+    // after them.
+    let now = Instant::now();
+    let mut config = Config::default();
+    config.http1.server_max_pipeline = 4;
+    let mut server = Connection::server(config, now);
+    let mut input = BytesMut::new();
+    for i in 1..=5 {
+        input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
+    }
+    server.handle_input(now, &mut input);
+    let requests = |server: &mut Connection| -> Vec<(StreamId, Bytes)> {
+        std::iter::from_fn(|| server.poll_event())
+            .filter_map(|e| match e {
+                Event::Request { stream, head, .. } => Some((stream, head.path)),
+                _ => None,
+            })
+            .collect()
+    };
+    let first = requests(&mut server);
+    let paths: Vec<&[u8]> = first.iter().map(|(_, p)| &p[..]).collect();
+    assert_eq!(paths, [b"/1", b"/2", b"/3", b"/4"], "four read ahead");
+    for (stream, path) in &first {
+        let body = Bytes::from([b"answer", &path[..]].concat());
+        server
+            .send_response(*stream, ResponseHead::new(200), false)
+            .unwrap();
+        server.send_data(*stream, body, true).unwrap();
+    }
+    let mut wire = Vec::new();
+    wire.extend(std::iter::from_fn(|| server.poll_transmit(now)).flat_map(|b| b.to_vec()));
+    // The responses went out: the held 5th request was read meanwhile.
+    let fifth = requests(&mut server);
+    assert_eq!(fifth.len(), 1, "{fifth:?}");
+    assert_eq!(&fifth[0].1[..], b"/5");
+    server
+        .send_response(fifth[0].0, ResponseHead::new(200), false)
+        .unwrap();
+    server
+        .send_data(fifth[0].0, Bytes::from_static(b"answer/5"), true)
+        .unwrap();
+    wire.extend(std::iter::from_fn(|| server.poll_transmit(now)).flat_map(|b| b.to_vec()));
+    let wire = String::from_utf8(wire).unwrap();
+    let at: Vec<usize> = (1..=5)
+        .map(|i| {
+            wire.find(&format!("answer/{i}"))
+                .unwrap_or_else(|| panic!("{wire}"))
+        })
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "answered in order: {wire}"
+    );
+}
+
+#[test]
 fn a_connection_error_is_sticky() {
     // RFC 9112 §2.2/§3: a request line that does not parse gets 400 and the
     // connection ends; the error stays what the connection reports after

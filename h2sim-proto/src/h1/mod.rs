@@ -222,9 +222,10 @@ impl Session {
 
     /// Consumes what it can from the front of `input`; a partial head or
     /// chunk line stays there for the next read to complete. Input is also
-    /// left there on purpose: by a server with 16 requests waiting for their
-    /// responses (call again with it once responses went out), and after an
-    /// accepted h2c upgrade (it is HTTP/2).
+    /// left there on purpose: by a server with as many requests waiting for
+    /// their responses as `Http1Config::server_max_pipeline` allows (call
+    /// again with it once responses went out), and after an accepted h2c
+    /// upgrade (it is HTTP/2).
     pub(crate) fn handle_input(&mut self, _now: Instant, input: &mut BytesMut) {
         if self.io.closed {
             return;
@@ -272,7 +273,7 @@ impl Session {
     /// it again each turn.
     pub(crate) fn input_blocked(&self) -> bool {
         match &self.side {
-            Side::Server(s) => s.pipeline_full(),
+            Side::Server(s) => s.pipeline_full(&self.io),
             Side::Client(_) => false,
         }
     }

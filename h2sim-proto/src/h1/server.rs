@@ -12,15 +12,17 @@ use super::parse::{self, ParsedRequest};
 use super::upgrade::{self, SWITCHING_PROTOCOLS};
 use super::{Ids, Io, Outgoing, Upgrade};
 use crate::close::CloseCause;
+use crate::config::Http1Config;
 use crate::error::{ConnectionError, UserError};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::ResponseHead;
 
-/// Requests parsed ahead of their responses. Beyond this a pipelining
-/// client's requests stay in the input, unread, so it cannot make us hold
-/// any number of them.
-const MAX_PIPELINED: usize = 16;
+/// Requests parsed ahead of their responses (`server_max_pipeline`, at
+/// least one so that a request can be read at all).
+fn read_ahead(http1: &Http1Config) -> usize {
+    http1.server_max_pipeline.max(1)
+}
 
 #[derive(Debug)]
 pub(super) struct Server {
@@ -150,6 +152,7 @@ impl Server {
 
     pub(super) fn handle_input(&mut self, io: &mut Io, input: &mut BytesMut) {
         let http1 = &io.config.http1;
+        let depth = read_ahead(http1);
         let limits = BodyLimits {
             max_body: http1.max_body_size,
             max_head_size: http1.max_head_size,
@@ -159,7 +162,7 @@ impl Server {
             match &mut self.read {
                 Read::Stopped => break,
                 Read::Head => {
-                    if self.exchanges.len() >= MAX_PIPELINED {
+                    if self.exchanges.len() >= depth {
                         break;
                     }
                     if parse::skip_empty_lines(input) {
@@ -352,10 +355,11 @@ impl Server {
             .ok_or(UserError::UnknownStream(id))
     }
 
-    /// Requests are waiting for their responses up to the pipelining cap:
-    /// more input is left unread until some are answered.
-    pub(super) fn pipeline_full(&self) -> bool {
-        self.exchanges.len() >= MAX_PIPELINED
+    /// Requests are waiting for their responses up to the pipelining cap
+    /// (`Http1Config::server_max_pipeline`): more input is left unread
+    /// until some are answered.
+    pub(super) fn pipeline_full(&self, io: &Io) -> bool {
+        self.exchanges.len() >= read_ahead(&io.config.http1)
     }
 
     pub(super) fn request_taken(&mut self, id: StreamId) {
