@@ -5,8 +5,9 @@
 //! or a test are all an [`Application`]: Sans-IO like the [`Connection`], it
 //! reacts to events and time by giving commands, and names its own next
 //! deadline (a delayed response, the next paced request). An [`Endpoint`]
-//! joins the two, so a runtime adapter only moves bytes, fires one timer and
-//! reports the time.
+//! joins the two and hands every event to the application as it arises,
+//! so a runtime adapter only moves bytes, fires one timer, reports the time
+//! and stops reading while the connection wants no input.
 
 use std::time::{Duration, Instant};
 
@@ -56,9 +57,35 @@ pub trait Application {
     }
 }
 
-/// A connection and its application, driven as one: the whole loop a
-/// runtime adapter needs is `handle_input`/`handle_eof`/`handle_timeout` in,
-/// `poll_transmit` and `poll_timeout` out, until `is_closed`.
+/// A connection and its application, driven as one. The loop a runtime
+/// adapter runs, until [`is_closed`] (then it closes the transport):
+///
+/// 1. **In**: [`handle_input`] with what was read, [`handle_eof`] at end
+///    of stream, [`handle_transport_error`] when the transport fails,
+///    [`handle_timeout`] at the deadline, [`go_away`] or [`abort`] to end.
+///    Each of these hands the events it raised to the application at once,
+///    and the application answers them with commands. Read only while
+///    `connection().wants_input()` is true: an HTTP/1.1 server holding
+///    back pipelined requests turns it false.
+/// 2. **Out**, after every call of step 1: [`poll_transmit`] until `None`,
+///    and write what it gives. It carries the answers given in step 1, and
+///    more: taking an event can itself make output (a WINDOW_UPDATE), and
+///    polling can raise new events (held-back HTTP/1.1 requests read once
+///    responses went out), which `poll_transmit` hands to the application
+///    before returning `None`, so their answers come out in the same run.
+/// 3. **Sleep**: [`poll_timeout`], read once step 2 is done (the
+///    application's answers may have moved it), until the deadline or
+///    input.
+///
+/// [`is_closed`]: Endpoint::is_closed
+/// [`handle_input`]: Endpoint::handle_input
+/// [`handle_eof`]: Endpoint::handle_eof
+/// [`handle_transport_error`]: Endpoint::handle_transport_error
+/// [`handle_timeout`]: Endpoint::handle_timeout
+/// [`go_away`]: Endpoint::go_away
+/// [`abort`]: Endpoint::abort
+/// [`poll_transmit`]: Endpoint::poll_transmit
+/// [`poll_timeout`]: Endpoint::poll_timeout
 #[derive(Debug)]
 pub struct Endpoint<A> {
     conn: Connection,

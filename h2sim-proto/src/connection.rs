@@ -42,13 +42,25 @@ pub enum Protocol {
 ///
 /// 1. **Input**: bytes read from the transport go to [`handle_input`],
 ///    end of stream to [`handle_eof`], an expired deadline to
-///    [`handle_timeout`].
-/// 2. **Commands** from the application: [`send_request`], [`send_response`],
-///    [`send_data`], [`send_trailers`], [`push_promise`], [`reset`], [`ping`],
-///    [`go_away`].
-/// 3. **Output**, in this order: [`poll_transmit`] until `None` (write the
-///    chunks, ideally in one vectored write), [`poll_timeout`] for the next
-///    deadline, [`poll_event`] until `None`.
+///    [`handle_timeout`]. Read only while [`wants_input`] is true.
+/// 2. **Events and output, until both are quiet**: [`poll_event`] until
+///    `None`, the application giving its commands ([`send_request`],
+///    [`send_response`], [`send_data`], [`send_trailers`],
+///    [`push_promise`], [`reset`], [`ping`], [`go_away`]) as the events ask;
+///    then [`poll_transmit`] until `None` (write the chunks, ideally in one
+///    vectored write). Go round again while `poll_event` has more: each
+///    step can feed the other. Commands make output; taking an event can
+///    make output by itself (the WINDOW_UPDATE that returns the bytes of a
+///    `Data` event, with `WindowPolicy::Automatic`); and polling output can
+///    raise events (an HTTP/1.1 server reading the pipelined requests it
+///    held back while its pipeline was full, a push refused because its
+///    parent ended, with `Config::trace_frames` the frames just written). A driver that writes and then blocks in a read with
+///    events still queued can wait for ever.
+/// 3. **Deadline**: [`poll_timeout`] once both are quiet; sleep until then,
+///    or until input comes.
+///
+/// The application may also give commands at any other time (its own
+/// timers); step 2 then follows.
 ///
 /// Time is always passed in; the connection never reads a clock, so a test
 /// can run it on a virtual one. Nothing the peer sends makes it panic: a
@@ -59,6 +71,7 @@ pub enum Protocol {
 /// [`handle_input`]: Connection::handle_input
 /// [`handle_eof`]: Connection::handle_eof
 /// [`handle_timeout`]: Connection::handle_timeout
+/// [`wants_input`]: Connection::wants_input
 /// [`send_request`]: Connection::send_request
 /// [`send_response`]: Connection::send_response
 /// [`send_data`]: Connection::send_data

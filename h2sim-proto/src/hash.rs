@@ -1,9 +1,20 @@
 //! A fast hasher for the core's small keys (stream ids, header names).
 //!
 //! std's SipHash costs more than the lookups it serves on the hot path. This
-//! is an Fx-style multiply-rotate hash over 8-byte words, seeded once per
-//! process from std's random keys so that a peer cannot precompute colliding
-//! header names.
+//! is an Fx-style multiply-rotate hash over 8-byte words, started from a
+//! seed drawn once per process from std's random keys.
+//!
+//! It is not collision resistant, and the seed does not make it so: the
+//! seed only enters the first step, and the low bits a hash table picks its
+//! bucket by depend, in the last step, on the low bits of the last word
+//! alone. Keys of one length that differ only in the high bytes of their
+//! last word (`x-hdr-abcdefgh`, `x-hdr-abcdefgz`) share those bits under
+//! every seed, so a peer can make them crowd one probe sequence. That is
+//! tolerable only because every map keyed with it is bounded: the streams
+//! of one connection (the peer's by our `max_concurrent_streams`; ours are
+//! ids we hand out in order), and the HPACK encoder's table index (bounded
+//! by `encoder_table_size`, and keyed by what we send). Keep it off any map
+//! a peer can grow.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};

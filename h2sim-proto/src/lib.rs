@@ -1,11 +1,14 @@
-//! Sans-IO HTTP/2 protocol core of h2sim.
+//! Sans-IO HTTP/2 (RFC 9113) and HTTP/1.1 (RFC 9112) protocol core of h2sim.
 //!
 //! Bytes in, bytes and events out: nothing here opens a socket, reads a clock
 //! or spawns a thread, so any event loop can drive it — tokio, glommio, a
 //! blocking `std::net` loop (`examples/blocking.rs`), or a test on a virtual
-//! clock. [`Connection`] is the entry point; [`frame`] and [`hpack`] are the
-//! wire layer beneath it, public for tools that speak HTTP/2 frame by frame
-//! (test peers, fuzzers).
+//! clock. [`Connection`] is the entry point, one type for both protocols and
+//! both roles (a server can tell the protocol from the first bytes, and
+//! takes `Upgrade: h2c`); [`Endpoint`] joins it to an [`Application`] that
+//! answers its events. [`frame`] and [`hpack`] are the HTTP/2 wire layer
+//! beneath it, public for tools that speak HTTP/2 frame by frame (test
+//! peers, fuzzers).
 //!
 //! # Example
 //!

@@ -18,9 +18,6 @@
 //! `release_capacity` only checks its bookkeeping; push and PING are
 //! refused by the `Connection` before they reach this layer.
 
-// Until the `Connection` dispatches to this session nothing outside the
-// tests calls it; the test build still checks for dead code.
-
 mod body;
 mod client;
 mod encode;
