@@ -102,11 +102,15 @@ pub fn server_parts(args: &ServerArgs) -> Result<ServerParts, UsageError> {
         };
         listeners.push((listen.addr.to_string(), tls));
     }
-    let shared = Arc::new(Shared::new(
+    let mut shared = Shared::new(
         args.rules.clone(),
         (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
         (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
-    ));
+    );
+    shared.frames = config
+        .trace_frames
+        .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    let shared = Arc::new(shared);
     Ok(ServerParts {
         config,
         listeners,
@@ -319,6 +323,9 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     plan.requests_per_connection = args.requests_per_connection;
     plan.trace = (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
     plan.log = (!bench).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>);
+    plan.frames = config
+        .trace_frames
+        .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
     Ok(ClientParts {
         plan: Arc::new(plan),
         config,

@@ -51,13 +51,13 @@ fn run(plan: Arc<Plan>, shared: Arc<Shared>, http1: bool) -> (Report, Totals, Du
     (report, totals, elapsed)
 }
 
-/// `run`, with `server_config` applied to the server's core, and the
-/// connections the client used.
+/// `run`, with `configure` applied to both cores, and the connections the
+/// client used.
 fn run_with(
     plan: Arc<Plan>,
     shared: Arc<Shared>,
     http1: bool,
-    server_config: impl Fn(&mut Config),
+    configure: impl Fn(&mut Config),
 ) -> (Report, Totals, Duration, u32) {
     let start = Instant::now();
     let mut now = start;
@@ -70,14 +70,14 @@ fn run_with(
     while let Some(client_app) = app.take() {
         connections += 1;
         assert!(connections <= 1000, "reconnects bounded");
+        let mut config = Config::default();
+        configure(&mut config);
         let conn = if http1 {
-            Connection::client_http1(Config::default(), now)
+            Connection::client_http1(config.clone(), now)
         } else {
-            Connection::client(Config::default(), now)
+            Connection::client(config.clone(), now)
         };
         let mut client = Endpoint::new(conn, client_app, now);
-        let mut config = Config::default();
-        server_config(&mut config);
         let mut server = Endpoint::new(
             Connection::server(config, now),
             ServerApp::new(shared.clone(), peer()),
@@ -521,4 +521,52 @@ fn slow_dumps_are_numbered_and_pushes_dumped() {
     );
     assert!(dumps.contains("PUSH_RESPONSE[2]: 200"), "{dumps}");
     assert!(dumps.contains("pushed-body"), "{dumps}");
+}
+
+/// `-v` on both sides: every frame of the exchange reaches the app's frame
+/// sink (memory here, stdout in the binary), not stdout behind its back,
+/// in the trace format: the client's SETTINGS, HEADERS and DATA it sent
+/// and received, and the server's the same, after the peer's address.
+#[test]
+fn frame_traces_go_to_the_apps_frame_sink() {
+    let client_frames = Arc::new(Memory::default());
+    let server_frames = Arc::new(Memory::default());
+    let mut p = plan(vec![step("POST", "/user/x", "{}")], 1, 1);
+    p.frames = Some(client_frames.clone());
+    let mut server = Shared::new(vec![rule("POST", "/user/", 201, Body::Empty)], None, None);
+    server.frames = Some(server_frames.clone());
+    let (report, _, _, _) = run_with(Arc::new(p), Arc::new(server), false, |config| {
+        config.trace_frames = true;
+    });
+    assert_eq!(report.succeeded, 1);
+    let client = client_frames.lines();
+    for line in [
+        "send SETTINGS",
+        "recv SETTINGS ACK",
+        "send HEADERS stream=1 block=",
+        "send DATA stream=1 length=2 END_STREAM",
+        "recv HEADERS stream=1 block=",
+        "send GOAWAY",
+    ] {
+        assert!(
+            client.iter().any(|l| l.starts_with(line)),
+            "{line:?} in {client:#?}"
+        );
+    }
+    let server = server_frames.lines();
+    for line in [
+        "[127.0.0.1:40000] recv SETTINGS",
+        "[127.0.0.1:40000] recv HEADERS stream=1 block=",
+        "[127.0.0.1:40000] recv DATA stream=1 length=2 END_STREAM",
+        "[127.0.0.1:40000] send HEADERS stream=1 block=",
+    ] {
+        assert!(
+            server.iter().any(|l| l.starts_with(line)),
+            "{line:?} in {server:#?}"
+        );
+    }
+    assert!(
+        server.iter().all(|l| l.starts_with("[127.0.0.1:40000] ")),
+        "{server:#?}"
+    );
 }

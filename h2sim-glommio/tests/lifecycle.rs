@@ -10,12 +10,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use h2sim_glommio::{
     ClientOptions, DriverOptions, Executors, FetchRequest, HandlerApp, ListenerSpec, Reply,
     RunningServer, Server, ServerOptions, fetch,
 };
-use h2sim_proto::{Application, Connection, Event, ResponseHead, StreamId};
+use h2sim_proto::frame::{Frame, FrameDecoder};
+use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead, StreamId};
 use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 
 fn certs() -> PathBuf {
@@ -101,6 +102,24 @@ fn read_to_close(sock: &mut TcpStream, within: Duration) -> Vec<u8> {
     }
 }
 
+/// The frames in `bytes`, which our server wrote; a frame that does not
+/// decode, or output that ends inside one, fails the test, so a check for
+/// a frame cannot pass on garbled output.
+fn frames(bytes: &[u8]) -> Vec<Frame> {
+    let mut rest = BytesMut::from(bytes);
+    let mut decoder = FrameDecoder::default();
+    let mut frames = Vec::new();
+    loop {
+        match decoder.decode(&mut rest) {
+            Ok(Some(frame)) => frames.push(frame),
+            Ok(None) => break,
+            Err(e) => panic!("undecodable frame after {frames:?}: {e}; output {bytes:02x?}"),
+        }
+    }
+    assert!(rest.is_empty(), "output ends inside a frame: {bytes:02x?}");
+    frames
+}
+
 #[test]
 fn shutdown_lets_open_streams_finish() {
     let server = Server::bind(
@@ -149,11 +168,13 @@ fn idle_connections_get_goaway_and_close() {
     let started = Instant::now();
     let received = read_to_close(&mut sock, Duration::from_secs(3));
     assert!(started.elapsed() < Duration::from_secs(2));
-    // Somewhere after the SETTINGS: a GOAWAY frame (type 7) on stream 0.
-    let goaway = received
-        .windows(9)
-        .any(|h| h[3] == 0x7 && h[5..9] == [0, 0, 0, 0]);
-    assert!(goaway, "no GOAWAY in {received:?}");
+    // After the SETTINGS: GOAWAY(NO_ERROR) (RFC 9113 §6.8), found among
+    // decoded frames, not as bytes that might sit inside another frame.
+    let frames = frames(&received);
+    let goaway = frames
+        .iter()
+        .any(|f| matches!(f, Frame::GoAway(g) if g.reason == Reason::NO_ERROR));
+    assert!(goaway, "no GOAWAY(NO_ERROR) in {frames:?}");
     running.shutdown().trigger();
     running.join();
 }

@@ -61,6 +61,9 @@ pub struct Plan {
     pub trace: Option<Arc<dyn Trace>>,
     /// Notices and h2simple's per-connection `DISCONNECTED` lines (stderr).
     pub log: Option<Arc<dyn Trace>>,
+    /// `-v`: one line per frame sent or received (set with the core's
+    /// `Config::trace_frames`, which raises the frame events).
+    pub frames: Option<Arc<dyn Trace>>,
     /// Next scenario number.
     pub next: AtomicU64,
     /// Requests ended so far, for the progress bar.
@@ -103,6 +106,7 @@ impl Plan {
             requests_per_connection: None,
             trace: None,
             log: None,
+            frames: None,
             next: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             slow_seen: AtomicU64::new(0),
@@ -739,7 +743,9 @@ impl Application for ClientApp {
                 request,
             } => self.on_push_promise(parent, promised, &request),
             Event::Frame { outgoing, frame } => {
-                crate::trace::Stdout.line(&trace::frame(outgoing, &frame));
+                if let Some(frames) = &self.plan.frames {
+                    frames.line(&trace::frame(outgoing, &frame));
+                }
             }
             Event::StreamReset { stream, .. } | Event::Retryable { stream }
                 if self.pushed.remove(&stream).is_none() =>

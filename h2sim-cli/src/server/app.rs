@@ -22,6 +22,10 @@ pub struct Shared {
     pub trace: Option<Arc<dyn Trace>>,
     /// Per-connection summary lines (h2simple's `DISCONNECTED` line).
     pub summary: Option<Arc<dyn Trace>>,
+    /// `-v`: one line per frame sent or received, after the peer's address
+    /// (set with the core's `Config::trace_frames`, which raises the frame
+    /// events); None from [`Shared::new`].
+    pub frames: Option<Arc<dyn Trace>>,
     pub totals: Mutex<Totals>,
     /// The rules' replies ready to send, by rule.
     answers: Vec<RuleAnswers>,
@@ -56,6 +60,7 @@ impl Shared {
             rules,
             trace,
             summary,
+            frames: None,
             answers,
         }
     }
@@ -443,11 +448,13 @@ impl Application for ServerApp {
                 self.delayed.retain(|(_, s, _, _)| *s != stream);
             }
             Event::Frame { outgoing, frame } => {
-                crate::trace::Stdout.line(&format!(
-                    "[{}] {}",
-                    self.peer,
-                    trace::frame(outgoing, &frame)
-                ));
+                if let Some(frames) = &self.shared.frames {
+                    frames.line(&format!(
+                        "[{}] {}",
+                        self.peer,
+                        trace::frame(outgoing, &frame)
+                    ));
+                }
             }
             Event::Closed { cause, .. } => self.finish(Ending::from(&cause), Some(now)),
             _ => {}

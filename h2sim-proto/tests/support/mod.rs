@@ -230,11 +230,13 @@ impl RawPeer {
         if self.conn.role() == h2sim_proto::Role::Client && self.received.starts_with(PREFACE) {
             let _ = self.received.split_to(PREFACE.len());
         }
-        let mut out = Vec::new();
-        while let Ok(Some(frame)) = self.decoder.decode(&mut self.received) {
-            out.push(frame);
-        }
-        out
+        let frames = decode_frames(&mut self.decoder, &mut self.received);
+        assert!(
+            self.received.is_empty(),
+            "our endpoint's output ends inside a frame: {:02x?}",
+            &self.received[..]
+        );
+        frames
     }
 
     pub fn events(&mut self) -> Vec<Event> {
@@ -264,6 +266,25 @@ impl RawPeer {
             .decode(block, &mut out)
             .expect("our endpoint's HPACK decodes");
         out
+    }
+}
+
+/// Decodes every whole frame in `bytes`, leaving an incomplete one there.
+/// A frame that does not decode fails the test with the decoder's error and
+/// the frame's first bytes: stopping there instead would let a check for
+/// what is absent (no GOAWAY, no RST_STREAM) pass on garbled output.
+pub fn decode_frames(decoder: &mut FrameDecoder, bytes: &mut BytesMut) -> Vec<Frame> {
+    let mut frames = Vec::new();
+    loop {
+        let start = bytes[..bytes.len().min(32)].to_vec();
+        match decoder.decode(bytes) {
+            Ok(Some(frame)) => frames.push(frame),
+            Ok(None) => return frames,
+            Err(e) => panic!(
+                "undecodable frame after {} good ones: {e}; it begins {start:02x?}",
+                frames.len()
+            ),
+        }
     }
 }
 
