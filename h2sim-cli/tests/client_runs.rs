@@ -502,7 +502,7 @@ fn keepalive_pings_a_quiet_connection() {
             assert!(out.status.success(), "{runtime}: {all}");
             assert_eq!(count(&all, "succeeded"), 3, "{all}");
             all.lines()
-                .filter(|l| l.starts_with("send PING") && !l.contains("ack"))
+                .filter(|l| l.starts_with("send PING") && !l.contains("ACK"))
                 .count()
         };
         let plain = pings(&[]);
