@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use bytes::Bytes;
 use h2sim_glommio::{Executors, HandlerApp, ListenerSpec, Reply, Server, ServerOptions};
-use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
+use h2sim_proto::host::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 
 const BODY: &[u8] = b"hello from h2sim on glommio\n";
 

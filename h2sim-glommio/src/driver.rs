@@ -18,68 +18,16 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use glommio::timer::Timer;
-use h2sim_proto::{Application, CloseCause, Endpoint, Reason};
+use h2sim_proto::host::{DriverOptions, Ending, Lifecycle, Outbox};
+use h2sim_proto::{Application, Endpoint};
 
 use crate::shutdown::LocalSignal;
-use crate::transport::{Outbox, Progress, ReadBuf, Transport};
+use crate::transport::{Progress, ReadBuf, Transport};
 
-/// After an abort, how long the last bytes (the GOAWAY) may take to leave.
-const FINAL_FLUSH: Duration = Duration::from_secs(1);
 /// How long closing waits for the peer to close too (see `close`).
 const LINGER: Duration = Duration::from_millis(500);
 /// Bytes read and dropped while lingering, at most.
 const LINGER_BYTES: usize = 1 << 20;
-
-/// Timing and memory bounds of the loop.
-#[derive(Debug, Clone)]
-pub struct DriverOptions {
-    /// A connection with no bytes moving either way for this long is asked
-    /// to go away (GOAWAY, then the drain time). `None` keeps it forever.
-    pub idle_timeout: Option<Duration>,
-    /// How long open streams may take to finish after a shutdown or idle
-    /// GOAWAY before the connection is cut.
-    pub drain_timeout: Duration,
-    /// Output bytes taken from the core but not yet written, beyond which
-    /// the loop stops reading (and stops taking more output).
-    pub max_output_backlog: usize,
-}
-
-impl Default for DriverOptions {
-    fn default() -> Self {
-        DriverOptions {
-            idle_timeout: Some(Duration::from_secs(120)),
-            drain_timeout: Duration::from_secs(5),
-            max_output_backlog: 512 * 1024,
-        }
-    }
-}
-
-/// How a connection's loop ended, when the transport did not fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// The core finished the connection and all its output was written.
-    Finished,
-    /// The peer closed the transport; whatever the core had left to say
-    /// was written.
-    PeerClosed,
-    /// Streams were still open when the drain time ran out; the connection
-    /// was cut.
-    DrainExpired,
-}
-
-/// Where a connection stands on its way out.
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    Running,
-    /// GOAWAY given; cut the connection at `abort_at`.
-    Draining {
-        abort_at: Instant,
-    },
-    /// Cut; stop waiting for the final flush at `give_up_at`.
-    Aborted {
-        give_up_at: Instant,
-    },
-}
 
 /// What woke the loop.
 enum Wake {
@@ -119,11 +67,9 @@ async fn drive<A: Application>(
     let mut out = Outbox::default();
     let mut timer = Deadline::default();
     let mut shutdown = signal.subscribe();
-    let mut shutdown_seen = false;
     let mut reading = true;
     let mut peer_closed = false;
-    let mut last_activity = Instant::now();
-    let mut phase = Phase::Running;
+    let mut life = Lifecycle::new(options, Instant::now());
     let limit = options.max_output_backlog;
     loop {
         let now = Instant::now();
@@ -135,15 +81,7 @@ async fn drive<A: Application>(
                 Ending::Finished
             });
         }
-        let phase_deadline = match phase {
-            Phase::Running => options.idle_timeout.map(|t| last_activity + t),
-            Phase::Draining { abort_at } => Some(abort_at),
-            Phase::Aborted { give_up_at } => Some(give_up_at),
-        };
-        let deadline = [endpoint.poll_timeout(), phase_deadline]
-            .into_iter()
-            .flatten()
-            .min();
+        let deadline = life.deadline(endpoint);
         let backlog = out.len() + transport.backlog();
         // The core says when it holds back enough pipelined HTTP/1.1
         // input; reading on would buffer a peer that does not read.
@@ -151,6 +89,7 @@ async fn drive<A: Application>(
             && !endpoint.is_closed()
             && backlog < limit
             && endpoint.connection().wants_input();
+        let shutdown_seen = life.shutdown_seen();
         let wake = poll_fn(|cx| {
             if !shutdown_seen && shutdown.poll(cx).is_ready() {
                 return Poll::Ready(Wake::Shutdown);
@@ -166,14 +105,9 @@ async fn drive<A: Application>(
         .await;
         let now = Instant::now();
         match wake {
-            Wake::Shutdown => {
-                shutdown_seen = true;
-                if let Phase::Running = phase {
-                    phase = begin_drain(endpoint, now, options, CloseCause::LocalGoAway);
-                }
-            }
+            Wake::Shutdown => life.shutdown(endpoint, now),
             Wake::Io(progress) => {
-                last_activity = now;
+                life.activity(now);
                 match progress? {
                     Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
                     Progress::Eof => {
@@ -185,38 +119,11 @@ async fn drive<A: Application>(
                 }
             }
             Wake::Timer => {
-                endpoint.handle_timeout(now);
-                phase = match phase {
-                    Phase::Running if phase_deadline.is_some_and(|t| t <= now) => {
-                        begin_drain(endpoint, now, options, CloseCause::IdleTimeout)
-                    }
-                    Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.abort_because(now, Reason::NO_ERROR, CloseCause::DrainExpired);
-                        Phase::Aborted {
-                            give_up_at: now + FINAL_FLUSH,
-                        }
-                    }
-                    Phase::Aborted { give_up_at } if give_up_at <= now => {
-                        return Ok(Ending::DrainExpired);
-                    }
-                    phase => phase,
-                };
+                if let Some(ending) = life.timeout(endpoint, now) {
+                    return Ok(ending);
+                }
             }
         }
-    }
-}
-
-/// Asks the connection to go away gracefully, for `cause`, and sets when
-/// to stop waiting.
-fn begin_drain<A: Application>(
-    endpoint: &mut Endpoint<A>,
-    now: Instant,
-    options: &DriverOptions,
-    cause: CloseCause,
-) -> Phase {
-    endpoint.go_away_because(now, cause);
-    Phase::Draining {
-        abort_at: now + options.drain_timeout,
     }
 }
 

@@ -1,10 +1,10 @@
 //! Runs the h2sim protocol core over glommio: io_uring, one executor per
-//! core, nothing shared between executors while serving. The public API
-//! mirrors `h2sim-tokio` (same type names and shapes) so a front end can
-//! offer both runtimes with the same features; the differences are those
-//! of the runtime: [`Server::run`], [`connect`] and [`fetch`] block the
-//! calling thread and run their own executors, and applications need not
-//! be `Send` on the server (each lives on one executor's thread).
+//! core, nothing shared between executors while serving. The types a
+//! front end handles (addresses, errors, outcomes, connection facts,
+//! stats) are `h2sim_proto::host`'s, the same for every runtime; what
+//! differs is the runtime's: [`Server::run`], [`connect`] and [`fetch`]
+//! block the calling thread and run their own executors, and applications
+//! need not be `Send` on the server (each lives on one executor's thread).
 //!
 //! What a connection says is decided by `h2sim-proto`: its [`Connection`]
 //! and the [`Application`] on top of it (the Sans-IO contract). This crate
@@ -27,9 +27,14 @@
 //!   Where io_uring is unavailable, starting fails with a
 //!   [`RuntimeError`] that names the tokio runtime; [`probe`] checks
 //!   before anything is bound.
-//! - TLS takes rustls configurations as they are; `h2sim_tokio::tls`
-//!   builds them (certificates, keys, trust stores with CRLs, ALPN) and has
-//!   no runtime in it, so both adapters share one builder.
+//! - TLS takes rustls configurations as they are;
+//!   `h2sim_proto::host::tls` (feature `tls`, re-exported here as [`tls`])
+//!   builds them: certificates, keys, trust stores with CRLs, ALPN.
+//!
+//! Everything that does not depend on glommio — addresses, options,
+//! errors, the reconnect policy, the outbox, the drain phases, the TLS
+//! builders — lives once in [`h2sim_proto::host`], shared with any other
+//! runtime's adapter.
 //!
 //! # Example
 //!
@@ -63,22 +68,21 @@
 mod client;
 mod driver;
 mod fetch;
-mod info;
 mod listen;
 mod runtime;
 mod server;
 mod shutdown;
 mod transport;
 
-pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
-pub use driver::DriverOptions;
-pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
+pub use client::{ClientOptions, connect};
+pub use fetch::fetch;
+pub use h2sim_proto::fetch::{FetchRequest, Outcome, PushedResponse, RequestError, ResponseRecord};
 pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
-pub use info::{ConnectionInfo, TlsInfo};
-pub use listen::{AddrError, HostPort, Scheme};
-pub use runtime::{DEFAULT_IO_MEMORY, Executors, RuntimeError, parse_cpu_list, probe};
-pub use server::{
-    HandshakeErrorHook, ListenerSpec, RunningServer, Server, ServerError, ServerOptions,
-    ServerStats,
+pub use h2sim_proto::host::{
+    AddrError, ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions,
+    HandshakeErrorHook, HostPort, ListenerSpec, Reconnect, Scheme, ServerError, ServerStats,
+    TlsInfo, tls,
 };
+pub use runtime::{DEFAULT_IO_MEMORY, Executors, RuntimeError, parse_cpu_list, probe};
+pub use server::{RunningServer, Server, ServerOptions};
 pub use shutdown::Shutdown;

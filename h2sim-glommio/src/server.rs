@@ -4,9 +4,6 @@
 //! caller's factory. Nothing is shared between executors while serving;
 //! each counts for itself and the counts are added up at the end.
 
-use std::cell::RefCell;
-use std::fmt;
-use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -17,43 +14,18 @@ use futures_lite::future;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
-use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol, Stats};
+use h2sim_proto::host::info::{server_connection, server_protocol};
+use h2sim_proto::host::{
+    ConnectionInfo, DriverOptions, HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError,
+    ServerStats, TlsInfo,
+};
+use h2sim_proto::{Application, Config, Endpoint, Protocol, Stats};
 
-use crate::driver::{self, DriverOptions};
-use crate::info::{ALPN_H2, ALPN_HTTP1};
-use crate::info::{ConnectionInfo, TlsInfo};
-use crate::listen::{AddrError, HostPort, Reservation};
+use crate::driver;
+use crate::listen::{self, Reservation};
 use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
 use crate::transport::Transport;
-
-/// One address to listen on, plain or TLS.
-#[derive(Debug, Clone)]
-pub struct ListenerSpec {
-    pub addr: HostPort,
-    /// With a configuration the listener speaks TLS and picks the protocol
-    /// by ALPN; without, it tells HTTP/2 prior knowledge from HTTP/1.1 (and
-    /// its h2c upgrade) by the first bytes.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-}
-
-impl ListenerSpec {
-    /// A plain listener on `host:port`, `[v6]:port` or an `http://` URL.
-    pub fn plain(addr: &str) -> Result<Self, AddrError> {
-        Ok(ListenerSpec {
-            addr: addr.parse()?,
-            tls: None,
-        })
-    }
-
-    /// A TLS listener (for instance from `h2sim_tokio::tls::server_config`).
-    pub fn tls(addr: &str, config: Arc<rustls::ServerConfig>) -> Result<Self, AddrError> {
-        Ok(ListenerSpec {
-            addr: addr.parse()?,
-            tls: Some(config),
-        })
-    }
-}
 
 /// How the server treats its connections.
 #[derive(Debug, Clone)]
@@ -85,124 +57,10 @@ impl Default for ServerOptions {
     }
 }
 
-/// Called once per failed TLS handshake with the peer's address and the
-/// reason (rustls' words, or "handshake timeout"): a rejected client
-/// certificate never reaches the application, so this is where a server
-/// can say so, as h2svr did. Runs on the executor that served the
-/// connection, from any of them at once: keep it short.
-#[derive(Clone)]
-pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
-
-/// What a [`HandshakeErrorHook`] calls: the peer, and why.
-type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
-
-impl HandshakeErrorHook {
-    pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
-        HandshakeErrorHook(Arc::new(hook))
-    }
-
-    /// Tells the hook that the handshake with `peer` failed, and `why`.
-    pub fn call(&self, peer: SocketAddr, why: &str) {
-        (self.0)(peer, why);
-    }
-}
-
-impl fmt::Debug for HandshakeErrorHook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("HandshakeErrorHook(..)")
-    }
-}
-
-/// Why the server could not start.
-#[derive(Debug)]
-pub enum ServerError {
-    /// The host name of a listener did not resolve.
-    Resolve { addr: HostPort, error: io::Error },
-    /// A socket could not be bound (in use, no permission, no such address).
-    Bind { addr: SocketAddr, error: io::Error },
-    /// The glommio executors could not start (no io_uring, memlock, CPUs).
-    Runtime(RuntimeError),
-}
-
-impl fmt::Display for ServerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServerError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
-            ServerError::Bind { addr, error } => write!(f, "cannot listen on {addr}: {error}"),
-            ServerError::Runtime(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for ServerError {}
-
 impl From<RuntimeError> for ServerError {
     fn from(e: RuntimeError) -> Self {
-        ServerError::Runtime(e)
+        ServerError::Runtime(Box::new(e))
     }
-}
-
-/// What a server did, added up over its executors when it stopped.
-#[derive(Debug, Clone, Default)]
-pub struct ServerStats {
-    accepted: Vec<u64>,
-    tls_failures: u64,
-    transport_errors: u64,
-    last_tls_error: Option<String>,
-    traffic: Stats,
-}
-
-impl ServerStats {
-    /// Connections accepted (TCP).
-    pub fn accepted(&self) -> u64 {
-        self.accepted.iter().sum()
-    }
-
-    /// Connections accepted by each executor: how evenly `SO_REUSEPORT`
-    /// spread them.
-    pub fn accepted_per_executor(&self) -> &[u64] {
-        &self.accepted
-    }
-
-    /// TLS handshakes that failed or timed out.
-    pub fn tls_failures(&self) -> u64 {
-        self.tls_failures
-    }
-
-    /// Connections that ended by a socket error (reset, broken pipe).
-    pub fn transport_errors(&self) -> u64 {
-        self.transport_errors
-    }
-
-    /// Why a TLS handshake failed (the last one some executor saw).
-    pub fn last_tls_error(&self) -> Option<String> {
-        self.last_tls_error.clone()
-    }
-
-    /// Bytes, header and body sizes over all connections.
-    pub fn traffic(&self) -> Stats {
-        self.traffic
-    }
-
-    fn merge(&mut self, executor: ExecutorStats) {
-        self.accepted.push(executor.accepted);
-        self.tls_failures += executor.tls_failures;
-        self.transport_errors += executor.transport_errors;
-        if executor.last_tls_error.is_some() {
-            self.last_tls_error = executor.last_tls_error;
-        }
-        self.traffic.merge(&executor.traffic);
-    }
-}
-
-/// One executor's counts, kept without synchronisation.
-#[derive(Debug, Default)]
-struct ExecutorStats {
-    accepted: u64,
-    tls_failures: u64,
-    transport_errors: u64,
-    last_tls_error: Option<String>,
-    traffic: Stats,
 }
 
 /// One listening address, held by a reservation until the executors bind it.
@@ -228,7 +86,7 @@ impl Server {
     pub fn bind(specs: Vec<ListenerSpec>, options: ServerOptions) -> Result<Server, ServerError> {
         let mut listeners = Vec::new();
         for spec in specs {
-            let addrs = spec.addr.resolve().map_err(|error| ServerError::Resolve {
+            let addrs = listen::resolve(&spec.addr).map_err(|error| ServerError::Resolve {
                 addr: spec.addr.clone(),
                 error,
             })?;
@@ -315,7 +173,7 @@ impl Server {
 pub struct RunningServer {
     addrs: Vec<(SocketAddr, bool)>,
     shutdown: Shutdown,
-    threads: Vec<JoinHandle<Option<ExecutorStats>>>,
+    threads: Vec<JoinHandle<Option<ServerStats>>>,
 }
 
 impl RunningServer {
@@ -353,7 +211,7 @@ async fn serve_executor<A, F>(
     index: usize,
     shared: Arc<Shared<F>>,
     ready: Ready<ServerError>,
-) -> ExecutorStats
+) -> ServerStats
 where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
@@ -368,7 +226,7 @@ where
                     error: runtime::io_error(e),
                 };
                 let _ = ready.send((index, Err(error)));
-                return ExecutorStats::default();
+                return ServerCounters::default().snapshot();
             }
         }
     }
@@ -378,7 +236,7 @@ where
         index,
         shared,
         signal,
-        stats: RefCell::default(),
+        stats: ServerCounters::default(),
         gate: Gate::new(),
     });
     let accepting: Vec<_> = listeners
@@ -400,7 +258,7 @@ where
         },
     )
     .await;
-    local.stats.take()
+    local.stats.snapshot()
 }
 
 /// What the tasks of one executor share (no locks: one thread).
@@ -408,7 +266,7 @@ struct Local<F> {
     index: usize,
     shared: Arc<Shared<F>>,
     signal: LocalSignal,
-    stats: RefCell<ExecutorStats>,
+    stats: ServerCounters,
     /// Tracks the connection tasks, so the executor waits for them.
     gate: Gate,
 }
@@ -440,8 +298,12 @@ async fn accept_loop<A, F>(
                 continue;
             }
         };
-        local.stats.borrow_mut().accepted += 1;
-        let task = local.gate.spawn(serve(local.clone(), tcp, tls.clone()));
+        local.stats.accepted_one();
+        let (local, tls) = (local.clone(), tls.clone());
+        let task = local.clone().gate.spawn(async move {
+            let traffic = serve(&local, tcp, tls).await;
+            local.stats.closed(traffic.as_ref());
+        });
         // The gate is closed only after accepting stopped; a failure here
         // means this executor is going away, and the connection with it.
         if let Ok(task) = task {
@@ -450,8 +312,13 @@ async fn accept_loop<A, F>(
     }
 }
 
-/// Runs one accepted connection: TLS handshake if any, then the driver.
-async fn serve<A, F>(local: Rc<Local<F>>, tcp: TcpStream, tls: Option<Arc<rustls::ServerConfig>>)
+/// Runs one accepted connection: TLS handshake if any, then the driver;
+/// what it moved, if it got as far as the core.
+async fn serve<A, F>(
+    local: &Local<F>,
+    tcp: TcpStream,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Option<Stats>
 where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
@@ -459,27 +326,19 @@ where
     // Without it small frames wait for ACKs (Nagle); failure only costs latency.
     let _ = tcp.set_nodelay(true);
     let (Ok(peer), Ok(local_addr)) = (tcp.peer_addr(), tcp.local_addr()) else {
-        return;
+        return None;
     };
     let options = &local.shared.options;
     let mut info = ConnectionInfo {
-        peer,
-        local: local_addr,
-        protocol: None,
-        tls: None,
-        connect_time: Duration::ZERO,
-        attempt: 0,
         executor: local.index,
+        ..ConnectionInfo::new(peer, local_addr)
     };
     let now = Instant::now();
     let (mut transport, conn) = match tls {
         None => {
             let config = options.config.clone();
             info.protocol = options.plain_protocol;
-            let conn = match options.plain_protocol {
-                Some(protocol) => Connection::server_for(protocol, config, now),
-                None => Connection::server(config, now),
-            };
+            let conn = server_connection(options.plain_protocol, config, now);
             (Transport::plain(tcp), conn)
         }
         Some(config) => {
@@ -491,28 +350,22 @@ where
             let started = Instant::now();
             match handshake(&local, &mut transport, options.handshake_timeout).await {
                 Handshake::Done => {}
-                Handshake::ShuttingDown => return,
+                Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
             }
-            let Some(session) = transport.tls_session() else {
-                return;
+            let session = transport.tls_session()?;
+            let server_name = match session {
+                rustls::Connection::Server(s) => s.server_name(),
+                rustls::Connection::Client(_) => None,
             };
-            let tls_info = TlsInfo::from_connection(session);
-            // Without ALPN the first bytes decide, as on a plain listener.
-            info.protocol = match tls_info.alpn.as_deref() {
-                Some(ALPN_H2) => Some(Protocol::Http2),
-                Some(ALPN_HTTP1) => Some(Protocol::Http1),
-                _ => None,
-            };
+            let tls_info = TlsInfo::from_session(session, server_name);
+            info.protocol = server_protocol(tls_info.alpn.as_deref());
             info.tls = Some(tls_info);
             info.connect_time = started.elapsed();
             let mut config = options.config.clone();
             config.http1.secure = true;
             let now = Instant::now();
-            let conn = match info.protocol {
-                Some(protocol) => Connection::server_for(protocol, config, now),
-                None => Connection::server(config, now),
-            };
+            let conn = server_connection(info.protocol, config, now);
             (transport, conn)
         }
     };
@@ -525,11 +378,10 @@ where
         &options.driver,
     )
     .await;
-    let mut stats = local.stats.borrow_mut();
     if result.is_err() {
-        stats.transport_errors += 1;
+        local.stats.transport_failed();
     }
-    stats.traffic.merge(&endpoint.connection().stats());
+    Some(endpoint.connection().stats())
 }
 
 /// How a server-side TLS handshake went.
@@ -563,15 +415,13 @@ async fn handshake<F>(local: &Local<F>, transport: &mut Transport, timeout: Dura
 }
 
 impl<F> Local<F> {
-    /// Counts a failed TLS handshake and tells the hook, if any.
-    fn handshake_failed(&self, peer: SocketAddr, why: &str) {
-        {
-            let mut stats = self.stats.borrow_mut();
-            stats.tls_failures += 1;
-            stats.last_tls_error = Some(format!("{peer}: {why}"));
-        }
+    /// Counts a failed TLS handshake and tells the hook, if any; the
+    /// connection got nowhere.
+    fn handshake_failed(&self, peer: SocketAddr, why: &str) -> Option<Stats> {
+        self.stats.tls_failed(format!("{peer}: {why}"));
         if let Some(hook) = &self.shared.options.on_handshake_error {
             hook.call(peer, why);
         }
+        None
     }
 }

@@ -16,16 +16,15 @@
 //! `process_new_packets`) and the plaintext is copied once into the
 //! `ReadBuf`.
 
-use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::io::{self, BufRead, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::BytesMut;
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
-use h2sim_proto::{Application, Endpoint};
+use h2sim_proto::host::Outbox;
 
 /// A chunk at least this long, at the front of the output, is written
 /// from its own memory instead of being copied into the staging buffer.
@@ -40,62 +39,6 @@ const MIN_READ_ROOM: usize = 8 * 1024;
 const TLS_READ: usize = 32 * 1024;
 /// The most plaintext one TLS record carries.
 const MAX_RECORD: usize = 16 * 1024;
-
-/// Output taken from the core and not yet handed to the transport: the
-/// core's own `Bytes` (DATA payloads among them).
-#[derive(Debug, Default)]
-pub(crate) struct Outbox {
-    chunks: VecDeque<Bytes>,
-    len: usize,
-}
-
-impl Outbox {
-    pub(crate) fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Takes the core's output until it has no more or `limit` bytes wait.
-    pub(crate) fn fill<A: Application>(
-        &mut self,
-        endpoint: &mut Endpoint<A>,
-        now: std::time::Instant,
-        limit: usize,
-    ) {
-        while self.len < limit {
-            let Some(chunk) = endpoint.poll_transmit(now) else {
-                break;
-            };
-            if !chunk.is_empty() {
-                self.len += chunk.len();
-                self.chunks.push_back(chunk);
-            }
-        }
-    }
-
-    fn front(&self) -> Option<&Bytes> {
-        self.chunks.front()
-    }
-
-    /// Drops `n` bytes from the front.
-    fn advance(&mut self, mut n: usize) {
-        self.len -= n;
-        while n > 0 {
-            let Some(front) = self.chunks.front_mut() else {
-                break;
-            };
-            if n < front.len() {
-                front.advance(n);
-                return;
-            }
-            n -= front.len();
-            self.chunks.pop_front();
-        }
-    }
-}
 
 /// The connection's input buffer. `[..filled]` is input the core has not
 /// taken yet (a partial frame); `[filled..]` is initialized room for the
@@ -524,21 +467,8 @@ async fn write_all(tcp: &mut TcpStream, mut data: &[u8]) -> io::Result<()> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-
-    #[test]
-    fn outbox_advances_across_chunks() {
-        let mut out = Outbox::default();
-        for c in [&b"abc"[..], b"de", b"fghij"] {
-            out.len += c.len();
-            out.chunks.push_back(Bytes::copy_from_slice(c));
-        }
-        out.advance(4);
-        assert_eq!(out.len(), 6);
-        assert_eq!(&out.front().unwrap()[..], b"e");
-        out.advance(6);
-        assert!(out.is_empty());
-        assert_eq!(out.len(), 0);
-    }
+    use bytes::Bytes;
+    use h2sim_proto::{Application, Endpoint};
 
     #[test]
     fn read_buf_keeps_partial_input_and_reuses_memory() {

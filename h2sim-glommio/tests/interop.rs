@@ -16,10 +16,10 @@ use h2sim_glommio::{
     ClientOptions, ClientProtocol, Executors, FetchRequest, HandlerApp, ListenerSpec, Push, Reply,
     Request, RunningServer, Server, ServerOptions, Shutdown, fetch,
 };
-use h2sim_proto::{RequestHead, ResponseHead};
-use h2sim_tokio::tls::{
+use h2sim_proto::host::tls::{
     self, ClientAuth, ClientTls, Identity, ServerTls, ServerVerification, TlsVersions, Trust,
 };
+use h2sim_proto::{RequestHead, ResponseHead};
 use matrix::{ClientSpec, Harness, Proto, Req, Resp, ServerSummary, TestServer};
 
 /// The matrix's service as a glommio handler.

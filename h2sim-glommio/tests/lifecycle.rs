@@ -16,8 +16,8 @@ use h2sim_glommio::{
     RunningServer, Server, ServerOptions, fetch,
 };
 use h2sim_proto::frame::{Frame, FrameDecoder};
+use h2sim_proto::host::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead, StreamId};
-use h2sim_tokio::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
 
 fn certs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")

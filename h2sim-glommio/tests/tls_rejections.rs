@@ -13,7 +13,7 @@ use h2sim_glommio::{
     ClientOptions, Executors, FetchRequest, HandlerApp, HandshakeErrorHook, ListenerSpec, Reply,
     Server, ServerOptions, fetch,
 };
-use h2sim_tokio::tls::{
+use h2sim_proto::host::tls::{
     self, Certified, ClientAuth, ClientTls, Identity, ServerTls, ServerVerification, TlsVersions,
     Trust,
 };

@@ -167,6 +167,20 @@ impl Shared {
             .collect()
     }
 
+    /// [`Shared::results`] once the connections ended with `errors` (one
+    /// per connection slot): the first error says why the requests left
+    /// over were not sent.
+    pub fn results_after<'a, E: fmt::Display + 'a>(
+        &self,
+        errors: impl IntoIterator<Item = Option<&'a E>>,
+    ) -> Vec<Outcome> {
+        let why = errors
+            .into_iter()
+            .find_map(|e| e.map(ToString::to_string))
+            .unwrap_or_else(|| "no connection was left to send it".to_owned());
+        self.results(&why)
+    }
+
     fn finish(&self, index: usize, outcome: Outcome) {
         self.lock().results[index] = Some(outcome);
     }

@@ -70,6 +70,7 @@ mod h1;
 mod h2;
 pub mod handler;
 mod hash;
+pub mod host;
 pub mod hpack;
 mod message;
 mod stats;

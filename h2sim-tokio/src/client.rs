@@ -2,50 +2,26 @@
 //! around the caller's [`Application`], over plain TCP (HTTP/2 prior
 //! knowledge or HTTP/1.1) or TLS (protocol by ALPN).
 
-use std::fmt;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use h2sim_proto::{
-    Application, Config, Connection, ConnectionError, Endpoint, Event, Protocol, Reason,
+use h2sim_proto::host::info::client_connection;
+use h2sim_proto::host::{
+    ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions, Ending, HostPort,
+    Next, Reconnect, Slot, TlsInfo, client,
 };
+use h2sim_proto::{Application, Config, Endpoint};
 use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
-use crate::driver::{self, DriverOptions, Ending};
-use crate::info::{ConnectionInfo, TlsInfo};
-use crate::listen::{AddrError, HostPort, Scheme};
+use crate::driver;
+use crate::listen;
 use crate::shutdown::Shutdown;
-use crate::tls::{ALPN_H2, ALPN_HTTP1};
-
-/// Which protocol a client speaks.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ClientProtocol {
-    /// HTTP/2: prior knowledge over TCP, ALPN `h2` over TLS.
-    #[default]
-    Http2,
-    /// HTTP/1.1, pipelining up to `Config::http1.max_pipeline` requests.
-    Http1,
-    /// TLS only: offer `h2` and `http/1.1` and speak what the server picks
-    /// (HTTP/1.1 when it picks nothing). Over plain TCP this is `Http2`.
-    Negotiate,
-}
-
-/// When and how often a lost connection is replaced.
-#[derive(Debug, Clone, Copy)]
-pub struct Reconnect {
-    /// Lost connections (or connections that answered nothing) replaced
-    /// in a row, at most; a connection that got a response resets the
-    /// count. Planned ends are not counted.
-    pub max_attempts: u32,
-    /// Pause before each replacement of a lost connection.
-    pub delay: Duration,
-}
 
 /// How a client connects.
 #[derive(Debug, Clone)]
@@ -54,7 +30,7 @@ pub struct ClientOptions {
     pub connections: usize,
     pub protocol: ClientProtocol,
     pub config: Config,
-    /// TLS configuration (see [`crate::tls::client_config`]); its ALPN list
+    /// TLS configuration (see [`h2sim_proto::host::tls::client_config`]); its ALPN list
     /// is replaced according to `protocol`.
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// The name sent as SNI and checked against the server's certificate;
@@ -89,81 +65,6 @@ impl Default for ClientOptions {
             shutdown: Shutdown::new(),
         }
     }
-}
-
-/// Why a client could not connect, or how its connection was lost.
-#[derive(Debug)]
-pub enum ClientError {
-    Address(AddrError),
-    /// `https://` without a TLS configuration, or `http://` with one.
-    SchemeMismatch {
-        target: String,
-    },
-    Resolve {
-        addr: HostPort,
-        error: io::Error,
-    },
-    InvalidServerName(String),
-    Connect {
-        addr: SocketAddr,
-        error: io::Error,
-    },
-    ConnectTimeout {
-        addr: HostPort,
-    },
-    /// The TLS handshake failed: the error names the reason (unknown CA,
-    /// wrong name, revoked certificate, alert from the server…).
-    Handshake {
-        addr: SocketAddr,
-        error: io::Error,
-    },
-    /// The connection failed once up (reset, broken pipe, a TLS alert).
-    Transport(io::Error),
-    /// The server closed the connection while it was in use.
-    PeerClosed,
-    /// The server sent GOAWAY: it will take no more requests on this connection.
-    WentAway {
-        reason: Reason,
-    },
-    /// The connection ended in a protocol error (ours or the server's).
-    Closed(ConnectionError),
-}
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::Address(e) => write!(f, "{e}"),
-            ClientError::SchemeMismatch { target } => write!(
-                f,
-                "{target}: https:// needs a TLS configuration and http:// must not have one"
-            ),
-            ClientError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
-            ClientError::InvalidServerName(name) => write!(f, "invalid TLS server name {name:?}"),
-            ClientError::Connect { addr, error } => write!(f, "cannot connect to {addr}: {error}"),
-            ClientError::ConnectTimeout { addr } => write!(f, "connecting to {addr} timed out"),
-            ClientError::Handshake { addr, error } => {
-                write!(f, "TLS handshake with {addr} failed: {error}")
-            }
-            ClientError::Transport(e) => write!(f, "connection failed: {e}"),
-            ClientError::PeerClosed => f.write_str("the server closed the connection"),
-            ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
-            ClientError::Closed(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}
-
-/// How one connection slot ended.
-#[derive(Debug)]
-pub struct ClientOutcome<A> {
-    /// The application, given back for its results; `None` if no
-    /// connection was ever made (the factory never ran).
-    pub app: Option<A>,
-    /// Connections made or tried after the first.
-    pub reconnects: u32,
-    /// Why the last connection ended abnormally, if it did.
-    pub error: Option<ClientError>,
 }
 
 /// A resolved target and what every connection to it shares.
@@ -217,29 +118,17 @@ enum Stream {
 
 impl Dialer {
     async fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
-        let addr: HostPort = target.parse().map_err(ClientError::Address)?;
-        let scheme_ok = match addr.scheme {
-            Some(Scheme::Https) => options.tls.is_some(),
-            Some(Scheme::Http) => options.tls.is_none(),
-            None => true,
-        };
-        if !scheme_ok {
-            return Err(ClientError::SchemeMismatch {
-                target: target.to_owned(),
-            });
-        }
-        let addrs = addr.resolve().await.map_err(|error| ClientError::Resolve {
-            addr: addr.clone(),
-            error,
-        })?;
+        let addr = client::parse_target(target, options.tls.is_some())?;
+        let addrs = listen::resolve(&addr)
+            .await
+            .map_err(|error| ClientError::Resolve {
+                addr: addr.clone(),
+                error,
+            })?;
         let tls = match &options.tls {
             Some(config) => {
                 let mut config = (**config).clone();
-                config.alpn_protocols = match options.protocol {
-                    ClientProtocol::Http2 => vec![ALPN_H2.to_vec()],
-                    ClientProtocol::Http1 => vec![ALPN_HTTP1.to_vec()],
-                    ClientProtocol::Negotiate => vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()],
-                };
+                config.alpn_protocols = options.protocol.alpn();
                 let name = options.server_name.clone().unwrap_or(addr.host.clone());
                 let name = ServerName::try_from(name.clone())
                     .map_err(|_| ClientError::InvalidServerName(name))?;
@@ -256,71 +145,27 @@ impl Dialer {
         })
     }
 
-    /// One connection slot: connect, run, and open a new connection while
-    /// the application still has work (`Application::wants_reconnect`).
-    /// A planned end — the application or the server going away without
-    /// error (GOAWAY NO_ERROR, an HTTP/1.1 response that closes) — is
-    /// followed by a new connection at once and is not limited. A loss —
-    /// connect failure, transport error, the server closing with requests
-    /// open, a protocol error, a GOAWAY with an error code — is replaced
-    /// only with `ClientOptions::reconnect`, after its delay, and at most
-    /// `max_attempts` times in a row (see `Watched::end`). The application
-    /// lives on across connections (its `start` runs again on each), so it
-    /// carries its work over and has already heard, by `Event::Closed`,
-    /// which exchanges the end took.
+    /// One connection slot, reconnecting as [`Slot`] decides.
     async fn run_slot<A, F>(&self, factory: &F) -> ClientOutcome<A>
     where
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
-        let mut app: Option<A> = None;
-        let mut reconnects = 0;
-        // Consecutive connections that were lost or got nowhere.
-        let mut losses = 0;
+        let mut slot = Slot::new(self.options.reconnect);
         loop {
-            let end = match self.open(reconnects).await {
+            let stopping = || self.options.shutdown.is_triggered();
+            let next = match self.open(slot.attempt()).await {
                 Ok((stream, info)) => {
-                    let watched = Watched::new(match app.take() {
-                        Some(mut a) => {
-                            a.reconnected(info.connect_time);
-                            a
-                        }
-                        None => factory(&info),
-                    });
+                    let watched = slot.watch(&info, factory);
                     let (result, watched) = self.run(stream, &info, watched).await;
-                    let end = watched.end(result);
-                    app = Some(watched.app);
-                    end
+                    slot.ran(watched, result, stopping())
                 }
-                Err(e) => Err(e),
+                Err(e) => slot.failed(e, stopping()),
             };
-            // A planned end that answered nothing counts as a loss, so a
-            // server that turns every connection away cannot make the slot
-            // reconnect for ever.
-            let (error, counted) = match end {
-                Ok(progress) => (None, !progress),
-                Err(e) => (Some(e), true),
-            };
-            losses = if counted { losses + 1 } else { 0 };
-            // Before the first connection the application does not exist
-            // yet: its work is all still to do.
-            let wants = app.as_ref().is_none_or(A::wants_reconnect);
-            let policy = self.options.reconnect;
-            let allowed = match policy {
-                _ if !counted => true,
-                Some(r) => losses <= r.max_attempts,
-                None => false,
-            };
-            if !wants || !allowed || self.options.shutdown.is_triggered() {
-                return ClientOutcome {
-                    app,
-                    reconnects,
-                    error,
-                };
-            }
-            reconnects += 1;
-            if let (true, Some(r)) = (counted, policy) {
-                tokio::time::sleep(r.delay).await;
+            match next {
+                Next::Stop => return slot.finish(),
+                Next::Reconnect { after: Some(delay) } => tokio::time::sleep(delay).await,
+                Next::Reconnect { after: None } => {}
             }
         }
     }
@@ -361,15 +206,9 @@ impl Dialer {
             .local_addr()
             .map_err(|error| ClientError::Connect { addr: peer, error })?;
         let mut info = ConnectionInfo {
-            peer,
-            local,
-            protocol: Some(match self.options.protocol {
-                ClientProtocol::Http1 => Protocol::Http1,
-                ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
-            }),
-            tls: None,
-            connect_time: Duration::ZERO,
+            protocol: Some(self.options.protocol.plain()),
             attempt,
+            ..ConnectionInfo::new(peer, local)
         };
         let Some((connector, name)) = &self.tls else {
             return Ok((Stream::Plain(tcp), info));
@@ -378,14 +217,12 @@ impl Dialer {
             .connect(name.clone(), tcp)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        let tls_info = TlsInfo::from_connection(stream.get_ref().1, None);
-        info.protocol = Some(match (tls_info.alpn.as_deref(), self.options.protocol) {
-            (Some(ALPN_H2), _) => Protocol::Http2,
-            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate) => Protocol::Http1,
-            // Without ALPN the server took what we offered at face value.
-            (_, ClientProtocol::Http1) => Protocol::Http1,
-            (_, _) => Protocol::Http2,
-        });
+        let tls_info = TlsInfo::from_session(stream.get_ref().1, None);
+        let protocol = self
+            .options
+            .protocol
+            .after_handshake(tls_info.alpn.as_deref());
+        info.protocol = Some(protocol);
         info.tls = Some(tls_info);
         Ok((Stream::Tls(Box::new(stream)), info))
     }
@@ -399,10 +236,7 @@ impl Dialer {
     ) -> (io::Result<Ending>, A) {
         let now = Instant::now();
         let config = self.options.config.clone();
-        let conn = match info.protocol {
-            Some(Protocol::Http1) => Connection::client_http1(config, now),
-            _ => Connection::client(config, now),
-        };
+        let conn = client_connection(info.protocol, config, now);
         let mut endpoint = Endpoint::new(conn, app, now);
         let (shutdown, driver) = (&self.options.shutdown, &self.options.driver);
         let result = match stream {
@@ -410,84 +244,5 @@ impl Dialer {
             Stream::Tls(tls) => driver::run(tls, &mut endpoint, shutdown, driver).await,
         };
         (result, endpoint.into_parts().1)
-    }
-}
-
-/// The caller's application, watched on its way for the events that say
-/// how the connection ended; everything is passed through as is.
-struct Watched<A> {
-    app: A,
-    /// The code of the server's GOAWAY, if it sent one.
-    goaway: Option<Reason>,
-    /// The error the connection ended in, as the core told it.
-    error: Option<ConnectionError>,
-    /// A final response arrived on this connection.
-    progress: bool,
-}
-
-impl<A> Watched<A> {
-    fn new(app: A) -> Self {
-        Watched {
-            app,
-            goaway: None,
-            error: None,
-            progress: false,
-        }
-    }
-
-    /// How the connection ended: `Ok(progress)` for a planned end (our
-    /// GOAWAY, or the server's without error, or an HTTP/1.1 response
-    /// that closes the connection), with whether any response arrived.
-    /// A loss is a transport error, the server closing with requests
-    /// open, a protocol error (ours or the server's), or a GOAWAY with an
-    /// error code — also one that came after our own GOAWAY.
-    fn end(&self, result: io::Result<Ending>) -> Result<bool, ClientError> {
-        if let Err(e) = result {
-            return Err(ClientError::Transport(e));
-        }
-        // The GOAWAY's code says more than the end of stream after it.
-        match (&self.error, self.goaway) {
-            (
-                Some(
-                    e @ (ConnectionError::Local { .. }
-                    | ConnectionError::Remote { .. }
-                    | ConnectionError::KeepaliveTimeout),
-                ),
-                _,
-            ) => Err(ClientError::Closed(e.clone())),
-            (_, Some(reason)) if reason != Reason::NO_ERROR => {
-                Err(ClientError::WentAway { reason })
-            }
-            (Some(_), _) => Err(ClientError::PeerClosed),
-            (None, _) => Ok(self.progress),
-        }
-    }
-}
-
-impl<A: Application> Application for Watched<A> {
-    fn start(&mut self, now: Instant, conn: &mut Connection) {
-        self.app.start(now, conn);
-    }
-
-    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
-        match &event {
-            Event::GoAway { reason, .. } => self.goaway = Some(*reason),
-            Event::Response { head, .. } if !head.is_informational() => self.progress = true,
-            Event::Closed { error, .. } => self.error.clone_from(error),
-            _ => {}
-        }
-        self.app.on_event(now, event, conn);
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.app.poll_timeout()
-    }
-
-    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
-        self.app.on_timeout(now, conn);
-    }
-
-    fn wants_reconnect(&self) -> bool {
-        self.app.wants_reconnect()
     }
 }

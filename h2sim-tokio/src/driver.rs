@@ -17,8 +17,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::{Buf, Bytes, BytesMut};
-use h2sim_proto::{Application, CloseCause, Endpoint, Reason};
+use bytes::BytesMut;
+use h2sim_proto::Application;
+use h2sim_proto::Endpoint;
+use h2sim_proto::host::{DriverOptions, Ending, Lifecycle, Outbox};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -28,63 +30,10 @@ const MAX_IOV: usize = 64;
 /// Read buffer growth step; a read asks for at least `MIN_READ_SPACE`.
 const READ_BUFFER: usize = 64 * 1024;
 const MIN_READ_SPACE: usize = 8 * 1024;
-/// After an abort, how long the last bytes (the GOAWAY) may take to leave.
-const FINAL_FLUSH: Duration = Duration::from_secs(1);
 /// How long closing waits for the peer to close too (see `close`).
 const LINGER: Duration = Duration::from_millis(500);
 /// Bytes read and dropped while lingering, at most.
 const LINGER_BYTES: usize = 1 << 20;
-
-/// Timing and memory bounds of the loop.
-#[derive(Debug, Clone)]
-pub struct DriverOptions {
-    /// A connection with no bytes moving either way for this long is asked
-    /// to go away (GOAWAY, then the drain time). `None` keeps it forever.
-    pub idle_timeout: Option<Duration>,
-    /// How long open streams may take to finish after a shutdown or idle
-    /// GOAWAY before the connection is cut.
-    pub drain_timeout: Duration,
-    /// Output bytes taken from the core but not yet written, beyond which
-    /// the loop stops reading (and stops taking more output).
-    pub max_output_backlog: usize,
-}
-
-impl Default for DriverOptions {
-    fn default() -> Self {
-        DriverOptions {
-            idle_timeout: Some(Duration::from_secs(120)),
-            drain_timeout: Duration::from_secs(5),
-            max_output_backlog: 512 * 1024,
-        }
-    }
-}
-
-/// How a connection's loop ended, when the transport did not fail.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Ending {
-    /// The core finished the connection and all its output was written.
-    Finished,
-    /// The peer closed the transport; whatever the core had left to say
-    /// was written.
-    PeerClosed,
-    /// Streams were still open when the drain time ran out; the connection
-    /// was cut.
-    DrainExpired,
-}
-
-/// Where a connection stands on its way out.
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    Running,
-    /// GOAWAY given; cut the connection at `abort_at`.
-    Draining {
-        abort_at: Instant,
-    },
-    /// Cut; stop waiting for the final flush at `give_up_at`.
-    Aborted {
-        give_up_at: Instant,
-    },
-}
 
 /// Runs `endpoint` over `io` until the connection is over, then closes the
 /// transport. A transport error is also handed to the core as end of
@@ -126,9 +75,7 @@ where
     let mut flush_owed = false;
     let mut reading = true;
     let mut peer_closed = false;
-    let mut last_activity = Instant::now();
-    let mut phase = Phase::Running;
-    let mut shutdown_seen = false;
+    let mut life = Lifecycle::new(options, Instant::now());
     loop {
         let now = Instant::now();
         out.fill(endpoint, now, options.max_output_backlog);
@@ -139,34 +86,21 @@ where
                 Ending::Finished
             });
         }
-        let phase_deadline = match phase {
-            Phase::Running => options.idle_timeout.map(|t| last_activity + t),
-            Phase::Draining { abort_at } => Some(abort_at),
-            Phase::Aborted { give_up_at } => Some(give_up_at),
-        };
-        let deadline = [endpoint.poll_timeout(), phase_deadline]
-            .into_iter()
-            .flatten()
-            .min();
+        let deadline = life.deadline(endpoint);
         // The core may hold back input it cannot take yet (an HTTP/1.1
         // pipeline waiting for answers): then stop reading, so a client that
         // pipelines without reading cannot make us buffer without bound.
         let read_now = reading
             && !endpoint.is_closed()
-            && out.len < options.max_output_backlog
+            && out.len() < options.max_output_backlog
             && endpoint.connection().wants_input();
         tokio::select! {
             biased;
-            () = shutdown.triggered(), if !shutdown_seen => {
-                shutdown_seen = true;
-                if let Phase::Running = phase {
-                    phase = begin_drain(endpoint, now, options, CloseCause::LocalGoAway);
-                }
-            }
+            () = shutdown.triggered(), if !life.shutdown_seen() => life.shutdown(endpoint, now),
             progress = poll_fn(|cx| poll_io(cx, io, &mut out, &mut flush_owed, &mut rbuf, read_now)) => {
                 let now = Instant::now();
                 let progress = progress?;
-                last_activity = now;
+                life.activity(now);
                 match progress {
                     Progress::Read => endpoint.handle_input(now, &mut rbuf),
                     Progress::Eof => {
@@ -178,37 +112,11 @@ where
                 }
             }
             () = sleep_until(deadline), if deadline.is_some() => {
-                let now = Instant::now();
-                endpoint.handle_timeout(now);
-                phase = match phase {
-                    Phase::Running if phase_deadline.is_some_and(|t| t <= now) => {
-                        begin_drain(endpoint, now, options, CloseCause::IdleTimeout)
-                    }
-                    Phase::Draining { abort_at } if abort_at <= now => {
-                        endpoint.abort_because(now, Reason::NO_ERROR, CloseCause::DrainExpired);
-                        Phase::Aborted { give_up_at: now + FINAL_FLUSH }
-                    }
-                    Phase::Aborted { give_up_at } if give_up_at <= now => {
-                        return Ok(Ending::DrainExpired);
-                    }
-                    phase => phase,
-                };
+                if let Some(ending) = life.timeout(endpoint, Instant::now()) {
+                    return Ok(ending);
+                }
             }
         }
-    }
-}
-
-/// Asks the connection to go away gracefully, for `cause`, and sets when
-/// to stop waiting.
-fn begin_drain<A: Application>(
-    endpoint: &mut Endpoint<A>,
-    now: Instant,
-    options: &DriverOptions,
-    cause: CloseCause,
-) -> Phase {
-    endpoint.go_away_because(now, cause);
-    Phase::Draining {
-        abort_at: now + options.drain_timeout,
     }
 }
 
@@ -292,59 +200,6 @@ where
         Poll::Ready(Ok(Progress::Wrote))
     } else {
         Poll::Pending
-    }
-}
-
-/// Output taken from the core, waiting for the socket: the chunks are the
-/// core's own `Bytes` (DATA payloads among them), written without a copy.
-#[derive(Debug, Default)]
-struct Outbox {
-    chunks: std::collections::VecDeque<Bytes>,
-    len: usize,
-}
-
-impl Outbox {
-    fn is_empty(&self) -> bool {
-        self.chunks.is_empty()
-    }
-
-    /// Takes the core's output until it has no more or the bound is reached.
-    fn fill<A: Application>(&mut self, endpoint: &mut Endpoint<A>, now: Instant, limit: usize) {
-        while self.len < limit {
-            let Some(chunk) = endpoint.poll_transmit(now) else {
-                break;
-            };
-            if !chunk.is_empty() {
-                self.len += chunk.len();
-                self.chunks.push_back(chunk);
-            }
-        }
-    }
-
-    /// Points `iov` at the first chunks; returns how many.
-    fn slices<'a>(&'a self, iov: &mut [IoSlice<'a>; MAX_IOV]) -> usize {
-        let mut count = 0;
-        for (slot, chunk) in iov.iter_mut().zip(&self.chunks) {
-            *slot = IoSlice::new(chunk);
-            count += 1;
-        }
-        count
-    }
-
-    /// Drops `n` written bytes from the front.
-    fn advance(&mut self, mut n: usize) {
-        self.len -= n;
-        while n > 0 {
-            let Some(front) = self.chunks.front_mut() else {
-                break;
-            };
-            if n < front.len() {
-                front.advance(n);
-                return;
-            }
-            n -= front.len();
-            self.chunks.pop_front();
-        }
     }
 }
 
@@ -459,23 +314,5 @@ mod tests {
         drop(their_write);
         server.abort();
         reader.abort();
-    }
-
-    #[test]
-    fn outbox_advances_across_chunks() {
-        let mut out = Outbox::default();
-        for c in [&b"abc"[..], b"de", b"fghij"] {
-            out.len += c.len();
-            out.chunks.push_back(Bytes::copy_from_slice(c));
-        }
-        out.advance(4);
-        assert_eq!(out.len, 6);
-        assert_eq!(&out.chunks[0][..], b"e");
-        let mut iov = [IoSlice::new(&[]); MAX_IOV];
-        assert_eq!(out.slices(&mut iov), 2);
-        assert_eq!(&*iov[1], b"fghij");
-        out.advance(6);
-        assert!(out.is_empty());
-        assert_eq!(out.len, 0);
     }
 }

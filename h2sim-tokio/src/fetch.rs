@@ -1,14 +1,12 @@
-//! Send a list of requests over N connections, up to M in flight on each,
-//! and get every response back with its timing and the responses pushed
-//! with it: the client side of the interop tests, and a small load tool.
-//! The applications are `h2sim_proto::fetch`'s; this runs them on tokio.
+//! `fetch` on tokio: the applications are `h2sim_proto::fetch`'s, run over
+//! [`connect`](crate::connect).
 
 use std::sync::Arc;
 
-use h2sim_proto::fetch::Shared;
-pub use h2sim_proto::fetch::{FetchRequest, Outcome, PushedResponse, RequestError, ResponseRecord};
+use h2sim_proto::fetch::{FetchRequest, Outcome, Shared};
+use h2sim_proto::host::ClientError;
 
-use crate::client::{self, ClientError, ClientOptions};
+use crate::client::{self, ClientOptions};
 
 /// Sends `requests` to `target` over `options.connections` connections,
 /// at most `in_flight` at a time on each (HTTP/2 streams, or pipelined
@@ -24,9 +22,5 @@ pub async fn fetch(
     let shared = Arc::new(Shared::new(requests));
     let for_apps = shared.clone();
     let outcomes = client::connect(target, options, move |_| for_apps.app(in_flight)).await?;
-    let why = outcomes
-        .iter()
-        .find_map(|o| o.error.as_ref().map(ToString::to_string))
-        .unwrap_or_else(|| "no connection was left to send it".to_owned());
-    Ok(shared.results(&why))
+    Ok(shared.results_after(outcomes.iter().map(|o| o.error.as_ref())))
 }

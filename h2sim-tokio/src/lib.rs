@@ -16,8 +16,11 @@
 //! - [`connect`]: N client connections to a target, each running an
 //!   application, replaced when lost if asked; [`fetch`] sends a list of
 //!   requests that way and returns each response with its timing and pushes.
-//! - [`tls`]: certificates, keys, trust stores with CRLs, and the rustls
-//!   configurations for both sides.
+//!
+//! Everything that does not depend on tokio — addresses, options, errors,
+//! the reconnect policy, the outbox, the drain phases, and the rustls
+//! configuration builders (`h2sim_proto::host::tls`, feature `tls`) —
+//! lives once in [`h2sim_proto::host`], shared with `h2sim-glommio`.
 //!
 //! # Example
 //!
@@ -50,19 +53,18 @@
 mod client;
 mod driver;
 mod fetch;
-mod info;
 mod listen;
 mod server;
 mod shutdown;
-pub mod tls;
 
-pub use client::{ClientError, ClientOptions, ClientOutcome, ClientProtocol, Reconnect, connect};
-pub use driver::DriverOptions;
-pub use fetch::{FetchRequest, PushedResponse, RequestError, ResponseRecord, fetch};
+pub use client::{ClientOptions, connect};
+pub use fetch::fetch;
+pub use h2sim_proto::fetch::{FetchRequest, Outcome, PushedResponse, RequestError, ResponseRecord};
 pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
-pub use info::{ConnectionInfo, TlsInfo};
-pub use listen::{AddrError, HostPort, Scheme};
-pub use server::{
-    HandshakeErrorHook, ListenerSpec, Server, ServerError, ServerOptions, ServerStats,
+pub use h2sim_proto::host::{
+    AddrError, ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions,
+    HandshakeErrorHook, HostPort, ListenerSpec, Reconnect, Scheme, ServerCounters, ServerError,
+    ServerStats, TlsInfo, tls,
 };
+pub use server::{Server, ServerOptions};
 pub use shutdown::Shutdown;

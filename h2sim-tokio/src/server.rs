@@ -4,49 +4,23 @@
 use std::fmt;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use h2sim_proto::host::info::{server_connection, server_protocol};
+use h2sim_proto::host::{
+    ConnectionInfo, DriverOptions, Ending, HandshakeErrorHook, ListenerSpec, ServerCounters,
+    ServerError, TlsInfo,
+};
 use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::task::TaskTracker;
 
-use crate::driver::{self, DriverOptions};
-use crate::info::{ConnectionInfo, TlsInfo};
-use crate::listen::{self, AddrError, HostPort};
+use crate::driver;
+use crate::listen;
 use crate::shutdown::Shutdown;
-use crate::tls::{ALPN_H2, ALPN_HTTP1};
-
-/// One address to listen on, plain or TLS.
-#[derive(Debug, Clone)]
-pub struct ListenerSpec {
-    pub addr: HostPort,
-    /// With a configuration the listener speaks TLS and picks the protocol
-    /// by ALPN; without, it tells HTTP/2 prior knowledge from HTTP/1.1 (and
-    /// its h2c upgrade) by the first bytes.
-    pub tls: Option<Arc<rustls::ServerConfig>>,
-}
-
-impl ListenerSpec {
-    /// A plain listener on `host:port`, `[v6]:port` or an `http://` URL.
-    pub fn plain(addr: &str) -> Result<Self, AddrError> {
-        Ok(ListenerSpec {
-            addr: addr.parse()?,
-            tls: None,
-        })
-    }
-
-    /// A TLS listener (see [`crate::tls::server_config`]).
-    pub fn tls(addr: &str, config: Arc<rustls::ServerConfig>) -> Result<Self, AddrError> {
-        Ok(ListenerSpec {
-            addr: addr.parse()?,
-            tls: Some(config),
-        })
-    }
-}
 
 /// How the server treats its connections.
 #[derive(Debug, Clone)]
@@ -75,99 +49,6 @@ impl Default for ServerOptions {
     }
 }
 
-/// Called once per failed TLS handshake with the peer's address and the
-/// reason (rustls' words, or "handshake timeout"): a rejected client
-/// certificate never reaches the application, so this is where a server
-/// can say so, as h2svr did. Runs on the connection's task: keep it short.
-#[derive(Clone)]
-pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
-
-/// What a [`HandshakeErrorHook`] calls: the peer, and why.
-type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
-
-impl HandshakeErrorHook {
-    pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
-        HandshakeErrorHook(Arc::new(hook))
-    }
-
-    /// Tells the hook that the handshake with `peer` failed, and `why`.
-    pub fn call(&self, peer: SocketAddr, why: &str) {
-        (self.0)(peer, why);
-    }
-}
-
-impl fmt::Debug for HandshakeErrorHook {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("HandshakeErrorHook(..)")
-    }
-}
-
-/// Why the server could not start.
-#[derive(Debug)]
-pub enum ServerError {
-    /// The host name of a listener did not resolve.
-    Resolve { addr: HostPort, error: io::Error },
-    /// A socket could not be bound (in use, no permission, no such address).
-    Bind { addr: SocketAddr, error: io::Error },
-}
-
-impl fmt::Display for ServerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ServerError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
-            ServerError::Bind { addr, error } => write!(f, "cannot listen on {addr}: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for ServerError {}
-
-/// Counters a running server keeps, readable from any thread.
-#[derive(Debug, Default)]
-pub struct ServerStats {
-    accepted: AtomicU64,
-    active: AtomicU64,
-    tls_failures: AtomicU64,
-    transport_errors: AtomicU64,
-    last_tls_error: Mutex<Option<String>>,
-}
-
-impl ServerStats {
-    /// Connections accepted (TCP), ever.
-    pub fn accepted(&self) -> u64 {
-        self.accepted.load(Ordering::Relaxed)
-    }
-
-    /// Connections running now (including TLS handshakes).
-    pub fn active(&self) -> u64 {
-        self.active.load(Ordering::Relaxed)
-    }
-
-    /// TLS handshakes that failed or timed out.
-    pub fn tls_failures(&self) -> u64 {
-        self.tls_failures.load(Ordering::Relaxed)
-    }
-
-    /// Connections that ended by a socket error (reset, broken pipe).
-    pub fn transport_errors(&self) -> u64 {
-        self.transport_errors.load(Ordering::Relaxed)
-    }
-
-    /// Why the last TLS handshake failed, for diagnostics.
-    pub fn last_tls_error(&self) -> Option<String> {
-        self.last_tls_error
-            .lock()
-            .map_or(None, |e| e.as_ref().cloned())
-    }
-
-    fn tls_failed(&self, why: String) {
-        self.tls_failures.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut last) = self.last_tls_error.lock() {
-            *last = Some(why);
-        }
-    }
-}
-
 /// A bound listener.
 struct Bound {
     listener: TcpListener,
@@ -189,7 +70,7 @@ pub struct Server {
     listeners: Vec<Bound>,
     options: Arc<ServerOptions>,
     shutdown: Shutdown,
-    stats: Arc<ServerStats>,
+    stats: Arc<ServerCounters>,
 }
 
 impl Server {
@@ -202,14 +83,13 @@ impl Server {
     ) -> Result<Server, ServerError> {
         let mut listeners = Vec::new();
         for spec in specs {
-            let addrs = spec
-                .addr
-                .resolve()
-                .await
-                .map_err(|error| ServerError::Resolve {
-                    addr: spec.addr.clone(),
-                    error,
-                })?;
+            let addrs =
+                listen::resolve(&spec.addr)
+                    .await
+                    .map_err(|error| ServerError::Resolve {
+                        addr: spec.addr.clone(),
+                        error,
+                    })?;
             for addr in addrs {
                 let listener =
                     listen::bind(addr).map_err(|error| ServerError::Bind { addr, error })?;
@@ -240,7 +120,7 @@ impl Server {
         self.shutdown.clone()
     }
 
-    pub fn stats(&self) -> Arc<ServerStats> {
+    pub fn stats(&self) -> Arc<ServerCounters> {
         self.stats.clone()
     }
 
@@ -280,7 +160,7 @@ async fn accept_loop<A, F>(
     factory: Arc<F>,
     options: Arc<ServerOptions>,
     shutdown: Shutdown,
-    stats: Arc<ServerStats>,
+    stats: Arc<ServerCounters>,
     tracker: TaskTracker,
 ) where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
@@ -300,8 +180,7 @@ async fn accept_loop<A, F>(
                 continue;
             }
         };
-        stats.accepted.fetch_add(1, Ordering::Relaxed);
-        stats.active.fetch_add(1, Ordering::Relaxed);
+        stats.accepted_one();
         let task = ConnectionTask {
             factory: factory.clone(),
             options: options.clone(),
@@ -310,8 +189,8 @@ async fn accept_loop<A, F>(
         };
         let tls = bound.tls.clone();
         tracker.spawn(async move {
-            task.serve(tcp, peer, tls).await;
-            task.stats.active.fetch_sub(1, Ordering::Relaxed);
+            let traffic = task.serve(tcp, peer, tls).await;
+            task.stats.closed(traffic.as_ref());
         });
     }
 }
@@ -321,7 +200,7 @@ struct ConnectionTask<F> {
     factory: Arc<F>,
     options: Arc<ServerOptions>,
     shutdown: Shutdown,
-    stats: Arc<ServerStats>,
+    stats: Arc<ServerCounters>,
 }
 
 impl<F> ConnectionTask<F> {
@@ -333,32 +212,26 @@ impl<F> ConnectionTask<F> {
         }
     }
 
-    async fn serve<A>(&self, tcp: TcpStream, peer: SocketAddr, tls: Option<TlsAcceptor>)
+    /// Serves one connection; what it moved, if it got as far as the core.
+    async fn serve<A>(
+        &self,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        tls: Option<TlsAcceptor>,
+    ) -> Option<h2sim_proto::Stats>
     where
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
         // Without it small frames wait for ACKs (Nagle); failure only costs latency.
         let _ = tcp.set_nodelay(true);
-        let Ok(local) = tcp.local_addr() else {
-            return;
-        };
-        let mut info = ConnectionInfo {
-            peer,
-            local,
-            protocol: None,
-            tls: None,
-            connect_time: Duration::ZERO,
-            attempt: 0,
-        };
+        let local = tcp.local_addr().ok()?;
+        let mut info = ConnectionInfo::new(peer, local);
         let result = match tls {
             None => {
                 let config = self.options.config.clone();
                 info.protocol = self.options.plain_protocol;
-                let conn = match self.options.plain_protocol {
-                    Some(protocol) => Connection::server_for(protocol, config, Instant::now()),
-                    None => Connection::server(config, Instant::now()),
-                };
+                let conn = server_connection(self.options.plain_protocol, config, Instant::now());
                 self.run(tcp, conn, &info).await
             }
             Some(acceptor) => {
@@ -366,37 +239,37 @@ impl<F> ConnectionTask<F> {
                 let handshake =
                     tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
                 let stream = tokio::select! {
-                    () = self.shutdown.triggered() => return,
+                    () = self.shutdown.triggered() => return None,
                     stream = handshake => stream,
                 };
                 let stream = match stream {
                     Ok(Ok(stream)) => stream,
-                    Ok(Err(e)) => return self.handshake_failed(peer, &e.to_string()),
-                    Err(_) => return self.handshake_failed(peer, "handshake timeout"),
+                    Ok(Err(e)) => {
+                        self.handshake_failed(peer, &e.to_string());
+                        return None;
+                    }
+                    Err(_) => {
+                        self.handshake_failed(peer, "handshake timeout");
+                        return None;
+                    }
                 };
                 let session = stream.get_ref().1;
-                let tls_info = TlsInfo::from_connection(session, session.server_name());
-                // Without ALPN the first bytes decide, as on a plain listener.
-                info.protocol = match tls_info.alpn.as_deref() {
-                    Some(ALPN_H2) => Some(Protocol::Http2),
-                    Some(ALPN_HTTP1) => Some(Protocol::Http1),
-                    _ => None,
-                };
+                let tls_info = TlsInfo::from_session(session, session.server_name());
+                info.protocol = server_protocol(tls_info.alpn.as_deref());
                 info.tls = Some(tls_info);
                 info.connect_time = started.elapsed();
                 let mut config = self.options.config.clone();
                 config.http1.secure = true;
                 let now = Instant::now();
-                let conn = match info.protocol {
-                    Some(protocol) => Connection::server_for(protocol, config, now),
-                    None => Connection::server(config, now),
-                };
+                let conn = server_connection(info.protocol, config, now);
                 self.run(stream, conn, &info).await
             }
         };
+        let (result, traffic) = result;
         if result.is_err() {
-            self.stats.transport_errors.fetch_add(1, Ordering::Relaxed);
+            self.stats.transport_failed();
         }
+        Some(traffic)
     }
 
     async fn run<S, A>(
@@ -404,7 +277,7 @@ impl<F> ConnectionTask<F> {
         io: S,
         conn: Connection,
         info: &ConnectionInfo,
-    ) -> io::Result<driver::Ending>
+    ) -> (io::Result<Ending>, h2sim_proto::Stats)
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
         F: Fn(&ConnectionInfo) -> A,
@@ -412,6 +285,7 @@ impl<F> ConnectionTask<F> {
     {
         let app = (self.factory)(info);
         let mut endpoint = Endpoint::new(conn, app, Instant::now());
-        driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await
+        let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
+        (result, endpoint.connection().stats())
     }
 }

@@ -54,7 +54,7 @@ impl Application for Delayed {
 struct Running {
     addr: std::net::SocketAddr,
     shutdown: h2sim_tokio::Shutdown,
-    stats: std::sync::Arc<h2sim_tokio::ServerStats>,
+    stats: std::sync::Arc<h2sim_tokio::ServerCounters>,
     task: tokio::task::JoinHandle<()>,
 }
 

@@ -21,14 +21,14 @@ use h2sim_tokio::tls::{
 };
 use h2sim_tokio::{
     ClientOptions, FetchRequest, HandlerApp, HandshakeErrorHook, ListenerSpec, Reply, Server,
-    ServerOptions, ServerStats, Shutdown, fetch,
+    ServerCounters, ServerOptions, Shutdown, fetch,
 };
 
 /// A TLS server whose every answer describes the handshake it came over.
 struct TlsServer {
     port: u16,
     shutdown: Shutdown,
-    stats: Arc<ServerStats>,
+    stats: Arc<ServerCounters>,
     task: tokio::task::JoinHandle<()>,
 }
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use h2sim_tokio::tls::{
+use h2sim_proto::host::tls::{
     self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, Trust,
 };
 

@@ -21,7 +21,7 @@ use h2sim_tokio::tls::{
     self, ClientAuth, ClientTls, Identity, ServerTls, ServerVerification, TlsVersions, Trust,
 };
 use h2sim_tokio::{
-    HandlerApp, ListenerSpec, Push, Reply, Request, Server, ServerOptions, ServerStats, Shutdown,
+    HandlerApp, ListenerSpec, Push, Reply, Request, Server, ServerCounters, ServerOptions, Shutdown,
 };
 use matrix::certs;
 
@@ -63,7 +63,7 @@ pub fn service(req: Request) -> Reply {
 pub struct TestServer {
     pub addrs: Vec<(SocketAddr, bool)>,
     pub shutdown: Shutdown,
-    pub stats: Arc<ServerStats>,
+    pub stats: Arc<ServerCounters>,
     pub task: tokio::task::JoinHandle<()>,
 }
 

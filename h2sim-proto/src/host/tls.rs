@@ -1,6 +1,8 @@
 //! TLS with rustls and its `ring` provider: PEM loading, trust stores with
 //! CRLs, and the server and client configurations the listeners and
-//! connectors use.
+//! connectors use. Behind the `tls` feature: the protocol state machine
+//! never sees TLS; a host drives rustls over its sockets and hands the
+//! core the plaintext, and these builders are the same for every runtime.
 //!
 //! Both TLS 1.3 (preferred whenever the peer has it) and TLS 1.2 are on by
 //! default, because 3GPP TS 33.210 §6.2 requires both. The `ring` provider's
@@ -26,9 +28,7 @@ use rustls_pki_types::{
     CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime,
 };
 
-/// ALPN identifiers, in our order of preference.
-pub(crate) const ALPN_H2: &[u8] = b"h2";
-pub(crate) const ALPN_HTTP1: &[u8] = b"http/1.1";
+use super::info::{ALPN_H2, ALPN_HTTP1};
 
 /// Which TLS versions a configuration accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

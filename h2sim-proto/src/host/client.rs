@@ -1,0 +1,360 @@
+//! The client's side of a host: which protocol to speak, why a connection
+//! could not be made or was lost, and when a slot opens a new one.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use super::addr::{AddrError, HostPort};
+use super::info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
+use super::lifecycle::Ending;
+use crate::{Application, Connection, ConnectionError, Event, Protocol, Reason};
+
+/// Which protocol a client speaks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClientProtocol {
+    /// HTTP/2: prior knowledge over TCP, ALPN `h2` over TLS.
+    #[default]
+    Http2,
+    /// HTTP/1.1, pipelining up to `Config::http1.max_pipeline` requests.
+    Http1,
+    /// TLS only: offer `h2` and `http/1.1` and speak what the server picks
+    /// (HTTP/1.1 when it picks nothing). Over plain TCP this is `Http2`.
+    Negotiate,
+}
+
+impl ClientProtocol {
+    /// The ALPN list to offer, in our order of preference.
+    pub fn alpn(self) -> Vec<Vec<u8>> {
+        match self {
+            ClientProtocol::Http2 => vec![ALPN_H2.to_vec()],
+            ClientProtocol::Http1 => vec![ALPN_HTTP1.to_vec()],
+            ClientProtocol::Negotiate => vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()],
+        }
+    }
+
+    /// The protocol over plain TCP (and before a TLS handshake).
+    pub fn plain(self) -> Protocol {
+        match self {
+            ClientProtocol::Http1 => Protocol::Http1,
+            ClientProtocol::Http2 | ClientProtocol::Negotiate => Protocol::Http2,
+        }
+    }
+
+    /// The protocol after a TLS handshake that agreed on `alpn`.
+    pub fn after_handshake(self, alpn: Option<&[u8]>) -> Protocol {
+        match (alpn, self) {
+            (Some(ALPN_H2), _) => Protocol::Http2,
+            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate) => Protocol::Http1,
+            // Without ALPN the server took what we offered at face value.
+            (_, ClientProtocol::Http1) => Protocol::Http1,
+            (_, _) => Protocol::Http2,
+        }
+    }
+}
+
+/// When and how often a lost connection is replaced.
+#[derive(Debug, Clone, Copy)]
+pub struct Reconnect {
+    /// Lost connections (or connections that answered nothing) replaced
+    /// in a row, at most; a connection that got a response resets the
+    /// count. Planned ends are not counted.
+    pub max_attempts: u32,
+    /// Pause before each replacement of a lost connection.
+    pub delay: Duration,
+}
+
+/// Why a client could not connect, or how its connection was lost.
+#[derive(Debug)]
+pub enum ClientError {
+    Address(AddrError),
+    /// `https://` without a TLS configuration, or `http://` with one.
+    SchemeMismatch {
+        target: String,
+    },
+    Resolve {
+        addr: HostPort,
+        error: io::Error,
+    },
+    InvalidServerName(String),
+    Connect {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    ConnectTimeout {
+        addr: HostPort,
+    },
+    /// The TLS handshake failed: the error names the reason (unknown CA,
+    /// wrong name, revoked certificate, alert from the server…).
+    Handshake {
+        addr: SocketAddr,
+        error: io::Error,
+    },
+    /// The connection failed once up (reset, broken pipe, a TLS alert).
+    Transport(io::Error),
+    /// The server closed the connection while it was in use.
+    PeerClosed,
+    /// The server sent GOAWAY: it will take no more requests on this connection.
+    WentAway {
+        reason: Reason,
+    },
+    /// The connection ended in a protocol error (ours or the server's).
+    Closed(ConnectionError),
+    /// The runtime could not start its event loops (glommio: no io_uring,
+    /// the memlock limit, CPUs); the error is the adapter's own.
+    Runtime(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Address(e) => write!(f, "{e}"),
+            ClientError::SchemeMismatch { target } => write!(
+                f,
+                "{target}: https:// needs a TLS configuration and http:// must not have one"
+            ),
+            ClientError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
+            ClientError::InvalidServerName(name) => write!(f, "invalid TLS server name {name:?}"),
+            ClientError::Connect { addr, error } => write!(f, "cannot connect to {addr}: {error}"),
+            ClientError::ConnectTimeout { addr } => write!(f, "connecting to {addr} timed out"),
+            ClientError::Handshake { addr, error } => {
+                write!(f, "TLS handshake with {addr} failed: {error}")
+            }
+            ClientError::Transport(e) => write!(f, "connection failed: {e}"),
+            ClientError::PeerClosed => f.write_str("the server closed the connection"),
+            ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
+            ClientError::Closed(e) => write!(f, "{e}"),
+            ClientError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// Parses a client's target and checks its scheme against whether TLS is
+/// configured: `https://` needs it, `http://` must not have it.
+pub fn parse_target(target: &str, tls: bool) -> Result<HostPort, ClientError> {
+    use super::addr::Scheme;
+    let addr: HostPort = target.parse().map_err(ClientError::Address)?;
+    let scheme_ok = match addr.scheme {
+        Some(Scheme::Https) => tls,
+        Some(Scheme::Http) => !tls,
+        None => true,
+    };
+    if !scheme_ok {
+        return Err(ClientError::SchemeMismatch {
+            target: target.to_owned(),
+        });
+    }
+    Ok(addr)
+}
+
+/// How one connection slot ended.
+#[derive(Debug)]
+pub struct ClientOutcome<A> {
+    /// The application, given back for its results; `None` if no
+    /// connection was ever made (the factory never ran).
+    pub app: Option<A>,
+    /// Connections made or tried after the first.
+    pub reconnects: u32,
+    /// Why the last connection ended abnormally, if it did.
+    pub error: Option<ClientError>,
+}
+
+/// What a slot does after a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The slot is done: [`Slot::finish`] gives its outcome.
+    Stop,
+    /// Open a new connection, after the pause if there is one.
+    Reconnect { after: Option<Duration> },
+}
+
+/// One connection slot's reconnect policy, over its connections: connect,
+/// run, and open a new connection while the application still has work
+/// (`Application::wants_reconnect`). A planned end — the application or
+/// the server going away without error (GOAWAY NO_ERROR, an HTTP/1.1
+/// response that closes) — is followed by a new connection at once and is
+/// not limited. A loss — connect failure, transport error, the server
+/// closing with requests open, a protocol error, a GOAWAY with an error
+/// code — is replaced only with a [`Reconnect`] policy, after its delay,
+/// and at most `max_attempts` times in a row (see [`Watched`]). The
+/// application lives on across connections (its `start` runs again on
+/// each), so it carries its work over and has already heard, by
+/// `Event::Closed`, which exchanges the end took.
+#[derive(Debug)]
+pub struct Slot<A> {
+    policy: Option<Reconnect>,
+    app: Option<A>,
+    reconnects: u32,
+    /// Consecutive connections that were lost or got nowhere.
+    losses: u32,
+    error: Option<ClientError>,
+}
+
+impl<A: Application> Slot<A> {
+    pub fn new(policy: Option<Reconnect>) -> Self {
+        Slot {
+            policy,
+            app: None,
+            reconnects: 0,
+            losses: 0,
+            error: None,
+        }
+    }
+
+    /// The number of the next connection (0 for the first).
+    pub fn attempt(&self) -> u32 {
+        self.reconnects
+    }
+
+    /// The application for a connection just made: the slot's own, told
+    /// it reconnected, or a new one from `factory` on the first.
+    pub fn watch(
+        &mut self,
+        info: &ConnectionInfo,
+        factory: impl FnOnce(&ConnectionInfo) -> A,
+    ) -> Watched<A> {
+        Watched::new(match self.app.take() {
+            Some(mut a) => {
+                a.reconnected(info.connect_time);
+                a
+            }
+            None => factory(info),
+        })
+    }
+
+    /// The connection made by [`Slot::watch`] ran to its end with
+    /// `result`; `shutdown` says whether the client is stopping.
+    pub fn ran(&mut self, watched: Watched<A>, result: io::Result<Ending>, shutdown: bool) -> Next {
+        let end = watched.end(result);
+        self.app = Some(watched.app);
+        self.next(end, shutdown)
+    }
+
+    /// No connection could be made.
+    pub fn failed(&mut self, error: ClientError, shutdown: bool) -> Next {
+        self.next(Err(error), shutdown)
+    }
+
+    pub fn finish(self) -> ClientOutcome<A> {
+        ClientOutcome {
+            app: self.app,
+            reconnects: self.reconnects,
+            error: self.error,
+        }
+    }
+
+    fn next(&mut self, end: Result<bool, ClientError>, shutdown: bool) -> Next {
+        // A planned end that answered nothing counts as a loss, so a
+        // server that turns every connection away cannot make the slot
+        // reconnect for ever.
+        let counted = match end {
+            Ok(progress) => {
+                self.error = None;
+                !progress
+            }
+            Err(e) => {
+                self.error = Some(e);
+                true
+            }
+        };
+        self.losses = if counted { self.losses + 1 } else { 0 };
+        // Before the first connection the application does not exist
+        // yet: its work is all still to do.
+        let wants = self.app.as_ref().is_none_or(A::wants_reconnect);
+        let allowed = match self.policy {
+            _ if !counted => true,
+            Some(r) => self.losses <= r.max_attempts,
+            None => false,
+        };
+        if !wants || !allowed || shutdown {
+            return Next::Stop;
+        }
+        self.reconnects += 1;
+        Next::Reconnect {
+            after: self.policy.filter(|_| counted).map(|r| r.delay),
+        }
+    }
+}
+
+/// The caller's application, watched on its way for the events that say
+/// how the connection ended; everything is passed through as is.
+#[derive(Debug)]
+pub struct Watched<A> {
+    app: A,
+    /// The code of the server's GOAWAY, if it sent one.
+    goaway: Option<Reason>,
+    /// The error the connection ended in, as the core told it.
+    error: Option<ConnectionError>,
+    /// A final response arrived on this connection.
+    progress: bool,
+}
+
+impl<A> Watched<A> {
+    fn new(app: A) -> Self {
+        Watched {
+            app,
+            goaway: None,
+            error: None,
+            progress: false,
+        }
+    }
+
+    /// How the connection ended: `Ok(progress)` for a planned end (our
+    /// GOAWAY, or the server's without error, or an HTTP/1.1 response
+    /// that closes the connection), with whether any response arrived.
+    /// A loss is a transport error, the server closing with requests
+    /// open, a protocol error (ours or the server's), or a GOAWAY with an
+    /// error code — also one that came after our own GOAWAY.
+    fn end(&self, result: io::Result<Ending>) -> Result<bool, ClientError> {
+        if let Err(e) = result {
+            return Err(ClientError::Transport(e));
+        }
+        // The GOAWAY's code says more than the end of stream after it.
+        match (&self.error, self.goaway) {
+            (
+                Some(
+                    e @ (ConnectionError::Local { .. }
+                    | ConnectionError::Remote { .. }
+                    | ConnectionError::KeepaliveTimeout),
+                ),
+                _,
+            ) => Err(ClientError::Closed(e.clone())),
+            (_, Some(reason)) if reason != Reason::NO_ERROR => {
+                Err(ClientError::WentAway { reason })
+            }
+            (Some(_), _) => Err(ClientError::PeerClosed),
+            (None, _) => Ok(self.progress),
+        }
+    }
+}
+
+impl<A: Application> Application for Watched<A> {
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.start(now, conn);
+    }
+
+    fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
+        match &event {
+            Event::GoAway { reason, .. } => self.goaway = Some(*reason),
+            Event::Response { head, .. } if !head.is_informational() => self.progress = true,
+            Event::Closed { error, .. } => self.error.clone_from(error),
+            _ => {}
+        }
+        self.app.on_event(now, event, conn);
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.app.poll_timeout()
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.app.on_timeout(now, conn);
+    }
+
+    fn wants_reconnect(&self) -> bool {
+        self.app.wants_reconnect()
+    }
+}

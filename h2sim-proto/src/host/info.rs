@@ -1,0 +1,125 @@
+//! What a host knows about a connection before it starts, and the choice
+//! it makes from that: ALPN → protocol → [`Connection`].
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::{Config, Connection, Protocol};
+
+/// ALPN identifier of HTTP/2 (RFC 9113 §3.2), our first preference.
+pub const ALPN_H2: &[u8] = b"h2";
+/// ALPN identifier of HTTP/1.1 (RFC 7301 §6).
+pub const ALPN_HTTP1: &[u8] = b"http/1.1";
+
+/// One connection's transport facts, handed to the application factory so
+/// an application can act on them (log the peer, pick rules per listener,
+/// identify a network function by its client certificate).
+#[derive(Debug, Clone)]
+pub struct ConnectionInfo {
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+    /// The protocol fixed before any byte was exchanged (prior knowledge,
+    /// HTTP/1.1 by choice, or ALPN); `None` for a server connection that
+    /// tells HTTP/2 from HTTP/1.1 by its first bytes.
+    pub protocol: Option<Protocol>,
+    #[cfg(feature = "tls")]
+    pub tls: Option<TlsInfo>,
+    /// How long the transport took to set up: TCP connect plus TLS handshake
+    /// on a client, the TLS handshake on a server (zero for plain TCP).
+    pub connect_time: Duration,
+    /// Client: 0 for the first connection of a slot, then one more per
+    /// reconnection. Server: always 0.
+    pub attempt: u32,
+    /// The event-loop thread the connection runs on (0-based): glommio's
+    /// executor; always 0 on a runtime whose tasks move between threads.
+    pub executor: usize,
+}
+
+impl ConnectionInfo {
+    /// A plain connection between `local` and `peer`, protocol still open.
+    pub fn new(peer: SocketAddr, local: SocketAddr) -> Self {
+        ConnectionInfo {
+            peer,
+            local,
+            protocol: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+            connect_time: Duration::ZERO,
+            attempt: 0,
+            executor: 0,
+        }
+    }
+}
+
+/// The outcome of a TLS handshake.
+#[cfg(feature = "tls")]
+#[derive(Debug, Clone)]
+pub struct TlsInfo {
+    /// The ALPN protocol agreed on, if any.
+    pub alpn: Option<Vec<u8>>,
+    /// Server: the name the client asked for (SNI).
+    pub server_name: Option<String>,
+    pub version: Option<rustls::ProtocolVersion>,
+    pub cipher_suite: Option<rustls::CipherSuite>,
+    /// The peer's certificate chain, end entity first (empty when it sent none).
+    pub peer_certificates: Vec<rustls_pki_types::CertificateDer<'static>>,
+}
+
+#[cfg(feature = "tls")]
+impl TlsInfo {
+    /// Reads the negotiated parameters off a finished handshake; a server
+    /// passes the SNI name it got.
+    pub fn from_session(session: &rustls::CommonState, server_name: Option<&str>) -> Self {
+        TlsInfo {
+            alpn: session.alpn_protocol().map(<[u8]>::to_vec),
+            server_name: server_name.map(str::to_owned),
+            version: session.protocol_version(),
+            cipher_suite: session.negotiated_cipher_suite().map(|s| s.suite()),
+            peer_certificates: session
+                .peer_certificates()
+                .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// The protocol a server connection speaks after a TLS handshake: the
+/// ALPN result, or (without one) the first bytes decide, as on a plain
+/// listener.
+pub fn server_protocol(alpn: Option<&[u8]>) -> Option<Protocol> {
+    match alpn {
+        Some(ALPN_H2) => Some(Protocol::Http2),
+        Some(ALPN_HTTP1) => Some(Protocol::Http1),
+        _ => None,
+    }
+}
+
+/// A server connection for `protocol`, or one that tells it from the
+/// first bytes.
+pub fn server_connection(protocol: Option<Protocol>, config: Config, now: Instant) -> Connection {
+    match protocol {
+        Some(protocol) => Connection::server_for(protocol, config, now),
+        None => Connection::server(config, now),
+    }
+}
+
+/// A client connection for `protocol` (HTTP/2 unless told HTTP/1.1).
+pub fn client_connection(protocol: Option<Protocol>, config: Config, now: Instant) -> Connection {
+    match protocol {
+        Some(Protocol::Http1) => Connection::client_http1(config, now),
+        _ => Connection::client(config, now),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpn_picks_the_server_protocol() {
+        assert_eq!(server_protocol(Some(b"h2")), Some(Protocol::Http2));
+        assert_eq!(server_protocol(Some(b"http/1.1")), Some(Protocol::Http1));
+        assert_eq!(server_protocol(Some(b"spdy/3")), None);
+        assert_eq!(server_protocol(None), None);
+    }
+}

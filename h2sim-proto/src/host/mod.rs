@@ -1,0 +1,41 @@
+//! What every host of the core needs besides the protocol, written once so
+//! that each runtime adapter (tokio, glommio, or a third one embedding the
+//! core) keeps only what depends on its runtime: accepting, connecting,
+//! reading, writing, timers, spawning, signals.
+//!
+//! Everything here is Sans-IO like the rest of the crate: no socket, no
+//! clock, no runtime, no name lookup (an adapter resolves names its own way
+//! and hands the answer to [`HostPort::addresses`]).
+//!
+//! - [`addr`]: addresses as people write them.
+//! - [`Outbox`]: the core's output on its way to the socket.
+//! - [`Lifecycle`] and [`DriverOptions`]: idle timeout, graceful shutdown,
+//!   drain deadline, abort.
+//! - [`info`]: what a connection's factory learns, and ALPN → protocol →
+//!   [`Connection`](crate::Connection).
+//! - [`client`]: the client's protocol choice, errors, loss and reconnect
+//!   policy ([`Slot`], [`Watched`]).
+//! - [`server`]: listener specs, start errors, the handshake-error hook,
+//!   and one [`ServerStats`] shape.
+//! - `tls` (cargo feature `tls`, off by default): the rustls configuration
+//!   builders — trust stores with CRLs, client certificates, `-V pass`,
+//!   in-memory and self-signed identities, system roots — the way
+//!   quinn-proto keeps its rustls glue behind a feature.
+
+pub mod addr;
+pub mod client;
+pub mod info;
+mod lifecycle;
+mod outbox;
+pub mod server;
+#[cfg(feature = "tls")]
+pub mod tls;
+
+pub use addr::{AddrError, HostPort, Scheme};
+pub use client::{ClientError, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Watched};
+#[cfg(feature = "tls")]
+pub use info::TlsInfo;
+pub use info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
+pub use lifecycle::{DriverOptions, Ending, Lifecycle};
+pub use outbox::Outbox;
+pub use server::{HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerStats};

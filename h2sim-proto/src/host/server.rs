@@ -1,0 +1,262 @@
+//! The server's side of a host: what to listen on, why it could not
+//! start, who hears of failed handshakes, and what it counted.
+
+use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::addr::{AddrError, HostPort};
+use crate::Stats;
+
+/// One address to listen on, plain or TLS.
+#[derive(Debug, Clone)]
+pub struct ListenerSpec {
+    pub addr: HostPort,
+    /// With a configuration the listener speaks TLS and picks the protocol
+    /// by ALPN; without, it tells HTTP/2 prior knowledge from HTTP/1.1 (and
+    /// its h2c upgrade) by the first bytes.
+    #[cfg(feature = "tls")]
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl ListenerSpec {
+    /// A plain listener on `host:port`, `[v6]:port` or an `http://` URL.
+    pub fn plain(addr: &str) -> Result<Self, AddrError> {
+        Ok(ListenerSpec {
+            addr: addr.parse()?,
+            #[cfg(feature = "tls")]
+            tls: None,
+        })
+    }
+
+    /// A TLS listener (see [`crate::host::tls::server_config`]).
+    #[cfg(feature = "tls")]
+    pub fn tls(addr: &str, config: Arc<rustls::ServerConfig>) -> Result<Self, AddrError> {
+        Ok(ListenerSpec {
+            addr: addr.parse()?,
+            tls: Some(config),
+        })
+    }
+}
+
+/// Why a server could not start.
+#[derive(Debug)]
+pub enum ServerError {
+    /// The host name of a listener did not resolve.
+    Resolve { addr: HostPort, error: io::Error },
+    /// A socket could not be bound (in use, no permission, no such address).
+    Bind { addr: SocketAddr, error: io::Error },
+    /// The runtime could not start its event loops (glommio: no io_uring,
+    /// the memlock limit, CPUs); the error is the adapter's own.
+    Runtime(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl fmt::Display for ServerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
+            ServerError::Bind { addr, error } => write!(f, "cannot listen on {addr}: {error}"),
+            ServerError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServerError {}
+
+/// Called once per failed TLS handshake with the peer's address and the
+/// reason (rustls' words, or "handshake timeout"): a rejected client
+/// certificate never reaches the application, so this is where a server
+/// can say so, as h2svr did. Runs on the task (and thread) that served the
+/// connection, from several threads at once on a runtime with many: keep
+/// it short.
+#[derive(Clone)]
+pub struct HandshakeErrorHook(Arc<HandshakeErrorFn>);
+
+/// What a [`HandshakeErrorHook`] calls: the peer, and why.
+type HandshakeErrorFn = dyn Fn(SocketAddr, &str) + Send + Sync;
+
+impl HandshakeErrorHook {
+    pub fn new(hook: impl Fn(SocketAddr, &str) + Send + Sync + 'static) -> Self {
+        HandshakeErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that the handshake with `peer` failed, and `why`.
+    pub fn call(&self, peer: SocketAddr, why: &str) {
+        (self.0)(peer, why);
+    }
+}
+
+impl fmt::Debug for HandshakeErrorHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HandshakeErrorHook(..)")
+    }
+}
+
+/// A running server's counters, updated by its connections and readable
+/// from any thread while it serves. A runtime with one event loop per
+/// thread keeps one per loop and adds their [`ServerCounters::snapshot`]s
+/// up with [`ServerStats::merge`].
+#[derive(Debug, Default)]
+pub struct ServerCounters {
+    accepted: AtomicU64,
+    active: AtomicU64,
+    tls_failures: AtomicU64,
+    transport_errors: AtomicU64,
+    last_tls_error: Mutex<Option<String>>,
+    traffic: Mutex<Stats>,
+}
+
+impl ServerCounters {
+    /// A connection was accepted (TCP) and now runs.
+    pub fn accepted_one(&self) {
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        self.active.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A TLS handshake failed or timed out; `why` names the peer and the reason.
+    pub fn tls_failed(&self, why: String) {
+        self.tls_failures.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut last) = self.last_tls_error.lock() {
+            *last = Some(why);
+        }
+    }
+
+    /// A connection ended by a socket error (reset, broken pipe).
+    pub fn transport_failed(&self) {
+        self.transport_errors.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A connection counted by [`ServerCounters::accepted_one`] is over;
+    /// `traffic` is what it moved, when it got as far as a connection.
+    pub fn closed(&self, traffic: Option<&Stats>) {
+        self.active.fetch_sub(1, Ordering::Relaxed);
+        if let (Some(t), Ok(mut all)) = (traffic, self.traffic.lock()) {
+            all.merge(t);
+        }
+    }
+
+    /// Connections accepted (TCP), ever.
+    pub fn accepted(&self) -> u64 {
+        self.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Connections running now (including TLS handshakes).
+    pub fn active(&self) -> u64 {
+        self.active.load(Ordering::Relaxed)
+    }
+
+    /// TLS handshakes that failed or timed out.
+    pub fn tls_failures(&self) -> u64 {
+        self.tls_failures.load(Ordering::Relaxed)
+    }
+
+    /// Connections that ended by a socket error (reset, broken pipe).
+    pub fn transport_errors(&self) -> u64 {
+        self.transport_errors.load(Ordering::Relaxed)
+    }
+
+    /// Why the last TLS handshake failed, for diagnostics.
+    pub fn last_tls_error(&self) -> Option<String> {
+        self.last_tls_error
+            .lock()
+            .map_or(None, |e| e.as_ref().cloned())
+    }
+
+    /// The counts as they stand, as one event loop's share.
+    pub fn snapshot(&self) -> ServerStats {
+        ServerStats {
+            accepted: vec![self.accepted()],
+            active: self.active(),
+            tls_failures: self.tls_failures(),
+            transport_errors: self.transport_errors(),
+            last_tls_error: self.last_tls_error(),
+            traffic: self.traffic.lock().map(|t| *t).unwrap_or_default(),
+        }
+    }
+}
+
+/// What a server did: the counts of its event loops, added up.
+#[derive(Debug, Clone, Default)]
+pub struct ServerStats {
+    accepted: Vec<u64>,
+    active: u64,
+    tls_failures: u64,
+    transport_errors: u64,
+    last_tls_error: Option<String>,
+    traffic: Stats,
+}
+
+impl ServerStats {
+    /// Connections accepted (TCP).
+    pub fn accepted(&self) -> u64 {
+        self.accepted.iter().sum()
+    }
+
+    /// Connections accepted by each event loop (glommio's executors): how
+    /// evenly `SO_REUSEPORT` spread them.
+    pub fn accepted_per_executor(&self) -> &[u64] {
+        &self.accepted
+    }
+
+    /// Connections still running when the counts were taken.
+    pub fn active(&self) -> u64 {
+        self.active
+    }
+
+    /// TLS handshakes that failed or timed out.
+    pub fn tls_failures(&self) -> u64 {
+        self.tls_failures
+    }
+
+    /// Connections that ended by a socket error (reset, broken pipe).
+    pub fn transport_errors(&self) -> u64 {
+        self.transport_errors
+    }
+
+    /// Why a TLS handshake failed (the last one some event loop saw).
+    pub fn last_tls_error(&self) -> Option<String> {
+        self.last_tls_error.clone()
+    }
+
+    /// Bytes, header and body sizes over all connections.
+    pub fn traffic(&self) -> Stats {
+        self.traffic
+    }
+
+    /// Adds another event loop's counts.
+    pub fn merge(&mut self, other: ServerStats) {
+        self.accepted.extend(other.accepted);
+        self.active += other.active;
+        self.tls_failures += other.tls_failures;
+        self.transport_errors += other.transport_errors;
+        if other.last_tls_error.is_some() {
+            self.last_tls_error = other.last_tls_error;
+        }
+        self.traffic.merge(&other.traffic);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn executors_add_up() {
+        let (a, b) = (ServerCounters::default(), ServerCounters::default());
+        a.accepted_one();
+        a.accepted_one();
+        b.accepted_one();
+        b.tls_failed("peer: unknown CA".into());
+        a.closed(None);
+        let mut all = ServerStats::default();
+        all.merge(a.snapshot());
+        all.merge(b.snapshot());
+        assert_eq!(all.accepted(), 3);
+        assert_eq!(all.accepted_per_executor(), [2, 1]);
+        assert_eq!(all.active(), 2);
+        assert_eq!(all.tls_failures(), 1);
+        assert_eq!(all.last_tls_error().as_deref(), Some("peer: unknown CA"));
+    }
+}
