@@ -1,26 +1,22 @@
 //! `fetch` on glommio: the applications are `h2sim_proto::fetch`'s, run
 //! over [`connect`](crate::connect) on the executors.
 
-use std::sync::Arc;
-
 use h2sim_proto::fetch::{FetchRequest, Outcome, Shared};
 use h2sim_proto::host::ClientError;
 
 use crate::client::{self, ClientOptions};
 
-/// Sends `requests` to `target` over `options.connections` connections,
-/// at most `in_flight` at a time on each (HTTP/2 streams, or pipelined
-/// HTTP/1.1 requests), and returns one result per request, in order.
-/// Blocks until done.
+/// Blocks while `requests` go to `target` over `options.connections`
+/// connections dealt out over the executors, at most `in_flight` at a time
+/// on each (HTTP/2 streams, or pipelined HTTP/1.1 requests); one result
+/// per request, in order.
 pub fn fetch(
     target: &str,
     mut options: ClientOptions,
     in_flight: usize,
     requests: Vec<FetchRequest>,
 ) -> Result<Vec<Outcome>, ClientError> {
-    let in_flight = in_flight.max(1);
-    options.config.http1.max_pipeline = in_flight;
-    let shared = Arc::new(Shared::new(requests));
+    let (shared, in_flight) = Shared::prepare(requests, in_flight, &mut options.config);
     let apps = shared.clone();
     let outcomes = client::connect(target, options, move |_| apps.app(in_flight))?;
     Ok(shared.results_after(outcomes.iter().map(|o| o.error.as_ref())))

@@ -348,7 +348,7 @@ where
             };
             let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
             let started = Instant::now();
-            match handshake(&local, &mut transport, options.handshake_timeout).await {
+            match handshake(local, &mut transport, options.handshake_timeout).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),

@@ -167,6 +167,19 @@ impl Shared {
             .collect()
     }
 
+    /// What a host's `fetch` starts from: the shared state for `requests`,
+    /// and the in-flight depth (at least 1) set as `config`'s HTTP/1.1
+    /// pipeline depth too.
+    pub fn prepare(
+        requests: Vec<FetchRequest>,
+        in_flight: usize,
+        config: &mut crate::Config,
+    ) -> (Arc<Self>, usize) {
+        let in_flight = in_flight.max(1);
+        config.http1.max_pipeline = in_flight;
+        (Arc::new(Shared::new(requests)), in_flight)
+    }
+
     /// [`Shared::results`] once the connections ended with `errors` (one
     /// per connection slot): the first error says why the requests left
     /// over were not sent.

@@ -127,12 +127,10 @@ impl Dialer {
             })?;
         let tls = match &options.tls {
             Some(config) => {
-                let mut config = (**config).clone();
-                config.alpn_protocols = options.protocol.alpn();
-                let name = options.server_name.clone().unwrap_or(addr.host.clone());
-                let name = ServerName::try_from(name.clone())
-                    .map_err(|_| ClientError::InvalidServerName(name))?;
-                Some((TlsConnector::from(Arc::new(config)), name))
+                let server_name = options.server_name.as_deref();
+                let (config, name) =
+                    client::tls_for_target(config, options.protocol, server_name, &addr)?;
+                Some((TlsConnector::from(config), name))
             }
             None => None,
         };

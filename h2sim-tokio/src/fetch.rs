@@ -1,8 +1,6 @@
 //! `fetch` on tokio: the applications are `h2sim_proto::fetch`'s, run over
 //! [`connect`](crate::connect).
 
-use std::sync::Arc;
-
 use h2sim_proto::fetch::{FetchRequest, Outcome, Shared};
 use h2sim_proto::host::ClientError;
 
@@ -17,10 +15,8 @@ pub async fn fetch(
     in_flight: usize,
     requests: Vec<FetchRequest>,
 ) -> Result<Vec<Outcome>, ClientError> {
-    let in_flight = in_flight.max(1);
-    options.config.http1.max_pipeline = in_flight;
-    let shared = Arc::new(Shared::new(requests));
-    let for_apps = shared.clone();
-    let outcomes = client::connect(target, options, move |_| for_apps.app(in_flight)).await?;
+    let (shared, in_flight) = Shared::prepare(requests, in_flight, &mut options.config);
+    let apps = shared.clone();
+    let outcomes = client::connect(target, options, move |_| apps.app(in_flight)).await?;
     Ok(shared.results_after(outcomes.iter().map(|o| o.error.as_ref())))
 }

@@ -150,6 +150,30 @@ pub fn parse_target(target: &str, tls: bool) -> Result<HostPort, ClientError> {
     Ok(addr)
 }
 
+/// The rustls client configuration for one target: `config` with the ALPN
+/// list of `protocol`, and the name to send as SNI and check the server's
+/// certificate against (`server_name`, or the target's host).
+#[cfg(feature = "tls")]
+pub fn tls_for_target(
+    config: &rustls::ClientConfig,
+    protocol: ClientProtocol,
+    server_name: Option<&str>,
+    target: &HostPort,
+) -> Result<
+    (
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls_pki_types::ServerName<'static>,
+    ),
+    ClientError,
+> {
+    let mut config = config.clone();
+    config.alpn_protocols = protocol.alpn();
+    let name = server_name.unwrap_or(&target.host).to_owned();
+    let name = rustls_pki_types::ServerName::try_from(name.clone())
+        .map_err(|_| ClientError::InvalidServerName(name))?;
+    Ok((std::sync::Arc::new(config), name))
+}
+
 /// How one connection slot ended.
 #[derive(Debug)]
 pub struct ClientOutcome<A> {
