@@ -12,7 +12,7 @@ use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
 
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
-use crate::options::client::ClientOptions as ClientArgs;
+use crate::options::client::ClientArgs;
 use crate::options::tls::TlsFiles;
 use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};

@@ -12,8 +12,8 @@ use h2sim_proto::{Config, LocalSettings};
 use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions, Shutdown};
 
 use crate::client::app::{ClientApp, Plan};
-use crate::options::client::ClientOptions as ClientArgs;
-use crate::options::server::ServerOptions as ServerArgs;
+use crate::options::client::ClientArgs;
+use crate::options::server::ServerArgs;
 use crate::options::tls::{client_tls, server_tls_files};
 use crate::options::{Runtime, UsageError, apply_setting, usage};
 use crate::report::Report;

@@ -12,8 +12,8 @@ use h2sim_glommio::{
 
 use crate::client::app::ClientApp;
 use crate::options::UsageError;
-use crate::options::client::ClientOptions as ClientArgs;
-use crate::options::server::ServerOptions as ServerArgs;
+use crate::options::client::ClientArgs;
+use crate::options::server::ServerArgs;
 use crate::options::usage;
 use crate::run::{self, Command};
 use crate::server::app::ServerApp;
