@@ -308,11 +308,7 @@ enum Target {
 }
 
 /// Replays the listener and rule grammar in order.
-fn replay(
-    opts: &mut ServerArgs,
-    occurrences: &[Occurrence],
-    dir: &Path,
-) -> Result<(), UsageError> {
+fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Result<(), UsageError> {
     let mut tls = TlsFiles::default();
     let mut target = Target::None;
     for Occurrence { id, flag, value } in occurrences {
