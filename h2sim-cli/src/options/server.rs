@@ -328,7 +328,7 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
             "rules" => {
                 // The file's rules take their place in the order given.
                 opts.rules
-                    .extend(crate::server::rules_file::load(&dir.join(value))?);
+                    .extend(super::rules_file::load(&dir.join(value))?);
                 target = Target::AfterFile;
             }
             "method" => {
