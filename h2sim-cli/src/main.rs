@@ -136,3 +136,22 @@ fn clap_exit(error: &clap::Error) -> ExitCode {
         }
     }
 }
+
+#[cfg(all(test, not(all(feature = "glommio", target_os = "linux"))))]
+mod tests {
+    use super::*;
+
+    /// Issue 11 §8: built without glommio, `--runtime glommio` is a usage
+    /// error (one line, exit 2) before anything starts.
+    #[test]
+    fn glommio_without_the_feature_is_a_usage_error() {
+        let args = options::server::parse(
+            ["--runtime", "glommio", "-S", "http://127.0.0.1:0"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let error = run(Command::Server(args.unwrap())).unwrap_err();
+        assert!(error.0.contains("--runtime glommio"), "{error}");
+        assert!(!error.0.contains('\n'));
+    }
+}
