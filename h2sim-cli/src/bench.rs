@@ -12,7 +12,7 @@ use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
 
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
-use crate::options::client::ClientOptions as ClientArgs;
+use crate::options::client::ClientArgs;
 use crate::options::tls::TlsFiles;
 use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};
@@ -140,7 +140,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         let mut line = format!("{:<10}", row.name);
         for (size, path) in SIZES {
             let client = client_args(&args, row.scheme, &addr.to_string(), path, size, row.http1)?;
-            let report = crate::run::run_client(&client, true).await?;
+            let report = crate::tokio_run::run_client(&client, true).await?;
             all_ok &= report.is_success();
             let mark = if report.is_success() { " " } else { "!" };
             line.push_str(&format!(

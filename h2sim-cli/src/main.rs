@@ -4,14 +4,19 @@
 mod bench;
 mod body;
 mod client;
+#[cfg(all(feature = "glommio", target_os = "linux"))]
+mod glommio_run;
 mod help;
+mod merge;
 mod options;
+mod progress;
 mod report;
-mod run;
-mod run_glommio;
 mod server;
+mod setup;
+mod signals;
 #[cfg(test)]
 mod sim_tests;
+mod tokio_run;
 mod trace;
 
 use std::path::Path;
@@ -20,6 +25,17 @@ use std::process::ExitCode;
 use clap::FromArgMatches;
 
 use options::cli::{self, CompletionsFlags, MergeFlags};
+use options::client::ClientArgs;
+use options::server::ServerArgs;
+use options::{Runtime, UsageError};
+
+/// A parsed command that runs on a runtime.
+enum Command {
+    Server(ServerArgs),
+    /// Boxed: the client's arguments are the largest by far.
+    Client(Box<ClientArgs>),
+    Bench(bench::BenchArgs),
+}
 
 fn main() -> ExitCode {
     let matches = match cli::command().try_get_matches() {
@@ -29,14 +45,15 @@ fn main() -> ExitCode {
     let outcome = match matches.subcommand() {
         // Relative paths on the command line are the working directory's.
         Some(("server", m)) => {
-            options::server::from_matches(m, Path::new(".")).map(run::Command::Server)
+            options::server::from_matches(m, Path::new(".")).map(Command::Server)
         }
-        Some(("client", m)) => options::client::from_matches(m, Path::new("."))
-            .map(|a| run::Command::Client(Box::new(a))),
-        Some(("bench", m)) => bench::from_matches(m).map(run::Command::Bench),
+        Some(("client", m)) => {
+            options::client::from_matches(m, Path::new(".")).map(|a| Command::Client(Box::new(a)))
+        }
+        Some(("bench", m)) => bench::from_matches(m).map(Command::Bench),
         Some(("merge", m)) => {
             return match MergeFlags::from_arg_matches(m) {
-                Ok(flags) => merge(&flags),
+                Ok(flags) => merge::run(&flags.files, flags.json.as_deref()),
                 Err(e) => clap_exit(&e),
             };
         }
@@ -58,13 +75,46 @@ fn main() -> ExitCode {
             "a command is needed: server, client, bench, merge or completions",
         )),
     };
-    match outcome {
-        Ok(command) => run::run(command),
-        Err(e) => {
-            eprintln!("h2sim: {e}");
-            ExitCode::from(2)
-        }
+    match outcome.and_then(run) {
+        Ok(code) => code,
+        Err(e) => usage_exit(&e),
     }
+}
+
+/// Hands a command to the runtime it asked for.
+fn run(command: Command) -> Result<ExitCode, UsageError> {
+    match command {
+        Command::Server(args) => match args.runtime {
+            Runtime::Tokio => Ok(tokio_run::run(args.threads, tokio_run::serve(args))),
+            #[cfg(all(feature = "glommio", target_os = "linux"))]
+            Runtime::Glommio => glommio_run::serve(args),
+            #[cfg(not(all(feature = "glommio", target_os = "linux")))]
+            Runtime::Glommio => Err(without_glommio()),
+        },
+        Command::Client(args) => match args.runtime {
+            Runtime::Tokio => Ok(tokio_run::run(args.threads, tokio_run::drive(*args))),
+            #[cfg(all(feature = "glommio", target_os = "linux"))]
+            Runtime::Glommio => glommio_run::drive(&args),
+            #[cfg(not(all(feature = "glommio", target_os = "linux")))]
+            Runtime::Glommio => Err(without_glommio()),
+        },
+        Command::Bench(args) => Ok(tokio_run::run(args.threads, bench::run(args))),
+    }
+}
+
+/// `--runtime glommio` in a binary built without it (the `glommio`
+/// feature is off, or not Linux: glommio needs io_uring).
+#[cfg(not(all(feature = "glommio", target_os = "linux")))]
+fn without_glommio() -> UsageError {
+    options::usage(
+        "--runtime glommio: this h2sim was built without glommio (cargo feature `glommio`, Linux only); use --runtime tokio",
+    )
+}
+
+/// A usage error: one line, exit status 2.
+fn usage_exit(error: &UsageError) -> ExitCode {
+    eprintln!("h2sim: {error}");
+    ExitCode::from(2)
 }
 
 /// `--help` and `--version` print and succeed; any other clap error is one
@@ -87,7 +137,21 @@ fn clap_exit(error: &clap::Error) -> ExitCode {
     }
 }
 
-/// `h2sim merge [--json FILE] FILE...`.
-fn merge(flags: &MergeFlags) -> ExitCode {
-    run::merge(&flags.files, flags.json.as_deref())
+#[cfg(all(test, not(all(feature = "glommio", target_os = "linux"))))]
+mod tests {
+    use super::*;
+
+    /// Issue 11 §8: built without glommio, `--runtime glommio` is a usage
+    /// error (one line, exit 2) before anything starts.
+    #[test]
+    fn glommio_without_the_feature_is_a_usage_error() {
+        let args = options::server::parse(
+            ["--runtime", "glommio", "-S", "http://127.0.0.1:0"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let error = run(Command::Server(args.unwrap())).unwrap_err();
+        assert!(error.0.contains("--runtime glommio"), "{error}");
+        assert!(!error.0.contains('\n'));
+    }
 }

@@ -2,7 +2,9 @@
 //! connection against the server application on a server connection, on a
 //! virtual clock, with no sockets and no runtime.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,6 +16,7 @@ use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
 use crate::report::Report;
 use crate::server::app::{ServerApp, Shared, Totals};
+use crate::server::files::{Files, NotServed};
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 use crate::trace::{Memory, Trace};
 
@@ -568,5 +571,48 @@ fn frame_traces_go_to_the_apps_frame_sink() {
     assert!(
         server.iter().all(|l| l.starts_with("[127.0.0.1:40000] ")),
         "{server:#?}"
+    );
+}
+
+/// `-d` files from memory, by directory and request path after the prefix.
+struct MemoryFiles(HashMap<(PathBuf, String), Bytes>);
+
+impl Files for MemoryFiles {
+    fn read(&self, dir: &Path, relative: &str) -> Result<Bytes, NotServed> {
+        self.0
+            .get(&(dir.to_path_buf(), relative.to_owned()))
+            .cloned()
+            .ok_or(NotServed::Missing)
+    }
+}
+
+/// Issue 11 §8: a `-d DIR` rule reads through the `Files` it is given
+/// (memory here, no file system); a file it does not have is a 404.
+#[test]
+fn directory_rules_serve_the_files_they_are_given() {
+    let mut r = rule("GET", "/files/", 200, Body::Empty);
+    r.dir = Some(PathBuf::from("/srv/www"));
+    let mut files = HashMap::new();
+    files.insert(
+        (PathBuf::from("/srv/www"), "a.json".to_owned()),
+        Bytes::from_static(b"{\"a\":1}"),
+    );
+    let serve = |path: &str| {
+        let mut shared = Shared::new(vec![r.clone()], None, None);
+        shared.files = Arc::new(MemoryFiles(files.clone()));
+        run(
+            Arc::new(plan(vec![step("GET", path, "")], 3, 1)),
+            Arc::new(shared),
+            false,
+        )
+    };
+    let (report, totals, _) = serve("/files/a.json");
+    assert_eq!((report.done, report.succeeded), (3, 3));
+    assert_eq!(report.traffic.data_bytes_received, 3 * 7);
+    assert_eq!(totals.rule_hits, vec![3]);
+    let (report, _, _) = serve("/files/missing.json");
+    assert_eq!(
+        (report.done, report.failed, report.status_classes()[3]),
+        (3, 3, 3)
     );
 }

@@ -17,7 +17,7 @@ use crate::client::symbol::Symbol;
 
 /// Everything `h2sim client` was told.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ClientOptions {
+pub struct ClientArgs {
     pub steps: Vec<Step>,
     /// `-P`: scenarios in flight per connection.
     pub parallel: usize,
@@ -228,13 +228,13 @@ fn check_authority(flag: &str, authority: &str) -> Result<(), UsageError> {
 /// top-level command), for tests, with relative paths in the working
 /// directory.
 #[cfg(test)]
-pub fn parse(args: Vec<String>) -> Result<ClientOptions, UsageError> {
+pub fn parse(args: Vec<String>) -> Result<ClientArgs, UsageError> {
     parse_in(args, Path::new("."))
 }
 
 /// `parse`, with relative paths in `dir`.
 #[cfg(test)]
-pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ClientOptions, UsageError> {
+pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ClientArgs, UsageError> {
     let matches = cli::subcommand("client")
         .try_get_matches_from(args)
         .map_err(|e| cli::one_line(&e))?;
@@ -244,9 +244,9 @@ pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ClientOptions, UsageErr
 /// Builds the options from what clap matched for `client`. Relative paths
 /// (`-f`, `-k`, `-c`, `-V`'s trust files) are taken from `dir`: the binary
 /// passes its working directory, tests a scratch directory of their own.
-pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientOptions, UsageError> {
+pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, UsageError> {
     let flags = ClientFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
-    let mut opts = ClientOptions {
+    let mut opts = ClientArgs {
         steps: Vec::new(),
         parallel: flags.parallel as usize,
         count: flags.count,
@@ -346,7 +346,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientOptions, U
 
 /// `-H reconn_max=N` and friends: the flag's value unless the flag was
 /// given too, with one line saying which flag it is.
-fn apply_h2simple_key(opts: &mut ClientOptions, spec: &str, key: H2simpleKey) {
+fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
     eprintln!("h2sim: -H {spec} is {} in h2sim", key.flag());
     match key {
         H2simpleKey::ReconnMax(n) => {

@@ -9,6 +9,7 @@ pub mod client;
 #[cfg(test)]
 mod examples;
 pub mod grammar;
+mod rules_file;
 pub mod server;
 pub mod tls;
 

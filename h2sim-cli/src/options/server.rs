@@ -22,7 +22,7 @@ pub struct Listen {
 
 /// Everything `h2sim server` was told.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerOptions {
+pub struct ServerArgs {
     pub listen: Vec<Listen>,
     pub settings: Vec<String>,
     pub http1: bool,
@@ -204,13 +204,13 @@ pub fn parse_listen(url: &str) -> Result<(bool, std::net::SocketAddr), UsageErro
 /// top-level command), for tests, with relative paths in the working
 /// directory.
 #[cfg(test)]
-pub fn parse(args: Vec<String>) -> Result<ServerOptions, UsageError> {
+pub fn parse(args: Vec<String>) -> Result<ServerArgs, UsageError> {
     parse_in(args, Path::new("."))
 }
 
 /// `parse`, with relative paths in `dir`.
 #[cfg(test)]
-pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ServerOptions, UsageError> {
+pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ServerArgs, UsageError> {
     let matches = cli::subcommand("server")
         .try_get_matches_from(args)
         .map_err(|e| cli::one_line(&e))?;
@@ -221,9 +221,9 @@ pub fn parse_in(args: Vec<String>, dir: &Path) -> Result<ServerOptions, UsageErr
 /// (`-k -c -f -d --rules`, `-V`'s trust files, h2simple's default
 /// `eckey.pem`/`eccert.pem`) are taken from `dir`: the binary passes its
 /// working directory, tests a scratch directory of their own.
-pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerOptions, UsageError> {
+pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, UsageError> {
     let flags = ServerFlags::from_arg_matches(matches).map_err(|e| cli::one_line(&e))?;
-    let mut opts = ServerOptions {
+    let mut opts = ServerArgs {
         listen: Vec::new(),
         settings: Vec::new(),
         http1: flags.http1,
@@ -308,11 +308,7 @@ enum Target {
 }
 
 /// Replays the listener and rule grammar in order.
-fn replay(
-    opts: &mut ServerOptions,
-    occurrences: &[Occurrence],
-    dir: &Path,
-) -> Result<(), UsageError> {
+fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Result<(), UsageError> {
     let mut tls = TlsFiles::default();
     let mut target = Target::None;
     for Occurrence { id, flag, value } in occurrences {
@@ -332,7 +328,7 @@ fn replay(
             "rules" => {
                 // The file's rules take their place in the order given.
                 opts.rules
-                    .extend(crate::server::rules_file::load(&dir.join(value))?);
+                    .extend(super::rules_file::load(&dir.join(value))?);
                 target = Target::AfterFile;
             }
             "method" => {
@@ -394,7 +390,7 @@ fn replay(
 
 /// The rule that `-a -p -d --delay -s ...` describe.
 fn open_rule<'a>(
-    opts: &'a mut ServerOptions,
+    opts: &'a mut ServerArgs,
     target: &Target,
     flag: &str,
 ) -> Result<&'a mut Rule, UsageError> {

@@ -1,6 +1,10 @@
 //! The simulated server on one connection: it answers each request by the
 //! first matching rule, with its pushes and delay, and counts what it did.
-//! Sans-IO: it only sees events and time and gives commands.
+//! Sans-IO: it sees events and time and gives commands; what little else it
+//! touches it is given in [`Shared`]: the files `-d` rules serve
+//! ([`Files`], the disk in the binary, synchronously: see its cost) and the
+//! sinks its dumps and lines go to ([`Trace`], stdout and stderr in the
+//! binary). Tests give it memory for both.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -12,6 +16,7 @@ use h2sim_proto::{
     Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
 };
 
+use super::files::{Disk, Files};
 use super::rules::{self, Answer, PathParts, Rule};
 use crate::trace::{self, Trace};
 
@@ -26,6 +31,8 @@ pub struct Shared {
     /// (set with the core's `Config::trace_frames`, which raises the frame
     /// events); None from [`Shared::new`].
     pub frames: Option<Arc<dyn Trace>>,
+    /// Where `-d` rules read their files; [`Disk`] from [`Shared::new`].
+    pub files: Arc<dyn Files>,
     pub totals: Mutex<Totals>,
     /// The rules' replies ready to send, by rule.
     answers: Vec<RuleAnswers>,
@@ -61,6 +68,7 @@ impl Shared {
             trace,
             summary,
             frames: None,
+            files: Arc::new(Disk),
             answers,
         }
     }
@@ -235,12 +243,9 @@ impl ServerApp {
                 match &rule.dir {
                     Some(dir) => {
                         let relative = path.strip_prefix(rule.prefix()).unwrap_or(&path);
-                        match rules::resolve_in_dir(dir, relative)
-                            .ok()
-                            .and_then(|p| std::fs::read(p).ok())
-                        {
-                            Some(bytes) => answers.reply.render_file(&parts, Bytes::from(bytes)),
-                            None => (rules::not_found(), Bytes::new()),
+                        match shared.files.read(dir, relative) {
+                            Ok(bytes) => answers.reply.render_file(&parts, bytes),
+                            Err(_) => (rules::not_found(), Bytes::new()),
                         }
                     }
                     None => answers.reply.render(&parts),

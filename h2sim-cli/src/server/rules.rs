@@ -2,7 +2,7 @@
 //! [-x name=value]… [body] [-o PUSH_PATH …]…`, checked in order, first match
 //! wins; no match is 404.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -373,65 +373,6 @@ pub fn find(rules: &[Rule], method: &[u8], authority: &[u8], path: &[u8]) -> Opt
         .position(|r| r.matches(method, authority, path))
 }
 
-/// Why a `-d` lookup found nothing to serve; every case answers 404.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NotServed {
-    /// The path leaves the directory (`..`, an absolute part, a symlink out).
-    Escapes,
-    /// Bad percent-encoding or not UTF-8.
-    BadPath,
-    /// No such file (or a directory).
-    Missing,
-}
-
-/// Resolves a request path under `dir` for `-d`, refusing anything that
-/// would leave it: `..` (also percent-encoded), absolute components, NUL,
-/// and symlinks that point outside.
-pub fn resolve_in_dir(dir: &Path, relative: &str) -> Result<PathBuf, NotServed> {
-    let relative = relative.split(['?', '#']).next().unwrap_or("");
-    let decoded = percent_decode(relative).ok_or(NotServed::BadPath)?;
-    if decoded.contains('\0') || decoded.contains('\\') {
-        return Err(NotServed::BadPath);
-    }
-    let mut path = dir.to_path_buf();
-    for component in Path::new(decoded.trim_start_matches('/')).components() {
-        match component {
-            Component::Normal(part) => path.push(part),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
-                return Err(NotServed::Escapes);
-            }
-        }
-    }
-    let root = dir.canonicalize().map_err(|_| NotServed::Missing)?;
-    let real = path.canonicalize().map_err(|_| NotServed::Missing)?;
-    if !real.starts_with(&root) {
-        return Err(NotServed::Escapes);
-    }
-    if !real.is_file() {
-        return Err(NotServed::Missing);
-    }
-    Ok(real)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = bytes.get(i + 1..i + 3)?;
-            let hex = std::str::from_utf8(hex).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -547,38 +488,5 @@ mod tests {
         }
         assert_eq!(Delay::parse("20-10"), None);
         assert_eq!(Delay::parse("x"), None);
-    }
-
-    #[test]
-    fn directory_serving_never_escapes() {
-        let root = std::env::temp_dir().join(format!("h2sim-dir-{}", std::process::id()));
-        let inside = root.join("www");
-        std::fs::create_dir_all(inside.join("sub")).unwrap();
-        std::fs::write(inside.join("sub/a.json"), b"{}").unwrap();
-        std::fs::write(root.join("secret"), b"no").unwrap();
-        #[cfg(unix)]
-        std::os::unix::fs::symlink(root.join("secret"), inside.join("link")).unwrap();
-
-        assert!(resolve_in_dir(&inside, "/sub/a.json").is_ok());
-        assert!(resolve_in_dir(&inside, "/sub/%61.json").is_ok());
-        assert_eq!(
-            resolve_in_dir(&inside, "/../secret"),
-            Err(NotServed::Escapes)
-        );
-        assert_eq!(
-            resolve_in_dir(&inside, "/%2e%2e/secret"),
-            Err(NotServed::Escapes)
-        );
-        assert_eq!(
-            resolve_in_dir(&inside, "/sub/%2E%2E/%2E%2E/secret"),
-            Err(NotServed::Escapes)
-        );
-        assert_eq!(resolve_in_dir(&inside, "/%00"), Err(NotServed::BadPath));
-        assert_eq!(resolve_in_dir(&inside, "/%zz"), Err(NotServed::BadPath));
-        assert_eq!(resolve_in_dir(&inside, "/missing"), Err(NotServed::Missing));
-        assert_eq!(resolve_in_dir(&inside, "/sub"), Err(NotServed::Missing));
-        #[cfg(unix)]
-        assert_eq!(resolve_in_dir(&inside, "/link"), Err(NotServed::Escapes));
-        std::fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -20,9 +20,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::rules::{Body, Delay, Push, Reply, Rule};
+use super::{UsageError, usage};
 use crate::body;
-use crate::options::{UsageError, usage};
+use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -85,7 +85,7 @@ impl RuleSpec {
         let mut headers = Vec::new();
         for (name, value) in std::mem::take(&mut self.headers) {
             headers.push(
-                crate::options::header(&format!("{name}={value}"))
+                super::header(&format!("{name}={value}"))
                     .map_err(|e| usage(format!("{at}: {e}")))?,
             );
         }

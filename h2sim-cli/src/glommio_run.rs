@@ -1,7 +1,8 @@
 //! `--runtime glommio`: the same server and client on glommio's
 //! thread-per-core executors (io_uring). The Sans-IO applications and all
-//! option handling are shared with the tokio path in `run`; only starting,
-//! connecting and waiting differ.
+//! option handling are shared with `tokio_run` through `setup`; only
+//! starting, connecting and waiting differ. Built with the `glommio`
+//! feature (on by default) on Linux only.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -11,12 +12,17 @@ use h2sim_glommio::{
 };
 
 use crate::client::app::ClientApp;
-use crate::options::UsageError;
-use crate::options::client::ClientOptions as ClientArgs;
-use crate::options::server::ServerOptions as ServerArgs;
-use crate::options::usage;
-use crate::run::{self, Command};
+use crate::options::client::ClientArgs;
+use crate::options::server::ServerArgs;
+use crate::options::{UsageError, usage};
+use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
+use crate::setup::client::{
+    TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
+};
+use crate::setup::output::print_client_report;
+use crate::setup::server::{finish_server, print_listening, server_parts};
+use crate::signals::interrupt_on_ctrl_c;
 
 /// `--threads N` executors, or one per CPU this process may use.
 fn executors(threads: Option<usize>) -> Executors {
@@ -26,19 +32,17 @@ fn executors(threads: Option<usize>) -> Executors {
     }
 }
 
-pub fn run(command: Command, threads: Option<usize>) -> Result<ExitCode, UsageError> {
-    // Fail at start, with a message naming the alternative, where io_uring
-    // or the memlock limit will not let glommio run.
-    h2sim_glommio::probe(&executors(threads)).map_err(|e| usage(e.to_string()))?;
-    match command {
-        Command::Server(args) => serve(args, threads),
-        Command::Client(args) => drive(&args, threads),
-        Command::Bench(_) => Err(usage("h2sim bench runs on tokio; drop --runtime glommio")),
-    }
+/// Fails at start, with a message naming the alternative, where io_uring
+/// or the memlock limit will not let glommio run.
+fn probe(threads: Option<usize>) -> Result<(), UsageError> {
+    h2sim_glommio::probe(&executors(threads)).map_err(|e| usage(e.to_string()))
 }
 
-fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
-    let parts = run::server_parts(&args)?;
+/// `h2sim server --runtime glommio`: serves until Ctrl-C or SIGTERM.
+pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
+    let threads = args.threads;
+    probe(threads)?;
+    let parts = server_parts(&args)?;
     let mut specs = Vec::new();
     for (addr, tls) in parts.listeners {
         let spec = match tls {
@@ -72,13 +76,17 @@ fn serve(args: ServerArgs, threads: Option<usize>) -> Result<ExitCode, UsageErro
             ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
         })
         .map_err(|e| usage(e.to_string()))?;
-    run::print_listening(&running.local_addrs());
+    print_listening(&running.local_addrs());
     running.join();
-    Ok(run::finish_server(&args, &parts.shared))
+    Ok(finish_server(&args, &parts.shared))
 }
 
-fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageError> {
-    let parts = run::client_parts(args, false)?;
+/// `h2sim client --runtime glommio`: runs the scenarios, prints the
+/// report, exit 1 if any request failed or was lost.
+pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
+    let threads = args.threads;
+    probe(threads)?;
+    let parts = client_parts(args, false)?;
     let options = ClientOptions {
         protocol: if args.http1 {
             ClientProtocol::Http1
@@ -87,19 +95,17 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
         },
         config: parts.config.clone(),
         tls: parts.tls.clone(),
-        reconnect: run::reconnect_policy(args).map(|(max_attempts, delay)| {
-            h2sim_glommio::Reconnect {
-                max_attempts,
-                delay,
-            }
+        reconnect: reconnect_policy(args).map(|(max_attempts, delay)| h2sim_glommio::Reconnect {
+            max_attempts,
+            delay,
         }),
         executors: executors(threads),
         ..ClientOptions::default()
     };
     let shutdown = options.shutdown.clone();
-    run::interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
-    let progress = run::wants_progress(args, false)
-        .then(|| run::spawn_progress(parts.plan.clone(), parts.expected));
+    interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    let progress =
+        wants_progress(args, false).then(|| spawn_progress(parts.plan.clone(), parts.expected));
     // glommio's connect blocks while its executors run: one thread per
     // server, each starting its own executors.
     let runs: Vec<_> = parts
@@ -119,9 +125,9 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
             std::thread::spawn(move || {
                 let outcomes = h2sim_glommio::connect(&url, options, move |info| {
                     ClientApp::new(plan.clone(), info.connect_time, authority.clone())
-                        .with_protocol(run::protocol_name(info.protocol, info.tls.is_some()))
+                        .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
                 });
-                run::TargetOutcome {
+                TargetOutcome {
                     url,
                     connections,
                     slots: outcomes
@@ -139,6 +145,6 @@ fn drive(args: &ClientArgs, threads: Option<usize>) -> Result<ExitCode, UsageErr
     if let Some(progress) = progress {
         progress.finish();
     }
-    let report = run::finish_client(args, &parts, outcomes);
-    run::print_client_report(args, &report)
+    let report = finish_client(args, &parts, outcomes);
+    print_client_report(args, &report)
 }

@@ -1,0 +1,184 @@
+//! A client run's parts whatever the runtime: its plan, configuration and
+//! TLS, the servers it connects to, and the report merged from what became
+//! of every connection.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::config::config_with;
+use crate::client::app::{ClientApp, Plan};
+use crate::options::UsageError;
+use crate::options::client::ClientArgs;
+use crate::options::tls::client_tls;
+use crate::report::Report;
+use crate::trace::{self, Trace};
+
+/// One server a client run connects to, and how many connections it gets.
+pub struct Target {
+    /// `scheme://authority`, as the adapters take it.
+    pub url: String,
+    /// Put in the requests to this server.
+    pub authority: bytes::Bytes,
+    pub connections: usize,
+}
+
+/// What a client run needs whatever the runtime.
+pub struct ClientParts {
+    pub plan: Arc<Plan>,
+    pub config: h2sim_proto::Config,
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    pub targets: Vec<Target>,
+    pub started: Instant,
+    /// Requests the run was asked for, when it has a count.
+    pub expected: Option<u64>,
+}
+
+/// `bench`: the client runs inside `h2sim bench`, which prints its own
+/// table (no progress bar, no per-connection lines, no signal handling).
+pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
+    let mut config = config_with(&args.settings)?;
+    config.trace_frames = args.verbose && !args.no_trace;
+    config.keepalive = args.keepalive;
+    let step = &args.steps[0];
+    let secure = step.scheme == "https";
+    if args.http1 {
+        config.http1.max_pipeline = args.parallel;
+        config.http1.secure = secure;
+    }
+    let tls = if secure {
+        Some(client_tls(&args.tls)?)
+    } else {
+        None
+    };
+    let started = Instant::now();
+    let targets = targets(args);
+    let connections: usize = targets.iter().map(|t| t.connections).sum();
+    let mut plan = Plan::new(args.steps.clone(), args.count, args.parallel);
+    plan.symbols = args.symbols.clone();
+    plan.wrap = args.wrap;
+    plan.stop_at = args
+        .duration
+        .map(|d| started + args.warmup.unwrap_or_default() + d);
+    plan.warmup_until = args.warmup.map(|w| started + w);
+    plan.interval = args
+        .tps
+        .map(|tps| Duration::from_secs_f64(connections.max(1) as f64 / tps));
+    if plan.interval.is_some() {
+        plan.paced_from = Some(started);
+        plan.max_slots = plan.slots.max(crate::client::app::MAX_GROWN_SLOTS);
+    }
+    plan.retry = args.retry;
+    plan.timeout = args.timeout;
+    plan.slow = args.dump_slow;
+    plan.requests_per_connection = args.requests_per_connection;
+    plan.trace = (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    plan.log = (!bench).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>);
+    plan.frames = config
+        .trace_frames
+        .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    Ok(ClientParts {
+        plan: Arc::new(plan),
+        config,
+        tls,
+        targets,
+        started,
+        expected: args.count.map(|c| c * args.steps.len() as u64),
+    })
+}
+
+/// How the client's adapters replace connections: after losses under `-r`
+/// or `--reconnect-max N` (3 by default), and after each
+/// `--requests-per-connection` turn.
+pub fn reconnect_policy(args: &ClientArgs) -> Option<(u32, Duration)> {
+    let wanted =
+        args.retry || args.reconnect_max.is_some() || args.requests_per_connection.is_some();
+    wanted.then(|| (args.reconnect_max.unwrap_or(3), Duration::from_millis(100)))
+}
+
+/// The report's `Application protocol:` name, as h2load prints it.
+pub fn protocol_name(protocol: Option<h2sim_proto::Protocol>, tls: bool) -> &'static str {
+    match (protocol, tls) {
+        (Some(h2sim_proto::Protocol::Http1), _) => "http/1.1",
+        (_, true) => "h2",
+        (_, false) => "h2c",
+    }
+}
+
+/// The servers of a run: the steps' own, then `--server`s, each with `-S`
+/// connections, or `--connections` dealt out over them in turn.
+fn targets(args: &ClientArgs) -> Vec<Target> {
+    let step = &args.steps[0];
+    let mut servers = vec![(step.scheme.clone(), step.authority.clone())];
+    for server in &args.servers {
+        if !servers.contains(server) {
+            servers.push(server.clone());
+        }
+    }
+    let n = servers.len();
+    servers
+        .into_iter()
+        .enumerate()
+        .map(|(i, (scheme, authority))| Target {
+            url: format!("{scheme}://{authority}"),
+            connections: match args.total_connections {
+                Some(total) => total / n + usize::from(i < total % n),
+                None => args.connections.max(1),
+            },
+            authority: bytes::Bytes::from(authority),
+        })
+        .filter(|t| t.connections > 0)
+        .collect()
+}
+
+/// One connection slot's application (None: it never connected) and how
+/// its last connection failed, if it did.
+pub type SlotOutcome = (Option<ClientApp>, Option<String>);
+
+/// What became of one target's connection slots, whatever the runtime.
+pub struct TargetOutcome {
+    pub url: String,
+    pub connections: usize,
+    /// The slots, or why the target as a whole could not be reached.
+    pub slots: Result<Vec<SlotOutcome>, String>,
+}
+
+/// The merged report once every connection ended; connection-level
+/// errors are printed, and a slot that never connected counts as
+/// unreachable (a failed run).
+pub fn finish_client(
+    args: &ClientArgs,
+    parts: &ClientParts,
+    outcomes: Vec<TargetOutcome>,
+) -> Report {
+    let mut report = Report::default();
+    for target in outcomes {
+        match target.slots {
+            Ok(slots) => {
+                for (app, error) in slots {
+                    match app {
+                        Some(app) => report.merge(&app.into_report()),
+                        None => report.unreachable += 1,
+                    }
+                    if let Some(e) = error {
+                        eprintln!("h2sim client: {}: {e}", target.url);
+                    }
+                }
+            }
+            Err(e) => {
+                report.unreachable += target.connections as u64;
+                eprintln!("h2sim client: {}: {e}", target.url);
+            }
+        }
+    }
+    report.total = parts.expected.map(|e| e.saturating_sub(report.warmup));
+    // The clock stops at the last response, not when the peers closed.
+    let from = parts.started + args.warmup.unwrap_or_default();
+    report.elapsed = report
+        .last_done
+        .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
+    if parts.plan.stopping.load(Ordering::Relaxed) {
+        eprintln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
+    }
+    report
+}

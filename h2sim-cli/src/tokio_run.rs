@@ -1,0 +1,184 @@
+//! `--runtime tokio` (the default): the server and the client on tokio's
+//! multi-threaded runtime. Everything else is shared with `glommio_run`
+//! through `setup`; only starting, connecting and waiting are here.
+
+use std::future::Future;
+use std::process::ExitCode;
+
+use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions, Shutdown};
+
+use crate::client::app::ClientApp;
+use crate::options::client::ClientArgs;
+use crate::options::server::ServerArgs;
+use crate::options::{UsageError, usage};
+use crate::progress::{spawn_progress, wants_progress};
+use crate::report::Report;
+use crate::server::app::ServerApp;
+use crate::setup::client::{
+    TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
+};
+use crate::setup::output::print_client_report;
+use crate::setup::server::{finish_server, print_listening, server_parts};
+use crate::signals::interrupt_on_ctrl_c;
+
+/// Runs `work` on a tokio runtime with `threads` workers (one per CPU by
+/// default); the exit code says whether it went well, 2 for a usage error.
+pub fn run(
+    threads: Option<usize>,
+    work: impl Future<Output = Result<ExitCode, UsageError>>,
+) -> ExitCode {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if let Some(n) = threads {
+        builder.worker_threads(n);
+    }
+    let rt = match builder.build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("h2sim: cannot start the tokio runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(work) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("h2sim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// `h2sim server` on tokio: serves until Ctrl-C or SIGTERM.
+pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
+    let parts = server_parts(&args)?;
+    let mut specs = Vec::new();
+    for (addr, tls) in parts.listeners {
+        let spec = match tls {
+            Some(tls) => ListenerSpec::tls(&addr, tls),
+            None => ListenerSpec::plain(&addr),
+        };
+        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
+    }
+    let mut options = ServerOptions {
+        config: parts.config,
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        // Even with -q (which hides per-request output): a rejected
+        // handshake is an error nothing else reports, as h2svr printed it.
+        on_handshake_error: Some(h2sim_tokio::HandshakeErrorHook::new(|peer, why| {
+            eprintln!("{peer} TLS handshake failed: {why}");
+        })),
+        ..ServerOptions::default()
+    };
+    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    let server = Server::bind(specs, options)
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    // Watch for signals before saying we listen: a script that stops the
+    // server as soon as it sees that line must get a graceful stop.
+    stop_on_signals(server.shutdown())
+        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
+    print_listening(&server.local_addrs());
+    let shared = parts.shared.clone();
+    server
+        .run(move |info| {
+            ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
+        })
+        .await;
+    Ok(finish_server(&args, &parts.shared))
+}
+
+/// Ctrl-C and SIGTERM (what `kill` and CI send) stop the server
+/// gracefully. Both are registered before this returns, so a signal that
+/// comes right after it is not lost.
+fn stop_on_signals(shutdown: Shutdown) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            shutdown.trigger();
+        });
+    }
+    #[cfg(not(unix))]
+    shutdown.trigger_on_ctrl_c();
+    Ok(())
+}
+
+/// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
+/// request failed or was lost.
+pub async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
+    let report = run_client(&args, false).await?;
+    print_client_report(&args, &report)
+}
+
+/// Runs a client on tokio to completion and returns the merged report.
+/// `bench`: inside `h2sim bench` (see `client_parts`).
+pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageError> {
+    let parts = client_parts(args, bench)?;
+    let options = ClientOptions {
+        protocol: if args.http1 {
+            ClientProtocol::Http1
+        } else {
+            ClientProtocol::Http2
+        },
+        config: parts.config.clone(),
+        tls: parts.tls.clone(),
+        reconnect: reconnect_policy(args).map(|(max_attempts, delay)| h2sim_tokio::Reconnect {
+            max_attempts,
+            delay,
+        }),
+        ..ClientOptions::default()
+    };
+    if !bench {
+        let shutdown = options.shutdown.clone();
+        interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    }
+    let progress =
+        wants_progress(args, bench).then(|| spawn_progress(parts.plan.clone(), parts.expected));
+    let mut runs = tokio::task::JoinSet::new();
+    for target in &parts.targets {
+        let options = ClientOptions {
+            connections: target.connections,
+            ..options.clone()
+        };
+        let (plan, url, authority) = (
+            parts.plan.clone(),
+            target.url.clone(),
+            target.authority.clone(),
+        );
+        let connections = target.connections;
+        runs.spawn(async move {
+            let outcomes = h2sim_tokio::connect(&url, options, move |info| {
+                ClientApp::new(plan.clone(), info.connect_time, authority.clone())
+                    .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
+            })
+            .await;
+            TargetOutcome {
+                url,
+                connections,
+                slots: outcomes
+                    .map(|o| {
+                        o.into_iter()
+                            .map(|o| (o.app, o.error.map(|e| e.to_string())))
+                            .collect()
+                    })
+                    .map_err(|e| e.to_string()),
+            }
+        });
+    }
+    let mut outcomes = Vec::new();
+    while let Some(joined) = runs.join_next().await {
+        if let Ok(outcome) = joined {
+            outcomes.push(outcome);
+        }
+    }
+    if let Some(progress) = progress {
+        progress.finish();
+    }
+    Ok(finish_client(args, &parts, outcomes))
+}
