@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Scaling of the glommio server with its executor count: h2load against
-# `examples/serve.rs` on loopback, once per executor count, h2load pinned
+# `examples/glommio_serve.rs` on loopback, once per executor count, h2load pinned
 # to its own CPUs with taskset. Prints one table row per count.
 #
 #   h2sim-glommio/bench/scale.sh [-e "1 2 4 8 16"] [-l LOAD_CPUS] [-s SERVER_CPUS]
@@ -61,9 +61,9 @@ threads=${threads:-$n_load}
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target=${CARGO_TARGET_DIR:-$root/target}
-echo "building the serve example (release)..." >&2
-(cd "$root" && cargo build --release -q -p h2sim-glommio --example serve)
-serve=$target/release/examples/serve
+echo "building the glommio_serve example (release)..." >&2
+(cd "$root" && cargo build --release -q -p h2sim-glommio --example glommio_serve)
+serve=$target/release/examples/glommio_serve
 
 out=$(mktemp -d)
 server_pid=""

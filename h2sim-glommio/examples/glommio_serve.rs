@@ -1,7 +1,7 @@
 //! A glommio server answering every request with a short body: the server
 //! side of `bench/scale.sh`, and a quick way to try the adapter by hand.
 //!
-//!     cargo run --release -p h2sim-glommio --example serve -- \
+//!     cargo run --release -p h2sim-glommio --example glommio_serve -- \
 //!         [--executors N] [--cpus LIST] [--io-memory BYTES] \
 //!         [--listen ADDR]... [--tls-listen ADDR]...
 //!
