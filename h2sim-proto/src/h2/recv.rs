@@ -9,13 +9,13 @@ use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{State, Stream};
 use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
-use crate::connection::Role;
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{
     Data, ErrorScope, Frame, FrameErrorKind, GoAway, Headers, PREFACE, Ping, PushPromise, Reason,
     RstStream, Setting, Settings, StreamId, WindowUpdate,
 };
+use crate::role::Role;
 
 /// Frame type codes, for naming the frame in a violation.
 const DATA: u8 = 0x0;

@@ -10,7 +10,6 @@ use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{Outgoing, State, Stream};
 use super::{Session, Shutdown};
-use crate::connection::Role;
 use crate::error::UserError;
 use crate::event::Event;
 use crate::frame::{
@@ -19,6 +18,7 @@ use crate::frame::{
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::role::Role;
 
 /// Output is handed out in chunks of about this size, so one poll does not
 /// build an unbounded buffer while flow control would allow more.
