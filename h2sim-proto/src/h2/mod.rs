@@ -283,7 +283,6 @@ impl Session {
         );
         stream.known = true;
         stream.announced = true;
-        stream.counted = true;
         stream.final_head_received = true;
         session.store.insert(stream);
         session.store.active_peer += 1;
