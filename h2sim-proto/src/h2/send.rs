@@ -232,11 +232,13 @@ impl Session {
     /// Streams still waiting to open stay out: they join in the order they
     /// open, which keeps new stream ids increasing on the wire (§5.1.1).
     pub(super) fn make_ready(&mut self, id: StreamId) {
-        if let Some(stream) = self.store.get_mut(id) {
-            if !stream.ready && !stream.waiting() && !stream.queue.is_empty() {
-                stream.ready = true;
-                self.ready.push_back(id);
-            }
+        if let Some(stream) = self.store.get_mut(id)
+            && !stream.ready
+            && !stream.waiting()
+            && !stream.queue.is_empty()
+        {
+            stream.ready = true;
+            self.ready.push_back(id);
         }
     }
 
