@@ -14,24 +14,9 @@ use crate::frame::{PREFACE, Reason, StreamId};
 use crate::h2::LocalSettings;
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::role::{Protocol, Role};
 use crate::stats::Stats;
 use crate::{h1, h2};
-
-/// Which end of the connection we are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Client,
-    Server,
-}
-
-/// The protocol a connection speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Protocol {
-    /// HTTP/1.1 (RFC 9112), also answering HTTP/1.0 requests.
-    Http1,
-    /// HTTP/2 (RFC 9113).
-    Http2,
-}
 
 /// One connection, client or server, HTTP/2 or HTTP/1.1, with no I/O of
 /// its own. The application sees the same events and gives the same

@@ -1001,3 +1001,94 @@ fn s6_8_client_goaway_reply_wait_is_bounded() {
         Some(Event::Closed { error: None, .. })
     ));
 }
+
+/// Our client with one request open (stream 1) and stream 2 promised on it.
+fn client_with_promise() -> RawPeer {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, false).unwrap();
+    peer.frames();
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(2),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    assert!(
+        peer.events()
+            .iter()
+            .any(|e| matches!(e, Event::PushPromise { .. }))
+    );
+    peer
+}
+
+#[test]
+fn s5_1_client_sends_nothing_but_rst_on_a_reserved_remote_stream() {
+    // §5.1 reserved (remote): an endpoint MAY send RST_STREAM, PRIORITY or
+    // WINDOW_UPDATE, nothing else; DATA there is the peer's PROTOCOL_ERROR.
+    let mut peer = client_with_promise();
+    assert_eq!(
+        peer.conn.send_data(sid(2), Bytes::from_static(b"x"), true),
+        Err(h2sim_proto::UserError::InvalidState(sid(2)))
+    );
+    assert_eq!(
+        peer.conn.send_trailers(sid(2), vec![]),
+        Err(h2sim_proto::UserError::InvalidState(sid(2)))
+    );
+    assert!(
+        !peer
+            .frames()
+            .iter()
+            .any(|f| matches!(f, Frame::Data(d) if d.stream_id == sid(2))),
+        "DATA went out on a reserved (remote) stream"
+    );
+}
+
+#[test]
+fn s8_1_1_pushed_response_shorter_than_its_content_length_resets_only_the_push() {
+    // §8.1.1: a content-length that the END_STREAM contradicts is malformed,
+    // a stream error; the promised stream never counted toward our limit
+    // (§5.1.2), so resetting it must leave the count intact.
+    let mut peer = client_with_promise();
+    let block = peer.block(&[(":status", "200"), ("content-length", "5")]);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(2),
+        fragment: block,
+        end_stream: true,
+        end_headers: true,
+        priority: None,
+        padding: None,
+    }));
+    let frames = peer.frames();
+    assert!(frames.iter().any(|f| matches!(f,
+        Frame::RstStream(r) if r.stream_id == sid(2) && r.reason == Reason::PROTOCOL_ERROR)));
+    assert!(goaways(&frames).is_empty());
+    // The connection still takes pushes and responses.
+    let block = peer.block(GET);
+    peer.send(Frame::PushPromise(PushPromise {
+        stream_id: sid(1),
+        promised_id: sid(4),
+        fragment: block,
+        end_headers: true,
+        padding: None,
+    }));
+    let block = peer.block(&[(":status", "200")]);
+    peer.send(Frame::Headers(Headers {
+        stream_id: sid(4),
+        fragment: block,
+        end_stream: true,
+        end_headers: true,
+        priority: None,
+        padding: None,
+    }));
+    let events = peer.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Response { stream, .. } if *stream == sid(4))),
+        "{events:?}"
+    );
+}

@@ -3,22 +3,9 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use super::error::Http1Error;
-use super::parse;
+use super::parse::{self, BodyKind};
+use crate::error::Http1Error;
 use crate::hpack::HeaderField;
-
-/// How the end of a body is found (RFC 9112 §6.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum BodyKind {
-    /// No body at all.
-    None,
-    /// Content-Length bytes.
-    Length(u64),
-    /// The chunked transfer coding (§7.1).
-    Chunked,
-    /// Everything until the peer closes (responses only, §6.3 item 8).
-    Close,
-}
 
 /// The longest chunk-size line we wait for. Extensions are ignored (§7.1.1)
 /// but have to be read past, and without a bound a peer could make us

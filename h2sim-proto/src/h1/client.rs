@@ -7,11 +7,10 @@ use bytes::{Bytes, BytesMut};
 
 use super::body::{BodyDecoder, BodyLimits, Decoded};
 use super::encode::{self, Framing};
-use super::error::Http1Error;
 use super::parse;
 use super::{Ids, Io, Outgoing};
 use crate::close::CloseCause;
-use crate::error::{ConnectionError, UserError};
+use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::RequestHead;
@@ -312,7 +311,7 @@ impl Client {
     /// A response that breaks the rules: its exchange is reset with the
     /// rule, and the connection ends.
     fn fail(&mut self, io: &mut Io, at: Option<usize>, error: Http1Error) {
-        let violation = error.violation();
+        let violation = Violation::Http1(error.clone());
         if let Some(ex) = at.and_then(|at| self.exchanges.get_mut(at)) {
             io.reset(
                 ex.id,

@@ -21,7 +21,6 @@
 mod body;
 mod client;
 mod encode;
-mod error;
 mod parse;
 mod server;
 mod upgrade;
@@ -34,19 +33,19 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
-pub use self::error::{HeadPart, Http1Error};
+pub use crate::error::{HeadPart, Http1Error};
 
 use self::client::Client;
 use self::encode::Output;
 use self::server::Server;
 use crate::close::CloseCause;
 use crate::config::{Config, WindowPolicy};
-use crate::connection::Role;
 use crate::error::{ConnectionError, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::role::Role;
 use crate::stats::Stats;
 
 /// Server: a request that asked to continue in HTTP/2 (RFC 7540 §3.2). The

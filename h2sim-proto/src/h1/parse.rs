@@ -1,5 +1,6 @@
 //! Received heads: finding where one ends, parsing it with httparse, and
-//! turning it into the protocol-neutral `RequestHead` / `ResponseHead`.
+//! turning it into the protocol-neutral `RequestHead` / `ResponseHead` and
+//! the body framing it declares (`BodyKind`), which `body` then decodes.
 //!
 //! The head is cut off the input and frozen once; method, path, field names
 //! (when already lowercase) and values are then `Bytes` slices of it, so a
@@ -7,10 +8,22 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
-use super::body::BodyKind;
-use super::error::{HeadPart, Http1Error};
+use crate::error::{HeadPart, Http1Error};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+
+/// How the end of a body is found (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum BodyKind {
+    /// No body at all.
+    None,
+    /// Content-Length bytes.
+    Length(u64),
+    /// The chunked transfer coding (§7.1).
+    Chunked,
+    /// Everything until the peer closes (responses only, §6.3 item 8).
+    Close,
+}
 
 /// Drops empty lines in front of a start line: RFC 9112 §2.2 asks a server
 /// to ignore at least one CRLF before a request-line (old clients add one

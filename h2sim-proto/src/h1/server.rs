@@ -5,15 +5,15 @@ use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
 
-use super::body::{BodyDecoder, BodyKind, BodyLimits, Decoded};
+use super::body::{BodyDecoder, BodyLimits, Decoded};
 use super::encode::{self, Framing};
-use super::error::Http1Error;
+use super::parse::BodyKind;
 use super::parse::{self, ParsedRequest};
 use super::upgrade::{self, SWITCHING_PROTOCOLS};
 use super::{Ids, Io, Outgoing, Upgrade};
 use crate::close::CloseCause;
 use crate::config::Http1Config;
-use crate::error::{ConnectionError, UserError};
+use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::ResponseHead;
@@ -320,7 +320,12 @@ impl Server {
     /// application loses the exchange (`StreamReset`), and the error status
     /// replaces its response if that has not started on the wire.
     fn body_error(&mut self, io: &mut Io, id: StreamId, error: Http1Error) {
-        io.reset(id, Reason::PROTOCOL_ERROR, false, Some(error.violation()));
+        io.reset(
+            id,
+            Reason::PROTOCOL_ERROR,
+            false,
+            Some(Violation::Http1(error.clone())),
+        );
         self.stop_reading(&error);
         if let Some(ex) = self.exchange_mut(id) {
             if ex.final_written {
@@ -340,7 +345,7 @@ impl Server {
         self.last_request = true;
         self.error = Some(ConnectionError::Local {
             reason: Reason::PROTOCOL_ERROR,
-            violation: error.violation(),
+            violation: Violation::Http1(error.clone()),
         });
     }
 

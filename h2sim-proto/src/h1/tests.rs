@@ -7,19 +7,20 @@ use std::sync::OnceLock;
 use bytes::{Bytes, BytesMut};
 use proptest::prelude::*;
 
-use super::body::{BodyDecoder, BodyKind, BodyLimits, Decoded};
+use super::body::{BodyDecoder, BodyLimits, Decoded};
 use super::encode::{self, Framing, Output};
 use super::parse;
+use super::parse::BodyKind;
 use super::upgrade::SWITCHING_PROTOCOLS;
 use super::{HeadPart, Http1Error, Session, Upgrade};
 use crate::close::CloseCause;
 use crate::config::{Config, WindowPolicy};
-use crate::connection::Role;
 use crate::error::{ConnectionError, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::role::Role;
 
 fn now() -> std::time::Instant {
     static NOW: OnceLock<std::time::Instant> = OnceLock::new();

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use super::body::BodyKind;
+use super::parse::BodyKind;
 use super::parse::ParsedRequest;
 use crate::config::Http1Config;
 

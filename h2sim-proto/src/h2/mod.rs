@@ -26,7 +26,6 @@ use self::store::Store;
 use self::stream::{State, Stream};
 use crate::close::CloseCause;
 use crate::config::Config;
-use crate::connection::Role;
 use crate::error::{ConnectionError, Violation};
 use crate::event::Event;
 use crate::frame::{
@@ -35,6 +34,7 @@ use crate::frame::{
 };
 use crate::hpack;
 use crate::message::RequestHead;
+use crate::role::Role;
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
 /// defaults that hold until it does.
@@ -283,7 +283,6 @@ impl Session {
         );
         stream.known = true;
         stream.announced = true;
-        stream.counted = true;
         stream.final_head_received = true;
         session.store.insert(stream);
         session.store.active_peer += 1;

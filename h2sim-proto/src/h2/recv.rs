@@ -7,15 +7,15 @@ use bytes::{Bytes, BytesMut};
 
 use super::fields;
 use super::flow::RecvWindow;
-use super::stream::{State, Stream};
+use super::stream::{Input, Refusal, State, Stream, transition_frame};
 use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
-use crate::connection::Role;
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{
     Data, ErrorScope, Frame, FrameErrorKind, GoAway, Headers, PREFACE, Ping, PushPromise, Reason,
     RstStream, Setting, Settings, StreamId, WindowUpdate,
 };
+use crate::role::Role;
 
 /// Frame type codes, for naming the frame in a violation.
 const DATA: u8 = 0x0;
@@ -283,32 +283,13 @@ impl Session {
             self.recv_new_stream(now, id, fields, end_stream, too_large);
             return;
         };
-        match stream.state {
-            State::ReservedRemote | State::Open | State::HalfClosedLocal => {}
-            State::HalfClosedRemote | State::Closed => {
-                self.stream_error(
-                    now,
-                    id,
-                    Reason::STREAM_CLOSED,
-                    Violation::StreamClosed {
-                        kind: HEADERS,
-                        stream: id,
-                    },
-                );
+        let next = match stream.on_recv(Input::RecvHeaders, end_stream) {
+            Ok(next) => next,
+            Err(refusal) => {
+                self.refuse(now, id, HEADERS, refusal);
                 return;
             }
-            State::Idle | State::ReservedLocal => {
-                // The peer cannot send on a stream it has not seen open (§5.1).
-                self.connection_error(
-                    Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream {
-                        kind: HEADERS,
-                        stream: id,
-                    },
-                );
-                return;
-            }
-        }
+        };
         if let Some(violation) = too_large {
             self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
             return;
@@ -330,7 +311,7 @@ impl Session {
                         self.malformed(now, id, m);
                         return;
                     }
-                    stream.recv_end();
+                    stream.state = next;
                     self.events
                         .push_back(Event::Trailers { stream: id, fields });
                     self.after_recv_end(id);
@@ -382,20 +363,15 @@ impl Session {
             if stream.head_request {
                 stream.expected_len = None;
             }
-            if stream.state == State::ReservedRemote {
-                // The pushed response opens the stream: it now counts toward
-                // our MAX_CONCURRENT_STREAMS (§5.1.2).
-                stream.state = State::HalfClosedLocal;
-                stream.counted = true;
-                pushed_opened = true;
+            if end_stream && let Err(m) = check_length_at_end(stream) {
+                self.malformed(now, id, m);
+                return;
             }
-            if end_stream {
-                if let Err(m) = check_length_at_end(stream) {
-                    self.malformed(now, id, m);
-                    return;
-                }
-                stream.recv_end();
-            }
+            // A pushed response opens the stream (reserved (remote) to
+            // half-closed (local)): it now counts toward our
+            // MAX_CONCURRENT_STREAMS (§5.1.2).
+            pushed_opened = !stream.counted();
+            stream.state = next;
         }
         if pushed_opened {
             self.store.active_peer += 1;
@@ -499,11 +475,17 @@ impl Session {
                 return;
             }
         };
+        let state = match transition_frame(State::Idle, Input::RecvHeaders, end_stream) {
+            Ok(state) => state,
+            Err(refusal) => {
+                self.refuse(now, id, HEADERS, refusal);
+                return;
+            }
+        };
         let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
-        let mut stream = Stream::new(id, State::Open, self.peer.initial_window_size, recv);
+        let mut stream = Stream::new(id, state, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.announced = true;
-        stream.counted = true;
         stream.final_head_received = true;
         stream.expected_len = expected_len;
         if end_stream {
@@ -513,7 +495,6 @@ impl Session {
                 self.malformed(now, id, m);
                 return;
             }
-            stream.recv_end();
             // More HEADERS on it are STREAM_CLOSED, not a reused id (§5.1).
             self.store.ended_by_peer.insert(id);
         }
@@ -567,33 +548,14 @@ impl Session {
             }
             return;
         };
-        match stream.state {
-            State::Open | State::HalfClosedLocal => {}
-            State::HalfClosedRemote | State::Closed => {
+        let next = match stream.on_recv(Input::RecvData, d.end_stream) {
+            Ok(next) => next,
+            Err(refusal) => {
                 self.release(id, kept);
-                self.stream_error(
-                    now,
-                    id,
-                    Reason::STREAM_CLOSED,
-                    Violation::StreamClosed {
-                        kind: DATA,
-                        stream: id,
-                    },
-                );
+                self.refuse(now, id, DATA, refusal);
                 return;
             }
-            State::Idle | State::ReservedLocal | State::ReservedRemote => {
-                self.release(id, kept);
-                self.connection_error(
-                    Reason::PROTOCOL_ERROR,
-                    Violation::FrameOnIdleStream {
-                        kind: DATA,
-                        stream: id,
-                    },
-                );
-                return;
-            }
-        }
+        };
         if let Err(window) = stream.recv.receive(flow_len, kept) {
             self.release(id, kept);
             self.stream_error(
@@ -623,9 +585,7 @@ impl Session {
             self.malformed(now, id, m);
             return;
         }
-        if d.end_stream {
-            stream.recv_end();
-        }
+        stream.state = next;
         if kept < flow_len {
             // Padding was released at once; it may have made an update due.
             if let Some(inc) = stream.recv.take_update() {
@@ -659,8 +619,11 @@ impl Session {
             return;
         }
         let id = r.stream_id;
-        let local = self.is_local(id);
-        let Some(stream) = self.store.remove(id, local) else {
+        let Some(allowed) = self
+            .store
+            .get(id)
+            .map(|s| s.on_recv(Input::RecvRstStream, false))
+        else {
             if let Gone::Idle = self.gone(id) {
                 self.connection_error(
                     Reason::PROTOCOL_ERROR,
@@ -672,17 +635,14 @@ impl Session {
             }
             return;
         };
-        if stream.state == State::Idle {
+        if let Err(refusal) = allowed {
             // Reset of a stream we only queued: impossible from a correct peer.
-            self.connection_error(
-                Reason::PROTOCOL_ERROR,
-                Violation::FrameOnIdleStream {
-                    kind: RST_STREAM,
-                    stream: id,
-                },
-            );
+            self.refuse(now, id, RST_STREAM, refusal);
             return;
         }
+        let Some(stream) = self.store.remove(id, self.is_local(id)) else {
+            return;
+        };
         self.store.ended_by_peer.insert(id);
         if stream.known {
             self.events.push_back(Event::StreamReset {
@@ -872,14 +832,8 @@ impl Session {
             }
             return;
         };
-        if stream.state == State::Idle || stream.state == State::ReservedRemote {
-            self.connection_error(
-                Reason::PROTOCOL_ERROR,
-                Violation::FrameOnIdleStream {
-                    kind: WINDOW_UPDATE,
-                    stream: id,
-                },
-            );
+        if let Err(refusal) = stream.on_recv(Input::RecvWindowUpdate, false) {
+            self.refuse(now, id, WINDOW_UPDATE, refusal);
             return;
         }
         if stream.send_window.adjust(delta).is_err() {
@@ -937,18 +891,25 @@ impl Session {
             return;
         }
         self.store.last_peer = promised;
-        let parent_ok = match self.store.get(parent) {
-            Some(s) => matches!(s.state, State::Open | State::HalfClosedLocal),
-            None => false,
-        };
-        if !parent_ok {
-            if self.store.reset_locally.contains(parent) {
+        match self
+            .store
+            .get(parent)
+            .map(|s| s.on_recv(Input::RecvPushPromise, false))
+        {
+            Some(Ok(_)) => {}
+            Some(Err(refusal)) => {
+                self.refuse_as(now, parent, refusal, Violation::PushNotAllowed);
+                return;
+            }
+            None if self.store.reset_locally.contains(parent) => {
                 // We reset the parent; the promise crossed it. Refuse it.
                 self.stream_error(now, promised, Reason::CANCEL, Violation::PushRefused);
-            } else {
-                self.connection_error(Reason::PROTOCOL_ERROR, Violation::PushNotAllowed);
+                return;
             }
-            return;
+            None => {
+                self.connection_error(Reason::PROTOCOL_ERROR, Violation::PushNotAllowed);
+                return;
+            }
         }
         if let Some(violation) = too_large {
             self.stream_error(now, promised, Reason::PROTOCOL_ERROR, violation);
@@ -981,6 +942,27 @@ impl Session {
             promised,
             request,
         });
+    }
+
+    /// A frame of type `kind` the stream's state does not allow (§5.1):
+    /// STREAM_CLOSED names a stream the peer had ended, PROTOCOL_ERROR one
+    /// it cannot have seen open.
+    fn refuse(&mut self, now: Instant, id: StreamId, kind: u8, refusal: Refusal) {
+        let (Refusal::Stream(reason) | Refusal::Connection(reason)) = refusal;
+        let violation = if reason == Reason::STREAM_CLOSED {
+            Violation::StreamClosed { kind, stream: id }
+        } else {
+            Violation::FrameOnIdleStream { kind, stream: id }
+        };
+        self.refuse_as(now, id, refusal, violation);
+    }
+
+    /// Raises the error the state table chose, naming `violation`.
+    fn refuse_as(&mut self, now: Instant, id: StreamId, refusal: Refusal, violation: Violation) {
+        match refusal {
+            Refusal::Stream(reason) => self.stream_error(now, id, reason, violation),
+            Refusal::Connection(reason) => self.connection_error(reason, violation),
+        }
     }
 
     fn malformed(&mut self, now: Instant, id: StreamId, m: Malformation) {

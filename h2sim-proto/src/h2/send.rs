@@ -8,9 +8,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use super::fields;
 use super::flow::RecvWindow;
-use super::stream::{Outgoing, State, Stream};
+use super::stream::{Input, Outgoing, State, Stream, transition};
 use super::{Session, Shutdown};
-use crate::connection::Role;
 use crate::error::UserError;
 use crate::event::Event;
 use crate::frame::{
@@ -19,6 +18,7 @@ use crate::frame::{
 };
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::role::Role;
 
 /// Output is handed out in chunks of about this size, so one poll does not
 /// build an unbounded buffer while flow control would allow more.
@@ -46,7 +46,6 @@ impl Session {
         let mut stream = Stream::new(id, State::Idle, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.head_request = head.method.as_ref() == b"HEAD";
-        stream.send_ended = end_stream;
         stream
             .queue
             .push_back(Outgoing::Request { head, end_stream });
@@ -65,14 +64,12 @@ impl Session {
             let Some(stream) = self.store.get_mut(id) else {
                 continue;
             };
-            stream.counted = true;
-            stream.state = match (stream.state, stream.send_ended) {
-                (State::Idle, false) => State::Open,
-                (State::Idle, true) => State::HalfClosedLocal,
-                // A promised stream whose response was queued (§8.4.2).
-                (_, false) => State::HalfClosedRemote,
-                (_, true) => State::Closed,
+            // Only idle and reserved (local) streams wait, and both may
+            // send HEADERS; a stream the table would not open stays shut.
+            let Ok(opened) = stream.opened() else {
+                continue;
             };
+            stream.state = opened;
             self.store.active_local += 1;
             self.make_ready(id);
         }
@@ -91,9 +88,12 @@ impl Session {
         }
         let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
         let interim = head.is_informational();
-        if stream.final_head_sent || stream.send_ended || (interim && end_stream) {
+        if stream.final_head_sent || (interim && end_stream) {
             return Err(UserError::InvalidState(id));
         }
+        let next = stream
+            .after_queuing(Input::SendHeaders, end_stream)
+            .map_err(|_| UserError::InvalidState(id))?;
         if !interim {
             stream.final_head_sent = true;
         }
@@ -103,16 +103,13 @@ impl Session {
         if stream.state == State::ReservedLocal {
             // A pushed response opens its stream: it waits for the client's
             // concurrency limit like any stream of ours.
-            stream.send_ended = end_stream;
             if !interim && stream.announced {
                 self.waiting_to_open.push_back(id);
                 self.open_waiting();
             }
             return Ok(());
         }
-        if end_stream {
-            stream.send_end();
-        }
+        stream.state = next;
         self.make_ready(id);
         Ok(())
     }
@@ -124,14 +121,12 @@ impl Session {
         data: Bytes,
         end_stream: bool,
     ) -> Result<(), UserError> {
-        let is_server = self.role == Role::Server;
-        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
-        if stream.send_ended || (is_server && !stream.final_head_sent) {
-            return Err(UserError::InvalidState(id));
-        }
-        stream.queue.push_back(Outgoing::Data { data, end_stream });
-        self.after_queue(id, end_stream);
-        Ok(())
+        self.queue(
+            id,
+            Outgoing::Data { data, end_stream },
+            Input::SendData,
+            end_stream,
+        )
     }
 
     /// Queues trailers, which end the stream.
@@ -140,31 +135,30 @@ impl Session {
         id: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
-        let is_server = self.role == Role::Server;
-        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
-        if stream.send_ended || (is_server && !stream.final_head_sent) {
-            return Err(UserError::InvalidState(id));
-        }
-        stream.queue.push_back(Outgoing::Trailers { fields });
-        self.after_queue(id, true);
-        Ok(())
+        self.queue(id, Outgoing::Trailers { fields }, Input::SendHeaders, true)
     }
 
-    fn after_queue(&mut self, id: StreamId, end_stream: bool) {
-        let Some(stream) = self.store.get_mut(id) else {
-            return;
-        };
-        let waiting = matches!(stream.state, State::Idle | State::ReservedLocal);
-        if end_stream {
-            if waiting {
-                stream.send_ended = true;
-            } else {
-                stream.send_end();
-            }
+    /// Queues body bytes or trailers, after a final head on a server, while
+    /// the stream's state lets our side send.
+    fn queue(
+        &mut self,
+        id: StreamId,
+        item: Outgoing,
+        input: Input,
+        end_stream: bool,
+    ) -> Result<(), UserError> {
+        let is_server = self.role == Role::Server;
+        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        if is_server && !stream.final_head_sent {
+            return Err(UserError::InvalidState(id));
         }
-        if !waiting {
-            self.make_ready(id);
-        }
+        let next = stream
+            .after_queuing(input, end_stream)
+            .map_err(|_| UserError::InvalidState(id))?;
+        stream.queue.push_back(item);
+        stream.state = next;
+        self.make_ready(id);
+        Ok(())
     }
 
     /// Server: promises a response to `request` on a new stream associated
@@ -185,9 +179,7 @@ impl Session {
             return Err(UserError::GoingAway);
         }
         let parent_ok = self.store.get(parent).is_some_and(|s| {
-            s.id.is_client_initiated()
-                && matches!(s.state, State::Open | State::HalfClosedRemote)
-                && !s.send_ended
+            s.id.is_client_initiated() && transition(s.state, Input::SendPushPromise).is_ok()
         });
         if !parent_ok {
             return Err(UserError::PushDisabled);
@@ -240,12 +232,13 @@ impl Session {
     /// Streams still waiting to open stay out: they join in the order they
     /// open, which keeps new stream ids increasing on the wire (§5.1.1).
     pub(super) fn make_ready(&mut self, id: StreamId) {
-        if let Some(stream) = self.store.get_mut(id) {
-            let waiting = matches!(stream.state, State::Idle | State::ReservedLocal);
-            if !stream.ready && !waiting && !stream.queue.is_empty() {
-                stream.ready = true;
-                self.ready.push_back(id);
-            }
+        if let Some(stream) = self.store.get_mut(id)
+            && !stream.ready
+            && !stream.waiting()
+            && !stream.queue.is_empty()
+        {
+            stream.ready = true;
+            self.ready.push_back(id);
         }
     }
 
@@ -404,7 +397,7 @@ impl Session {
             // The parent must still be open on our side: promised before
             // its END_STREAM went out (§6.6).
             let parent_open = self.store.get(parent).is_some_and(|p| {
-                matches!(p.state, State::Open | State::HalfClosedRemote) || !p.queue.is_empty()
+                transition(p.state, Input::SendPushPromise).is_ok() || !p.queue.is_empty()
             });
             if !self.peer.enable_push || !parent_open {
                 // The client turned push off (§6.5.2), or the parent ended:

@@ -93,7 +93,7 @@ impl Store {
     /// Removes a stream and gives back its concurrency slot.
     pub(crate) fn remove(&mut self, id: StreamId, local: bool) -> Option<Stream> {
         let stream = self.streams.remove(&id)?;
-        if stream.counted {
+        if stream.counted() {
             if local {
                 self.active_local -= 1;
             } else {

@@ -3,10 +3,16 @@
 //!
 //! Every peer-caused error names the rule that was broken (`Violation`), so a
 //! trace or a test says *why*, not only which code went on the wire.
+//! HTTP/1.1's own problems live in `http1`, a leaf of this tree, so the
+//! protocol modules import errors and errors import no protocol module.
+
+mod http1;
 
 use std::fmt;
 
 use bytes::Bytes;
+
+pub use self::http1::{HeadPart, Http1Error};
 
 use crate::frame::{FrameErrorKind, Reason, StreamId};
 use crate::hpack::DecoderError;
@@ -72,7 +78,7 @@ pub enum Violation {
     /// More empty DATA/CONTINUATION frames per period than allowed.
     EmptyFrameFlood,
     /// An HTTP/1.1 message broke RFC 9112 or one of our limits.
-    Http1(crate::h1::Http1Error),
+    Http1(Http1Error),
     /// The HTTP2-Settings of an h2c upgrade are not a SETTINGS payload
     /// (RFC 7540 §3.2.1).
     InvalidUpgradeSettings,

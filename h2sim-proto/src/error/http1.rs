@@ -1,10 +1,8 @@
 //! What can be wrong with an HTTP/1.1 message we received, and what each
 //! problem becomes: the status a server answers with (RFC 9110 §15) and the
-//! `Violation` the connection reports in `Event::Closed`.
+//! `Violation` the connection reports in `Event::Closed` (`Violation::Http1`).
 
 use std::fmt;
-
-use crate::error::Violation;
 
 /// A received head or body that breaks RFC 9112 or one of our limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,7 +67,7 @@ pub enum HeadPart {
 
 impl Http1Error {
     /// Translates httparse's verdict; `max_headers` was the room it had.
-    pub(super) fn from_httparse(e: httparse::Error, max_headers: usize) -> Self {
+    pub(crate) fn from_httparse(e: httparse::Error, max_headers: usize) -> Self {
         let part = match e {
             httparse::Error::Token => HeadPart::Method,
             httparse::Error::Version => HeadPart::Version,
@@ -85,7 +83,7 @@ impl Http1Error {
     }
 
     /// The status a server answers this problem with.
-    pub(super) fn status(&self) -> u16 {
+    pub(crate) fn status(&self) -> u16 {
         use Http1Error::*;
         match self {
             UnsupportedVersion => 505,
@@ -104,11 +102,6 @@ impl Http1Error {
             | InvalidChunk
             | UnexpectedResponse => 400,
         }
-    }
-
-    /// The rule as the connection reports it.
-    pub(super) fn violation(&self) -> Violation {
-        Violation::Http1(self.clone())
     }
 }
 
