@@ -73,6 +73,8 @@ mod hash;
 pub mod host;
 pub mod hpack;
 mod message;
+#[cfg(feature = "pair")]
+pub mod pair;
 mod role;
 mod stats;
 
