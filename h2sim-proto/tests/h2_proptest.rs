@@ -539,7 +539,7 @@ fn body(salt: u64, len: usize) -> Bytes {
     let mut rng = Rng::new(salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = Vec::with_capacity(len + 8);
     while out.len() < len {
-        out.extend_from_slice(&rng.next().to_le_bytes());
+        out.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     out.truncate(len);
     out.into()
