@@ -1,6 +1,6 @@
 //! The whole simulator in memory: the client application on a client
 //! connection against the server application on a server connection, on a
-//! virtual clock, with no sockets and no runtime.
+//! virtual clock (the core's `Pair`), with no sockets and no runtime.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
+use h2sim_proto::pair::Pair;
 use h2sim_proto::{Application, Config, Connection, Endpoint, HeaderField};
 
 use crate::client::app::{ClientApp, Plan};
@@ -80,37 +81,26 @@ fn run_with(
         } else {
             Connection::client(config.clone(), now)
         };
-        let mut client = Endpoint::new(conn, client_app, now);
-        let mut server = Endpoint::new(
+        let client = Endpoint::new(conn, client_app, now);
+        let server = Endpoint::new(
             Connection::server(config, now),
             ServerApp::new(shared.clone(), peer()),
             now,
         );
+        // Whole deliveries, as a socket read of everything written would
+        // be; a server that closes closes its transport, and the client
+        // reads end of stream.
+        let mut pair = Pair::join(client, server, now);
         for _ in 0..100_000 {
-            let mut moved = true;
-            while moved {
-                moved = pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now);
-            }
-            if server.is_closed() && !client.is_closed() {
-                client.handle_eof(now);
-            }
-            if client.is_closed() {
+            pair.drive();
+            if pair.client.is_closed() || pair.jump().is_none() {
                 break;
             }
-            let next = [client.poll_timeout(), server.poll_timeout()]
-                .into_iter()
-                .flatten()
-                .min();
-            let Some(next) = next else { break };
-            now = now.max(next);
-            client.handle_timeout(now);
-            server.handle_timeout(now);
         }
+        now = pair.now;
+        // The server read the end of the client's transport in `drive`.
+        let (client, _) = pair.into_sides();
         assert!(client.is_closed(), "the client finished and closed");
-        if !server.is_closed() {
-            server.handle_eof(now);
-        }
-        drop(server);
         let (_, client_app) = client.into_parts();
         if client_app.wants_reconnect() {
             app = Some(client_app);
@@ -122,22 +112,6 @@ fn run_with(
         }
     }
     unreachable!("the loop returns")
-}
-
-fn pump<A: Application, B: Application>(
-    from: &mut Endpoint<A>,
-    to: &mut Endpoint<B>,
-    now: Instant,
-) -> bool {
-    let mut wire = BytesMut::new();
-    while let Some(chunk) = from.poll_transmit(now) {
-        wire.extend_from_slice(&chunk);
-    }
-    if wire.is_empty() {
-        return false;
-    }
-    to.handle_input(now, &mut wire);
-    true
 }
 
 fn rule(method: &str, prefix: &str, status: u16, body: Body) -> Rule {

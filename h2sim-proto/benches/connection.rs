@@ -10,8 +10,9 @@
 //! the timed loop: this measures steady-state requests, not handshakes.
 //!
 //! - `h2sim`: a client and a server [`Connection`] on the bench's own thread,
-//!   no runtime; what one transmits is copied into the other's input buffer,
-//!   as a socket read would.
+//!   no runtime, joined by the crate's test harness `h2sim_proto::pair::Pair`
+//!   (feature `pair`) on its virtual clock: what one transmits is copied
+//!   into the other's input buffer whole, as a socket read would.
 //! - `h2_crate`: an `h2` client and server on one current-thread tokio
 //!   runtime (one core, like the other side), joined by
 //!   `tokio::io::duplex`, windows and concurrency raised to h2sim's defaults.
@@ -30,8 +31,9 @@
 
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use h2sim_proto::pair::Pair;
 use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
 
 /// Complete requests per iteration.
@@ -76,10 +78,7 @@ fn path(n: usize) -> String {
 
 /// h2sim's client and server, joined in memory.
 struct SimPair {
-    client: Connection,
-    server: Connection,
-    client_in: BytesMut,
-    server_in: BytesMut,
+    pair: Pair,
     body: Bytes,
     sent: usize,
 }
@@ -90,7 +89,7 @@ impl SimPair {
     fn connect() -> Self {
         let now = Instant::now();
         let pair = SimPair::joined(Connection::client(Config::default(), now), now);
-        for conn in [&pair.client, &pair.server] {
+        for conn in [&pair.pair.client, &pair.pair.server] {
             assert_eq!(conn.protocol(), Some(h2sim_proto::Protocol::Http2));
         }
         pair
@@ -107,45 +106,36 @@ impl SimPair {
 
     /// `client` joined to a server that tells the protocol from its bytes.
     fn joined(client: Connection, now: Instant) -> Self {
-        let mut pair = SimPair {
-            client,
-            server: Connection::server(Config::default(), now),
-            client_in: BytesMut::new(),
-            server_in: BytesMut::new(),
-            body: json_body(),
-            sent: 0,
-        };
-        while pair.exchange(now) {}
-        for conn in [&mut pair.client, &mut pair.server] {
-            // HTTP/1.1 has nothing to exchange before the first request, so
-            // its server is not up yet; an HTTP/2 one is.
-            let events: Vec<Event> = std::iter::from_fn(|| conn.poll_event()).collect();
+        let server = Connection::server(Config::default(), now);
+        let mut pair = Pair::join(client, server, now);
+        pair.drive();
+        // HTTP/1.1 has nothing to exchange before the first request, so its
+        // server is not up yet; an HTTP/2 one is.
+        for events in [pair.client_events(), pair.server_events()] {
             assert!(
                 events.is_empty() || events == [Event::Connected],
                 "{events:?}"
             );
         }
-        pair
-    }
-
-    /// Moves what each side has to send to the other; true if anything moved.
-    fn exchange(&mut self, now: Instant) -> bool {
-        let a = transfer(&mut self.client, &mut self.server, &mut self.server_in, now);
-        let b = transfer(&mut self.server, &mut self.client, &mut self.client_in, now);
-        a || b
+        SimPair {
+            pair,
+            body: json_body(),
+            sent: 0,
+        }
     }
 
     fn send_request(&mut self, workload: Workload) {
         let head = RequestHead::new("GET", "http", AUTHORITY, path(self.sent));
         match workload {
             Workload::Get => {
-                self.client.send_request(head, true).unwrap();
+                self.pair.client.send_request(head, true).unwrap();
             }
             Workload::Post => {
                 let mut head = head.field("content-type", JSON);
                 head.method = Bytes::from_static(b"POST");
-                let stream = self.client.send_request(head, false).unwrap();
-                self.client
+                let stream = self.pair.client.send_request(head, false).unwrap();
+                self.pair
+                    .client
                     .send_data(stream, self.body.clone(), true)
                     .unwrap();
             }
@@ -162,9 +152,8 @@ impl SimPair {
             started += 1;
         }
         while done < n {
-            let now = Instant::now();
-            assert!(self.exchange(now), "stalled at {done} of {n} requests");
-            while let Some(event) = self.server.poll_event() {
+            assert!(self.pair.step(), "stalled at {done} of {n} requests");
+            while let Some(event) = self.pair.server.poll_event() {
                 let (stream, finished) = match event {
                     Event::Request {
                         stream, end_stream, ..
@@ -185,20 +174,22 @@ impl SimPair {
                 }
                 match workload {
                     Workload::Get => self
+                        .pair
                         .server
                         .send_response(stream, ResponseHead::new(200), true)
                         .unwrap(),
                     Workload::Post => {
                         let head = ResponseHead::new(200).field("content-type", JSON);
-                        self.server.send_response(stream, head, false).unwrap();
-                        self.server
+                        self.pair.server.send_response(stream, head, false).unwrap();
+                        self.pair
+                            .server
                             .send_data(stream, self.body.clone(), true)
                             .unwrap();
                     }
                 }
             }
-            self.exchange(now);
-            while let Some(event) = self.client.poll_event() {
+            self.pair.step();
+            while let Some(event) = self.pair.client.poll_event() {
                 let finished = match event {
                     Event::Response {
                         head, end_stream, ..
@@ -227,28 +218,6 @@ impl SimPair {
         assert_eq!(request_bytes, n * workload.body_len());
         assert_eq!(response_bytes, n * workload.body_len());
     }
-}
-
-/// Everything `from` has to send, appended to `to`'s input and handed to it.
-///
-/// A copy, as a socket would make: chunks do not end on frame boundaries (a
-/// DATA payload follows its header as a chunk of its own) and share the
-/// sender's buffers, so none could become the peer's `BytesMut` as it is.
-fn transfer(
-    from: &mut Connection,
-    to: &mut Connection,
-    input: &mut BytesMut,
-    now: Instant,
-) -> bool {
-    let mut moved = false;
-    while let Some(chunk) = from.poll_transmit(now) {
-        input.extend_from_slice(&chunk);
-        moved = true;
-    }
-    if moved {
-        to.handle_input(now, input);
-    }
-    moved
 }
 
 /// The `h2` crate's client and server on one current-thread runtime.

@@ -13,7 +13,11 @@
 //! # Example
 //!
 //! A client and a server joined in memory: the driver moves bytes between
-//! them, and each application reacts to events with commands.
+//! them, and each application reacts to events with commands. The loop is
+//! written out here because it is the one every driver runs; tests need
+//! not write it: the cargo feature `pair` (off by default) offers
+//! `pair::Pair`, which joins two connections or endpoints on a virtual
+//! clock, delivers bytes split at random points, and steps or drives them.
 //!
 //! ```
 //! use std::time::Instant;
@@ -73,6 +77,8 @@ mod hash;
 pub mod host;
 pub mod hpack;
 mod message;
+#[cfg(feature = "pair")]
+pub mod pair;
 mod role;
 mod stats;
 

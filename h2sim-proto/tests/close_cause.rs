@@ -40,7 +40,7 @@ fn h2_client_go_away_is_local_for_it_and_received_for_the_server() {
     let mut pair = Pair::with_defaults(1);
     pair.connect();
     pair.client.go_away(pair.now);
-    pair.flush();
+    pair.drive();
     assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
     // The server hears the GOAWAY, then the end of stream.
     pair.server.handle_eof(pair.now);
@@ -58,10 +58,10 @@ fn h2_idle_timeout_stated_by_the_driver_is_the_cause() {
     pair.connect();
     pair.server
         .go_away_because(pair.now, CloseCause::IdleTimeout);
-    pair.flush();
+    pair.drive();
     // The shutdown's round trip (RFC 9113 §6.8) completes on the PING ack.
     pair.advance(Duration::from_secs(2));
-    pair.flush();
+    pair.drive();
     assert_eq!(cause(&pair.server_events()), CloseCause::IdleTimeout);
     assert_eq!(
         cause(&pair.client_events()),
@@ -76,11 +76,11 @@ fn h2_drain_expiry_replaces_the_graceful_cause() {
     let mut pair = Pair::with_defaults(3);
     pair.connect();
     pair.client.send_request(get("/slow"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server
         .go_away_because(pair.now, CloseCause::IdleTimeout);
-    pair.flush();
+    pair.drive();
     pair.advance(Duration::from_secs(5));
     pair.server
         .abort_because(Reason::NO_ERROR, CloseCause::DrainExpired);
@@ -102,7 +102,7 @@ fn h2_end_of_stream_is_peer_closed_with_or_without_loss() {
     let mut pair = Pair::with_defaults(5);
     pair.connect();
     pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     pair.client.handle_eof(pair.now);
     assert!(pair.client_events().contains(&Event::Closed {
         error: Some(ConnectionError::TransportClosed),
@@ -135,7 +135,7 @@ fn h2_protocol_error_is_the_cause_on_both_sides() {
             if *reason == Reason::PROTOCOL_ERROR),
         "{client:?}"
     );
-    pair.flush();
+    pair.drive();
     // A server stays for the client's end of stream (RFC 9113 §6.8).
     pair.server.handle_eof(pair.now);
     assert_eq!(
@@ -154,13 +154,13 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
     // The server goes away: its response says `connection: close`.
     let mut pair = http1_pair(8);
     let id = pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server.go_away(pair.now);
     pair.server
         .send_response(id, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     assert_eq!(cause(&pair.server_events()), CloseCause::LocalGoAway);
     assert_eq!(cause(&pair.client_events()), peer_said_close);
 
@@ -168,12 +168,12 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
     let mut pair = http1_pair(10);
     let id = pair.client.send_request(get("/"), true).unwrap();
     pair.client.go_away(pair.now);
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server
         .send_response(id, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     assert_eq!(cause(&pair.server_events()), peer_said_close);
     assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
 }
@@ -182,12 +182,12 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
 fn h1_idle_timeout_and_local_go_away() {
     let mut pair = http1_pair(9);
     let id = pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server
         .send_response(id, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let _ = (pair.client_events(), pair.server_events());
     pair.server
         .go_away_because(pair.now, CloseCause::IdleTimeout);

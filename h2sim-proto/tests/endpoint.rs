@@ -1,10 +1,12 @@
 //! The Application contract: a client application and a server application,
-//! each joined to its connection by an Endpoint, in memory on a virtual clock.
+//! each joined to its connection by an Endpoint, in memory on a virtual clock
+//! (`h2sim_proto::pair`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use h2sim_proto::pair::Pair;
 use h2sim_proto::{
     Application, Config, Connection, Endpoint, Event, RequestHead, ResponseHead, StreamId,
 };
@@ -60,51 +62,27 @@ impl Application for Client {
     }
 }
 
-fn pump<A: Application, B: Application>(
-    from: &mut Endpoint<A>,
-    to: &mut Endpoint<B>,
-    now: Instant,
-) -> bool {
-    let mut wire = BytesMut::new();
-    while let Some(chunk) = from.poll_transmit(now) {
-        wire.extend_from_slice(&chunk);
-    }
-    let moved = !wire.is_empty();
-    to.handle_input(now, &mut wire);
-    moved
-}
-
 #[test]
 fn application_timers_drive_delayed_responses() {
     let start = Instant::now();
-    let mut now = start;
-    let mut client = Endpoint::new(
-        Connection::client(Config::default(), now),
+    let client = Endpoint::new(
+        Connection::client(Config::default(), start),
         Client::default(),
-        now,
+        start,
     );
-    let mut server = Endpoint::new(
-        Connection::server(Config::default(), now),
+    let server = Endpoint::new(
+        Connection::server(Config::default(), start),
         SlowServer::default(),
-        now,
+        start,
     );
+    let mut pair = Pair::join(client, server, start);
     for _ in 0..100 {
-        while pump(&mut client, &mut server, now) | pump(&mut server, &mut client, now) {}
-        let Some(next) = [client.poll_timeout(), server.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-        else {
-            break;
-        };
-        now = next.max(now);
-        client.handle_timeout(now);
-        server.handle_timeout(now);
-        if client.application().done.len() == 3 {
+        pair.drive();
+        if pair.client.application().done.len() == 3 || pair.jump().is_none() {
             break;
         }
     }
-    let done = &client.application().done;
+    let done = &pair.client.application().done;
     assert_eq!(done.len(), 3);
     assert!(
         done.iter()

@@ -11,55 +11,32 @@ use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
 use h2sim_proto::{
     Config, Connection, Event, Protocol, RequestHead, ResponseHead, StreamId, UserError,
 };
-use support::Rng;
+use support::Pair;
 
 use std::time::Instant;
 
-/// Moves bytes both ways between two connections, in random pieces, until
-/// neither has anything to say; the server answers each request with its
-/// path as the body.
-fn exchange(
-    client: &mut Connection,
-    server: &mut Connection,
-    now: Instant,
-    rng: &mut Rng,
-) -> Vec<Event> {
-    let (mut to_server, mut to_client) = (BytesMut::new(), BytesMut::new());
+/// Moves bytes both ways between our client and server, in random pieces,
+/// until neither has anything to say; the server answers each request with
+/// its path as the body. Returns the client's events.
+fn exchange(pair: &mut Pair) -> Vec<Event> {
     let mut client_events = Vec::new();
     for _ in 0..1000 {
-        let mut moved = false;
-        while let Some(chunk) = client.poll_transmit(now) {
-            let mut chunk = BytesMut::from(&chunk[..]);
-            while !chunk.is_empty() {
-                let n = 1 + rng.below(chunk.len());
-                to_server.extend_from_slice(&chunk.split_to(n));
-                server.handle_input(now, &mut to_server);
-            }
-            moved = true;
-        }
-        while let Some(event) = server.poll_event() {
+        let mut moved = pair.step();
+        while let Some(event) = pair.server.poll_event() {
             if let Event::Request { stream, head, .. } = event {
                 let body = Bytes::from(head.path.to_vec());
-                server
+                pair.server
                     .send_response(
                         stream,
                         ResponseHead::new(200).field("content-type", "text/plain"),
                         false,
                     )
                     .unwrap();
-                server.send_data(stream, body, true).unwrap();
+                pair.server.send_data(stream, body, true).unwrap();
+                moved = true;
             }
         }
-        while let Some(chunk) = server.poll_transmit(now) {
-            let mut chunk = BytesMut::from(&chunk[..]);
-            while !chunk.is_empty() {
-                let n = 1 + rng.below(chunk.len());
-                to_client.extend_from_slice(&chunk.split_to(n));
-                client.handle_input(now, &mut to_client);
-            }
-            moved = true;
-        }
-        client_events.extend(std::iter::from_fn(|| client.poll_event()));
+        client_events.extend(pair.client_events());
         if !moved {
             return client_events;
         }
@@ -83,18 +60,22 @@ fn bodies(events: &[Event]) -> Vec<(StreamId, Vec<u8>)> {
 #[test]
 fn undecided_server_speaks_http1_to_an_http1_client_with_keep_alive() {
     let now = Instant::now();
-    let mut client = Connection::client_http1(Config::default(), now);
-    let mut server = Connection::server(Config::default(), now);
+    let client = Connection::client_http1(Config::default(), now);
+    let server = Connection::server(Config::default(), now);
     assert_eq!(server.protocol(), None);
-    let a = client
+    let mut pair = Pair::join(client, server, now).split(1);
+    let a = pair
+        .client
         .send_request(RequestHead::new("GET", "http", "sim", "/first"), true)
         .unwrap();
-    let events = exchange(&mut client, &mut server, now, &mut Rng::new(1));
-    assert_eq!(server.protocol(), Some(Protocol::Http1));
-    let b = client
+    let events = exchange(&mut pair);
+    assert_eq!(pair.server.protocol(), Some(Protocol::Http1));
+    let b = pair
+        .client
         .send_request(RequestHead::new("GET", "http", "sim", "/second"), true)
         .unwrap();
-    let more = exchange(&mut client, &mut server, now, &mut Rng::new(2));
+    let more = exchange(&mut pair);
+    let (client, server) = pair.into_sides();
     let all: Vec<Event> = events.into_iter().chain(more).collect();
     assert_eq!(
         bodies(&all),
@@ -115,11 +96,12 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
         let now = Instant::now();
         let mut config = Config::default();
         config.http1.max_pipeline = depth;
-        let mut client = Connection::client_http1(config, now);
-        let mut server = Connection::server(Config::default(), now);
+        let client = Connection::client_http1(config, now);
+        let server = Connection::server(Config::default(), now);
+        let mut pair = Pair::join(client, server, now).split(seed);
         let ids: Vec<StreamId> = (0..50)
             .map(|i| {
-                client
+                pair.client
                     .send_request(
                         RequestHead::new("GET", "http", "sim", format!("/{i}")),
                         true,
@@ -127,7 +109,7 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
                     .unwrap()
             })
             .collect();
-        let events = exchange(&mut client, &mut server, now, &mut Rng::new(seed));
+        let events = exchange(&mut pair);
         let got = bodies(&events);
         assert_eq!(got.len(), 50, "depth {depth}: {} answered", got.len());
         for (i, (id, body)) in got.iter().enumerate() {
@@ -140,13 +122,15 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
 #[test]
 fn undecided_server_speaks_http2_to_prior_knowledge() {
     let now = Instant::now();
-    let mut client = Connection::client(Config::default(), now);
-    let mut server = Connection::server(Config::default(), now);
-    let id = client
+    let client = Connection::client(Config::default(), now);
+    let server = Connection::server(Config::default(), now);
+    let mut pair = Pair::join(client, server, now).split(6);
+    let id = pair
+        .client
         .send_request(RequestHead::new("GET", "http", "sim", "/h2"), true)
         .unwrap();
-    let events = exchange(&mut client, &mut server, now, &mut Rng::new(6));
-    assert_eq!(server.protocol(), Some(Protocol::Http2));
+    let events = exchange(&mut pair);
+    assert_eq!(pair.server.protocol(), Some(Protocol::Http2));
     assert_eq!(bodies(&events), vec![(id, b"/h2".to_vec())]);
 }
 

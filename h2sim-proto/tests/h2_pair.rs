@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use h2sim_proto::pair::Dir;
 use h2sim_proto::{Config, Event, Reason, RequestHead, ResponseHead, StreamId};
 use support::Pair;
 
@@ -111,10 +112,10 @@ impl Responses {
 /// Drives both applications until nothing moves.
 fn run(pair: &mut Pair, echo: &mut Echo, responses: &mut Responses) {
     for _ in 0..100_000 {
-        let moved = pair.flush();
+        let moved = pair.drive();
         echo.serve(pair);
         responses.take(pair);
-        if !moved && !pair.flush() {
+        if !moved && !pair.drive() {
             return;
         }
     }
@@ -212,9 +213,9 @@ fn ping_reports_rtt() {
     let mut pair = Pair::with_defaults(3);
     pair.connect();
     pair.client.ping(pair.now).unwrap();
-    pair.flush();
+    pair.drive();
     pair.now += Duration::from_millis(5);
-    pair.flush();
+    pair.drive();
     assert!(
         pair.client_events()
             .iter()
@@ -227,7 +228,7 @@ fn push_accepted_and_refused() {
     let mut pair = Pair::with_defaults(4);
     pair.connect();
     let id = pair.client.send_request(get("/index.html"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.server_events();
     assert!(matches!(events[0], Event::Request { stream, .. } if stream == id));
     let p1 = pair.server.push_promise(id, get("/style.css")).unwrap();
@@ -238,7 +239,7 @@ fn push_accepted_and_refused() {
     pair.server
         .send_data(id, Bytes::from_static(b"<html>"), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     let promised: Vec<StreamId> = events
         .iter()
@@ -263,7 +264,7 @@ fn push_accepted_and_refused() {
     pair.server
         .send_data(p1, Bytes::from_static(b"body{}"), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     // The server learns of the refusal and can no longer answer p2.
     let server_events = pair.server_events();
     assert!(server_events.iter().any(
@@ -289,7 +290,7 @@ fn push_disabled_by_client_is_refused_locally() {
     let mut pair = Pair::new(client, Config::default(), 5);
     pair.connect();
     let id = pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     assert!(pair.server.push_promise(id, get("/x")).is_err());
 }
@@ -299,10 +300,10 @@ fn graceful_goaway_lets_open_streams_finish() {
     let mut pair = Pair::with_defaults(6);
     pair.connect();
     let a = pair.client.send_request(get("/slow"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server.go_away(pair.now);
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     assert!(events.iter().any(|e| matches!(e, Event::GoAway { .. })));
     assert!(
@@ -313,7 +314,7 @@ fn graceful_goaway_lets_open_streams_finish() {
     pair.server
         .send_response(a, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     assert!(
         events
@@ -341,10 +342,10 @@ fn goaway_fails_unprocessed_streams_as_retryable() {
     pair.connect();
     let a = pair.client.send_request(get("/a"), true).unwrap();
     let b = pair.client.send_request(get("/b"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server.abort(Reason::NO_ERROR);
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     assert!(
         events
@@ -375,7 +376,7 @@ fn settings_changes_mid_flight() {
         let body: Bytes = vec![42u8; 200_000].into();
         let id = pair.client.send_request(post("/upload"), false).unwrap();
         pair.client.send_data(id, body.clone(), true).unwrap();
-        pair.flush();
+        pair.drive();
         // The server shrinks its windows and frame size while the body flows,
         // then grows them again; the upload must arrive intact either way.
         let mut small = pair.server.local_settings().unwrap();
@@ -412,7 +413,7 @@ fn interim_response_then_final_with_trailers() {
     pair.client
         .send_trailers(id, vec![h2sim_proto::HeaderField::new("x-checksum", "abc")])
         .unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.server_events();
     assert!(events.iter().any(|e| matches!(e, Event::Trailers { stream, fields } if *stream == id && fields[0].value == "abc")));
     pair.server
@@ -433,7 +434,7 @@ fn interim_response_then_final_with_trailers() {
     pair.server
         .send_trailers(id, vec![h2sim_proto::HeaderField::new("grpc-status", "0")])
         .unwrap();
-    pair.flush();
+    pair.drive();
     let statuses: Vec<u16> = pair
         .client_events()
         .into_iter()
@@ -466,9 +467,9 @@ fn a_reader_that_stops_pushes_back_on_the_sender() {
     pair.client
         .send_data(id, Bytes::from(vec![1u8; 4 << 20]), true)
         .unwrap();
-    let before = pair.c2s_bytes;
-    pair.flush(); // the server application does not poll its events
-    let sent = pair.c2s_bytes - before;
+    let before = pair.written(Dir::ClientToServer);
+    pair.drive(); // the server application does not poll its events
+    let sent = pair.written(Dir::ClientToServer) - before;
     assert!(
         sent < 70_000,
         "only one stream window crossed while nobody read: {sent}"
@@ -481,7 +482,7 @@ fn a_reader_that_stops_pushes_back_on_the_sender() {
                 received += data.len();
             }
         }
-        if !pair.flush() {
+        if !pair.drive() {
             break;
         }
     }
@@ -497,7 +498,7 @@ fn frame_trace_reports_both_directions() {
     let mut pair = Pair::new(traced, Config::default(), 11);
     pair.connect();
     let id = pair.client.send_request(get("/traced"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server
         .send_response(id, ResponseHead::new(200), false)
@@ -505,7 +506,7 @@ fn frame_trace_reports_both_directions() {
     pair.server
         .send_data(id, Bytes::from_static(b"ok"), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let frames: Vec<(bool, h2sim_proto::frame::Frame)> = pair
         .client_events()
         .into_iter()

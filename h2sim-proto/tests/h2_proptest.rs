@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{Data, Frame, MAX_WINDOW_SIZE, PREFACE, Setting, Settings, WindowUpdate};
+use h2sim_proto::pair::{Dir, Observer};
 use h2sim_proto::{
     Config, ConnectionError, Event, HeaderField, LocalSettings, Reason, RequestHead, ResponseHead,
     StreamId, UserError, Violation, WindowPolicy,
@@ -41,7 +42,7 @@ use h2sim_proto::{
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
-use support::observer::{Dir, Link, WireObserver};
+use support::observer::{Link, WireObserver, link};
 use support::{Pair, Rng};
 
 // ---------------------------------------------------------------------------
@@ -538,7 +539,7 @@ fn body(salt: u64, len: usize) -> Bytes {
     let mut rng = Rng::new(salt.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut out = Vec::with_capacity(len + 8);
     while out.len() < len {
-        out.extend_from_slice(&rng.next().to_le_bytes());
+        out.extend_from_slice(&rng.next_u64().to_le_bytes());
     }
     out.truncate(len);
     out.into()
@@ -575,7 +576,7 @@ struct World {
 
 impl World {
     fn new(client: &Side, server: &Side, seed: u64) -> Self {
-        let link = Link::new(client.config(), server.config(), seed);
+        let link = link(client.config(), server.config(), seed);
         World {
             start: link.now,
             link,
@@ -1257,7 +1258,7 @@ impl World {
                 self.link.deliver(dir, *bytes);
             }
             Op::Flush => {
-                self.link.flush();
+                self.link.drive();
             }
             Op::Release { server, quarters } => {
                 self.release(*server, *quarters);
@@ -1289,7 +1290,7 @@ impl World {
                 .unwrap();
         }
         for _ in 0..10_000 {
-            let moved = self.link.flush();
+            let moved = self.link.drive();
             let acted = self.drain(true);
             let released = self.release(false, 4) | self.release(true, 4);
             if moved || acted || released {
@@ -1758,14 +1759,14 @@ fn reset_before_headers_are_written_keeps_the_connection() {
     pair.connect();
     let id = pair.client.send_request(get("/a"), true).unwrap();
     pair.client.reset(id, Reason::CANCEL).unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.server_events();
     assert!(
         !events.iter().any(|e| matches!(e, Event::Closed { .. })),
         "server: {events:?}"
     );
     let next = pair.client.send_request(get("/b"), true).unwrap();
-    pair.flush();
+    pair.drive();
     assert!(
         pair.server_events()
             .iter()
@@ -1776,11 +1777,11 @@ fn reset_before_headers_are_written_keeps_the_connection() {
     let mut pair = Pair::with_defaults(2);
     pair.connect();
     let parent = pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     let promised = pair.server.push_promise(parent, get("/pushed")).unwrap();
     pair.server.reset(promised, Reason::CANCEL).unwrap();
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     assert!(
         !events.iter().any(|e| matches!(e, Event::Closed { .. })),
@@ -1807,20 +1808,20 @@ fn queued_request_is_retryable_once() {
         pair.connect();
         let first = pair.client.send_request(get("/a"), true).unwrap();
         let queued = pair.client.send_request(get("/b"), true).unwrap();
-        pair.flush();
+        pair.drive();
         let _ = pair.server_events();
         if graceful {
             pair.server.go_away(pair.now);
         } else {
             pair.server.abort(Reason::NO_ERROR);
         }
-        pair.flush();
+        pair.drive();
         let mut events = pair.client_events();
         if graceful {
             pair.server
                 .send_response(first, ResponseHead::new(200), true)
                 .unwrap();
-            pair.flush();
+            pair.drive();
             events.extend(pair.client_events());
         }
         let retryable = events
@@ -1833,10 +1834,10 @@ fn queued_request_is_retryable_once() {
 
 /// A client that is not pushed to anymore, after a server that pushed.
 fn push_then_disable() -> (Link, StreamId) {
-    let mut link = Link::new(Config::default(), Config::default(), 5);
-    link.flush();
+    let mut link = link(Config::default(), Config::default(), 5);
+    link.drive();
     let parent = link.client.send_request(get("/"), true).unwrap();
-    link.flush();
+    link.drive();
     while link.server.poll_event().is_some() {}
     while link.client.poll_event().is_some() {}
     link.server.push_promise(parent, get("/pushed")).unwrap();
@@ -1891,7 +1892,7 @@ fn no_push_promise_written_after_enable_push_0() {
     // The client's SETTINGS reaches the server before the promise leaves.
     link.collect(Dir::ClientToServer);
     link.deliver(Dir::ClientToServer, usize::MAX);
-    link.flush();
+    link.drive();
     assert_eq!(closed_with_error(&mut link.client), None);
     assert_eq!(closed_with_error(&mut link.server), None);
 }
@@ -1911,8 +1912,8 @@ fn lowered_initial_window_does_not_stall_an_upload() {
         initial_window_size: 65_535,
         ..Config::default()
     };
-    let mut link = Link::new(Config::default(), server, 9);
-    link.flush();
+    let mut link = link(Config::default(), server, 9);
+    link.drive();
     while link.client.poll_event().is_some() {}
     while link.server.poll_event().is_some() {}
     let now = link.now;
@@ -1937,7 +1938,7 @@ fn lowered_initial_window_does_not_stall_an_upload() {
     }
     assert_eq!(received, 65_535);
     for _ in 0..20 {
-        link.flush();
+        link.drive();
         while link.client.poll_event().is_some() {}
         while let Some(event) = link.server.poll_event() {
             if let Event::Data { data, .. } = event {
@@ -1963,7 +1964,7 @@ fn data_on_a_stream_ignored_after_goaway_is_ignored() {
     pair.connect();
     // A request the server is still working on keeps the connection open.
     let first = pair.client.send_request(get("/slow"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server.go_away(pair.now);
     // The client does not read: the server's shutdown PING goes unanswered
@@ -1973,7 +1974,7 @@ fn data_on_a_stream_ignored_after_goaway_is_ignored() {
     pair.client
         .send_data(id, Bytes::from_static(b"body"), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let server = pair.server_events();
     assert!(
         !server
@@ -1992,7 +1993,7 @@ fn data_on_a_stream_ignored_after_goaway_is_ignored() {
     pair.server
         .send_response(first, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     assert!(pair.client_events().iter().any(
         |e| matches!(e, Event::Response { stream, end_stream: true, .. } if *stream == first)
     ));
@@ -2014,7 +2015,7 @@ fn promises_on_different_parents_keep_id_order() {
     pair.connect();
     let a = pair.client.send_request(get("/a"), true).unwrap();
     let b = pair.client.send_request(get("/b"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     for parent in [a, b, a] {
         let promised = pair.server.push_promise(parent, get("/pushed")).unwrap();
@@ -2022,7 +2023,7 @@ fn promises_on_different_parents_keep_id_order() {
             .send_response(promised, ResponseHead::new(200), true)
             .unwrap();
     }
-    pair.flush();
+    pair.drive();
     let events = pair.client_events();
     assert!(
         !events.iter().any(|e| matches!(e, Event::Closed { .. })),
@@ -2058,7 +2059,7 @@ fn push_queued_at_goaway_still_ends() {
     let mut pair = Pair::new(client, Config::default(), 6);
     pair.connect();
     let parent = pair.client.send_request(get("/"), true).unwrap();
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     // The first push takes the client's only slot; the second waits.
     let first = pair.server.push_promise(parent, get("/1")).unwrap();
@@ -2069,10 +2070,10 @@ fn push_queued_at_goaway_still_ends() {
     pair.server
         .send_response(second, ResponseHead::new(200), true)
         .unwrap();
-    pair.flush();
+    pair.drive();
     let mut events = pair.client_events();
     pair.client.go_away(pair.now);
-    pair.flush();
+    pair.drive();
     let _ = pair.server_events();
     pair.server
         .send_data(first, Bytes::from_static(b"done"), true)
@@ -2081,7 +2082,7 @@ fn push_queued_at_goaway_still_ends() {
         .send_response(parent, ResponseHead::new(200), true)
         .unwrap();
     for _ in 0..4 {
-        pair.flush();
+        pair.drive();
         events.extend(pair.client_events());
         let _ = pair.server_events();
     }

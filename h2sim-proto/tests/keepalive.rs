@@ -33,7 +33,7 @@ fn a_quiet_connection_is_pinged_and_lives_while_answered() {
     pair.connect();
     for _ in 0..6 {
         pair.advance(EVERY);
-        pair.flush();
+        pair.drive();
     }
     let events = pair.client_events();
     assert!(

@@ -1,156 +1,19 @@
 //! Test harnesses for the connection: `Pair` (our client against our server
-//! in memory, on a virtual clock, bytes split at random points) and
-//! `RawPeer` (hand-built frames against one of our endpoints).
+//! in memory, on a virtual clock, bytes split at random points; the crate's
+//! own `h2sim_proto::pair`, re-exported) and `RawPeer` (hand-built frames
+//! against one of our endpoints).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 pub mod observer;
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
 use h2sim_proto::hpack::{self, HeaderField};
 use h2sim_proto::{Config, Connection, Event};
 
-/// A small deterministic generator (xorshift64*), so failures replay.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
-/// Moves everything `from` has to send into `pending` (what is in flight).
-fn collect(from: &mut Connection, now: Instant, pending: &mut BytesMut) -> bool {
-    let mut moved = false;
-    while let Some(chunk) = from.poll_transmit(now) {
-        pending.extend_from_slice(&chunk);
-        moved = true;
-    }
-    moved
-}
-
-/// Delivers what is in flight to `to`, in pieces of random size.
-fn deliver(
-    to: &mut Connection,
-    now: Instant,
-    pending: &mut BytesMut,
-    inbox: &mut BytesMut,
-    rng: &mut Rng,
-) -> bool {
-    if pending.is_empty() {
-        return false;
-    }
-    while !pending.is_empty() {
-        let n = 1 + rng.below(pending.len().min(4096));
-        inbox.extend_from_slice(&pending.split_to(n));
-        to.handle_input(now, inbox);
-    }
-    true
-}
-
-/// Client and server connections joined in memory.
-pub struct Pair {
-    pub client: Connection,
-    pub server: Connection,
-    pub now: Instant,
-    pub rng: Rng,
-    c2s: BytesMut,
-    s2c: BytesMut,
-    client_inbox: BytesMut,
-    server_inbox: BytesMut,
-    /// Bytes that crossed, each way.
-    pub c2s_bytes: usize,
-    pub s2c_bytes: usize,
-}
-
-impl Pair {
-    pub fn new(client: Config, server: Config, seed: u64) -> Self {
-        let now = Instant::now();
-        Pair {
-            client: Connection::client(client, now),
-            server: Connection::server(server, now),
-            now,
-            rng: Rng::new(seed),
-            c2s: BytesMut::new(),
-            s2c: BytesMut::new(),
-            client_inbox: BytesMut::new(),
-            server_inbox: BytesMut::new(),
-            c2s_bytes: 0,
-            s2c_bytes: 0,
-        }
-    }
-
-    pub fn with_defaults(seed: u64) -> Self {
-        Pair::new(Config::default(), Config::default(), seed)
-    }
-
-    /// Exchanges bytes until neither side has anything to say; true if any
-    /// bytes moved.
-    pub fn flush(&mut self) -> bool {
-        let mut moved = false;
-        for _ in 0..10_000 {
-            let a = collect(&mut self.client, self.now, &mut self.c2s);
-            self.c2s_bytes += self.c2s.len();
-            let b = deliver(
-                &mut self.server,
-                self.now,
-                &mut self.c2s,
-                &mut self.server_inbox,
-                &mut self.rng,
-            );
-            let c = collect(&mut self.server, self.now, &mut self.s2c);
-            self.s2c_bytes += self.s2c.len();
-            let d = deliver(
-                &mut self.client,
-                self.now,
-                &mut self.s2c,
-                &mut self.client_inbox,
-                &mut self.rng,
-            );
-            if !(a || b || c || d) {
-                return moved;
-            }
-            moved = true;
-        }
-        panic!("pair did not settle");
-    }
-
-    /// Advances the virtual clock and fires due timers on both sides.
-    pub fn advance(&mut self, by: Duration) {
-        self.now += by;
-        for conn in [&mut self.client, &mut self.server] {
-            if conn.poll_timeout().is_some_and(|t| t <= self.now) {
-                conn.handle_timeout(self.now);
-            }
-        }
-    }
-
-    pub fn client_events(&mut self) -> Vec<Event> {
-        std::iter::from_fn(|| self.client.poll_event()).collect()
-    }
-
-    pub fn server_events(&mut self) -> Vec<Event> {
-        std::iter::from_fn(|| self.server.poll_event()).collect()
-    }
-
-    /// Brings the connection up: prefaces and SETTINGS exchanged and acked.
-    pub fn connect(&mut self) {
-        self.flush();
-        assert!(self.client_events().contains(&Event::Connected));
-        assert!(self.server_events().contains(&Event::Connected));
-    }
-}
+#[allow(unused_imports)] // not every test file uses both
+pub use h2sim_proto::pair::{Pair, Rng};
 
 /// A hand-driven peer: writes frames we build (valid or not) to one of our
 /// endpoints and decodes what it answers.

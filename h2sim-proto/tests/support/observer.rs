@@ -1,8 +1,8 @@
 //! An independent witness of flow control: `WireObserver` decodes every byte
 //! each direction of a connection carries and keeps its own account of the
-//! windows of RFC 9113 §5.2 and §6.9, and `Link` joins a client and a server
-//! `Connection` in memory (like `Pair`, on a virtual clock, bytes split at
-//! random points) with an observer on the wire.
+//! windows of RFC 9113 §5.2 and §6.9, and a `Link` is a `Pair` (a client and
+//! a server `Connection` in memory, on a virtual clock, bytes split at random
+//! points) with an observer on the wire.
 //!
 //! The observer shares no code with the connection's flow control: it knows
 //! only the frames. For each direction S→R it tracks what S may send:
@@ -18,7 +18,7 @@
 //! S reads when they are delivered to it (`handle_input`), so the observer
 //! sees exactly what S had seen when it built each frame, even while bytes
 //! are in flight both ways. (A driver must therefore poll output until
-//! `None` before it delivers more input: `Link` does.)
+//! `None` before it delivers more input: `Pair` does.)
 //!
 //! Stream windows are kept as credit (updates read minus DATA written) on
 //! top of the setting's current value: S applies every change of
@@ -27,39 +27,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use h2sim_proto::frame::{
     DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, HEADER_LEN, Head,
     MAX_FRAME_SIZE_LIMIT, MAX_WINDOW_SIZE, PREFACE, Setting,
 };
+use h2sim_proto::pair::{Dir, Observer, Pair};
 use h2sim_proto::{Config, Connection, StreamId};
-
-use super::Rng;
-
-/// One direction of the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Dir {
-    ClientToServer,
-    ServerToClient,
-}
-
-impl Dir {
-    pub fn reverse(self) -> Dir {
-        match self {
-            Dir::ClientToServer => Dir::ServerToClient,
-            Dir::ServerToClient => Dir::ClientToServer,
-        }
-    }
-
-    fn index(self) -> usize {
-        match self {
-            Dir::ClientToServer => 0,
-            Dir::ServerToClient => 1,
-        }
-    }
-}
 
 /// A frame stream being decoded: bytes in, whole frames out.
 #[derive(Debug)]
@@ -203,9 +179,11 @@ impl WireObserver {
     fn violation(&mut self, dir: Dir, what: String) {
         self.violations.push(format!("{dir:?}: {what}"));
     }
+}
 
+impl Observer for WireObserver {
     /// S (the sender of `dir`) wrote `bytes`.
-    pub fn written(&mut self, dir: Dir, bytes: &[u8]) {
+    fn written(&mut self, dir: Dir, bytes: &[u8]) {
         let d = &mut self.dirs[dir.index()];
         d.bytes_written += bytes.len() as u64;
         let frames = match d.written.push(bytes) {
@@ -221,7 +199,7 @@ impl WireObserver {
     }
 
     /// R (the receiver of `dir`) is about to read `bytes`.
-    pub fn read(&mut self, dir: Dir, bytes: &[u8]) {
+    fn read(&mut self, dir: Dir, bytes: &[u8]) {
         let d = &mut self.dirs[dir.index()];
         d.bytes_read += bytes.len() as u64;
         let frames = match d.read.push(bytes) {
@@ -235,7 +213,9 @@ impl WireObserver {
             self.on_read(dir, frame);
         }
     }
+}
 
+impl WireObserver {
     fn on_written(&mut self, dir: Dir, head: &Head, frame: Frame) {
         let d = &mut self.dirs[dir.index()];
         // §4.2: no frame may exceed the receiver's SETTINGS_MAX_FRAME_SIZE.
@@ -338,143 +318,17 @@ impl WireObserver {
 }
 
 /// A client and a server joined in memory through a `WireObserver`.
-///
-/// The driver loop is the one `Connection` documents: after input, output is
-/// polled until `None` (so frames are built and observed at the same
-/// moment), and once an endpoint is closed and flushed its transport closes:
-/// the peer gets `handle_eof`.
-#[derive(Debug)]
-pub struct Link {
-    pub client: Connection,
-    pub server: Connection,
-    pub now: Instant,
-    pub rng: Rng,
-    pub observer: WireObserver,
-    /// Written, not yet delivered, per direction.
-    in_flight: [BytesMut; 2],
-    /// The receiver's partial-frame buffer, per direction.
-    inbox: [BytesMut; 2],
-    /// End of stream delivered, per direction.
-    eof: [bool; 2],
-}
+pub type Link = Pair<Connection, Connection, WireObserver>;
 
-impl Link {
-    pub fn new(client: Config, server: Config, seed: u64) -> Self {
-        let now = Instant::now();
-        Link {
-            client: Connection::client(client, now),
-            server: Connection::server_for(h2sim_proto::Protocol::Http2, server, now),
-            now,
-            rng: Rng::new(seed),
-            observer: WireObserver::new(),
-            in_flight: [BytesMut::new(), BytesMut::new()],
-            inbox: [BytesMut::new(), BytesMut::new()],
-            eof: [false, false],
-        }
-    }
-
-    /// The endpoint that writes `dir`.
-    fn sender(&mut self, dir: Dir) -> &mut Connection {
-        match dir {
-            Dir::ClientToServer => &mut self.client,
-            Dir::ServerToClient => &mut self.server,
-        }
-    }
-
-    /// The endpoint that reads `dir`.
-    fn receiver(&mut self, dir: Dir) -> &mut Connection {
-        self.sender(dir.reverse())
-    }
-
-    /// Takes everything the sender of `dir` has to write; true if any.
-    pub fn collect(&mut self, dir: Dir) -> bool {
-        let now = self.now;
-        let mut chunks: Vec<Bytes> = Vec::new();
-        while let Some(chunk) = self.sender(dir).poll_transmit(now) {
-            chunks.push(chunk);
-        }
-        for chunk in &chunks {
-            self.observer.written(dir, chunk);
-            self.in_flight[dir.index()].extend_from_slice(chunk);
-        }
-        !chunks.is_empty()
-    }
-
-    /// Bytes written on `dir` and not yet delivered.
-    pub fn in_flight(&self, dir: Dir) -> usize {
-        self.in_flight[dir.index()].len()
-    }
-
-    /// Delivers up to `limit` bytes in flight on `dir`, in pieces of random
-    /// size; true if any moved.
-    pub fn deliver(&mut self, dir: Dir, limit: usize) -> bool {
-        let i = dir.index();
-        let mut left = limit.min(self.in_flight[i].len());
-        let moved = left > 0;
-        while left > 0 {
-            let n = 1 + self.rng.below(left.min(4096));
-            left -= n;
-            let piece = self.in_flight[i].split_to(n);
-            self.observer.read(dir, &piece);
-            self.inbox[i].extend_from_slice(&piece);
-            let now = self.now;
-            let mut inbox = std::mem::take(&mut self.inbox[i]);
-            self.receiver(dir).handle_input(now, &mut inbox);
-            self.inbox[i] = inbox;
-        }
-        moved
-    }
-
-    /// Closes the transport of an endpoint that is over and flushed: its
-    /// peer reads end of stream. True if that happened now.
-    fn close_transports(&mut self) -> bool {
-        let mut moved = false;
-        for dir in [Dir::ClientToServer, Dir::ServerToClient] {
-            let i = dir.index();
-            let now = self.now;
-            if !self.eof[i] && self.in_flight[i].is_empty() && self.sender(dir).is_closed() {
-                self.eof[i] = true;
-                self.receiver(dir).handle_eof(now);
-                moved = true;
-            }
-        }
-        moved
-    }
-
-    /// Exchanges bytes until neither side has anything to say; true if
-    /// anything moved. Events are left for the caller.
-    pub fn flush(&mut self) -> bool {
-        let mut moved = false;
-        for _ in 0..100_000 {
-            let a = self.collect(Dir::ClientToServer);
-            let b = self.deliver(Dir::ClientToServer, usize::MAX);
-            let c = self.collect(Dir::ServerToClient);
-            let d = self.deliver(Dir::ServerToClient, usize::MAX);
-            let e = self.close_transports();
-            if !(a || b || c || d || e) {
-                return moved;
-            }
-            moved = true;
-        }
-        panic!("link did not settle");
-    }
-
-    /// Advances the virtual clock and fires due timers on both sides.
-    pub fn advance(&mut self, by: Duration) {
-        self.now += by;
-        let now = self.now;
-        for conn in [&mut self.client, &mut self.server] {
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-        }
-    }
-
-    /// The earliest timer of either side.
-    pub fn next_timeout(&self) -> Option<Instant> {
-        [self.client.poll_timeout(), self.server.poll_timeout()]
-            .into_iter()
-            .flatten()
-            .min()
-    }
+/// Our client against our HTTP/2 server, deliveries split by `seed`, the
+/// observer on the wire from the first byte.
+pub fn link(client: Config, server: Config, seed: u64) -> Link {
+    let now = Instant::now();
+    Pair::join(
+        Connection::client(client, now),
+        Connection::server_for(h2sim_proto::Protocol::Http2, server, now),
+        now,
+    )
+    .split(seed)
+    .observed(WireObserver::new())
 }
