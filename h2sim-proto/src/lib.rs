@@ -75,6 +75,7 @@ pub mod hpack;
 mod message;
 mod role;
 mod stats;
+mod timers;
 
 pub use application::{Application, Endpoint};
 pub use close::CloseCause;

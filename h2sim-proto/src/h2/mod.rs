@@ -340,6 +340,11 @@ impl Session {
         self.closed && self.out.is_empty()
     }
 
+    /// Over (its `Closed` event raised), whether or not output is left.
+    pub(crate) fn ended(&self) -> bool {
+        self.closed
+    }
+
     pub(crate) fn error(&self) -> Option<&ConnectionError> {
         self.error.as_ref()
     }
