@@ -111,17 +111,15 @@ async fn drive<A: Application>(
                 shutdown_seen = true;
                 endpoint.go_away(now);
             }
-            Wake::Io(progress) => {
-                match progress? {
-                    Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
-                    Progress::Eof => {
-                        reading = false;
-                        peer_closed = true;
-                        endpoint.handle_eof(now);
-                    }
-                    Progress::Wrote => flush.wrote(now),
+            Wake::Io(progress) => match progress? {
+                Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
+                Progress::Eof => {
+                    reading = false;
+                    peer_closed = true;
+                    endpoint.handle_eof(now);
                 }
-            }
+                Progress::Wrote => flush.wrote(now),
+            },
             Wake::Timer => {
                 if flush.expired(now) {
                     return Ok(Ending::FlushExpired);

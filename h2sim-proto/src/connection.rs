@@ -463,7 +463,8 @@ impl Connection {
         self.cause.note(cause);
         self.timers.stop(Timer::Idle);
         if !self.timers.is_set(Timer::Drain) {
-            self.timers.set(Timer::Drain, now + self.config.drain_timeout);
+            self.timers
+                .set(Timer::Drain, now + self.config.drain_timeout);
         }
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use h2sim_proto::{Application, Config, Connection, Event, Reason, ResponseHead, StreamId};
 use h2sim_tokio::{
-    ClientOptions, FetchRequest, ListenerSpec, Reconnect, RequestError, Server,
-    ServerOptions, connect, fetch,
+    ClientOptions, FetchRequest, ListenerSpec, Reconnect, RequestError, Server, ServerOptions,
+    connect, fetch,
 };
 
 /// Answers every request after `delay` (the application's own timer), and
