@@ -55,6 +55,7 @@ impl CloseCause {
                 Some(CloseCause::GoAwayReceived { reason: *reason })
             }
             ConnectionError::KeepaliveTimeout => Some(CloseCause::KeepaliveTimeout),
+            ConnectionError::DrainExpired => Some(CloseCause::DrainExpired),
             ConnectionError::TransportClosed => None,
         }
     }

@@ -365,7 +365,7 @@ impl Connection {
                 Timer::HeadRead => {
                     self.abort_because(Reason::NO_ERROR, CloseCause::HeadReadTimeout);
                 }
-                Timer::Drain => self.abort_because(Reason::NO_ERROR, CloseCause::DrainExpired),
+                Timer::Drain => self.expire_drain(),
                 Timer::Idle => self.go_away_because(now, CloseCause::IdleTimeout),
             }
             if self.ended() {
@@ -494,6 +494,19 @@ impl Connection {
             )));
         }
         dispatch!(self, s => s.abort(reason), undecided => ())
+    }
+
+    /// The drain time after our GOAWAY ran out: what is still open is cut.
+    /// HTTP/2 reports the loss as `ConnectionError::DrainExpired`; HTTP/1.1
+    /// ends each unfinished exchange with `StreamReset`, as an abort does.
+    fn expire_drain(&mut self) {
+        self.cause.note(CloseCause::DrainExpired);
+        match &mut self.inner {
+            Inner::Http2(s) => s.expire_drain(),
+            Inner::Http1(s) => s.abort(Reason::NO_ERROR),
+            // A GOAWAY settles the protocol: never undecided here.
+            Inner::Undecided { .. } => {}
+        }
     }
 
     /// HTTP/2: advertises new settings mid-connection (SETTINGS). Larger

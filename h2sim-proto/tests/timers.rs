@@ -205,7 +205,8 @@ fn undecided_server_idle_connection_closes() {
 /// After our GOAWAY (RFC 9113 §6.8) the final one names the last stream,
 /// but a stream the application never answers does not hold the
 /// connection for ever: at the drain deadline it is cut, with
-/// `CloseCause::DrainExpired`, and the client learns of it.
+/// `CloseCause::DrainExpired` and the loss as the error, and the client
+/// learns of it.
 #[test]
 fn h2_drain_deadline_cuts_open_streams() {
     let t0 = Instant::now();
@@ -229,7 +230,13 @@ fn h2_drain_deadline_cuts_open_streams() {
 
     let ended = run_until_closed(&mut server, &mut client, t0, &mut log, true);
     assert_eq!(ended, t0 + DRAIN);
-    assert_eq!(closed(&log.1), (None, CloseCause::DrainExpired));
+    assert_eq!(
+        closed(&log.1),
+        (
+            Some(ConnectionError::DrainExpired),
+            CloseCause::DrainExpired
+        )
+    );
     // The driver then closes the transport: the client's open stream is
     // lost, and it hears so.
     client.handle_eof(ended);
@@ -270,7 +277,13 @@ fn h2_idle_then_drain_deadline_cuts_an_open_stream() {
     settle(&mut client, &mut server, t0, &mut log);
     let ended = run_until_closed(&mut server, &mut client, t0, &mut log, true);
     assert_eq!(ended, t0 + IDLE + DRAIN);
-    assert_eq!(closed(&log.1), (None, CloseCause::DrainExpired));
+    assert_eq!(
+        closed(&log.1),
+        (
+            Some(ConnectionError::DrainExpired),
+            CloseCause::DrainExpired
+        )
+    );
 }
 
 /// Slowloris: a request head sent a few bytes at a time keeps the idle

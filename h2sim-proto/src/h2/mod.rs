@@ -555,6 +555,25 @@ impl Session {
         };
     }
 
+    /// The drain time after our GOAWAY ran out: the streams still open are
+    /// cut (GOAWAY naming the last stream we took), and the loss is
+    /// the connection's error, as a transport closed under open streams is.
+    pub(crate) fn expire_drain(&mut self) {
+        if self.closed {
+            return;
+        }
+        let cut = !self.store.is_empty() || !self.waiting_to_open.is_empty();
+        let debug = Bytes::from_static(b"drain time ran out");
+        self.goaways_to_send
+            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        for id in self.store.ids() {
+            self.store.remove(id, self.is_local(id));
+        }
+        self.waiting_to_open.clear();
+        let error = cut.then_some(ConnectionError::DrainExpired);
+        self.close(error, CloseCause::DrainExpired);
+    }
+
     /// Ends the connection at once with `reason` (GOAWAY, then close).
     pub(crate) fn abort(&mut self, reason: Reason) {
         if self.closed {
