@@ -231,7 +231,6 @@ fn http1_pipelining_past_the_read_ahead() {
 fn a_peer_that_does_not_read_is_throttled() {
     let driver = DriverOptions {
         max_output_backlog: 64 * 1024,
-        ..DriverOptions::default()
     };
     let (addr, running) = start_hello(options(Config::default(), driver), false);
     let mut sock = TcpStream::connect(addr).unwrap();

@@ -274,7 +274,6 @@ mod tests {
         let mut endpoint = Endpoint::new(conn, app, now);
         let options = DriverOptions {
             max_output_backlog: 64 * 1024,
-            ..DriverOptions::default()
         };
         let server =
             tokio::spawn(async move { run(ours, &mut endpoint, &Shutdown::new(), &options).await });
