@@ -62,7 +62,7 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         })),
         ..ServerOptions::default()
     };
-    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    options.config.idle_timeout = args.idle_timeout.or(options.config.idle_timeout);
     let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
     server
         .shutdown()

@@ -69,7 +69,7 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         })),
         ..ServerOptions::default()
     };
-    options.driver.idle_timeout = args.idle_timeout.or(options.driver.idle_timeout);
+    options.config.idle_timeout = args.idle_timeout.or(options.config.idle_timeout);
     let server = Server::bind(specs, options)
         .await
         .map_err(|e| usage(e.to_string()))?;

@@ -1,9 +1,11 @@
 //! The loop that runs one connection on its executor, plain or TLS.
 //!
 //! Each turn takes the core's output into an outbox (up to a bound), then
-//! waits for whichever comes first: the shutdown signal, the socket (one
-//! write of everything staged, and a read), or the one timer armed for the
-//! earliest of the core's, the application's and the loop's own deadlines.
+//! waits for whichever comes first: the shutdown signal (→ `go_away`), the
+//! socket (one write of everything staged, and a read → `handle_input`),
+//! or the one timer (→ `handle_timeout`), armed for the earliest of the
+//! core's deadlines (idle, drain, head read, its protocol timers), the
+//! application's, and the final flush once the core is closed.
 //!
 //! Reading goes on while a write is pending, so two endpoints that both
 //! write at once cannot deadlock on full socket buffers. It pauses while the
@@ -18,7 +20,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use glommio::timer::Timer;
-use h2sim_proto::host::{DriverOptions, Ending, Lifecycle, Outbox};
+use h2sim_proto::host::{DriverOptions, Ending, FinalFlush, Outbox};
 use h2sim_proto::{Application, Endpoint};
 
 use crate::shutdown::LocalSignal;
@@ -69,7 +71,8 @@ async fn drive<A: Application>(
     let mut shutdown = signal.subscribe();
     let mut reading = true;
     let mut peer_closed = false;
-    let mut life = Lifecycle::new(options, Instant::now());
+    let mut shutdown_seen = false;
+    let mut flush = FinalFlush::default();
     let limit = options.max_output_backlog;
     loop {
         let now = Instant::now();
@@ -81,7 +84,7 @@ async fn drive<A: Application>(
                 Ending::Finished
             });
         }
-        let deadline = life.deadline(endpoint);
+        let deadline = flush.deadline(endpoint, now);
         let backlog = out.len() + transport.backlog();
         // The core says when it holds back enough pipelined HTTP/1.1
         // input; reading on would buffer a peer that does not read.
@@ -89,7 +92,6 @@ async fn drive<A: Application>(
             && !endpoint.is_closed()
             && backlog < limit
             && endpoint.connection().wants_input();
-        let shutdown_seen = life.shutdown_seen();
         let wake = poll_fn(|cx| {
             if !shutdown_seen && shutdown.poll(cx).is_ready() {
                 return Poll::Ready(Wake::Shutdown);
@@ -105,23 +107,24 @@ async fn drive<A: Application>(
         .await;
         let now = Instant::now();
         match wake {
-            Wake::Shutdown => life.shutdown(endpoint, now),
-            Wake::Io(progress) => {
-                life.activity(now);
-                match progress? {
-                    Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
-                    Progress::Eof => {
-                        reading = false;
-                        peer_closed = true;
-                        endpoint.handle_eof(now);
-                    }
-                    Progress::Wrote => {}
-                }
+            Wake::Shutdown => {
+                shutdown_seen = true;
+                endpoint.go_away(now);
             }
-            Wake::Timer => {
-                if let Some(ending) = life.timeout(endpoint, now) {
-                    return Ok(ending);
+            Wake::Io(progress) => match progress? {
+                Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
+                Progress::Eof => {
+                    reading = false;
+                    peer_closed = true;
+                    endpoint.handle_eof(now);
                 }
+                Progress::Wrote => flush.wrote(now),
+            },
+            Wake::Timer => {
+                if flush.expired(now) {
+                    return Ok(Ending::FlushExpired);
+                }
+                endpoint.handle_timeout(now);
             }
         }
     }

@@ -248,7 +248,7 @@ where
     }
     // Each connection stops by itself within the drain time plus its final
     // flush; this bound only guards against a stuck one.
-    let budget = local.shared.options.driver.drain_timeout + Duration::from_secs(3);
+    let budget = local.shared.options.config.drain_timeout + Duration::from_secs(3);
     future::or(
         async {
             let _ = local.gate.close().await;

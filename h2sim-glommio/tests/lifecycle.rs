@@ -17,7 +17,7 @@ use h2sim_glommio::{
 };
 use h2sim_proto::frame::{Frame, FrameDecoder};
 use h2sim_proto::host::tls::{self, ClientAuth, Identity, ServerTls, TlsVersions};
-use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead, StreamId};
+use h2sim_proto::{Application, Config, Connection, Event, Reason, ResponseHead, StreamId};
 
 fn certs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
@@ -63,8 +63,9 @@ impl Application for Delayed {
     }
 }
 
-fn options(driver: DriverOptions) -> ServerOptions {
+fn options(config: Config, driver: DriverOptions) -> ServerOptions {
     ServerOptions {
+        config,
         driver,
         handshake_timeout: Duration::from_millis(300),
         executors: Executors::new(1),
@@ -124,7 +125,7 @@ fn frames(bytes: &[u8]) -> Vec<Frame> {
 fn shutdown_lets_open_streams_finish() {
     let server = Server::bind(
         vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
-        options(DriverOptions::default()),
+        options(Config::default(), DriverOptions::default()),
     )
     .unwrap();
     let addr = server.local_addrs()[0].0;
@@ -157,11 +158,11 @@ fn shutdown_lets_open_streams_finish() {
 
 #[test]
 fn idle_connections_get_goaway_and_close() {
-    let driver = DriverOptions {
+    let config = Config {
         idle_timeout: Some(Duration::from_millis(200)),
-        ..DriverOptions::default()
+        ..Config::default()
     };
-    let (addr, running) = start_hello(options(driver), false);
+    let (addr, running) = start_hello(options(config, DriverOptions::default()), false);
     let mut sock = TcpStream::connect(addr).unwrap();
     sock.write_all(h2sim_proto::frame::PREFACE).unwrap();
     sock.write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]).unwrap();
@@ -181,7 +182,7 @@ fn idle_connections_get_goaway_and_close() {
 
 #[test]
 fn a_stalled_tls_handshake_times_out() {
-    let (addr, running) = start_hello(options(DriverOptions::default()), true);
+    let (addr, running) = start_hello(options(Config::default(), DriverOptions::default()), true);
     let mut sock = TcpStream::connect(addr).unwrap();
     let started = Instant::now();
     read_to_close(&mut sock, Duration::from_secs(3));
@@ -202,7 +203,7 @@ fn a_stalled_tls_handshake_times_out() {
 /// held ones are answered without the client sending anything more.
 #[test]
 fn http1_pipelining_past_the_read_ahead() {
-    let (addr, running) = start_hello(options(DriverOptions::default()), false);
+    let (addr, running) = start_hello(options(Config::default(), DriverOptions::default()), false);
     let mut sock = TcpStream::connect(addr).unwrap();
     let mut requests = Vec::new();
     for i in 0..40 {
@@ -230,9 +231,8 @@ fn http1_pipelining_past_the_read_ahead() {
 fn a_peer_that_does_not_read_is_throttled() {
     let driver = DriverOptions {
         max_output_backlog: 64 * 1024,
-        ..DriverOptions::default()
     };
-    let (addr, running) = start_hello(options(driver), false);
+    let (addr, running) = start_hello(options(Config::default(), driver), false);
     let mut sock = TcpStream::connect(addr).unwrap();
     sock.set_write_timeout(Some(Duration::from_millis(500)))
         .unwrap();
@@ -282,13 +282,13 @@ impl Application for CauseLog {
 #[test]
 fn closed_event_names_idle_timeout_and_peer_close() {
     use h2sim_proto::CloseCause;
-    let driver = DriverOptions {
+    let config = Config {
         idle_timeout: Some(Duration::from_millis(200)),
-        ..DriverOptions::default()
+        ..Config::default()
     };
     let server = Server::bind(
         vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
-        options(driver),
+        options(config, DriverOptions::default()),
     )
     .unwrap();
     let addr = server.local_addrs()[0].0;

@@ -24,12 +24,16 @@ pub enum CloseCause {
     /// We went away gracefully: the application's `go_away` or a shutdown
     /// handle.
     LocalGoAway,
-    /// Nothing moved for the driver's idle time, so it went away.
+    /// Nothing moved for `Config::idle_timeout`, so we went away.
     IdleTimeout,
+    /// Server: a request head was still incomplete
+    /// `Config::head_read_timeout` after its first byte (slowloris), and
+    /// the connection was cut.
+    HeadReadTimeout,
     /// HTTP/2 keep-alive: our PING went unanswered (`Config::keepalive`).
     KeepaliveTimeout,
-    /// Streams were still open when the drain time after a GOAWAY ran out,
-    /// and the connection was cut.
+    /// Streams were still open when `Config::drain_timeout` after our
+    /// GOAWAY ran out, and the connection was cut.
     DrainExpired,
     /// The application ended the connection at once (`abort`).
     Aborted { reason: Reason },
@@ -51,6 +55,7 @@ impl CloseCause {
                 Some(CloseCause::GoAwayReceived { reason: *reason })
             }
             ConnectionError::KeepaliveTimeout => Some(CloseCause::KeepaliveTimeout),
+            ConnectionError::DrainExpired => Some(CloseCause::DrainExpired),
             ConnectionError::TransportClosed => None,
         }
     }
@@ -61,6 +66,7 @@ impl CloseCause {
         matches!(
             self,
             CloseCause::DrainExpired
+                | CloseCause::HeadReadTimeout
                 | CloseCause::Aborted { .. }
                 | CloseCause::Error(_)
                 | CloseCause::TransportError(_)
@@ -81,6 +87,7 @@ impl fmt::Display for CloseCause {
             CloseCause::IdleTimeout => f.write_str("by idle timeout"),
             CloseCause::KeepaliveTimeout => f.write_str("by keep-alive PING timeout"),
             CloseCause::DrainExpired => f.write_str("by drain timeout"),
+            CloseCause::HeadReadTimeout => f.write_str("by request head timeout"),
             CloseCause::Aborted { reason } => write!(f, "aborted ({reason})"),
             CloseCause::Error(e) => write!(f, "by error: {e}"),
             CloseCause::TransportError(e) => write!(f, "by transport error: {e}"),

@@ -44,8 +44,24 @@ pub struct Config {
     /// PING; if its answer has not come within the same time again, the
     /// connection ends (`CloseCause::KeepaliveTimeout`). `None`: no PINGs.
     /// HTTP/1.1 has no PING, so this does nothing there (an idle HTTP/1.1
-    /// connection is only watched by the driver's idle timeout).
+    /// connection is only watched by `idle_timeout`).
     pub keepalive: Option<Duration>,
+    /// A connection with no bytes moving either way for this long goes
+    /// away gracefully (HTTP/2 GOAWAY, HTTP/1.1 `connection: close`), and
+    /// `Event::Closed` says `CloseCause::IdleTimeout`. `None` keeps it for
+    /// ever. Applies to both protocols and to a server still detecting one.
+    pub idle_timeout: Option<Duration>,
+    /// After our GOAWAY (the application's, a shutdown's or the idle
+    /// timer's), how long open streams may take to finish before the
+    /// connection is cut (`CloseCause::DrainExpired`).
+    pub drain_timeout: Duration,
+    /// Server: how long a request head may take to arrive once its first
+    /// byte came (HTTP/1.1, and the bytes a server reads to tell the
+    /// protocol). A head still incomplete then ends the connection
+    /// (`CloseCause::HeadReadTimeout`): a peer trickling a head byte by
+    /// byte (slowloris) keeps the idle timer from firing, not this one.
+    /// `None`: no bound.
+    pub head_read_timeout: Option<Duration>,
 }
 
 impl Default for Config {
@@ -66,6 +82,9 @@ impl Default for Config {
             http1: Http1Config::default(),
             trace_frames: false,
             keepalive: None,
+            idle_timeout: Some(Duration::from_secs(120)),
+            drain_timeout: Duration::from_secs(5),
+            head_read_timeout: Some(Duration::from_secs(30)),
         }
     }
 }

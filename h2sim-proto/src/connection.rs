@@ -16,6 +16,7 @@ use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::{Protocol, Role};
 use crate::stats::Stats;
+use crate::timers::{Timer, TimerTable};
 use crate::{h1, h2};
 
 /// One connection, client or server, HTTP/2 or HTTP/1.1, with no I/O of
@@ -87,6 +88,9 @@ pub struct Connection {
     /// What the driver and the application said ends the connection, and
     /// the peer's GOAWAY: refines the cause of `Event::Closed`.
     cause: CauseSlot,
+    /// Idle, head-read and drain deadlines: one way out for both
+    /// protocols, and for a server still detecting the protocol.
+    timers: TimerTable,
 }
 
 #[derive(Debug)]
@@ -117,8 +121,13 @@ macro_rules! dispatch {
 }
 
 impl Connection {
-    fn with(role: Role, inner: Inner, config: Config) -> Self {
+    fn with(role: Role, inner: Inner, config: Config, now: Instant) -> Self {
+        let mut timers = TimerTable::default();
+        if let Some(idle) = config.idle_timeout {
+            timers.set(Timer::Idle, now + idle);
+        }
         Connection {
+            timers,
             inner,
             role,
             config,
@@ -131,17 +140,58 @@ impl Connection {
         }
     }
 
+    /// Bytes moved (either way) at `now`: the idle timer starts over,
+    /// unless the connection is already on its way out.
+    fn activity(&mut self, now: Instant) {
+        if let Some(idle) = self.config.idle_timeout
+            && self.timers.is_set(Timer::Idle)
+        {
+            self.timers.set(Timer::Idle, now + idle);
+        }
+    }
+
+    /// Keeps the head-read timer: it runs from the first byte of a request
+    /// head (or of what tells the protocol) until the head is read.
+    /// `consumed`: input was taken, so any head in progress is a new one;
+    /// `unread`: bytes left waiting for more.
+    fn watch_head(&mut self, now: Instant, consumed: bool, unread: usize) {
+        let Some(limit) = self.config.head_read_timeout else {
+            return;
+        };
+        let in_head = unread > 0
+            && match &self.inner {
+                Inner::Undecided { .. } => true,
+                Inner::Http1(s) => s.reading_head(),
+                Inner::Http2(_) => false,
+            };
+        if !in_head {
+            self.timers.stop(Timer::HeadRead);
+        } else if consumed || !self.timers.is_set(Timer::HeadRead) {
+            self.timers.set(Timer::HeadRead, now + limit);
+        }
+    }
+
+    /// The session is over (its `Closed` event raised): no timer of the
+    /// way out applies any more.
+    fn ended(&self) -> bool {
+        match &self.inner {
+            Inner::Http1(s) => s.ended(),
+            Inner::Http2(s) => s.ended(),
+            Inner::Undecided { .. } => false,
+        }
+    }
+
     /// An HTTP/2 client (prior knowledge, or `h2` chosen by ALPN): its
     /// preface and SETTINGS are the first output.
     pub fn client(config: Config, now: Instant) -> Self {
         let session = h2::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http2(Box::new(session)), config)
+        Connection::with(Role::Client, Inner::Http2(Box::new(session)), config, now)
     }
 
     /// An HTTP/1.1 client.
     pub fn client_http1(config: Config, now: Instant) -> Self {
         let session = h1::Session::new(Role::Client, config.clone(), now);
-        Connection::with(Role::Client, Inner::Http1(Box::new(session)), config)
+        Connection::with(Role::Client, Inner::Http1(Box::new(session)), config, now)
     }
 
     /// A server that tells the protocol from the first bytes: the HTTP/2
@@ -149,7 +199,7 @@ impl Connection {
     /// anything else HTTP/1.1, which may still upgrade to HTTP/2 by
     /// `Upgrade: h2c`.
     pub fn server(config: Config, now: Instant) -> Self {
-        Connection::with(Role::Server, Inner::Undecided { since: now }, config)
+        Connection::with(Role::Server, Inner::Undecided { since: now }, config, now)
     }
 
     /// A server for a protocol already chosen, by TLS ALPN or configuration.
@@ -166,7 +216,7 @@ impl Connection {
                 now,
             ))),
         };
-        Connection::with(Role::Server, inner, config)
+        Connection::with(Role::Server, inner, config, now)
     }
 
     pub fn role(&self) -> Role {
@@ -203,7 +253,12 @@ impl Connection {
         {
             self.held.unsplit(input.split());
         }
-        self.bytes_received += (before - input.len()) as u64;
+        let taken = before - input.len();
+        self.bytes_received += taken as u64;
+        if before > 0 {
+            self.activity(now);
+        }
+        self.watch_head(now, taken > 0, input.len() + self.held.len());
     }
 
     /// False while an HTTP/1.1 server holds back more than a read's worth of
@@ -291,9 +346,32 @@ impl Connection {
         self.handle_eof(now);
     }
 
-    /// The deadline from [`Connection::poll_timeout`] has passed.
+    /// The deadline from [`Connection::poll_timeout`] has passed: the
+    /// protocol's own timers run, then the way out moves on. A request
+    /// head not read in time, or streams still open when the drain time
+    /// after our GOAWAY ran out, cut the connection (GOAWAY first, in
+    /// HTTP/2); a connection idle for `Config::idle_timeout` goes away
+    /// gracefully, and its drain time starts.
     pub fn handle_timeout(&mut self, now: Instant) {
-        dispatch!(self, s => s.handle_timeout(now), undecided => ())
+        dispatch!(self, s => s.handle_timeout(now), undecided => ());
+        if self.ended() {
+            return;
+        }
+        for timer in Timer::ALL {
+            if !self.timers.expired(timer, now) {
+                continue;
+            }
+            match timer {
+                Timer::HeadRead => {
+                    self.abort_because(Reason::NO_ERROR, CloseCause::HeadReadTimeout);
+                }
+                Timer::Drain => self.expire_drain(),
+                Timer::Idle => self.go_away_because(now, CloseCause::IdleTimeout),
+            }
+            if self.ended() {
+                return;
+            }
+        }
     }
 
     /// Client: sends a request; `end_stream` when it has no body. Returns the
@@ -379,8 +457,15 @@ impl Connection {
     /// [`Connection::go_away`] for a reason the driver knows, such as
     /// `CloseCause::IdleTimeout`: `Event::Closed` will name it, unless the
     /// end was already under way for another reason or is cut short.
+    /// The drain time (`Config::drain_timeout`) starts with the first
+    /// GOAWAY; the idle timer stops.
     pub fn go_away_because(&mut self, now: Instant, cause: CloseCause) {
         self.cause.note(cause);
+        self.timers.stop(Timer::Idle);
+        if !self.timers.is_set(Timer::Drain) {
+            self.timers
+                .set(Timer::Drain, now + self.config.drain_timeout);
+        }
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
@@ -409,6 +494,19 @@ impl Connection {
             )));
         }
         dispatch!(self, s => s.abort(reason), undecided => ())
+    }
+
+    /// The drain time after our GOAWAY ran out: what is still open is cut.
+    /// HTTP/2 reports the loss as `ConnectionError::DrainExpired`; HTTP/1.1
+    /// ends each unfinished exchange with `StreamReset`, as an abort does.
+    fn expire_drain(&mut self) {
+        self.cause.note(CloseCause::DrainExpired);
+        match &mut self.inner {
+            Inner::Http2(s) => s.expire_drain(),
+            Inner::Http1(s) => s.abort(Reason::NO_ERROR),
+            // A GOAWAY settles the protocol: never undecided here.
+            Inner::Undecided { .. } => {}
+        }
     }
 
     /// HTTP/2: advertises new settings mid-connection (SETTINGS). Larger
@@ -455,8 +553,11 @@ impl Connection {
         {
             // Responses went out since: the held requests can be read now.
             let mut held = std::mem::take(&mut self.held);
+            let before = held.len();
             self.take_input(now, &mut held);
             self.held = held;
+            let held = self.held.len();
+            self.watch_head(now, held < before, held);
         }
         let chunk = match self.handover_out.pop_front() {
             Some(chunk) => Some(chunk),
@@ -464,6 +565,7 @@ impl Connection {
         };
         if let Some(chunk) = &chunk {
             self.bytes_sent += chunk.len() as u64;
+            self.activity(now);
         }
         chunk
     }
@@ -487,13 +589,21 @@ impl Connection {
         stats
     }
 
-    /// When [`Connection::handle_timeout`] must be called next, if ever.
+    /// When [`Connection::handle_timeout`] must be called next, if ever:
+    /// the earliest of the protocol's timers and the way out's (idle,
+    /// head read, drain).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match &self.inner {
+        let session = match &self.inner {
             Inner::Http1(s) => s.poll_timeout(),
             Inner::Http2(s) => s.poll_timeout(),
             Inner::Undecided { .. } => None,
-        }
+        };
+        let own = if self.ended() {
+            None
+        } else {
+            self.timers.earliest()
+        };
+        [session, own].into_iter().flatten().min()
     }
 
     /// The next event for the application.

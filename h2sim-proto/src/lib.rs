@@ -81,6 +81,7 @@ mod message;
 pub mod pair;
 mod role;
 mod stats;
+mod timers;
 
 pub use application::{Application, Endpoint};
 pub use close::CloseCause;

@@ -79,6 +79,9 @@ impl Side {
             } else {
                 WindowPolicy::Automatic
             },
+            // `settle` runs the clock to the last timer: the idle timer
+            // would end every connection it checks.
+            idle_timeout: None,
             ..Config::default()
         }
     }

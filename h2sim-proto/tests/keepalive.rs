@@ -88,6 +88,11 @@ fn input_postpones_the_ping() {
 
 #[test]
 fn http1_has_no_keepalive_timer() {
-    let conn = Connection::client_http1(with_keepalive(), Instant::now());
+    // Without the idle timer, which HTTP/1.1 has too (see `timers.rs`).
+    let config = Config {
+        idle_timeout: None,
+        ..with_keepalive()
+    };
+    let conn = Connection::client_http1(config, Instant::now());
     assert_eq!(conn.poll_timeout(), None);
 }

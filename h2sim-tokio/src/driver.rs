@@ -2,9 +2,11 @@
 //! TCP and TLS share it.
 //!
 //! Each turn takes the core's output into an outbox (up to a bound), then
-//! waits for whichever comes first: the socket accepting bytes (one
-//! vectored write of everything queued), bytes to read, the core's or the
-//! application's deadline, the shutdown signal, or the idle timer.
+//! waits for whichever comes first: the shutdown signal (→ `go_away`), the
+//! socket accepting bytes (one vectored write of everything queued) or
+//! giving bytes (→ `handle_input`), or the deadline (→ `handle_timeout`):
+//! the core's (idle, drain, head read, its protocol timers), the
+//! application's, or the final flush once the core is closed.
 //!
 //! Reading goes on while a write is pending, so two endpoints that both
 //! write at once cannot deadlock on full socket buffers. It pauses while the
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{DriverOptions, Ending, Lifecycle, Outbox};
+use h2sim_proto::host::{DriverOptions, Ending, FinalFlush, Outbox};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -75,7 +77,8 @@ where
     let mut flush_owed = false;
     let mut reading = true;
     let mut peer_closed = false;
-    let mut life = Lifecycle::new(options, Instant::now());
+    let mut shutdown_seen = false;
+    let mut flush = FinalFlush::default();
     loop {
         let now = Instant::now();
         out.fill(endpoint, now, options.max_output_backlog);
@@ -86,7 +89,7 @@ where
                 Ending::Finished
             });
         }
-        let deadline = life.deadline(endpoint);
+        let deadline = flush.deadline(endpoint, now);
         // The core may hold back input it cannot take yet (an HTTP/1.1
         // pipeline waiting for answers): then stop reading, so a client that
         // pipelines without reading cannot make us buffer without bound.
@@ -96,25 +99,28 @@ where
             && endpoint.connection().wants_input();
         tokio::select! {
             biased;
-            () = shutdown.triggered(), if !life.shutdown_seen() => life.shutdown(endpoint, now),
+            () = shutdown.triggered(), if !shutdown_seen => {
+                shutdown_seen = true;
+                endpoint.go_away(now);
+            }
             progress = poll_fn(|cx| poll_io(cx, io, &mut out, &mut flush_owed, &mut rbuf, read_now)) => {
                 let now = Instant::now();
-                let progress = progress?;
-                life.activity(now);
-                match progress {
+                match progress? {
                     Progress::Read => endpoint.handle_input(now, &mut rbuf),
                     Progress::Eof => {
                         reading = false;
                         peer_closed = true;
                         endpoint.handle_eof(now);
                     }
-                    Progress::Wrote => {}
+                    Progress::Wrote => flush.wrote(now),
                 }
             }
             () = sleep_until(deadline), if deadline.is_some() => {
-                if let Some(ending) = life.timeout(endpoint, Instant::now()) {
-                    return Ok(ending);
+                let now = Instant::now();
+                if flush.expired(now) {
+                    return Ok(Ending::FlushExpired);
                 }
+                endpoint.handle_timeout(now);
             }
         }
     }
@@ -268,7 +274,6 @@ mod tests {
         let mut endpoint = Endpoint::new(conn, app, now);
         let options = DriverOptions {
             max_output_backlog: 64 * 1024,
-            ..DriverOptions::default()
         };
         let server =
             tokio::spawn(async move { run(ours, &mut endpoint, &Shutdown::new(), &options).await });

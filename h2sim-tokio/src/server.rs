@@ -149,7 +149,7 @@ impl Server {
         tracker.close();
         // Each connection stops by itself within the drain time plus its
         // final flush; this bound only guards against a stuck task.
-        let budget = self.options.driver.drain_timeout + Duration::from_secs(3);
+        let budget = self.options.config.drain_timeout + Duration::from_secs(3);
         let _ = tokio::time::timeout(budget, tracker.wait()).await;
     }
 }

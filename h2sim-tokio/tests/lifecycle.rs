@@ -7,10 +7,10 @@
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use h2sim_proto::{Application, Connection, Event, Reason, ResponseHead, StreamId};
+use h2sim_proto::{Application, Config, Connection, Event, Reason, ResponseHead, StreamId};
 use h2sim_tokio::{
-    ClientOptions, DriverOptions, FetchRequest, ListenerSpec, Reconnect, RequestError, Server,
-    ServerOptions, connect, fetch,
+    ClientOptions, FetchRequest, ListenerSpec, Reconnect, RequestError, Server, ServerOptions,
+    connect, fetch,
 };
 
 /// Answers every request after `delay` (the application's own timer), and
@@ -58,9 +58,9 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn delayed_server(delay: Duration, driver: DriverOptions) -> Running {
+async fn delayed_server(delay: Duration, config: Config) -> Running {
     let options = ServerOptions {
-        driver,
+        config,
         ..ServerOptions::default()
     };
     let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0").unwrap()], options)
@@ -83,7 +83,7 @@ fn get(addr: std::net::SocketAddr, path: &str) -> FetchRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graceful_shutdown_lets_open_streams_finish() {
-    let server = delayed_server(Duration::from_millis(400), DriverOptions::default()).await;
+    let server = delayed_server(Duration::from_millis(400), Config::default()).await;
     let addr = server.addr;
     let client = tokio::spawn(async move {
         fetch(
@@ -111,11 +111,11 @@ async fn graceful_shutdown_lets_open_streams_finish() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn drain_deadline_cuts_what_is_left() {
-    let driver = DriverOptions {
+    let config = Config {
         drain_timeout: Duration::from_millis(300),
-        ..DriverOptions::default()
+        ..Config::default()
     };
-    let server = delayed_server(Duration::from_secs(30), driver).await;
+    let server = delayed_server(Duration::from_secs(30), config).await;
     let addr = server.addr;
     let client = tokio::spawn(async move {
         fetch(
@@ -154,11 +154,11 @@ impl Application for Quiet {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_connection_is_closed() {
-    let driver = DriverOptions {
+    let config = Config {
         idle_timeout: Some(Duration::from_millis(300)),
-        ..DriverOptions::default()
+        ..Config::default()
     };
-    let server = delayed_server(Duration::ZERO, driver).await;
+    let server = delayed_server(Duration::ZERO, config).await;
     let started = Instant::now();
     let outcomes = tokio::time::timeout(
         Duration::from_secs(5),
@@ -185,7 +185,7 @@ async fn idle_connection_is_closed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lost_request_is_reported_and_the_connection_replaced() {
-    let server = delayed_server(Duration::ZERO, DriverOptions::default()).await;
+    let server = delayed_server(Duration::ZERO, Config::default()).await;
     let addr = server.addr;
     let requests = vec![
         get(addr, "/a"),
@@ -218,7 +218,7 @@ async fn lost_request_is_reported_and_the_connection_replaced() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_reconnect_every_request_still_gets_a_result() {
-    let server = delayed_server(Duration::ZERO, DriverOptions::default()).await;
+    let server = delayed_server(Duration::ZERO, Config::default()).await;
     let addr = server.addr;
     let requests = vec![get(addr, "/a"), get(addr, "/die"), get(addr, "/b")];
     let results = fetch(&addr.to_string(), ClientOptions::default(), 1, requests)
@@ -256,9 +256,9 @@ async fn closed_event_names_idle_timeout_and_peer_close() {
     use h2sim_proto::CloseCause;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let options = ServerOptions {
-        driver: DriverOptions {
+        config: Config {
             idle_timeout: Some(Duration::from_millis(200)),
-            ..DriverOptions::default()
+            ..Config::default()
         },
         ..ServerOptions::default()
     };

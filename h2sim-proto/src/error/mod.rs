@@ -232,6 +232,9 @@ pub enum ConnectionError {
     TransportClosed,
     /// Our keep-alive PING went unanswered (`Config::keepalive`).
     KeepaliveTimeout,
+    /// Streams were still open when `Config::drain_timeout` after our
+    /// GOAWAY ran out; they were cut.
+    DrainExpired,
 }
 
 impl ConnectionError {
@@ -242,7 +245,7 @@ impl ConnectionError {
                 *reason
             }
             ConnectionError::TransportClosed => Reason::CANCEL,
-            ConnectionError::KeepaliveTimeout => Reason::NO_ERROR,
+            ConnectionError::KeepaliveTimeout | ConnectionError::DrainExpired => Reason::NO_ERROR,
         }
     }
 }
@@ -260,6 +263,9 @@ impl fmt::Display for ConnectionError {
             ),
             ConnectionError::TransportClosed => f.write_str("transport closed"),
             ConnectionError::KeepaliveTimeout => f.write_str("keep-alive PING unanswered"),
+            ConnectionError::DrainExpired => {
+                f.write_str("streams still open when the drain time ran out")
+            }
         }
     }
 }

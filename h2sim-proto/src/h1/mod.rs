@@ -246,11 +246,27 @@ impl Session {
         }
     }
 
-    /// HTTP/1.1 has no timers of its own (idle timeouts are the driver's).
+    /// HTTP/1.1 has no timers of its own: idle, head-read and drain are
+    /// the `Connection`'s, the same for both protocols.
     pub(crate) fn handle_timeout(&mut self, _now: Instant) {}
 
     pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         None
+    }
+
+    /// Over (its `Closed` event raised), whether or not output is left.
+    pub(crate) fn ended(&self) -> bool {
+        self.io.closed
+    }
+
+    /// Server: waiting for the next request head, with room to read it
+    /// (not with its pipeline full). Bytes left unread now are a head in
+    /// progress, which `Config::head_read_timeout` bounds.
+    pub(crate) fn reading_head(&self) -> bool {
+        match &self.side {
+            Side::Server(s) => !self.io.closed && s.reading_head(&self.io),
+            Side::Client(_) => false,
+        }
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {

@@ -363,6 +363,11 @@ impl Server {
     /// Requests are waiting for their responses up to the pipelining cap
     /// (`Http1Config::server_max_pipeline`): more input is left unread
     /// until some are answered.
+    /// Waiting for a request head it would read now.
+    pub(super) fn reading_head(&self, io: &Io) -> bool {
+        matches!(self.read, Read::Head) && !self.upgraded && !self.pipeline_full(io)
+    }
+
     pub(super) fn pipeline_full(&self, io: &Io) -> bool {
         self.exchanges.len() >= read_ahead(&io.config.http1)
     }

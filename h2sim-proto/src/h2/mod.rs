@@ -340,6 +340,11 @@ impl Session {
         self.closed && self.out.is_empty()
     }
 
+    /// Over (its `Closed` event raised), whether or not output is left.
+    pub(crate) fn ended(&self) -> bool {
+        self.closed
+    }
+
     pub(crate) fn error(&self) -> Option<&ConnectionError> {
         self.error.as_ref()
     }
@@ -548,6 +553,25 @@ impl Session {
         self.shutdown = Shutdown::Draining {
             deadline: now + wait,
         };
+    }
+
+    /// The drain time after our GOAWAY ran out: the streams still open are
+    /// cut (GOAWAY naming the last stream we took), and the loss is
+    /// the connection's error, as a transport closed under open streams is.
+    pub(crate) fn expire_drain(&mut self) {
+        if self.closed {
+            return;
+        }
+        let cut = !self.store.is_empty() || !self.waiting_to_open.is_empty();
+        let debug = Bytes::from_static(b"drain time ran out");
+        self.goaways_to_send
+            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        for id in self.store.ids() {
+            self.store.remove(id, self.is_local(id));
+        }
+        self.waiting_to_open.clear();
+        let error = cut.then_some(ConnectionError::DrainExpired);
+        self.close(error, CloseCause::DrainExpired);
     }
 
     /// Ends the connection at once with `reason` (GOAWAY, then close).

@@ -342,7 +342,8 @@ impl<A> Watched<A> {
                 Some(
                     e @ (ConnectionError::Local { .. }
                     | ConnectionError::Remote { .. }
-                    | ConnectionError::KeepaliveTimeout),
+                    | ConnectionError::KeepaliveTimeout
+                    | ConnectionError::DrainExpired),
                 ),
                 _,
             ) => Err(ClientError::Closed(e.clone())),

@@ -1,24 +1,23 @@
-//! A connection's way out, as every driver runs it: idle → GOAWAY, a
-//! shutdown → GOAWAY, GOAWAY → the drain deadline → abort, abort → a last
-//! chance for the final bytes to leave. Runtime-free: the driver reports
-//! activity and the time, and sleeps until [`Lifecycle::deadline`].
+//! What a driver keeps besides the core's timers: its output bound, and how
+//! long the last bytes may take to leave once the core is done. Idle,
+//! drain and head-read deadlines are the core's own (`Config`), so a
+//! driver only sleeps until the earliest of [`Endpoint::poll_timeout`] and
+//! [`FinalFlush::deadline`].
 
 use std::time::{Duration, Instant};
 
-use crate::{Application, CloseCause, Endpoint, Reason};
+use crate::{Application, Endpoint};
 
-/// After an abort, how long the last bytes (the GOAWAY) may take to leave.
+/// After the core is closed, how long its last bytes (a GOAWAY, the last
+/// response) may go without any of them being written before the
+/// transport is cut: a peer that stopped reading cannot hold the
+/// connection open.
 const FINAL_FLUSH: Duration = Duration::from_secs(1);
 
-/// Timing and memory bounds of a driver's loop.
+/// Transport bounds of a driver's loop (the protocol's timeouts are in
+/// [`Config`](crate::Config)).
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
-    /// A connection with no bytes moving either way for this long is asked
-    /// to go away (GOAWAY, then the drain time). `None` keeps it forever.
-    pub idle_timeout: Option<Duration>,
-    /// How long open streams may take to finish after a shutdown or idle
-    /// GOAWAY before the connection is cut.
-    pub drain_timeout: Duration,
     /// Output bytes taken from the core but not yet written, beyond which
     /// the loop stops reading (and stops taking more output).
     pub max_output_backlog: usize,
@@ -27,8 +26,6 @@ pub struct DriverOptions {
 impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
-            idle_timeout: Some(Duration::from_secs(120)),
-            drain_timeout: Duration::from_secs(5),
             max_output_backlog: 512 * 1024,
         }
     }
@@ -42,115 +39,68 @@ pub enum Ending {
     /// The peer closed the transport; whatever the core had left to say
     /// was written.
     PeerClosed,
-    /// Streams were still open when the drain time ran out; the connection
-    /// was cut.
-    DrainExpired,
+    /// The core finished, but its last bytes stopped leaving (the peer
+    /// does not read) and the transport was cut.
+    FlushExpired,
 }
 
-/// Where a connection stands on its way out.
-#[derive(Debug, Clone, Copy)]
-enum Phase {
-    Running,
-    /// GOAWAY given; cut the connection at `abort_at`.
-    Draining {
-        abort_at: Instant,
-    },
-    /// Cut; stop waiting for the final flush at `give_up_at`.
-    Aborted {
-        give_up_at: Instant,
-    },
+/// The driver's one deadline of its own: once the core is closed, output
+/// still waiting must keep moving, or the transport is cut.
+#[derive(Debug, Clone, Default)]
+pub struct FinalFlush {
+    give_up_at: Option<Instant>,
 }
 
-/// One connection's idle timer and drain phases.
-#[derive(Debug, Clone)]
-pub struct Lifecycle {
-    options: DriverOptions,
-    phase: Phase,
-    last_activity: Instant,
-    shutdown_seen: bool,
-}
-
-impl Lifecycle {
-    pub fn new(options: &DriverOptions, now: Instant) -> Self {
-        Lifecycle {
-            options: options.clone(),
-            phase: Phase::Running,
-            last_activity: now,
-            shutdown_seen: false,
-        }
-    }
-
-    /// Bytes moved (either way) at `now`: the idle timer starts over.
-    pub fn activity(&mut self, now: Instant) {
-        self.last_activity = now;
-    }
-
-    /// Whether the shutdown signal was already heard (a driver then stops
-    /// waiting for it).
-    pub fn shutdown_seen(&self) -> bool {
-        self.shutdown_seen
-    }
-
-    /// The earliest of the core's deadline and this lifecycle's own.
-    pub fn deadline<A: Application>(&self, endpoint: &Endpoint<A>) -> Option<Instant> {
-        let own = match self.phase {
-            Phase::Running => self.options.idle_timeout.map(|t| self.last_activity + t),
-            Phase::Draining { abort_at } => Some(abort_at),
-            Phase::Aborted { give_up_at } => Some(give_up_at),
-        };
-        [endpoint.poll_timeout(), own].into_iter().flatten().min()
-    }
-
-    /// The shutdown signal fired: a running connection goes away gracefully.
-    pub fn shutdown<A: Application>(&mut self, endpoint: &mut Endpoint<A>, now: Instant) {
-        self.shutdown_seen = true;
-        if let Phase::Running = self.phase {
-            self.begin_drain(endpoint, now, CloseCause::LocalGoAway);
-        }
-    }
-
-    /// The deadline came: hands the time to the core, then moves on the
-    /// way out if its own deadline passed. `Some` when the loop is over.
-    pub fn timeout<A: Application>(
+impl FinalFlush {
+    /// The earliest of the core's and the application's deadline and, once
+    /// the core is closed, this one.
+    pub fn deadline<A: Application>(
         &mut self,
-        endpoint: &mut Endpoint<A>,
+        endpoint: &Endpoint<A>,
         now: Instant,
-    ) -> Option<Ending> {
-        endpoint.handle_timeout(now);
-        match self.phase {
-            Phase::Running
-                if self
-                    .options
-                    .idle_timeout
-                    .is_some_and(|t| self.last_activity + t <= now) =>
-            {
-                self.begin_drain(endpoint, now, CloseCause::IdleTimeout);
-            }
-            Phase::Draining { abort_at } if abort_at <= now => {
-                endpoint.abort_because(now, Reason::NO_ERROR, CloseCause::DrainExpired);
-                self.phase = Phase::Aborted {
-                    give_up_at: now + FINAL_FLUSH,
-                };
-            }
-            Phase::Aborted { give_up_at } if give_up_at <= now => {
-                return Some(Ending::DrainExpired);
-            }
-            _ => {}
+    ) -> Option<Instant> {
+        if endpoint.is_closed() && self.give_up_at.is_none() {
+            self.give_up_at = Some(now + FINAL_FLUSH);
         }
-        None
+        [endpoint.poll_timeout(), self.give_up_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Asks the connection to go away gracefully, for `cause`, and sets when
-    /// to stop waiting.
-    fn begin_drain<A: Application>(
-        &mut self,
-        endpoint: &mut Endpoint<A>,
-        now: Instant,
-        cause: CloseCause,
-    ) {
-        endpoint.go_away_because(now, cause);
-        self.phase = Phase::Draining {
-            abort_at: now + self.options.drain_timeout,
-        };
+    /// Bytes were written at `now`: the last ones are still moving.
+    pub fn wrote(&mut self, now: Instant) {
+        if self.give_up_at.is_some() {
+            self.give_up_at = Some(now + FINAL_FLUSH);
+        }
+    }
+
+    /// The deadline came: whether to stop waiting for the last bytes.
+    pub fn expired(&self, now: Instant) -> bool {
+        self.give_up_at.is_some_and(|t| t <= now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handler::{HandlerApp, Reply};
+    use crate::{Config, Connection, Protocol};
+
+    #[test]
+    fn the_final_flush_runs_only_once_the_core_is_closed_and_moves_with_writes() {
+        let now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let app = HandlerApp::new(|_| Reply::new(200, Vec::new()));
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let mut flush = FinalFlush::default();
+        assert_eq!(flush.deadline(&endpoint, now), endpoint.poll_timeout());
+        endpoint.abort(now, crate::Reason::NO_ERROR);
+        while endpoint.poll_transmit(now).is_some() {}
+        assert_eq!(flush.deadline(&endpoint, now), Some(now + FINAL_FLUSH));
+        let later = now + Duration::from_millis(300);
+        flush.wrote(later);
+        assert!(!flush.expired(later + FINAL_FLUSH - Duration::from_millis(1)));
+        assert!(flush.expired(later + FINAL_FLUSH));
     }
 }

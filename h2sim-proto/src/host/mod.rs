@@ -9,8 +9,9 @@
 //!
 //! - [`addr`]: addresses as people write them.
 //! - [`Outbox`]: the core's output on its way to the socket.
-//! - [`Lifecycle`] and [`DriverOptions`]: idle timeout, graceful shutdown,
-//!   drain deadline, abort.
+//! - [`DriverOptions`] and [`FinalFlush`]: the driver's output bound, and
+//!   how long its last bytes may take to leave (idle, head-read and drain
+//!   deadlines are the core's own timers, in `Config`).
 //! - [`info`]: what a connection's factory learns, and ALPN → protocol →
 //!   [`Connection`](crate::Connection).
 //! - [`client`]: the client's protocol choice, errors, loss and reconnect
@@ -36,6 +37,6 @@ pub use client::{ClientError, ClientOutcome, ClientProtocol, Next, Reconnect, Sl
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
 pub use info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
-pub use lifecycle::{DriverOptions, Ending, Lifecycle};
+pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
 pub use server::{HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerStats};
