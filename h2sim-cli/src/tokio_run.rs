@@ -135,7 +135,7 @@ pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageE
         ..ClientOptions::default()
     };
     if !bench {
-        let shutdown = options.shutdown.clone();
+        let shutdown = options.runtime.clone();
         interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
     }
     let progress =

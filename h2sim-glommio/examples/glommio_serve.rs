@@ -73,7 +73,7 @@ fn main() -> ExitCode {
         specs.push(ListenerSpec::plain("127.0.0.1:8080").expect("a valid address"));
     }
     let options = ServerOptions {
-        executors,
+        runtime: executors,
         ..ServerOptions::default()
     };
     let server = match Server::bind(specs, options) {

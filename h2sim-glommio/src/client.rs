@@ -6,17 +6,16 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_lite::future;
 use glommio::net::TcpStream;
 use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions, Ending, HostPort,
-    Next, Reconnect, Slot, TlsInfo, client,
+    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, TlsInfo, client,
 };
-use h2sim_proto::{Application, Config, Endpoint};
+use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
 
 use crate::driver;
@@ -25,30 +24,13 @@ use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
 use crate::transport::Transport;
 
-/// How a client connects.
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    /// Connections opened to the target at once.
-    pub connections: usize,
-    pub protocol: ClientProtocol,
-    pub config: Config,
-    /// TLS configuration (see [`h2sim_proto::host::tls::client_config`]); its ALPN list
-    /// is replaced according to `protocol`.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The name sent as SNI and checked against the server's certificate;
-    /// the target's host when `None`.
-    pub server_name: Option<String>,
-    /// TCP connect plus TLS handshake, at most.
-    pub connect_timeout: Duration,
-    /// Replace lost connections (connect failure, transport error, the
-    /// server closing with requests open, a protocol error, a GOAWAY with
-    /// an error) while the application wants to go on
-    /// (`Application::wants_reconnect`). `None`: a lost connection stays
-    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
-    /// closes, the application's own GOAWAY) are followed by a new
-    /// connection whenever the application wants one, with or without this.
-    pub reconnect: Option<Reconnect>,
-    pub driver: DriverOptions,
+/// How a client connects (see [`host::ClientOptions`]); the part glommio
+/// adds is a [`ClientRuntime`].
+pub type ClientOptions = host::ClientOptions<ClientRuntime>;
+
+/// What glommio adds to a client's options.
+#[derive(Debug, Clone, Default)]
+pub struct ClientRuntime {
     /// Triggering it makes every connection go away gracefully.
     pub shutdown: Shutdown,
     /// The executors the connections are dealt to; never more executors
@@ -56,19 +38,11 @@ pub struct ClientOptions {
     pub executors: Executors,
 }
 
-impl Default for ClientOptions {
-    fn default() -> Self {
-        ClientOptions {
-            connections: 1,
-            protocol: ClientProtocol::Http2,
-            config: Config::default(),
-            tls: None,
-            server_name: None,
-            connect_timeout: Duration::from_secs(10),
-            reconnect: None,
-            driver: DriverOptions::default(),
+impl From<Executors> for ClientRuntime {
+    fn from(executors: Executors) -> Self {
+        ClientRuntime {
+            executors,
             shutdown: Shutdown::new(),
-            executors: Executors::default(),
         }
     }
 }
@@ -103,9 +77,9 @@ where
     A: Application + Send + 'static,
 {
     let connections = options.connections;
-    let count = options.executors.resolved_count().min(connections).max(1);
-    let executors = options.executors.clone();
-    let stop = options.shutdown.clone();
+    let count = options.runtime.executors.resolved_count().min(connections).max(1);
+    let executors = options.runtime.executors.clone();
+    let stop = options.runtime.shutdown.clone();
     let dialer = Arc::new(Dialer::new(target, options)?);
     let factory = Arc::new(factory);
     let threads = runtime::start(&executors, count, &stop, move |index, ready| {
@@ -131,7 +105,7 @@ where
     A: Application + 'static,
 {
     let _ = ready.send((index, Ok(())));
-    let signal = LocalSignal::relay(&dialer.options.shutdown);
+    let signal = LocalSignal::relay(&dialer.options.runtime.shutdown);
     let tasks: Vec<_> = (index..dialer.options.connections)
         .step_by(executors)
         .map(|slot| {

@@ -8,8 +8,58 @@ use std::time::{Duration, Instant};
 
 use super::addr::{AddrError, HostPort};
 use super::info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
-use super::lifecycle::Ending;
-use crate::{Application, Connection, ConnectionError, Event, Protocol, Reason};
+use super::lifecycle::{DriverOptions, Ending};
+use crate::{Application, Config, Connection, ConnectionError, Event, Protocol, Reason};
+
+/// How a client connects: everything but what its runtime adds, which is
+/// `runtime` (the adapter's shutdown signal, and on a thread-per-core
+/// runtime the executors), so each adapter names its own
+/// `ClientOptions = host::ClientOptions<ItsPart>` and no two write the
+/// rest again.
+#[derive(Debug, Clone)]
+pub struct ClientOptions<R> {
+    /// Connections opened to the target at once.
+    pub connections: usize,
+    pub protocol: ClientProtocol,
+    pub config: Config,
+    /// TLS configuration (see [`crate::host::tls::client_config`]); its ALPN
+    /// list is replaced according to `protocol`.
+    #[cfg(feature = "tls")]
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// The name sent as SNI and checked against the server's certificate;
+    /// the target's host when `None`.
+    pub server_name: Option<String>,
+    /// TCP connect plus TLS handshake, at most.
+    pub connect_timeout: Duration,
+    /// Replace lost connections (connect failure, transport error, the
+    /// server closing with requests open, a protocol error, a GOAWAY with
+    /// an error) while the application wants to go on
+    /// (`Application::wants_reconnect`). `None`: a lost connection stays
+    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
+    /// closes, the application's own GOAWAY) are followed by a new
+    /// connection whenever the application wants one, with or without this.
+    pub reconnect: Option<Reconnect>,
+    pub driver: DriverOptions,
+    /// What the runtime adapter adds (see the adapter's `ClientOptions`).
+    pub runtime: R,
+}
+
+impl<R: Default> Default for ClientOptions<R> {
+    fn default() -> Self {
+        ClientOptions {
+            connections: 1,
+            protocol: ClientProtocol::Http2,
+            config: Config::default(),
+            #[cfg(feature = "tls")]
+            tls: None,
+            server_name: None,
+            connect_timeout: Duration::from_secs(10),
+            reconnect: None,
+            driver: DriverOptions::default(),
+            runtime: R::default(),
+        }
+    }
+}
 
 /// Which protocol a client speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
