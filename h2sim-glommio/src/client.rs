@@ -13,7 +13,7 @@ use glommio::net::TcpStream;
 use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, TlsInfo, client,
+    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -77,7 +77,12 @@ where
     A: Application + Send + 'static,
 {
     let connections = options.connections;
-    let count = options.runtime.executors.resolved_count().min(connections).max(1);
+    let count = options
+        .runtime
+        .executors
+        .resolved_count()
+        .min(connections)
+        .max(1);
     let executors = options.runtime.executors.clone();
     let stop = options.runtime.shutdown.clone();
     let dialer = Arc::new(Dialer::new(target, options)?);
@@ -125,21 +130,11 @@ where
 
 impl Dialer {
     fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
-        let addr = client::parse_target(target, options.tls.is_some())?;
+        let Target { addr, tls } = options.target(target)?;
         let addrs = listen::resolve(&addr).map_err(|error| ClientError::Resolve {
             addr: addr.clone(),
             error,
         })?;
-        let tls = match &options.tls {
-            Some(config) => {
-                let server_name = options.server_name.as_deref();
-                let (config, name) =
-                    client::tls_for_target(config, options.protocol, server_name, &addr)?;
-                Some((config, name))
-            }
-            None => None,
-        };
-        options.config.http1.secure = tls.is_some();
         Ok(Dialer {
             addr,
             addrs,
@@ -222,17 +217,17 @@ impl Dialer {
         executor: usize,
         attempt: u32,
     ) -> Result<(Transport, ConnectionInfo), ClientError> {
-        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        // TCP_NODELAY: small frames must not wait for ACKs (Nagle); a
+        // failure to set it only costs latency.
         let _ = tcp.set_nodelay(true);
         let local = tcp.local_addr().map_err(|e| ClientError::Connect {
             addr: peer,
             error: runtime::io_error(e),
         })?;
+        let protocol = self.options.protocol;
         let mut info = ConnectionInfo {
-            protocol: Some(self.options.protocol.plain()),
-            attempt,
             executor,
-            ..ConnectionInfo::new(peer, local)
+            ..protocol.connection_info(peer, local, attempt)
         };
         let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
@@ -254,13 +249,7 @@ impl Dialer {
                 error: io::Error::other("TLS session missing after the handshake"),
             });
         };
-        let tls_info = TlsInfo::from_session(session, None);
-        let protocol = self
-            .options
-            .protocol
-            .after_handshake(tls_info.alpn.as_deref());
-        info.protocol = Some(protocol);
-        info.tls = Some(tls_info);
+        protocol.handshake_done(&mut info, TlsInfo::from_session(session, None));
         Ok((transport, info))
     }
 

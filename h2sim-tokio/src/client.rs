@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, TlsInfo, client,
+    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -78,23 +78,14 @@ enum Stream {
 
 impl Dialer {
     async fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
-        let addr = client::parse_target(target, options.tls.is_some())?;
+        let Target { addr, tls } = options.target(target)?;
         let addrs = listen::resolve(&addr)
             .await
             .map_err(|error| ClientError::Resolve {
                 addr: addr.clone(),
                 error,
             })?;
-        let tls = match &options.tls {
-            Some(config) => {
-                let server_name = options.server_name.as_deref();
-                let (config, name) =
-                    client::tls_for_target(config, options.protocol, server_name, &addr)?;
-                Some((TlsConnector::from(config), name))
-            }
-            None => None,
-        };
-        options.config.http1.secure = tls.is_some();
+        let tls = tls.map(|(config, name)| (TlsConnector::from(config), name));
         Ok(Dialer {
             addr,
             addrs,
@@ -158,16 +149,14 @@ impl Dialer {
         peer: SocketAddr,
         attempt: u32,
     ) -> Result<(Stream, ConnectionInfo), ClientError> {
-        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        // TCP_NODELAY: small frames must not wait for ACKs (Nagle); a
+        // failure to set it only costs latency.
         let _ = tcp.set_nodelay(true);
         let local = tcp
             .local_addr()
             .map_err(|error| ClientError::Connect { addr: peer, error })?;
-        let mut info = ConnectionInfo {
-            protocol: Some(self.options.protocol.plain()),
-            attempt,
-            ..ConnectionInfo::new(peer, local)
-        };
+        let protocol = self.options.protocol;
+        let mut info = protocol.connection_info(peer, local, attempt);
         let Some((connector, name)) = &self.tls else {
             return Ok((Stream::Plain(tcp), info));
         };
@@ -175,13 +164,7 @@ impl Dialer {
             .connect(name.clone(), tcp)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        let tls_info = TlsInfo::from_session(stream.get_ref().1, None);
-        let protocol = self
-            .options
-            .protocol
-            .after_handshake(tls_info.alpn.as_deref());
-        info.protocol = Some(protocol);
-        info.tls = Some(tls_info);
+        protocol.handshake_done(&mut info, TlsInfo::from_session(stream.get_ref().1, None));
         Ok((Stream::Tls(Box::new(stream)), info))
     }
 

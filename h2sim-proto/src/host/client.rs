@@ -102,6 +102,30 @@ impl ClientProtocol {
             (_, _) => Protocol::Http2,
         }
     }
+
+    /// What a client connection's factory learns of a TCP connection just
+    /// made, before any TLS handshake: the addresses, this protocol over
+    /// plain TCP, and which of the slot's connections it is.
+    pub fn connection_info(
+        self,
+        peer: SocketAddr,
+        local: SocketAddr,
+        attempt: u32,
+    ) -> ConnectionInfo {
+        ConnectionInfo {
+            protocol: Some(self.plain()),
+            attempt,
+            ..ConnectionInfo::new(peer, local)
+        }
+    }
+
+    /// Completes `info` once the TLS handshake agreed on what `tls` tells:
+    /// the protocol follows its ALPN result.
+    #[cfg(feature = "tls")]
+    pub fn handshake_done(self, info: &mut ConnectionInfo, tls: super::info::TlsInfo) {
+        info.protocol = Some(self.after_handshake(tls.alpn.as_deref()));
+        info.tls = Some(tls);
+    }
 }
 
 /// When and how often a lost connection is replaced.
@@ -182,46 +206,77 @@ impl fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
-/// Parses a client's target and checks its scheme against whether TLS is
-/// configured: `https://` needs it, `http://` must not have it.
-pub fn parse_target(target: &str, tls: bool) -> Result<HostPort, ClientError> {
-    use super::addr::Scheme;
-    let addr: HostPort = target.parse().map_err(ClientError::Address)?;
-    let scheme_ok = match addr.scheme {
-        Some(Scheme::Https) => tls,
-        Some(Scheme::Http) => !tls,
-        None => true,
-    };
-    if !scheme_ok {
-        return Err(ClientError::SchemeMismatch {
-            target: target.to_owned(),
-        });
-    }
-    Ok(addr)
+/// A client's target, checked and ready to dial: its address (still to be
+/// resolved, the adapter's way) and, with TLS, the configuration and the
+/// server name every connection to it uses.
+#[derive(Debug)]
+pub struct Target {
+    pub addr: HostPort,
+    /// The rustls configuration with the ALPN list of the options'
+    /// protocol, and the name to send as SNI and check the server's
+    /// certificate against (`server_name`, or the target's host).
+    #[cfg(feature = "tls")]
+    pub tls: Option<TargetTls>,
 }
 
-/// The rustls client configuration for one target: `config` with the ALPN
-/// list of `protocol`, and the name to send as SNI and check the server's
-/// certificate against (`server_name`, or the target's host).
+/// What every TLS connection to one [`Target`] shares.
 #[cfg(feature = "tls")]
-pub fn tls_for_target(
-    config: &rustls::ClientConfig,
-    protocol: ClientProtocol,
-    server_name: Option<&str>,
-    target: &HostPort,
-) -> Result<
-    (
-        std::sync::Arc<rustls::ClientConfig>,
-        rustls_pki_types::ServerName<'static>,
-    ),
-    ClientError,
-> {
-    let mut config = config.clone();
-    config.alpn_protocols = protocol.alpn();
-    let name = server_name.unwrap_or(&target.host).to_owned();
-    let name = rustls_pki_types::ServerName::try_from(name.clone())
-        .map_err(|_| ClientError::InvalidServerName(name))?;
-    Ok((std::sync::Arc::new(config), name))
+pub type TargetTls = (
+    std::sync::Arc<rustls::ClientConfig>,
+    rustls_pki_types::ServerName<'static>,
+);
+
+impl<R> ClientOptions<R> {
+    /// Parses `target` (`host:port`, `[v6]:port`, or an `http://`/`https://`
+    /// URL), checks its scheme against whether TLS is configured
+    /// (`https://` needs it, `http://` must not have it), builds the TLS
+    /// configuration for it, and tells the core's HTTP/1.1 side whether
+    /// the connections are secure.
+    pub fn target(&mut self, target: &str) -> Result<Target, ClientError> {
+        use super::addr::Scheme;
+        #[cfg(feature = "tls")]
+        let secure = self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        let secure = false;
+        let addr: HostPort = target.parse().map_err(ClientError::Address)?;
+        let scheme_ok = match addr.scheme {
+            Some(Scheme::Https) => secure,
+            Some(Scheme::Http) => !secure,
+            None => true,
+        };
+        if !scheme_ok {
+            return Err(ClientError::SchemeMismatch {
+                target: target.to_owned(),
+            });
+        }
+        self.config.http1.secure = secure;
+        Ok(Target {
+            #[cfg(feature = "tls")]
+            tls: match &self.tls {
+                Some(config) => Some(self.tls_for(config, &addr)?),
+                None => None,
+            },
+            addr,
+        })
+    }
+
+    #[cfg(feature = "tls")]
+    fn tls_for(
+        &self,
+        config: &rustls::ClientConfig,
+        target: &HostPort,
+    ) -> Result<TargetTls, ClientError> {
+        let mut config = config.clone();
+        config.alpn_protocols = self.protocol.alpn();
+        let name = self
+            .server_name
+            .as_deref()
+            .unwrap_or(&target.host)
+            .to_owned();
+        let name = rustls_pki_types::ServerName::try_from(name.clone())
+            .map_err(|_| ClientError::InvalidServerName(name))?;
+        Ok((std::sync::Arc::new(config), name))
+    }
 }
 
 /// How one connection slot ended.

@@ -36,7 +36,8 @@ pub mod tls;
 
 pub use addr::{AddrError, HostPort, Scheme};
 pub use client::{
-    ClientError, ClientOptions, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Watched,
+    ClientError, ClientOptions, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Target,
+    Watched,
 };
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
