@@ -66,8 +66,8 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
     server
         .shutdown()
-        .trigger_on_ctrl_c()
-        .map_err(|e| usage(format!("cannot watch for Ctrl-C: {e}")))?;
+        .trigger_on_signals()
+        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
     let shared = parts.shared.clone();
     // "listening" only once every executor listens: a client started on
     // that line must not be refused.

@@ -83,7 +83,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = server.shutdown().trigger_on_ctrl_c() {
+    if let Err(e) = server.shutdown().trigger_on_signals() {
         eprintln!("serve: cannot handle signals: {e}");
     }
     let running = match server.start(|_| {
