@@ -54,7 +54,7 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let mut options = ServerOptions {
         config: parts.config,
         plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
-        executors: executors(threads),
+        runtime: executors(threads),
         // Even with -q (which hides per-request output): a rejected
         // handshake is an error nothing else reports, as h2svr printed it.
         on_handshake_error: Some(h2sim_glommio::HandshakeErrorHook::new(|peer, why| {
@@ -66,8 +66,8 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
     server
         .shutdown()
-        .trigger_on_ctrl_c()
-        .map_err(|e| usage(format!("cannot watch for Ctrl-C: {e}")))?;
+        .trigger_on_signals()
+        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
     let shared = parts.shared.clone();
     // "listening" only once every executor listens: a client started on
     // that line must not be refused.
@@ -99,10 +99,10 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
             max_attempts,
             delay,
         }),
-        executors: executors(threads),
+        runtime: executors(threads).into(),
         ..ClientOptions::default()
     };
-    let shutdown = options.shutdown.clone();
+    let shutdown = options.runtime.shutdown.clone();
     interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
     let progress =
         wants_progress(args, false).then(|| spawn_progress(parts.plan.clone(), parts.expected));

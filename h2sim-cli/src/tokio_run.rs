@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::process::ExitCode;
 
-use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions, Shutdown};
+use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions};
 
 use crate::client::app::ClientApp;
 use crate::options::client::ClientArgs;
@@ -75,7 +75,9 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| usage(e.to_string()))?;
     // Watch for signals before saying we listen: a script that stops the
     // server as soon as it sees that line must get a graceful stop.
-    stop_on_signals(server.shutdown())
+    server
+        .shutdown()
+        .trigger_on_signals()
         .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
     print_listening(&server.local_addrs());
     let shared = parts.shared.clone();
@@ -85,28 +87,6 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         })
         .await;
     Ok(finish_server(&args, &parts.shared))
-}
-
-/// Ctrl-C and SIGTERM (what `kill` and CI send) stop the server
-/// gracefully. Both are registered before this returns, so a signal that
-/// comes right after it is not lost.
-fn stop_on_signals(shutdown: Shutdown) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = interrupt.recv() => {}
-                _ = terminate.recv() => {}
-            }
-            shutdown.trigger();
-        });
-    }
-    #[cfg(not(unix))]
-    shutdown.trigger_on_ctrl_c();
-    Ok(())
 }
 
 /// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
@@ -135,7 +115,7 @@ pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageE
         ..ClientOptions::default()
     };
     if !bench {
-        let shutdown = options.shutdown.clone();
+        let shutdown = options.runtime.clone();
         interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
     }
     let progress =

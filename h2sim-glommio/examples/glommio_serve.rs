@@ -73,7 +73,7 @@ fn main() -> ExitCode {
         specs.push(ListenerSpec::plain("127.0.0.1:8080").expect("a valid address"));
     }
     let options = ServerOptions {
-        executors,
+        runtime: executors,
         ..ServerOptions::default()
     };
     let server = match Server::bind(specs, options) {
@@ -83,7 +83,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    if let Err(e) = server.shutdown().trigger_on_ctrl_c() {
+    if let Err(e) = server.shutdown().trigger_on_signals() {
         eprintln!("serve: cannot handle signals: {e}");
     }
     let running = match server.start(|_| {

@@ -6,17 +6,16 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_lite::future;
 use glommio::net::TcpStream;
 use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions, Ending, HostPort,
-    Next, Reconnect, Slot, TlsInfo, client,
+    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
 };
-use h2sim_proto::{Application, Config, Endpoint};
+use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
 
 use crate::driver;
@@ -25,30 +24,13 @@ use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
 use crate::transport::Transport;
 
-/// How a client connects.
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    /// Connections opened to the target at once.
-    pub connections: usize,
-    pub protocol: ClientProtocol,
-    pub config: Config,
-    /// TLS configuration (see [`h2sim_proto::host::tls::client_config`]); its ALPN list
-    /// is replaced according to `protocol`.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The name sent as SNI and checked against the server's certificate;
-    /// the target's host when `None`.
-    pub server_name: Option<String>,
-    /// TCP connect plus TLS handshake, at most.
-    pub connect_timeout: Duration,
-    /// Replace lost connections (connect failure, transport error, the
-    /// server closing with requests open, a protocol error, a GOAWAY with
-    /// an error) while the application wants to go on
-    /// (`Application::wants_reconnect`). `None`: a lost connection stays
-    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
-    /// closes, the application's own GOAWAY) are followed by a new
-    /// connection whenever the application wants one, with or without this.
-    pub reconnect: Option<Reconnect>,
-    pub driver: DriverOptions,
+/// How a client connects (see [`host::ClientOptions`]); the part glommio
+/// adds is a [`ClientRuntime`].
+pub type ClientOptions = host::ClientOptions<ClientRuntime>;
+
+/// What glommio adds to a client's options.
+#[derive(Debug, Clone, Default)]
+pub struct ClientRuntime {
     /// Triggering it makes every connection go away gracefully.
     pub shutdown: Shutdown,
     /// The executors the connections are dealt to; never more executors
@@ -56,19 +38,11 @@ pub struct ClientOptions {
     pub executors: Executors,
 }
 
-impl Default for ClientOptions {
-    fn default() -> Self {
-        ClientOptions {
-            connections: 1,
-            protocol: ClientProtocol::Http2,
-            config: Config::default(),
-            tls: None,
-            server_name: None,
-            connect_timeout: Duration::from_secs(10),
-            reconnect: None,
-            driver: DriverOptions::default(),
+impl From<Executors> for ClientRuntime {
+    fn from(executors: Executors) -> Self {
+        ClientRuntime {
+            executors,
             shutdown: Shutdown::new(),
-            executors: Executors::default(),
         }
     }
 }
@@ -103,9 +77,14 @@ where
     A: Application + Send + 'static,
 {
     let connections = options.connections;
-    let count = options.executors.resolved_count().min(connections).max(1);
-    let executors = options.executors.clone();
-    let stop = options.shutdown.clone();
+    let count = options
+        .runtime
+        .executors
+        .resolved_count()
+        .min(connections)
+        .max(1);
+    let executors = options.runtime.executors.clone();
+    let stop = options.runtime.shutdown.clone();
     let dialer = Arc::new(Dialer::new(target, options)?);
     let factory = Arc::new(factory);
     let threads = runtime::start(&executors, count, &stop, move |index, ready| {
@@ -131,7 +110,7 @@ where
     A: Application + 'static,
 {
     let _ = ready.send((index, Ok(())));
-    let signal = LocalSignal::relay(&dialer.options.shutdown);
+    let signal = LocalSignal::relay(&dialer.options.runtime.shutdown);
     let tasks: Vec<_> = (index..dialer.options.connections)
         .step_by(executors)
         .map(|slot| {
@@ -151,21 +130,11 @@ where
 
 impl Dialer {
     fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
-        let addr = client::parse_target(target, options.tls.is_some())?;
+        let Target { addr, tls } = options.target(target)?;
         let addrs = listen::resolve(&addr).map_err(|error| ClientError::Resolve {
             addr: addr.clone(),
             error,
         })?;
-        let tls = match &options.tls {
-            Some(config) => {
-                let server_name = options.server_name.as_deref();
-                let (config, name) =
-                    client::tls_for_target(config, options.protocol, server_name, &addr)?;
-                Some((config, name))
-            }
-            None => None,
-        };
-        options.config.http1.secure = tls.is_some();
         Ok(Dialer {
             addr,
             addrs,
@@ -248,17 +217,17 @@ impl Dialer {
         executor: usize,
         attempt: u32,
     ) -> Result<(Transport, ConnectionInfo), ClientError> {
-        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        // TCP_NODELAY: small frames must not wait for ACKs (Nagle); a
+        // failure to set it only costs latency.
         let _ = tcp.set_nodelay(true);
         let local = tcp.local_addr().map_err(|e| ClientError::Connect {
             addr: peer,
             error: runtime::io_error(e),
         })?;
+        let protocol = self.options.protocol;
         let mut info = ConnectionInfo {
-            protocol: Some(self.options.protocol.plain()),
-            attempt,
             executor,
-            ..ConnectionInfo::new(peer, local)
+            ..protocol.connection_info(peer, local, attempt)
         };
         let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
@@ -280,13 +249,7 @@ impl Dialer {
                 error: io::Error::other("TLS session missing after the handshake"),
             });
         };
-        let tls_info = TlsInfo::from_session(session, None);
-        let protocol = self
-            .options
-            .protocol
-            .after_handshake(tls_info.alpn.as_deref());
-        info.protocol = Some(protocol);
-        info.tls = Some(tls_info);
+        protocol.handshake_done(&mut info, TlsInfo::from_session(session, None));
         Ok((transport, info))
     }
 

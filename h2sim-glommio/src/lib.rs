@@ -31,10 +31,12 @@
 //!   `h2sim_proto::host::tls` (feature `tls`, re-exported here as [`tls`])
 //!   builds them: certificates, keys, trust stores with CRLs, ALPN.
 //!
-//! Everything that does not depend on glommio — addresses, options,
-//! errors, the reconnect policy, the outbox, the drain phases, the TLS
-//! builders — lives once in [`h2sim_proto::host`], shared with any other
-//! runtime's adapter.
+//! Everything that does not depend on glommio — addresses, the options
+//! but for glommio's part of them ([`ClientRuntime`], the server's
+//! [`Executors`]), errors, the reconnect policy, the outbox and the final
+//! flush, the TLS builders — lives once in [`h2sim_proto::host`], shared
+//! with any other runtime's adapter; idle, drain and head-read deadlines
+//! are the core's own timers, set in its `Config`.
 //!
 //! # Example
 //!
@@ -43,13 +45,13 @@
 //!                     ListenerSpec, Reply, Server, ServerOptions};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let options = ServerOptions { executors: Executors::new(1), ..ServerOptions::default() };
+//! let options = ServerOptions { runtime: Executors::new(1), ..ServerOptions::default() };
 //! let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0")?], options)?;
 //! let (addr, _tls) = server.local_addrs()[0];
 //! let shutdown = server.shutdown();
 //! let running = server.start(|_info| HandlerApp::new(|req| Reply::new(200, req.head.path)))?;
 //!
-//! let client = ClientOptions { executors: Executors::new(1), ..ClientOptions::default() };
+//! let client = ClientOptions { runtime: Executors::new(1).into(), ..ClientOptions::default() };
 //! let request = FetchRequest::get("http", &addr.to_string(), "/hello");
 //! let results = fetch(&addr.to_string(), client, 1, vec![request])?;
 //! let response = results.into_iter().next().unwrap()?;
@@ -74,7 +76,7 @@ mod server;
 mod shutdown;
 mod transport;
 
-pub use client::{ClientOptions, connect};
+pub use client::{ClientOptions, ClientRuntime, connect};
 pub use fetch::fetch;
 pub use h2sim_proto::fetch::{FetchRequest, Outcome, PushedResponse, RequestError, ResponseRecord};
 pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};

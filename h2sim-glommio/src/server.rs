@@ -16,10 +16,9 @@ use glommio::sync::Gate;
 use glommio::timer::Timer;
 use h2sim_proto::host::info::{server_connection, server_protocol};
 use h2sim_proto::host::{
-    ConnectionInfo, DriverOptions, HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError,
-    ServerStats, TlsInfo,
+    self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
 };
-use h2sim_proto::{Application, Config, Endpoint, Protocol, Stats};
+use h2sim_proto::{Application, Endpoint, Stats};
 
 use crate::driver;
 use crate::listen::{self, Reservation};
@@ -27,35 +26,10 @@ use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
 use crate::transport::Transport;
 
-/// How the server treats its connections.
-#[derive(Debug, Clone)]
-pub struct ServerOptions {
-    /// The protocol core's settings and limits, for every connection.
-    pub config: Config,
-    pub driver: DriverOptions,
-    /// A TLS handshake not finished by then is dropped.
-    pub handshake_timeout: Duration,
-    /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
-    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
-    pub plain_protocol: Option<Protocol>,
-    /// How many executors serve, and on which CPUs.
-    pub executors: Executors,
-    /// Told of every failed TLS handshake, once per connection.
-    pub on_handshake_error: Option<HandshakeErrorHook>,
-}
-
-impl Default for ServerOptions {
-    fn default() -> Self {
-        ServerOptions {
-            config: Config::default(),
-            driver: DriverOptions::default(),
-            handshake_timeout: Duration::from_secs(10),
-            plain_protocol: None,
-            executors: Executors::default(),
-            on_handshake_error: None,
-        }
-    }
-}
+/// How the server treats its connections (see [`host::ServerOptions`]);
+/// what glommio adds, `runtime`, is how many executors serve, and on
+/// which CPUs.
+pub type ServerOptions = host::ServerOptions<Executors>;
 
 impl From<RuntimeError> for ServerError {
     fn from(e: RuntimeError) -> Self {
@@ -139,9 +113,9 @@ impl Server {
             shutdown: self.shutdown.clone(),
             listeners,
         });
-        let count = self.options.executors.resolved_count();
+        let count = self.options.runtime.resolved_count();
         let threads = runtime::start(
-            &self.options.executors,
+            &self.options.runtime,
             count,
             &self.shutdown,
             move |index, ready| serve_executor(index, shared.clone(), ready),

@@ -47,10 +47,12 @@ impl Shutdown {
         }
     }
 
-    /// Triggers this shutdown on the first SIGINT (Ctrl-C) or SIGTERM. A
-    /// small thread waits for them; an error means the handlers could not be
+    /// Triggers this shutdown on the first SIGINT (Ctrl-C) or SIGTERM (what
+    /// `kill` and CI send). Both handlers are installed before this
+    /// returns, so a signal that comes right after it is not lost; a small
+    /// thread waits for them. An error means the handlers could not be
     /// installed, and the process keeps the default (it dies on the signal).
-    pub fn trigger_on_ctrl_c(&self) -> std::io::Result<()> {
+    pub fn trigger_on_signals(&self) -> std::io::Result<()> {
         use signal_hook::consts::{SIGINT, SIGTERM};
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
         let shutdown = self.clone();

@@ -97,7 +97,7 @@ fn reconnects_to_an_http10_server_that_closes_after_each_response() {
         .collect();
     let mut options = ClientOptions {
         protocol: ClientProtocol::Http1,
-        executors: Executors::new(1),
+        runtime: Executors::new(1).into(),
         ..ClientOptions::default()
     };
     options.config.http1.max_pipeline = 3;
@@ -135,7 +135,7 @@ fn go_away_after_each_response_is_followed_by_new_connections() {
     let server = Server::bind(
         vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
         ServerOptions {
-            executors: Executors::new(1),
+            runtime: Executors::new(1),
             ..ServerOptions::default()
         },
     )
@@ -148,7 +148,7 @@ fn go_away_after_each_response_is_followed_by_new_connections() {
             .collect();
         let options = ClientOptions {
             protocol,
-            executors: Executors::new(1),
+            runtime: Executors::new(1).into(),
             reconnect: Some(h2sim_glommio::Reconnect {
                 max_attempts: 1,
                 delay: std::time::Duration::from_millis(10),
@@ -179,7 +179,7 @@ fn our_client_ends_without_a_goaway_error_from_nghttpd() {
         .map(|_| FetchRequest::get("http", &authority, "/index.html"))
         .collect();
     let options = ClientOptions {
-        executors: Executors::new(1),
+        runtime: Executors::new(1).into(),
         ..ClientOptions::default()
     };
     let (results, outcome) = run(&target, options, requests);
@@ -236,7 +236,7 @@ fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish() {
     let server = Server::bind(
         vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
         ServerOptions {
-            executors: Executors::new(1),
+            runtime: Executors::new(1),
             ..ServerOptions::default()
         },
     )
@@ -251,10 +251,10 @@ fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish() {
         })
         .unwrap();
     let options = ClientOptions {
-        executors: Executors::new(1),
+        runtime: Executors::new(1).into(),
         ..ClientOptions::default()
     };
-    let client_shutdown = options.shutdown.clone();
+    let client_shutdown = options.runtime.shutdown.clone();
     let signal_thread = std::thread::spawn(move || {
         all_held.recv().unwrap();
         client_shutdown.trigger();

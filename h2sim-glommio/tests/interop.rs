@@ -94,7 +94,7 @@ impl Harness for Glommio {
             ListenerSpec::tls("127.0.0.1:0", server_tls()).unwrap(),
         ];
         let options = ServerOptions {
-            executors: Executors::new(2),
+            runtime: Executors::new(2),
             ..ServerOptions::default()
         };
         let server = Server::bind(specs, options).unwrap();
@@ -133,7 +133,7 @@ impl Harness for Glommio {
             },
             tls,
             server_name: client.tls.then(|| "localhost".to_owned()),
-            executors: Executors::new(1),
+            runtime: Executors::new(1).into(),
             ..ClientOptions::default()
         };
         let requests = requests

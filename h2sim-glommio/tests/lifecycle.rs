@@ -68,7 +68,7 @@ fn options(config: Config, driver: DriverOptions) -> ServerOptions {
         config,
         driver,
         handshake_timeout: Duration::from_millis(300),
-        executors: Executors::new(1),
+        runtime: Executors::new(1),
         ..ServerOptions::default()
     }
 }
@@ -140,7 +140,7 @@ fn shutdown_lets_open_streams_finish() {
         let target = addr.to_string();
         let request = FetchRequest::get("http", &target, "/slow");
         let options = ClientOptions {
-            executors: Executors::new(1),
+            runtime: Executors::new(1).into(),
             ..ClientOptions::default()
         };
         fetch(&target, options, 1, vec![request]).unwrap()

@@ -24,7 +24,7 @@ const CHILD: &str = "H2SIM_GLOMMIO_CHILD";
 /// print what happened; exit 3 when the server could not start.
 fn child(io_memory: usize) -> ! {
     let options = ServerOptions {
-        executors: Executors {
+        runtime: Executors {
             io_memory,
             ..Executors::new(1)
         },
@@ -42,7 +42,7 @@ fn child(io_memory: usize) -> ! {
     let pinned = pinned_kib();
     let target = addr.to_string();
     let client = ClientOptions {
-        executors: Executors::new(1),
+        runtime: Executors::new(1).into(),
         ..ClientOptions::default()
     };
     let results = fetch(

@@ -53,7 +53,7 @@ fn answered(addr: SocketAddr, config: Arc<rustls::ClientConfig>) -> bool {
     let options = ClientOptions {
         tls: Some(config),
         server_name: Some("localhost".to_owned()),
-        executors: Executors::new(1),
+        runtime: Executors::new(1).into(),
         ..ClientOptions::default()
     };
     let target = addr.to_string();
@@ -81,7 +81,7 @@ fn rejected_client_certificates_reach_the_hook_once_each() {
     })
     .unwrap();
     let options = ServerOptions {
-        executors: Executors::new(1),
+        runtime: Executors::new(1),
         on_handshake_error: Some(hook),
         ..ServerOptions::default()
     };

@@ -59,7 +59,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (addr, tls) in server.local_addrs() {
         println!("listening on {addr}{}", if tls { " (TLS)" } else { "" });
     }
-    server.shutdown().trigger_on_ctrl_c();
+    server.shutdown().trigger_on_signals()?;
     server.run(|_| HandlerApp::new(answer)).await;
     Ok(())
 }

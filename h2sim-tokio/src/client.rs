@@ -5,14 +5,13 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions, Ending, HostPort,
-    Next, Reconnect, Slot, TlsInfo, client,
+    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
 };
-use h2sim_proto::{Application, Config, Endpoint};
+use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
@@ -23,49 +22,10 @@ use crate::driver;
 use crate::listen;
 use crate::shutdown::Shutdown;
 
-/// How a client connects.
-#[derive(Debug, Clone)]
-pub struct ClientOptions {
-    /// Connections opened to the target at once.
-    pub connections: usize,
-    pub protocol: ClientProtocol,
-    pub config: Config,
-    /// TLS configuration (see [`h2sim_proto::host::tls::client_config`]); its ALPN list
-    /// is replaced according to `protocol`.
-    pub tls: Option<Arc<rustls::ClientConfig>>,
-    /// The name sent as SNI and checked against the server's certificate;
-    /// the target's host when `None`.
-    pub server_name: Option<String>,
-    /// TCP connect plus TLS handshake, at most.
-    pub connect_timeout: Duration,
-    /// Replace lost connections (connect failure, transport error, the
-    /// server closing with requests open, a protocol error, a GOAWAY with
-    /// an error) while the application wants to go on
-    /// (`Application::wants_reconnect`). `None`: a lost connection stays
-    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
-    /// closes, the application's own GOAWAY) are followed by a new
-    /// connection whenever the application wants one, with or without this.
-    pub reconnect: Option<Reconnect>,
-    pub driver: DriverOptions,
-    /// Triggering it makes every connection go away gracefully.
-    pub shutdown: Shutdown,
-}
-
-impl Default for ClientOptions {
-    fn default() -> Self {
-        ClientOptions {
-            connections: 1,
-            protocol: ClientProtocol::Http2,
-            config: Config::default(),
-            tls: None,
-            server_name: None,
-            connect_timeout: Duration::from_secs(10),
-            reconnect: None,
-            driver: DriverOptions::default(),
-            shutdown: Shutdown::new(),
-        }
-    }
-}
+/// How a client connects (see [`host::ClientOptions`]); the part tokio
+/// adds, `runtime`, is the [`Shutdown`] whose trigger makes every
+/// connection go away gracefully.
+pub type ClientOptions = host::ClientOptions<Shutdown>;
 
 /// A resolved target and what every connection to it shares.
 struct Dialer {
@@ -118,23 +78,14 @@ enum Stream {
 
 impl Dialer {
     async fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
-        let addr = client::parse_target(target, options.tls.is_some())?;
+        let Target { addr, tls } = options.target(target)?;
         let addrs = listen::resolve(&addr)
             .await
             .map_err(|error| ClientError::Resolve {
                 addr: addr.clone(),
                 error,
             })?;
-        let tls = match &options.tls {
-            Some(config) => {
-                let server_name = options.server_name.as_deref();
-                let (config, name) =
-                    client::tls_for_target(config, options.protocol, server_name, &addr)?;
-                Some((TlsConnector::from(config), name))
-            }
-            None => None,
-        };
-        options.config.http1.secure = tls.is_some();
+        let tls = tls.map(|(config, name)| (TlsConnector::from(config), name));
         Ok(Dialer {
             addr,
             addrs,
@@ -151,7 +102,7 @@ impl Dialer {
     {
         let mut slot = Slot::new(self.options.reconnect);
         loop {
-            let stopping = || self.options.shutdown.is_triggered();
+            let stopping = || self.options.runtime.is_triggered();
             let next = match self.open(slot.attempt()).await {
                 Ok((stream, info)) => {
                     let watched = slot.watch(&info, factory);
@@ -198,16 +149,14 @@ impl Dialer {
         peer: SocketAddr,
         attempt: u32,
     ) -> Result<(Stream, ConnectionInfo), ClientError> {
-        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
+        // TCP_NODELAY: small frames must not wait for ACKs (Nagle); a
+        // failure to set it only costs latency.
         let _ = tcp.set_nodelay(true);
         let local = tcp
             .local_addr()
             .map_err(|error| ClientError::Connect { addr: peer, error })?;
-        let mut info = ConnectionInfo {
-            protocol: Some(self.options.protocol.plain()),
-            attempt,
-            ..ConnectionInfo::new(peer, local)
-        };
+        let protocol = self.options.protocol;
+        let mut info = protocol.connection_info(peer, local, attempt);
         let Some((connector, name)) = &self.tls else {
             return Ok((Stream::Plain(tcp), info));
         };
@@ -215,13 +164,7 @@ impl Dialer {
             .connect(name.clone(), tcp)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        let tls_info = TlsInfo::from_session(stream.get_ref().1, None);
-        let protocol = self
-            .options
-            .protocol
-            .after_handshake(tls_info.alpn.as_deref());
-        info.protocol = Some(protocol);
-        info.tls = Some(tls_info);
+        protocol.handshake_done(&mut info, TlsInfo::from_session(stream.get_ref().1, None));
         Ok((Stream::Tls(Box::new(stream)), info))
     }
 
@@ -236,7 +179,7 @@ impl Dialer {
         let config = self.options.config.clone();
         let conn = client_connection(info.protocol, config, now);
         let mut endpoint = Endpoint::new(conn, app, now);
-        let (shutdown, driver) = (&self.options.shutdown, &self.options.driver);
+        let (shutdown, driver) = (&self.options.runtime, &self.options.driver);
         let result = match stream {
             Stream::Plain(tcp) => driver::run(tcp, &mut endpoint, shutdown, driver).await,
             Stream::Tls(tls) => driver::run(tls, &mut endpoint, shutdown, driver).await,

@@ -17,10 +17,13 @@
 //!   application, replaced when lost if asked; [`fetch`] sends a list of
 //!   requests that way and returns each response with its timing and pushes.
 //!
-//! Everything that does not depend on tokio — addresses, options, errors,
-//! the reconnect policy, the outbox, the drain phases, and the rustls
+//! Everything that does not depend on tokio — addresses, the options but
+//! for tokio's part of them (the client's [`Shutdown`]), errors, the
+//! reconnect policy, the outbox and the final flush, and the rustls
 //! configuration builders (`h2sim_proto::host::tls`, feature `tls`) —
-//! lives once in [`h2sim_proto::host`], shared with `h2sim-glommio`.
+//! lives once in [`h2sim_proto::host`], shared with any other runtime's
+//! adapter; idle, drain and head-read deadlines are the core's own
+//! timers, set in its `Config`.
 //!
 //! # Example
 //!

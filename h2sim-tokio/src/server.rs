@@ -9,10 +9,9 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::host::info::{server_connection, server_protocol};
 use h2sim_proto::host::{
-    ConnectionInfo, DriverOptions, Ending, HandshakeErrorHook, ListenerSpec, ServerCounters,
-    ServerError, TlsInfo,
+    self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo,
 };
-use h2sim_proto::{Application, Config, Connection, Endpoint, Protocol};
+use h2sim_proto::{Application, Connection, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -22,32 +21,9 @@ use crate::driver;
 use crate::listen;
 use crate::shutdown::Shutdown;
 
-/// How the server treats its connections.
-#[derive(Debug, Clone)]
-pub struct ServerOptions {
-    /// The protocol core's settings and limits, for every connection.
-    pub config: Config,
-    pub driver: DriverOptions,
-    /// A TLS handshake not finished by then is dropped.
-    pub handshake_timeout: Duration,
-    /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
-    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
-    pub plain_protocol: Option<Protocol>,
-    /// Told of every failed TLS handshake, once per connection.
-    pub on_handshake_error: Option<HandshakeErrorHook>,
-}
-
-impl Default for ServerOptions {
-    fn default() -> Self {
-        ServerOptions {
-            config: Config::default(),
-            driver: DriverOptions::default(),
-            handshake_timeout: Duration::from_secs(10),
-            plain_protocol: None,
-            on_handshake_error: None,
-        }
-    }
-}
+/// How the server treats its connections (see [`host::ServerOptions`]);
+/// tokio adds nothing to them.
+pub type ServerOptions = host::ServerOptions;
 
 /// A bound listener.
 struct Bound {

@@ -25,17 +25,39 @@ impl Shutdown {
         self.token.is_cancelled()
     }
 
-    /// Triggers this shutdown on the first Ctrl-C (SIGINT). Must be called
-    /// inside a tokio runtime; the waiting task ends with the runtime.
-    pub fn trigger_on_ctrl_c(&self) {
+    /// Triggers this shutdown on the first SIGINT (Ctrl-C) or SIGTERM (what
+    /// `kill` and CI send). Both handlers are installed before this
+    /// returns, so a signal that comes right after it is not lost; an error
+    /// means they could not be, and the process keeps the default (it dies
+    /// on the signal). Must be called inside a tokio runtime; the waiting
+    /// task ends with the runtime.
+    #[cfg(unix)]
+    pub fn trigger_on_signals(&self) -> std::io::Result<()> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
         let token = self.token.clone();
         tokio::spawn(async move {
-            // If the handler cannot be installed there is no Ctrl-C to wait
-            // for, and the process keeps the default (it dies on SIGINT).
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            token.cancel();
+        });
+        Ok(())
+    }
+
+    /// Triggers this shutdown on the first Ctrl-C, the one signal there is
+    /// off Unix; it is watched from the first turn of the waiting task.
+    #[cfg(not(unix))]
+    pub fn trigger_on_signals(&self) -> std::io::Result<()> {
+        let token = self.token.clone();
+        tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
                 token.cancel();
             }
         });
+        Ok(())
     }
 
     /// Completes once the shutdown has been triggered.

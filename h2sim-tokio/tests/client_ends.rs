@@ -244,7 +244,7 @@ async fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish()
         arrived: arrived.clone(),
     }));
     let options = ClientOptions::default();
-    let client_shutdown = options.shutdown.clone();
+    let client_shutdown = options.runtime.clone();
     let signal_thread = std::thread::spawn(move || {
         all_held.recv().unwrap();
         client_shutdown.trigger();

@@ -8,8 +8,58 @@ use std::time::{Duration, Instant};
 
 use super::addr::{AddrError, HostPort};
 use super::info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
-use super::lifecycle::Ending;
-use crate::{Application, Connection, ConnectionError, Event, Protocol, Reason};
+use super::lifecycle::{DriverOptions, Ending};
+use crate::{Application, Config, Connection, ConnectionError, Event, Protocol, Reason};
+
+/// How a client connects: everything but what its runtime adds, which is
+/// `runtime` (the adapter's shutdown signal, and on a thread-per-core
+/// runtime the executors), so each adapter names its own
+/// `ClientOptions = host::ClientOptions<ItsPart>` and no two write the
+/// rest again.
+#[derive(Debug, Clone)]
+pub struct ClientOptions<R> {
+    /// Connections opened to the target at once.
+    pub connections: usize,
+    pub protocol: ClientProtocol,
+    pub config: Config,
+    /// TLS configuration (see [`crate::host::tls::client_config`]); its ALPN
+    /// list is replaced according to `protocol`.
+    #[cfg(feature = "tls")]
+    pub tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    /// The name sent as SNI and checked against the server's certificate;
+    /// the target's host when `None`.
+    pub server_name: Option<String>,
+    /// TCP connect plus TLS handshake, at most.
+    pub connect_timeout: Duration,
+    /// Replace lost connections (connect failure, transport error, the
+    /// server closing with requests open, a protocol error, a GOAWAY with
+    /// an error) while the application wants to go on
+    /// (`Application::wants_reconnect`). `None`: a lost connection stays
+    /// lost. Planned ends (GOAWAY without error, an HTTP/1.1 response that
+    /// closes, the application's own GOAWAY) are followed by a new
+    /// connection whenever the application wants one, with or without this.
+    pub reconnect: Option<Reconnect>,
+    pub driver: DriverOptions,
+    /// What the runtime adapter adds (see the adapter's `ClientOptions`).
+    pub runtime: R,
+}
+
+impl<R: Default> Default for ClientOptions<R> {
+    fn default() -> Self {
+        ClientOptions {
+            connections: 1,
+            protocol: ClientProtocol::Http2,
+            config: Config::default(),
+            #[cfg(feature = "tls")]
+            tls: None,
+            server_name: None,
+            connect_timeout: Duration::from_secs(10),
+            reconnect: None,
+            driver: DriverOptions::default(),
+            runtime: R::default(),
+        }
+    }
+}
 
 /// Which protocol a client speaks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,6 +101,30 @@ impl ClientProtocol {
             (_, ClientProtocol::Http1) => Protocol::Http1,
             (_, _) => Protocol::Http2,
         }
+    }
+
+    /// What a client connection's factory learns of a TCP connection just
+    /// made, before any TLS handshake: the addresses, this protocol over
+    /// plain TCP, and which of the slot's connections it is.
+    pub fn connection_info(
+        self,
+        peer: SocketAddr,
+        local: SocketAddr,
+        attempt: u32,
+    ) -> ConnectionInfo {
+        ConnectionInfo {
+            protocol: Some(self.plain()),
+            attempt,
+            ..ConnectionInfo::new(peer, local)
+        }
+    }
+
+    /// Completes `info` once the TLS handshake agreed on what `tls` tells:
+    /// the protocol follows its ALPN result.
+    #[cfg(feature = "tls")]
+    pub fn handshake_done(self, info: &mut ConnectionInfo, tls: super::info::TlsInfo) {
+        info.protocol = Some(self.after_handshake(tls.alpn.as_deref()));
+        info.tls = Some(tls);
     }
 }
 
@@ -132,46 +206,77 @@ impl fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
-/// Parses a client's target and checks its scheme against whether TLS is
-/// configured: `https://` needs it, `http://` must not have it.
-pub fn parse_target(target: &str, tls: bool) -> Result<HostPort, ClientError> {
-    use super::addr::Scheme;
-    let addr: HostPort = target.parse().map_err(ClientError::Address)?;
-    let scheme_ok = match addr.scheme {
-        Some(Scheme::Https) => tls,
-        Some(Scheme::Http) => !tls,
-        None => true,
-    };
-    if !scheme_ok {
-        return Err(ClientError::SchemeMismatch {
-            target: target.to_owned(),
-        });
-    }
-    Ok(addr)
+/// A client's target, checked and ready to dial: its address (still to be
+/// resolved, the adapter's way) and, with TLS, the configuration and the
+/// server name every connection to it uses.
+#[derive(Debug)]
+pub struct Target {
+    pub addr: HostPort,
+    /// The rustls configuration with the ALPN list of the options'
+    /// protocol, and the name to send as SNI and check the server's
+    /// certificate against (`server_name`, or the target's host).
+    #[cfg(feature = "tls")]
+    pub tls: Option<TargetTls>,
 }
 
-/// The rustls client configuration for one target: `config` with the ALPN
-/// list of `protocol`, and the name to send as SNI and check the server's
-/// certificate against (`server_name`, or the target's host).
+/// What every TLS connection to one [`Target`] shares.
 #[cfg(feature = "tls")]
-pub fn tls_for_target(
-    config: &rustls::ClientConfig,
-    protocol: ClientProtocol,
-    server_name: Option<&str>,
-    target: &HostPort,
-) -> Result<
-    (
-        std::sync::Arc<rustls::ClientConfig>,
-        rustls_pki_types::ServerName<'static>,
-    ),
-    ClientError,
-> {
-    let mut config = config.clone();
-    config.alpn_protocols = protocol.alpn();
-    let name = server_name.unwrap_or(&target.host).to_owned();
-    let name = rustls_pki_types::ServerName::try_from(name.clone())
-        .map_err(|_| ClientError::InvalidServerName(name))?;
-    Ok((std::sync::Arc::new(config), name))
+pub type TargetTls = (
+    std::sync::Arc<rustls::ClientConfig>,
+    rustls_pki_types::ServerName<'static>,
+);
+
+impl<R> ClientOptions<R> {
+    /// Parses `target` (`host:port`, `[v6]:port`, or an `http://`/`https://`
+    /// URL), checks its scheme against whether TLS is configured
+    /// (`https://` needs it, `http://` must not have it), builds the TLS
+    /// configuration for it, and tells the core's HTTP/1.1 side whether
+    /// the connections are secure.
+    pub fn target(&mut self, target: &str) -> Result<Target, ClientError> {
+        use super::addr::Scheme;
+        #[cfg(feature = "tls")]
+        let secure = self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        let secure = false;
+        let addr: HostPort = target.parse().map_err(ClientError::Address)?;
+        let scheme_ok = match addr.scheme {
+            Some(Scheme::Https) => secure,
+            Some(Scheme::Http) => !secure,
+            None => true,
+        };
+        if !scheme_ok {
+            return Err(ClientError::SchemeMismatch {
+                target: target.to_owned(),
+            });
+        }
+        self.config.http1.secure = secure;
+        Ok(Target {
+            #[cfg(feature = "tls")]
+            tls: match &self.tls {
+                Some(config) => Some(self.tls_for(config, &addr)?),
+                None => None,
+            },
+            addr,
+        })
+    }
+
+    #[cfg(feature = "tls")]
+    fn tls_for(
+        &self,
+        config: &rustls::ClientConfig,
+        target: &HostPort,
+    ) -> Result<TargetTls, ClientError> {
+        let mut config = config.clone();
+        config.alpn_protocols = self.protocol.alpn();
+        let name = self
+            .server_name
+            .as_deref()
+            .unwrap_or(&target.host)
+            .to_owned();
+        let name = rustls_pki_types::ServerName::try_from(name.clone())
+            .map_err(|_| ClientError::InvalidServerName(name))?;
+        Ok((std::sync::Arc::new(config), name))
+    }
 }
 
 /// How one connection slot ended.

@@ -14,10 +14,12 @@
 //!   deadlines are the core's own timers, in `Config`).
 //! - [`info`]: what a connection's factory learns, and ALPN → protocol →
 //!   [`Connection`](crate::Connection).
-//! - [`client`]: the client's protocol choice, errors, loss and reconnect
+//! - [`client`]: the client's options ([`ClientOptions`], generic over
+//!   what the runtime adds), protocol choice, errors, loss and reconnect
 //!   policy ([`Slot`], [`Watched`]).
-//! - [`server`]: listener specs, start errors, the handshake-error hook,
-//!   and one [`ServerStats`] shape.
+//! - [`server`]: the server's options ([`ServerOptions`], likewise),
+//!   listener specs, start errors, the handshake-error hook, and one
+//!   [`ServerStats`] shape.
 //! - `tls` (cargo feature `tls`, off by default): the rustls configuration
 //!   builders — trust stores with CRLs, client certificates, `-V pass`,
 //!   in-memory and self-signed identities, system roots — the way
@@ -33,10 +35,15 @@ pub mod server;
 pub mod tls;
 
 pub use addr::{AddrError, HostPort, Scheme};
-pub use client::{ClientError, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Watched};
+pub use client::{
+    ClientError, ClientOptions, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Target,
+    Watched,
+};
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
 pub use info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
 pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
-pub use server::{HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerStats};
+pub use server::{
+    HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerOptions, ServerStats,
+};

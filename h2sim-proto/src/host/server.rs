@@ -6,9 +6,42 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::addr::{AddrError, HostPort};
-use crate::Stats;
+use super::lifecycle::DriverOptions;
+use crate::{Config, Protocol, Stats};
+
+/// How a server treats its connections: everything but what its runtime
+/// adds, which is `runtime` (nothing on tokio, the executors on glommio).
+#[derive(Debug, Clone)]
+pub struct ServerOptions<R = ()> {
+    /// The protocol core's settings and limits, for every connection.
+    pub config: Config,
+    pub driver: DriverOptions,
+    /// A TLS handshake not finished by then is dropped.
+    pub handshake_timeout: Duration,
+    /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
+    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
+    pub plain_protocol: Option<Protocol>,
+    /// Told of every failed TLS handshake, once per connection.
+    pub on_handshake_error: Option<HandshakeErrorHook>,
+    /// What the runtime adapter adds (see the adapter's `ServerOptions`).
+    pub runtime: R,
+}
+
+impl<R: Default> Default for ServerOptions<R> {
+    fn default() -> Self {
+        ServerOptions {
+            config: Config::default(),
+            driver: DriverOptions::default(),
+            handshake_timeout: Duration::from_secs(10),
+            plain_protocol: None,
+            on_handshake_error: None,
+            runtime: R::default(),
+        }
+    }
+}
 
 /// One address to listen on, plain or TLS.
 #[derive(Debug, Clone)]
