@@ -1,4 +1,6 @@
-//! The loop that runs one connection on its executor, plain or TLS.
+//! The loop that runs one connection on its executor, plain or TLS: the
+//! core's [`Driver`] keeps the buffers, the bound, the deadline and the
+//! state; this file adds glommio's socket calls and its timer.
 //!
 //! Each turn takes the core's output into an outbox (up to a bound), then
 //! waits for whichever comes first: the shutdown signal (→ `go_away`), the
@@ -20,11 +22,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use glommio::timer::Timer;
-use h2sim_proto::host::{DriverOptions, Ending, FinalFlush, Outbox};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, State};
 use h2sim_proto::{Application, Endpoint};
 
 use crate::shutdown::LocalSignal;
-use crate::transport::{Progress, ReadBuf, Transport};
+use crate::transport::{Progress, Transport};
 
 /// How long closing waits for the peer to close too (see `close`).
 const LINGER: Duration = Duration::from_millis(500);
@@ -47,13 +49,14 @@ pub(crate) async fn run<A: Application>(
     signal: &LocalSignal,
     options: &DriverOptions,
 ) -> io::Result<Ending> {
-    match drive(transport, endpoint, signal, options).await {
+    let mut driver = Driver::borrowing(endpoint, options.clone());
+    match drive(transport, &mut driver, signal).await {
         Ok(ending) => {
             close(transport).await;
             Ok(ending)
         }
         Err(e) => {
-            endpoint.handle_transport_error(Instant::now(), e.to_string());
+            driver.transport_error(Instant::now(), &e);
             Err(e)
         }
     }
@@ -61,42 +64,28 @@ pub(crate) async fn run<A: Application>(
 
 async fn drive<A: Application>(
     transport: &mut Transport,
-    endpoint: &mut Endpoint<A>,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
     signal: &LocalSignal,
-    options: &DriverOptions,
 ) -> io::Result<Ending> {
-    let mut input = ReadBuf::default();
-    let mut out = Outbox::default();
     let mut timer = Deadline::default();
     let mut shutdown = signal.subscribe();
-    let mut reading = true;
-    let mut peer_closed = false;
-    let mut shutdown_seen = false;
-    let mut flush = FinalFlush::default();
-    let limit = options.max_output_backlog;
     loop {
         let now = Instant::now();
-        out.fill(endpoint, now, limit.saturating_sub(transport.backlog()));
-        if endpoint.is_closed() && transport.is_flushed(&out) {
-            return Ok(if peer_closed {
-                Ending::PeerClosed
-            } else {
-                Ending::Finished
-            });
+        driver.poll_output_holding(now, transport.backlog());
+        if let State::Closed(ending) = driver.state()
+            && (ending == Ending::FlushExpired || transport.is_flushed(driver.outbox_mut()))
+        {
+            return Ok(ending);
         }
-        let deadline = flush.deadline(endpoint, now);
-        let backlog = out.len() + transport.backlog();
-        // The core says when it holds back enough pipelined HTTP/1.1
-        // input; reading on would buffer a peer that does not read.
-        let read_now = reading
-            && !endpoint.is_closed()
-            && backlog < limit
-            && endpoint.connection().wants_input();
+        let deadline = driver.deadline(now);
+        let shutdown_seen = driver.state() != State::Running;
+        let read_now = driver.wants_read();
         let wake = poll_fn(|cx| {
             if !shutdown_seen && shutdown.poll(cx).is_ready() {
                 return Poll::Ready(Wake::Shutdown);
             }
-            if let Poll::Ready(r) = transport.poll_io(cx, &mut out, &mut input, read_now) {
+            let (out, input) = driver.buffers_mut();
+            if let Poll::Ready(r) = transport.poll_io(cx, out, input, read_now) {
                 return Poll::Ready(Wake::Io(r));
             }
             match timer.poll(cx, deadline) {
@@ -107,25 +96,14 @@ async fn drive<A: Application>(
         .await;
         let now = Instant::now();
         match wake {
-            Wake::Shutdown => {
-                shutdown_seen = true;
-                endpoint.go_away(now);
-            }
+            Wake::Shutdown => driver.shutdown(now),
             Wake::Io(progress) => match progress? {
-                Progress::Read => input.take_input(|bytes| endpoint.handle_input(now, bytes)),
-                Progress::Eof => {
-                    reading = false;
-                    peer_closed = true;
-                    endpoint.handle_eof(now);
-                }
-                Progress::Wrote => flush.wrote(now),
+                Progress::Read => driver.handle_input(now),
+                Progress::Eof => driver.handle_eof(now),
+                // The transport moved the outbox on itself.
+                Progress::Wrote => driver.did_write(now, 0),
             },
-            Wake::Timer => {
-                if flush.expired(now) {
-                    return Ok(Ending::FlushExpired);
-                }
-                endpoint.handle_timeout(now);
-            }
+            Wake::Timer => driver.handle_timeout(now),
         }
     }
 }

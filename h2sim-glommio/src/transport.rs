@@ -9,7 +9,7 @@
 //! without a copy. Over TLS the staging buffer holds the records rustls
 //! encrypted (`write_tls`), so a turn's output is still one `send`.
 //!
-//! Reads land in a [`ReadBuf`] whose spare room is kept initialized: the
+//! Reads land in the core's [`ReadBuf`], whose spare room is kept initialized: the
 //! bytes read become, without a copy, the `Bytes` the core hands to the
 //! application (`Connection::handle_input` splits them off the front).
 //! Over TLS, rustls decrypts into its own buffer (`read_tls`,
@@ -21,71 +21,19 @@ use std::io::{self, BufRead, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
-use h2sim_proto::host::Outbox;
+use h2sim_proto::host::{Outbox, ReadBuf};
 
 /// A chunk at least this long, at the front of the output, is written
 /// from its own memory instead of being copied into the staging buffer.
 const DIRECT_WRITE: usize = 16 * 1024;
 /// The staging buffer is filled up to about this much per write.
 const STAGE_TARGET: usize = 64 * 1024;
-/// Read room: a read asks for at least `MIN_READ_ROOM`, and the buffer
-/// grows by `READ_GROWTH` when less is left.
-const READ_GROWTH: usize = 64 * 1024;
-const MIN_READ_ROOM: usize = 8 * 1024;
 /// Ciphertext read from the socket per `recv` before rustls takes it.
 const TLS_READ: usize = 32 * 1024;
 /// The most plaintext one TLS record carries.
 const MAX_RECORD: usize = 16 * 1024;
-
-/// The connection's input buffer. `[..filled]` is input the core has not
-/// taken yet (a partial frame); `[filled..]` is initialized room for the
-/// next read. Keeping the room initialized means zeroing it once when the
-/// buffer grows, not before every read.
-#[derive(Debug, Default)]
-pub(crate) struct ReadBuf {
-    buf: BytesMut,
-    filled: usize,
-}
-
-impl ReadBuf {
-    /// Room for at least `min` more bytes, growing (and zeroing) if needed.
-    /// Growing reuses the allocation when the core's earlier input is no
-    /// longer referenced, so a steady connection does not allocate.
-    fn room(&mut self, min: usize) -> &mut [u8] {
-        if self.buf.len() - self.filled < min {
-            self.buf.truncate(self.filled);
-            self.buf.reserve(min.max(READ_GROWTH));
-            let capacity = self.buf.capacity();
-            self.buf.resize(capacity, 0);
-        }
-        &mut self.buf[self.filled..]
-    }
-
-    /// `n` bytes were written into the room.
-    fn advance(&mut self, n: usize) {
-        self.filled += n;
-    }
-
-    /// Copies `data` in after what is there.
-    fn push(&mut self, data: &[u8]) {
-        self.room(data.len())[..data.len()].copy_from_slice(data);
-        self.advance(data.len());
-    }
-
-    /// Hands the unread input to `take` (the core), which splits whole
-    /// frames off its front; the rest stays for the next read to extend.
-    pub(crate) fn take_input(&mut self, take: impl FnOnce(&mut BytesMut)) {
-        let room = self.buf.split_off(self.filled);
-        take(&mut self.buf);
-        self.filled = self.buf.len();
-        // The input and the room are one allocation, side by side: joining
-        // them again is O(1).
-        self.buf.unsplit(room);
-    }
-}
 
 /// What one poll of the socket achieved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -268,11 +216,11 @@ impl Transport {
         cx: &mut Context<'_>,
         input: &mut ReadBuf,
     ) -> Poll<io::Result<Progress>> {
-        let room = input.room(MIN_READ_ROOM);
+        let room = input.room();
         match std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, room)) {
             Ok(0) => Poll::Ready(Ok(Progress::Eof)),
             Ok(n) => {
-                input.advance(n);
+                input.commit(n);
                 Poll::Ready(Ok(Progress::Read))
             }
             Err(e) => Poll::Ready(Err(e)),
@@ -461,93 +409,4 @@ async fn write_all(tcp: &mut TcpStream, mut data: &[u8]) -> io::Result<()> {
         data = &data[n..];
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use bytes::Bytes;
-    use h2sim_proto::{Application, Endpoint};
-
-    #[test]
-    fn read_buf_keeps_partial_input_and_reuses_memory() {
-        let mut rb = ReadBuf::default();
-        let room = rb.room(MIN_READ_ROOM);
-        assert!(room.len() >= READ_GROWTH);
-        room[..5].copy_from_slice(b"hello");
-        rb.advance(5);
-        // The core takes three bytes and leaves a partial frame.
-        let mut taken = Bytes::new();
-        rb.take_input(|input| taken = input.split_to(3).freeze());
-        assert_eq!(&taken[..], b"hel");
-        rb.push(b" world");
-        rb.take_input(|input| assert_eq!(&input[..], b"lo world"));
-        drop(taken);
-        // Room is left behind the input without growing again.
-        let before = rb.buf.len();
-        rb.take_input(|input| input.clear());
-        assert_eq!(rb.filled, 0);
-        assert!(rb.room(MIN_READ_ROOM).len() >= MIN_READ_ROOM);
-        assert!(rb.buf.len() <= before);
-    }
-
-    /// Random reads through a `ReadBuf` into an HTTP/1.1 server whose
-    /// pipeline fills, so the core holds input back and re-reads it: every
-    /// request must parse (no bytes lost, moved or repeated on the way).
-    #[test]
-    fn read_buf_feeds_a_pipelining_server_intact() {
-        use h2sim_proto::{Config, Connection, Event};
-        struct Check(usize);
-        impl Application for Check {
-            fn on_event(&mut self, _: std::time::Instant, event: Event, conn: &mut Connection) {
-                match event {
-                    Event::Request { stream, .. } => {
-                        self.0 += 1;
-                        let head = h2sim_proto::ResponseHead::new(200);
-                        let _ = conn.send_response(stream, head, true);
-                    }
-                    Event::Closed { error: Some(e), .. } => {
-                        panic!("{e:?} after {} requests", self.0)
-                    }
-                    _ => {}
-                }
-            }
-        }
-        let request = format!("GET /{} HTTP/1.1\r\nhost: a\r\n\r\n", "p".repeat(4096));
-        let stream = request.as_bytes().repeat(600);
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut random = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
-        let now = std::time::Instant::now();
-        let conn = Connection::server(Config::default(), now);
-        let mut endpoint = Endpoint::new(conn, Check(0), now);
-        let mut input = ReadBuf::default();
-        let mut at = 0;
-        while at < stream.len() {
-            if endpoint.connection().wants_input() && random(3) != 0 {
-                let room = input.room(MIN_READ_ROOM);
-                let n = (1 + random(room.len() as u64) as usize).min(stream.len() - at);
-                room[..n].copy_from_slice(&stream[at..at + n]);
-                input.advance(n);
-                at += n;
-                input.take_input(|bytes| endpoint.handle_input(now, bytes));
-            } else {
-                for _ in 0..random(40) {
-                    if endpoint.poll_transmit(now).is_none() {
-                        break;
-                    }
-                }
-                endpoint.handle_input(now, &mut BytesMut::new());
-            }
-        }
-        while endpoint.poll_transmit(now).is_some() {}
-        endpoint.handle_input(now, &mut BytesMut::new());
-        while endpoint.poll_transmit(now).is_some() {}
-        assert_eq!(endpoint.application().0, 600);
-    }
 }

@@ -1,17 +1,13 @@
 //! The loop that runs one connection over any tokio byte stream, so plain
-//! TCP and TLS share it.
+//! TCP and TLS share it: the core's [`Driver`] keeps the buffers, the
+//! bound, the deadline and the state; this file adds tokio's socket calls
+//! and its timer.
 //!
-//! Each turn takes the core's output into an outbox (up to a bound), then
-//! waits for whichever comes first: the shutdown signal (→ `go_away`), the
-//! socket accepting bytes (one vectored write of everything queued) or
-//! giving bytes (→ `handle_input`), or the deadline (→ `handle_timeout`):
-//! the core's (idle, drain, head read, its protocol timers), the
-//! application's, or the final flush once the core is closed.
-//!
-//! Reading goes on while a write is pending, so two endpoints that both
-//! write at once cannot deadlock on full socket buffers. It pauses while the
-//! outbox is over its bound: a peer that sends requests but does not read
-//! the answers then meets TCP backpressure instead of growing our memory.
+//! Each turn takes the core's output (up to the bound), then waits for
+//! whichever comes first: the shutdown signal (→ `shutdown`), the socket
+//! accepting bytes (one vectored write of everything queued) or giving
+//! bytes (→ `did_read`), or the one deadline (→ `handle_timeout`). The
+//! timer is re-armed only when the deadline moves, not every turn.
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -19,19 +15,15 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{DriverOptions, Ending, FinalFlush, Outbox};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, State};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
 
 /// Slices handed to one `write_vectored` call (Linux takes up to 1024).
 const MAX_IOV: usize = 64;
-/// Read buffer growth step; a read asks for at least `MIN_READ_SPACE`.
-const READ_BUFFER: usize = 64 * 1024;
-const MIN_READ_SPACE: usize = 8 * 1024;
 /// How long closing waits for the peer to close too (see `close`).
 const LINGER: Duration = Duration::from_millis(500);
 /// Bytes read and dropped while lingering, at most.
@@ -50,122 +42,85 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     A: Application,
 {
-    match drive(&mut io, endpoint, shutdown, options).await {
+    // The caller keeps its endpoint; the driver borrows it for the run.
+    let mut driver = Driver::borrowing(endpoint, options.clone());
+    let result = drive(&mut io, &mut driver, shutdown).await;
+    match result {
         Ok(ending) => {
             close(&mut io).await;
             Ok(ending)
         }
         Err(e) => {
-            endpoint.handle_transport_error(Instant::now(), e.to_string());
+            driver.transport_error(Instant::now(), &e);
             Err(e)
         }
     }
 }
-
 async fn drive<S, A>(
     io: &mut S,
-    endpoint: &mut Endpoint<A>,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
     shutdown: &Shutdown,
-    options: &DriverOptions,
 ) -> io::Result<Ending>
 where
     S: AsyncRead + AsyncWrite + Unpin,
     A: Application,
 {
-    let mut rbuf = BytesMut::with_capacity(READ_BUFFER);
-    let mut out = Outbox::default();
     let mut flush_owed = false;
-    let mut reading = true;
-    let mut peer_closed = false;
-    let mut shutdown_seen = false;
-    let mut flush = FinalFlush::default();
+    let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
+    let mut armed_for = None;
     loop {
         let now = Instant::now();
-        out.fill(endpoint, now, options.max_output_backlog);
-        if out.is_empty() && !flush_owed && endpoint.is_closed() {
-            return Ok(if peer_closed {
-                Ending::PeerClosed
-            } else {
-                Ending::Finished
-            });
+        driver.poll_output(now);
+        if let State::Closed(ending) = driver.state()
+            && (ending == Ending::FlushExpired || !flush_owed)
+        {
+            return Ok(ending);
         }
-        let deadline = flush.deadline(endpoint, now);
-        // The core may hold back input it cannot take yet (an HTTP/1.1
-        // pipeline waiting for answers): then stop reading, so a client that
-        // pipelines without reading cannot make us buffer without bound.
-        let read_now = reading
-            && !endpoint.is_closed()
-            && out.len() < options.max_output_backlog
-            && endpoint.connection().wants_input();
+        let deadline = driver.deadline(now);
+        if deadline != armed_for
+            && let Some(t) = deadline
+        {
+            timer.as_mut().reset(tokio::time::Instant::from_std(t));
+        }
+        armed_for = deadline;
+        let shutdown_seen = driver.state() != State::Running;
+        let read_now = driver.wants_read();
         tokio::select! {
             biased;
-            () = shutdown.triggered(), if !shutdown_seen => {
-                shutdown_seen = true;
-                endpoint.go_away(now);
+            () = shutdown.triggered(), if !shutdown_seen => driver.shutdown(now),
+            progress = poll_fn(|cx| poll_io(cx, io, driver, &mut flush_owed, read_now)) => {
+                progress?;
             }
-            progress = poll_fn(|cx| poll_io(cx, io, &mut out, &mut flush_owed, &mut rbuf, read_now)) => {
-                let now = Instant::now();
-                match progress? {
-                    Progress::Read => endpoint.handle_input(now, &mut rbuf),
-                    Progress::Eof => {
-                        reading = false;
-                        peer_closed = true;
-                        endpoint.handle_eof(now);
-                    }
-                    Progress::Wrote => flush.wrote(now),
-                }
-            }
-            () = sleep_until(deadline), if deadline.is_some() => {
-                let now = Instant::now();
-                if flush.expired(now) {
-                    return Ok(Ending::FlushExpired);
-                }
-                endpoint.handle_timeout(now);
+            () = &mut timer, if deadline.is_some() => {
+                armed_for = None;
+                driver.handle_timeout(Instant::now());
             }
         }
     }
-}
-
-/// Waits until `deadline`; with none, forever (the branch is disabled then).
-async fn sleep_until(deadline: Option<Instant>) {
-    match deadline {
-        Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
-        None => std::future::pending().await,
-    }
-}
-
-/// What one poll of the socket achieved.
-#[derive(Debug, Clone, Copy)]
-enum Progress {
-    /// Bytes were written (or flushed) and nothing was read.
-    Wrote,
-    /// Bytes were read into the buffer.
-    Read,
-    /// The peer closed its side.
-    Eof,
 }
 
 /// Writes what is queued and reads if allowed, both in the same poll so
-/// each registers its wake-up; ready when either made progress.
-fn poll_io<S>(
+/// each registers its wake-up; ready when either made progress (reported
+/// to the driver already).
+fn poll_io<S, A>(
     cx: &mut Context<'_>,
     io: &mut S,
-    out: &mut Outbox,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
     flush_owed: &mut bool,
-    rbuf: &mut BytesMut,
     read: bool,
-) -> Poll<io::Result<Progress>>
+) -> Poll<io::Result<()>>
 where
     S: AsyncRead + AsyncWrite + Unpin,
+    A: Application,
 {
     let mut wrote = false;
-    if !out.is_empty() {
+    if driver.wants_write() {
         let mut iov = [IoSlice::new(&[]); MAX_IOV];
-        let count = out.slices(&mut iov);
+        let count = driver.write_slices(&mut iov);
         match Pin::new(&mut *io).poll_write_vectored(cx, &iov[..count]) {
             Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
             Poll::Ready(Ok(n)) => {
-                out.advance(n);
+                driver.did_write(Instant::now(), n);
                 *flush_owed = true;
                 wrote = true;
             }
@@ -175,7 +130,7 @@ where
     }
     // TLS buffers records inside the session; a flush pushes them out once
     // the outbox is empty (for TCP this is a no-op).
-    if out.is_empty() && *flush_owed {
+    if !driver.wants_write() && *flush_owed {
         match Pin::new(&mut *io).poll_flush(cx) {
             Poll::Ready(Ok(())) => {
                 *flush_owed = false;
@@ -186,24 +141,26 @@ where
         }
     }
     if read {
-        if rbuf.capacity() - rbuf.len() < MIN_READ_SPACE {
-            rbuf.reserve(READ_BUFFER);
-        }
-        match tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, rbuf) {
-            Poll::Ready(Ok(0)) => return Poll::Ready(Ok(Progress::Eof)),
-            Poll::Ready(Ok(_)) => return Poll::Ready(Ok(Progress::Read)),
+        let mut buf = tokio::io::ReadBuf::new(driver.read_buf());
+        match Pin::new(&mut *io).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => {
+                let n = buf.filled().len();
+                driver.did_read(Instant::now(), n);
+                return Poll::Ready(Ok(()));
+            }
             // A TLS peer that closes TCP without close_notify: for HTTP the
             // framing tells whether anything was cut short, so this is the
             // end of stream like any other (as most HTTP stacks treat it).
             Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                return Poll::Ready(Ok(Progress::Eof));
+                driver.did_read(Instant::now(), 0);
+                return Poll::Ready(Ok(()));
             }
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Pending => {}
         }
     }
     if wrote {
-        Poll::Ready(Ok(Progress::Wrote))
+        Poll::Ready(Ok(()))
     } else {
         Poll::Pending
     }

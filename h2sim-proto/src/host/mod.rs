@@ -8,6 +8,9 @@
 //! and hands the answer to [`HostPort::addresses`]).
 //!
 //! - [`addr`]: addresses as people write them.
+//! - [`Driver`]: the per-connection loop without its runtime — the
+//!   [`ReadBuf`] to read into, the [`Outbox`] to write from, one deadline,
+//!   shutdown and a [`State`]; a runtime adds its socket calls and a timer.
 //! - [`Outbox`]: the core's output on its way to the socket.
 //! - [`DriverOptions`] and [`FinalFlush`]: the driver's output bound, and
 //!   how long its last bytes may take to leave (idle, head-read and drain
@@ -27,9 +30,11 @@
 
 pub mod addr;
 pub mod client;
+mod driver;
 pub mod info;
 mod lifecycle;
 mod outbox;
+mod read_buf;
 pub mod server;
 #[cfg(feature = "tls")]
 pub mod tls;
@@ -39,11 +44,13 @@ pub use client::{
     ClientError, ClientOptions, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Target,
     Watched,
 };
+pub use driver::{Driver, State};
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
 pub use info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
 pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
+pub use read_buf::ReadBuf;
 pub use server::{
     HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerOptions, ServerStats,
 };

@@ -1,0 +1,411 @@
+//! The per-connection loop every runtime would otherwise write again,
+//! without the runtime: an [`Endpoint`] with its read buffer, its outbox,
+//! its one deadline and its shutdown. A runtime supplies the socket calls
+//! and one timer, and runs:
+//!
+//! 1. [`Driver::poll_output`]: takes the core's output (up to the bound).
+//! 2. [`Driver::state`]: at [`State::Closed`], close the transport (FIN,
+//!    then read until the peer closes too, briefly: closing with unread
+//!    input makes the kernel send RST, which can destroy our last bytes).
+//! 3. Write [`Driver::write_slices`] (one vectored write) and report it
+//!    with [`Driver::did_write`]; read into [`Driver::read_buf`] while
+//!    [`Driver::wants_read`] and report it with [`Driver::did_read`] (0 is
+//!    end of stream). A readiness runtime (mio, smol's `Async`) can call
+//!    [`Driver::write_to`] and [`Driver::read_from`] instead.
+//! 4. Sleep until the socket is ready or [`Driver::deadline`], then
+//!    [`Driver::handle_timeout`]; on a shutdown signal, [`Driver::shutdown`].
+//!
+//! Reading goes on while a write is pending, so two endpoints that both
+//! write at once cannot deadlock on full socket buffers; it pauses while
+//! the output backlog is over its bound, or while the core holds back
+//! pipelined HTTP/1.1 input, so a peer that does not read our answers meets
+//! TCP backpressure instead of growing our memory.
+
+use std::borrow::BorrowMut;
+use std::io::{self, IoSlice, Read, Write};
+use std::marker::PhantomData;
+use std::time::Instant;
+
+use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
+use crate::{Application, Endpoint};
+
+/// Where a driven connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Serving.
+    Running,
+    /// [`Driver::shutdown`] was called: the core is going away gracefully.
+    Draining,
+    /// The core is closed; its last bytes are still being written.
+    Flushing,
+    /// Over: close the transport.
+    Closed(Ending),
+}
+
+/// An [`Endpoint`] with the buffers and the deadline its loop needs. It
+/// owns the endpoint ([`Driver::new`]) or borrows it ([`Driver::borrowing`],
+/// for a caller that reads the application afterwards).
+#[derive(Debug)]
+pub struct Driver<A, E = Endpoint<A>> {
+    endpoint: E,
+    options: DriverOptions,
+    input: ReadBuf,
+    out: Outbox,
+    flush: FinalFlush,
+    /// Output the transport holds beyond the outbox (TLS records, a
+    /// staging buffer), counted against the bound.
+    held: usize,
+    peer_closed: bool,
+    shutdown: bool,
+    flush_expired: bool,
+    app: PhantomData<fn(A)>,
+}
+
+impl<A: Application> Driver<A> {
+    pub fn new(endpoint: Endpoint<A>, options: DriverOptions) -> Self {
+        Driver::wrapping(endpoint, options)
+    }
+}
+
+impl<'a, A: Application> Driver<A, &'a mut Endpoint<A>> {
+    pub fn borrowing(endpoint: &'a mut Endpoint<A>, options: DriverOptions) -> Self {
+        Driver::wrapping(endpoint, options)
+    }
+}
+
+impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
+    fn wrapping(endpoint: E, options: DriverOptions) -> Self {
+        Driver {
+            endpoint,
+            options,
+            input: ReadBuf::default(),
+            out: Outbox::default(),
+            flush: FinalFlush::default(),
+            held: 0,
+            peer_closed: false,
+            shutdown: false,
+            flush_expired: false,
+            app: PhantomData,
+        }
+    }
+
+    /// Takes the core's output into the outbox until it has none or the
+    /// bound is reached.
+    pub fn poll_output(&mut self, now: Instant) {
+        self.poll_output_holding(now, 0);
+    }
+
+    /// [`Driver::poll_output`] for a transport that holds `held` bytes of
+    /// earlier output itself (encrypted records not yet sent).
+    pub fn poll_output_holding(&mut self, now: Instant, held: usize) {
+        self.held = held;
+        let limit = self.options.max_output_backlog.saturating_sub(held);
+        self.out.fill(self.endpoint.borrow_mut(), now, limit);
+    }
+
+    pub fn state(&self) -> State {
+        if self.flush_expired {
+            State::Closed(Ending::FlushExpired)
+        } else if !self.endpoint().is_closed() {
+            if self.shutdown {
+                State::Draining
+            } else {
+                State::Running
+            }
+        } else if !self.out.is_empty() {
+            State::Flushing
+        } else if self.peer_closed {
+            State::Closed(Ending::PeerClosed)
+        } else {
+            State::Closed(Ending::Finished)
+        }
+    }
+
+    /// Whether to read now: the peer has not closed, the core takes input,
+    /// and our output backlog is under its bound.
+    pub fn wants_read(&self) -> bool {
+        !self.peer_closed
+            && !self.endpoint().is_closed()
+            && self.out.len() + self.held < self.options.max_output_backlog
+            && self.endpoint().connection().wants_input()
+    }
+
+    /// Room to read into; only what [`Driver::did_read`] reports counts,
+    /// so a cancelled or short read leaves nothing behind.
+    pub fn read_buf(&mut self) -> &mut [u8] {
+        self.input.room()
+    }
+
+    /// `n` bytes were read into [`Driver::read_buf`]; 0 is end of stream.
+    pub fn did_read(&mut self, now: Instant, n: usize) {
+        if n == 0 {
+            self.handle_eof(now);
+        } else {
+            self.input.commit(n);
+            self.handle_input(now);
+        }
+    }
+
+    /// The read buffer itself, for a transport that fills it another way
+    /// (plaintext out of a TLS session); then [`Driver::handle_input`].
+    pub fn input_mut(&mut self) -> &mut ReadBuf {
+        &mut self.input
+    }
+
+    /// Hands what the read buffer holds to the core.
+    pub fn handle_input(&mut self, now: Instant) {
+        let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
+        self.input
+            .take_input(|bytes| endpoint.handle_input(now, bytes));
+    }
+
+    /// The peer closed its side.
+    pub fn handle_eof(&mut self, now: Instant) {
+        if !self.peer_closed {
+            self.peer_closed = true;
+            self.endpoint_mut().handle_eof(now);
+        }
+    }
+
+    /// Whether output waits in the outbox.
+    pub fn wants_write(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Points `iov` at the output, as many chunks as fit; returns how many.
+    pub fn write_slices<'a>(&'a self, iov: &mut [IoSlice<'a>]) -> usize {
+        self.out.slices(iov)
+    }
+
+    /// The outbox itself, for a transport that stages or encrypts the
+    /// output; report what left with [`Driver::did_write`] (0 too).
+    pub fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.out
+    }
+
+    /// The outbox and the read buffer at once, for a transport whose one
+    /// poll both writes and reads.
+    pub fn buffers_mut(&mut self) -> (&mut Outbox, &mut ReadBuf) {
+        (&mut self.out, &mut self.input)
+    }
+
+    /// `n` bytes of [`Driver::write_slices`] were written (or, with
+    /// [`Driver::outbox_mut`], the transport moved output on).
+    pub fn did_write(&mut self, now: Instant, n: usize) {
+        self.out.advance(n);
+        self.flush.wrote(now);
+    }
+
+    /// The one deadline to sleep to: the core's, the application's, and
+    /// once the core is closed, the final flush's.
+    pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
+        self.flush.deadline(self.endpoint.borrow(), now)
+    }
+
+    /// The deadline came: fires what is due, or gives up on a final flush
+    /// that stopped moving ([`Ending::FlushExpired`]).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.flush.expired(now) {
+            self.flush_expired = true;
+        } else {
+            self.endpoint_mut().handle_timeout(now);
+        }
+    }
+
+    /// Begins a graceful shutdown (once; later calls do nothing).
+    pub fn shutdown(&mut self, now: Instant) {
+        if !self.shutdown {
+            self.shutdown = true;
+            self.endpoint_mut().go_away(now);
+        }
+    }
+
+    /// The transport failed: the core and its application hear it as the
+    /// end of the connection.
+    pub fn transport_error(&mut self, now: Instant, error: &io::Error) {
+        self.endpoint_mut()
+            .handle_transport_error(now, error.to_string());
+    }
+
+    /// Writes from the outbox to a non-blocking `w` until it is empty or
+    /// `w` would block, taking more of the core's output as room frees.
+    pub fn write_to(&mut self, now: Instant, w: &mut impl Write) -> io::Result<()> {
+        const MAX_IOV: usize = 64;
+        loop {
+            self.poll_output(now);
+            if self.out.is_empty() {
+                return Ok(());
+            }
+            let mut iov = [IoSlice::new(&[]); MAX_IOV];
+            let count = self.out.slices(&mut iov);
+            match w.write_vectored(&iov[..count]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => self.did_write(now, n),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads from a non-blocking `r` while [`Driver::wants_read`], until it
+    /// would block or ends; whether anything (or the end) was read.
+    pub fn read_from(&mut self, now: Instant, r: &mut impl Read) -> io::Result<bool> {
+        let mut progress = false;
+        while self.wants_read() {
+            match r.read(self.input.room()) {
+                Ok(n) => {
+                    self.did_read(now, n);
+                    progress = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(progress)
+    }
+
+    /// One turn for a readiness runtime (mio, smol's `Async`): writes and
+    /// reads a non-blocking `io` until it would block both ways or the core
+    /// waits for time. Writing can free the core to take input it held
+    /// back (HTTP/1.1 pipelining) and reading makes answers, so it goes
+    /// round until a read finds nothing; an edge-triggered poller then
+    /// wakes it again. A transport error is handed to the core too.
+    pub fn pump<S: Read + Write>(&mut self, now: Instant, io: &mut S) -> io::Result<()> {
+        let turn = loop {
+            if let Err(e) = self.write_to(now, io) {
+                break Err(e);
+            }
+            match self.read_from(now, io) {
+                Ok(true) => {}
+                Ok(false) => break self.write_to(now, io),
+                Err(e) => break Err(e),
+            }
+        };
+        if let Err(e) = &turn {
+            self.transport_error(now, e);
+        }
+        turn
+    }
+
+    pub fn endpoint(&self) -> &Endpoint<A> {
+        self.endpoint.borrow()
+    }
+
+    pub fn endpoint_mut(&mut self) -> &mut Endpoint<A> {
+        self.endpoint.borrow_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::handler::{HandlerApp, Reply, Request};
+    use crate::{Config, Connection, Protocol};
+    use std::time::Duration;
+
+    type Hello = HandlerApp<fn(Request) -> Reply>;
+
+    fn driver(now: Instant) -> Driver<Hello> {
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
+        Driver::new(Endpoint::new(conn, app, now), DriverOptions::default())
+    }
+
+    fn read(d: &mut Driver<Hello>, now: Instant, bytes: &[u8]) {
+        d.read_buf()[..bytes.len()].copy_from_slice(bytes);
+        d.did_read(now, bytes.len());
+    }
+
+    fn written(d: &mut Driver<Hello>, now: Instant) -> Vec<u8> {
+        d.poll_output(now);
+        let mut iov = [IoSlice::new(&[]); 8];
+        let n = d.write_slices(&mut iov);
+        let bytes: Vec<u8> = iov[..n].iter().flat_map(|s| s.iter().copied()).collect();
+        d.did_write(now, bytes.len());
+        bytes
+    }
+
+    /// A read buffer handed out and then not used (a cancelled read), and a
+    /// request split over two reads: the core sees exactly the bytes read.
+    #[test]
+    fn only_committed_bytes_reach_the_core() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        let _ = d.read_buf();
+        read(&mut d, now, b"GET / HTTP/1.1\r\nho");
+        read(&mut d, now, b"st: a\r\n\r\n");
+        let out = written(&mut d, now);
+        assert!(out.starts_with(b"HTTP/1.1 200"), "{out:?}");
+        assert_eq!(d.state(), State::Running);
+    }
+
+    /// A partial write leaves the rest at the front of the next slices.
+    #[test]
+    fn a_partial_write_resumes_where_it_stopped() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        d.poll_output(now);
+        let mut iov = [IoSlice::new(&[]); 8];
+        let n = d.write_slices(&mut iov);
+        let all: Vec<u8> = iov[..n].iter().flat_map(|s| s.iter().copied()).collect();
+        d.did_write(now, 5);
+        let rest = written(&mut d, now);
+        assert_eq!(&all[5..], &rest[..]);
+        assert!(!d.wants_write());
+    }
+
+    /// shutdown → Draining (HTTP/2: GOAWAY, then a round trip the peer
+    /// never completes), the core's timers close it → Flushing, its last
+    /// bytes written → Closed(Finished); end of stream → Closed(PeerClosed).
+    #[test]
+    fn shutdown_and_end_of_stream_walk_the_states() {
+        let mut now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
+        let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
+        let mut d = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
+        read(&mut d, now, crate::frame::PREFACE);
+        read(&mut d, now, &[0, 0, 0, 0x4, 0, 0, 0, 0, 0]);
+        d.shutdown(now);
+        assert_eq!(d.state(), State::Draining);
+        let mut turns = 0;
+        while d.state() == State::Draining {
+            let _ = written(&mut d, now);
+            now = d.deadline(now).unwrap();
+            d.handle_timeout(now);
+            turns += 1;
+            assert!(turns < 10, "the core never closed");
+        }
+        d.poll_output(now);
+        assert_eq!(d.state(), State::Flushing);
+        let _ = written(&mut d, now);
+        assert_eq!(d.state(), State::Closed(Ending::Finished));
+
+        let mut d = driver(now);
+        d.did_read(now, 0);
+        d.poll_output(now);
+        assert_eq!(d.state(), State::Closed(Ending::PeerClosed));
+    }
+
+    /// Once the core is closed, output that stops leaving is given up at
+    /// the one deadline (virtual clock).
+    #[test]
+    fn a_stalled_final_flush_ends_at_the_deadline() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        read(
+            &mut d,
+            now,
+            b"GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n",
+        );
+        d.poll_output(now);
+        assert_eq!(d.state(), State::Flushing);
+        let deadline = d.deadline(now).unwrap();
+        assert!(deadline > now && deadline <= now + Duration::from_secs(1));
+        d.handle_timeout(deadline);
+        assert_eq!(d.state(), State::Closed(Ending::FlushExpired));
+    }
+}

@@ -1,0 +1,183 @@
+//! The connection's input buffer, handed to the socket as room to read
+//! into and to the core as the bytes read.
+
+use bytes::BytesMut;
+
+/// Read room: a read gets at least `MIN_READ_ROOM`, and the buffer grows
+/// by `READ_GROWTH` when less is left.
+const READ_GROWTH: usize = 64 * 1024;
+const MIN_READ_ROOM: usize = 8 * 1024;
+
+/// `[..filled]` is input the core has not taken yet (a partial frame);
+/// `[filled..]` is initialized room for the next read. A read that is
+/// cancelled or short commits only what it read, so no zero-filled byte
+/// ever reaches the core; keeping the room initialized means zeroing it
+/// once when the buffer grows, not before every read. The bytes read
+/// become, without a copy, the `Bytes` the core hands to the application
+/// (`Connection::handle_input` splits them off the front).
+#[derive(Debug, Default)]
+pub struct ReadBuf {
+    buf: BytesMut,
+    filled: usize,
+}
+
+impl ReadBuf {
+    /// Room for the next read: at least 8 KiB, initialized.
+    pub fn room(&mut self) -> &mut [u8] {
+        self.room_for(MIN_READ_ROOM)
+    }
+
+    /// Room for at least `min` more bytes, growing (and zeroing) if needed.
+    /// Growing reuses the allocation when the core's earlier input is no
+    /// longer referenced, so a steady connection does not allocate.
+    pub fn room_for(&mut self, min: usize) -> &mut [u8] {
+        if self.buf.len() - self.filled < min {
+            self.buf.truncate(self.filled);
+            self.buf.reserve(min.max(READ_GROWTH));
+            let capacity = self.buf.capacity();
+            self.buf.resize(capacity, 0);
+        }
+        &mut self.buf[self.filled..]
+    }
+
+    /// `n` bytes were read into the room.
+    pub fn commit(&mut self, n: usize) {
+        self.filled = (self.filled + n).min(self.buf.len());
+    }
+
+    /// Copies `data` in after what is there (plaintext a TLS session
+    /// decrypted into its own buffer).
+    pub fn push(&mut self, data: &[u8]) {
+        self.room_for(data.len())[..data.len()].copy_from_slice(data);
+        self.commit(data.len());
+    }
+
+    /// Input read and not yet taken by the core.
+    pub fn pending(&self) -> usize {
+        self.filled
+    }
+
+    /// Hands the unread input to `take` (the core), which splits whole
+    /// frames off its front; the rest stays for the next read to extend.
+    pub fn take_input(&mut self, take: impl FnOnce(&mut BytesMut)) {
+        let room = self.buf.split_off(self.filled);
+        take(&mut self.buf);
+        self.filled = self.buf.len();
+        // The input and the room are one allocation, side by side: joining
+        // them again is O(1).
+        self.buf.unsplit(room);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use bytes::Bytes;
+
+    #[test]
+    fn read_buf_keeps_partial_input_and_reuses_memory() {
+        let mut rb = ReadBuf::default();
+        let room = rb.room();
+        assert!(room.len() >= READ_GROWTH);
+        room[..5].copy_from_slice(b"hello");
+        rb.commit(5);
+        // The core takes three bytes and leaves a partial frame.
+        let mut taken = Bytes::new();
+        rb.take_input(|input| taken = input.split_to(3).freeze());
+        assert_eq!(&taken[..], b"hel");
+        rb.push(b" world");
+        rb.take_input(|input| assert_eq!(&input[..], b"lo world"));
+        drop(taken);
+        // Room is left behind the input without growing again.
+        let before = rb.buf.len();
+        rb.take_input(|input| input.clear());
+        assert_eq!(rb.filled, 0);
+        assert!(rb.room().len() >= MIN_READ_ROOM);
+        assert!(rb.buf.len() <= before);
+    }
+
+    /// Random reads through a `ReadBuf` into an HTTP/1.1 server whose
+    /// pipeline fills, so the core holds input back and re-reads it: every
+    /// request must parse (no bytes lost, moved or repeated on the way).
+    #[test]
+    fn read_buf_feeds_a_pipelining_server_intact() {
+        use crate::{Application, Config, Connection, Endpoint, Event};
+        struct Check(usize);
+        impl Application for Check {
+            fn on_event(&mut self, _: std::time::Instant, event: Event, conn: &mut Connection) {
+                match event {
+                    Event::Request { stream, .. } => {
+                        self.0 += 1;
+                        let head = crate::ResponseHead::new(200);
+                        let _ = conn.send_response(stream, head, true);
+                    }
+                    Event::Closed { error: Some(e), .. } => {
+                        panic!("{e:?} after {} requests", self.0)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let request = format!("GET /{} HTTP/1.1\r\nhost: a\r\n\r\n", "p".repeat(4096));
+        let stream = request.as_bytes().repeat(600);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let now = std::time::Instant::now();
+        let conn = Connection::server(Config::default(), now);
+        let mut endpoint = Endpoint::new(conn, Check(0), now);
+        let mut input = ReadBuf::default();
+        let mut at = 0;
+        while at < stream.len() {
+            if endpoint.connection().wants_input() && random(3) != 0 {
+                let room = input.room();
+                let n = (1 + random(room.len() as u64) as usize).min(stream.len() - at);
+                room[..n].copy_from_slice(&stream[at..at + n]);
+                input.commit(n);
+                at += n;
+                input.take_input(|bytes| endpoint.handle_input(now, bytes));
+            } else {
+                for _ in 0..random(40) {
+                    if endpoint.poll_transmit(now).is_none() {
+                        break;
+                    }
+                }
+                endpoint.handle_input(now, &mut BytesMut::new());
+            }
+        }
+        while endpoint.poll_transmit(now).is_some() {}
+        endpoint.handle_input(now, &mut BytesMut::new());
+        while endpoint.poll_transmit(now).is_some() {}
+        assert_eq!(endpoint.application().0, 600);
+    }
+
+    #[test]
+    fn a_short_read_leaves_no_zero_filled_bytes() {
+        let mut rb = ReadBuf::default();
+        let room = rb.room();
+        assert!(room.len() >= MIN_READ_ROOM);
+        room[..3].copy_from_slice(b"abc");
+        rb.commit(3);
+        // A read that was cancelled commits nothing.
+        let _ = rb.room();
+        rb.commit(0);
+        let mut seen = Vec::new();
+        rb.take_input(|input| {
+            seen.extend_from_slice(input);
+            let _ = input.split_to(1);
+        });
+        assert_eq!(seen, b"abc");
+        assert_eq!(rb.pending(), 2);
+        rb.push(b"de");
+        rb.take_input(|input| {
+            assert_eq!(&input[..], b"bcde");
+            input.clear();
+        });
+        assert_eq!(rb.pending(), 0);
+    }
+}
