@@ -357,7 +357,7 @@ impl Connection {
         if self.ended() {
             return;
         }
-        for timer in Timer::ALL {
+        for timer in Timer::CONNECTION {
             if !self.timers.expired(timer, now) {
                 continue;
             }
@@ -367,6 +367,9 @@ impl Connection {
                 }
                 Timer::Drain => self.expire_drain(),
                 Timer::Idle => self.go_away_because(now, CloseCause::IdleTimeout),
+                // The HTTP/2 session's own, kept in its table and run by
+                // its `handle_timeout` above.
+                Timer::SettingsAck | Timer::ShutdownPing | Timer::ReplyWait | Timer::KeepAlive => {}
             }
             if self.ended() {
                 return;

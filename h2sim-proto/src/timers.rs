@@ -1,14 +1,14 @@
-//! The connection's own timers, as a fixed table of deadlines (the shape
-//! quinn-proto keeps): one slot per kind, `earliest` is what
-//! `Connection::poll_timeout` reports, and `expired` is what
-//! `Connection::handle_timeout` acts on. These are the timers of the
-//! connection's way out, the same for both protocols and for a server
-//! still detecting the protocol; the HTTP/2 session keeps the timers of
-//! its own frames (SETTINGS acknowledgement, the shutdown PING, keep-alive).
+//! Timers as a fixed table of deadlines (the shape quinn-proto keeps): one
+//! slot per kind, `earliest` is what `poll_timeout` reports, and `expired`
+//! is what `handle_timeout` acts on. Two tables use it: the connection's,
+//! for its way out (the same for both protocols and for a server still
+//! detecting the protocol), and the HTTP/2 session's, for the timers of
+//! its own frames (SETTINGS acknowledgement, the shutdown PING,
+//! keep-alive).
 
 use std::time::Instant;
 
-/// What a deadline in the table is for.
+/// What a deadline in a table is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Timer {
     /// No bytes moved either way for `Config::idle_timeout`: go away.
@@ -20,25 +20,45 @@ pub(crate) enum Timer {
     /// Our GOAWAY (or `connection: close`) went out
     /// `Config::drain_timeout` ago and streams are still open: cut them.
     Drain,
+    /// HTTP/2: our oldest SETTINGS in flight is unacknowledged after
+    /// `Config::settings_timeout` (RFC 9113 §6.5.3): SETTINGS_TIMEOUT.
+    SettingsAck,
+    /// HTTP/2 server: the PING after our first GOAWAY is unanswered; the
+    /// second GOAWAY, naming the last stream taken, goes out anyway.
+    ShutdownPing,
+    /// HTTP/2 client, going away: the end of the wait for the answer to
+    /// our GOAWAY's PING.
+    ReplyWait,
+    /// HTTP/2 with `Config::keepalive`: nothing came in for that long (a
+    /// PING goes out), or the keep-alive PING went unanswered (the
+    /// connection ends).
+    KeepAlive,
 }
 
 impl Timer {
-    /// In the order `handle_timeout` acts on them when several are due: a
-    /// cut before a graceful end it would replace anyway.
-    pub(crate) const ALL: [Timer; 3] = [Timer::HeadRead, Timer::Drain, Timer::Idle];
+    /// The connection's timers, in the order `handle_timeout` acts on them
+    /// when several are due: a cut before a graceful end it would replace
+    /// anyway.
+    pub(crate) const CONNECTION: [Timer; 3] = [Timer::HeadRead, Timer::Drain, Timer::Idle];
+
+    const COUNT: usize = 7;
 
     fn slot(self) -> usize {
         match self {
             Timer::Idle => 0,
             Timer::HeadRead => 1,
             Timer::Drain => 2,
+            Timer::SettingsAck => 3,
+            Timer::ShutdownPing => 4,
+            Timer::ReplyWait => 5,
+            Timer::KeepAlive => 6,
         }
     }
 }
 
 /// One optional deadline per [`Timer`].
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TimerTable([Option<Instant>; Timer::ALL.len()]);
+pub(crate) struct TimerTable([Option<Instant>; Timer::COUNT]);
 
 impl TimerTable {
     pub(crate) fn set(&mut self, timer: Timer, at: Instant) {
@@ -47,6 +67,11 @@ impl TimerTable {
 
     pub(crate) fn stop(&mut self, timer: Timer) {
         self.0[timer.slot()] = None;
+    }
+
+    /// Sets `timer` to `at`, or stops it if `at` is `None`.
+    pub(crate) fn set_or_stop(&mut self, timer: Timer, at: Option<Instant>) {
+        self.0[timer.slot()] = at;
     }
 
     pub(crate) fn get(&self, timer: Timer) -> Option<Instant> {

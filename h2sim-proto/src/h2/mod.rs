@@ -35,6 +35,7 @@ use crate::frame::{
 use crate::hpack;
 use crate::message::RequestHead;
 use crate::role::Role;
+use crate::timers::{Timer, TimerTable};
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
 /// defaults that hold until it does.
@@ -85,10 +86,9 @@ enum BlockKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
     Running,
-    /// GOAWAY with the maximum id sent, then a PING to time one round trip.
-    Draining {
-        deadline: Instant,
-    },
+    /// GOAWAY with the maximum id sent, then a PING to time one round trip
+    /// (bounded by `Timer::ShutdownPing`).
+    Draining,
     /// The final GOAWAY names the last stream we will process.
     Final {
         last: StreamId,
@@ -143,15 +143,20 @@ pub(crate) struct Session {
     /// Streams with DATA held back by the connection window.
     conn_blocked: VecDeque<StreamId>,
     shutdown: Shutdown,
-    /// Client, going away: our GOAWAY's PING is unanswered. The connection
-    /// stays until the answer (or the peer's GOAWAY, or its close), at most
-    /// until then, so an error GOAWAY the peer sends in reply reaches the
-    /// application instead of a closed socket.
-    reply_wait: Option<Instant>,
-    /// Keep-alive (`Config::keepalive`): when bytes last came in, and when
-    /// our keep-alive PING went out if it is unanswered.
-    last_received: Instant,
-    keepalive_sent: Option<Instant>,
+    /// The session's deadlines: `SettingsAck` (our oldest SETTINGS in
+    /// flight), `ShutdownPing` (while `Draining`), `ReplyWait` and
+    /// `KeepAlive`. `poll_timeout` is the earliest.
+    ///
+    /// `ReplyWait` is set while a client going away has its GOAWAY's PING
+    /// unanswered: the connection stays until the answer (or the peer's
+    /// GOAWAY, or its close), at most until then, so an error GOAWAY the
+    /// peer sends in reply reaches the application instead of a closed
+    /// socket.
+    timers: TimerTable,
+    /// Keep-alive (`Config::keepalive`): our keep-alive PING is out and
+    /// unanswered, so `Timer::KeepAlive` is the end of its wait rather
+    /// than a quiet spell's, and input does not move it.
+    keepalive_awaited: bool,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
     /// The error the connection ended with, kept once `closed` is set:
@@ -211,9 +216,8 @@ impl Session {
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
             shutdown: Shutdown::Running,
-            reply_wait: None,
-            last_received: now,
-            keepalive_sent: None,
+            timers: TimerTable::default(),
+            keepalive_awaited: false,
             peer_goaway: None,
             error: None,
             closed: false,
@@ -232,6 +236,9 @@ impl Session {
             sent_trace: None,
             config,
         };
+        if let Some(every) = session.config.keepalive {
+            session.timers.set(Timer::KeepAlive, now + every);
+        }
         if grow > 0 {
             session.window_updates.push_back((StreamId::ZERO, grow));
         }
@@ -299,8 +306,15 @@ impl Session {
     pub(crate) fn update_settings(&mut self, now: Instant, next: LocalSettings) {
         let before = self.local.effective;
         self.local.send(next, now + self.config.settings_timeout);
+        self.arm_settings_ack();
         self.settings_to_send.push_back(next);
         self.apply_local(before);
+    }
+
+    /// `Timer::SettingsAck` follows our oldest SETTINGS in flight.
+    fn arm_settings_ack(&mut self) {
+        self.timers
+            .set_or_stop(Timer::SettingsAck, self.local.deadline());
     }
 
     /// Brings the decoders and stream windows in line with the settings in
@@ -390,54 +404,52 @@ impl Session {
         if self.closed {
             return None;
         }
-        let settings = self.local.deadline();
-        let drain = match self.shutdown {
-            Shutdown::Draining { deadline } => Some(deadline),
-            _ => None,
-        };
-        [settings, drain, self.reply_wait, self.keepalive_deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        self.timers.earliest()
     }
 
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
         if self.closed {
             return;
         }
-        if self.local.deadline().is_some_and(|d| d <= now) {
+        if self.timers.expired(Timer::SettingsAck, now) {
             self.connection_error(Reason::SETTINGS_TIMEOUT, Violation::SettingsTimeout);
             return;
         }
-        if let Shutdown::Draining { deadline } = self.shutdown
-            && deadline <= now
-        {
+        if self.timers.expired(Timer::ShutdownPing, now) {
             self.finish_shutdown();
         }
-        if self.reply_wait.is_some_and(|t| t <= now) {
-            self.reply_wait = None;
+        if self.timers.expired(Timer::ReplyWait, now) {
             self.maybe_finish();
         }
-        if self.keepalive_deadline().is_some_and(|t| t <= now) {
+        if self.timers.expired(Timer::KeepAlive, now) {
             self.keepalive_due(now);
         }
     }
 
-    /// When the keep-alive next acts: the PING after a quiet spell, or the
-    /// end of its wait for an answer.
-    fn keepalive_deadline(&self) -> Option<Instant> {
-        let every = self.config.keepalive?;
-        Some(match self.keepalive_sent {
-            None => self.last_received + every,
-            Some(sent) => sent + every,
-        })
+    /// Bytes came in: the keep-alive's quiet spell starts again, unless
+    /// its PING is out (then only the answer counts).
+    fn keepalive_input(&mut self, now: Instant) {
+        if let Some(every) = self.config.keepalive
+            && !self.keepalive_awaited
+        {
+            self.timers.set(Timer::KeepAlive, now + every);
+        }
+    }
+
+    /// The keep-alive PING was answered: the next quiet spell starts now.
+    fn keepalive_answered(&mut self, now: Instant) {
+        self.keepalive_awaited = false;
+        self.keepalive_input(now);
     }
 
     /// Nothing came for the keep-alive time: ask with a PING, or, if the
     /// PING asked already went unanswered, end the connection.
     fn keepalive_due(&mut self, now: Instant) {
-        if self.keepalive_sent.is_none() {
-            self.keepalive_sent = Some(now);
+        if !self.keepalive_awaited {
+            self.keepalive_awaited = true;
+            if let Some(every) = self.config.keepalive {
+                self.timers.set(Timer::KeepAlive, now + every);
+            }
             self.pings_to_send.push_back(KEEPALIVE_PING);
             self.pings_sent.push_back((KEEPALIVE_PING, now));
             return;
@@ -493,7 +505,7 @@ impl Session {
         let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
         let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
         // Our GOAWAY's round trip is still out: the peer may yet answer it.
-        let awaiting_reply = !peer_done && self.reply_wait.is_some();
+        let awaiting_reply = !peer_done && self.timers.is_set(Timer::ReplyWait);
         if going_away && !awaiting_reply && self.store.is_empty() && self.waiting_to_open.is_empty()
         {
             let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
@@ -510,6 +522,7 @@ impl Session {
     /// Second step of a graceful shutdown: name the last stream we took.
     fn finish_shutdown(&mut self) {
         let last = self.store.last_peer;
+        self.timers.stop(Timer::ShutdownPing);
         self.shutdown = Shutdown::Final { last };
         self.goaways_to_send
             .push_back((last, Reason::NO_ERROR, Bytes::new()));
@@ -542,7 +555,7 @@ impl Session {
         if self.role == Role::Client {
             self.pings_to_send.push_back(SHUTDOWN_PING);
             self.pings_sent.push_back((SHUTDOWN_PING, now));
-            self.reply_wait = Some(now + wait);
+            self.timers.set(Timer::ReplyWait, now + wait);
             self.finish_shutdown();
             return;
         }
@@ -550,9 +563,8 @@ impl Session {
             .push_back((StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new()));
         self.pings_to_send.push_back(SHUTDOWN_PING);
         self.pings_sent.push_back((SHUTDOWN_PING, now));
-        self.shutdown = Shutdown::Draining {
-            deadline: now + wait,
-        };
+        self.timers.set(Timer::ShutdownPing, now + wait);
+        self.shutdown = Shutdown::Draining;
     }
 
     /// The drain time after our GOAWAY ran out: the streams still open are
@@ -633,5 +645,71 @@ impl Session {
             self.open_waiting();
         }
         self.maybe_finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame head and payload, for the peer's side of the wire.
+    fn frame(kind: u8, flags: u8, payload: &[u8]) -> Vec<u8> {
+        let len = u32::try_from(payload.len())
+            .unwrap_or(u32::MAX)
+            .to_be_bytes();
+        let mut f = vec![len[1], len[2], len[3], kind, flags, 0, 0, 0, 0];
+        f.extend_from_slice(payload);
+        f
+    }
+
+    fn feed(session: &mut Session, now: Instant, bytes: &[u8]) {
+        let mut input = BytesMut::from(bytes);
+        session.handle_input(now, &mut input);
+        assert!(input.is_empty(), "whole frames fed");
+    }
+
+    /// `poll_timeout` is the table's earliest entry: first the SETTINGS
+    /// acknowledgement (RFC 9113 §6.5.3), then, once it is acknowledged,
+    /// the keep-alive, re-armed by input, held by an unanswered PING and
+    /// re-armed by its answer.
+    #[test]
+    fn poll_timeout_is_the_earliest_entry_across_a_settings_ack_and_a_keepalive_rearm() {
+        let t0 = Instant::now();
+        let secs = Duration::from_secs;
+        let config = Config {
+            settings_timeout: secs(5),
+            keepalive: Some(secs(10)),
+            ..Config::default()
+        };
+        let mut s = Session::new(Role::Client, config, t0);
+        assert_eq!(s.timers.get(Timer::SettingsAck), Some(t0 + secs(5)));
+        assert_eq!(s.timers.get(Timer::KeepAlive), Some(t0 + secs(10)));
+        assert_eq!(s.poll_timeout(), s.timers.earliest());
+        assert_eq!(s.poll_timeout(), Some(t0 + secs(5)));
+
+        // The server's SETTINGS, and its ACK of ours.
+        let t1 = t0 + secs(2);
+        let mut bytes = frame(0x4, 0, &[]);
+        bytes.extend(frame(0x4, 0x1, &[]));
+        feed(&mut s, t1, &bytes);
+        assert_eq!(s.timers.get(Timer::SettingsAck), None);
+        assert_eq!(s.poll_timeout(), s.timers.earliest());
+        assert_eq!(s.poll_timeout(), Some(t1 + secs(10)));
+
+        // Quiet for the keep-alive time: the PING goes out and its wait
+        // is the deadline; input does not move it.
+        s.handle_timeout(t1 + secs(10));
+        assert!(s.pings_to_send.contains(&KEEPALIVE_PING));
+        assert_eq!(s.poll_timeout(), Some(t1 + secs(20)));
+        feed(&mut s, t1 + secs(12), &frame(0x6, 0, b"abcdefgh"));
+        assert_eq!(s.poll_timeout(), s.timers.earliest());
+        assert_eq!(s.poll_timeout(), Some(t1 + secs(20)));
+
+        // The answer re-arms the quiet spell from its arrival.
+        let t2 = t1 + secs(15);
+        feed(&mut s, t2, &frame(0x6, 0x1, &KEEPALIVE_PING));
+        assert_eq!(s.poll_timeout(), s.timers.earliest());
+        assert_eq!(s.poll_timeout(), Some(t2 + secs(10)));
+        assert!(!s.ended());
     }
 }

@@ -16,6 +16,7 @@ use crate::frame::{
     RstStream, Setting, Settings, StreamId, WindowUpdate,
 };
 use crate::role::Role;
+use crate::timers::Timer;
 
 /// Frame type codes, for naming the frame in a violation.
 const DATA: u8 = 0x0;
@@ -43,7 +44,7 @@ impl Session {
             return;
         }
         if !input.is_empty() {
-            self.last_received = now;
+            self.keepalive_input(now);
         }
         if !self.preface_received {
             let n = input.len().min(PREFACE.len());
@@ -660,6 +661,7 @@ impl Session {
         if s.ack {
             let before = self.local.effective;
             if self.local.ack() {
+                self.arm_settings_ack();
                 self.apply_local(before);
             }
             return;
@@ -737,11 +739,12 @@ impl Session {
                 && let Some((payload, sent)) = self.pings_sent.remove(at)
             {
                 if payload == KEEPALIVE_PING {
-                    self.keepalive_sent = None;
+                    self.keepalive_answered(now);
                 } else if payload == SHUTDOWN_PING {
-                    if let Shutdown::Draining { .. } = self.shutdown {
+                    if self.shutdown == Shutdown::Draining {
                         self.finish_shutdown();
-                    } else if self.reply_wait.take().is_some() {
+                    } else if self.timers.is_set(Timer::ReplyWait) {
+                        self.timers.stop(Timer::ReplyWait);
                         self.maybe_finish();
                     }
                 } else {
