@@ -1,7 +1,7 @@
 //! `fetch` on glommio: the applications are `h2sim_proto::fetch`'s, run
 //! over [`connect`](crate::connect) on the executors.
 
-use h2sim_proto::fetch::{FetchRequest, Outcome, Shared};
+use h2sim_proto::fetch::{self, FetchRequest, Outcome};
 use h2sim_proto::host::ClientError;
 
 use crate::client::{self, ClientOptions};
@@ -12,12 +12,11 @@ use crate::client::{self, ClientOptions};
 /// per request, in order.
 pub fn fetch(
     target: &str,
-    mut options: ClientOptions,
+    options: ClientOptions,
     in_flight: usize,
     requests: Vec<FetchRequest>,
 ) -> Result<Vec<Outcome>, ClientError> {
-    let (shared, in_flight) = Shared::prepare(requests, in_flight, &mut options.config);
-    let apps = shared.clone();
-    let outcomes = client::connect(target, options, move |_| apps.app(in_flight))?;
-    Ok(shared.results_after(outcomes.iter().map(|o| o.error.as_ref())))
+    fetch::run(requests, in_flight, options, |options, apps| {
+        client::connect(target, options, apps)
+    })
 }

@@ -16,6 +16,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use crate::host::{ClientError, ClientOptions, ClientOutcome, ConnectionInfo};
 use crate::{
     Application, Connection, ConnectionError, Event, HeaderField, Reason, RequestHead,
     ResponseHead, StreamId,
@@ -167,35 +168,62 @@ impl Shared {
             .collect()
     }
 
-    /// What a host's `fetch` starts from: the shared state for `requests`,
-    /// and the in-flight depth (at least 1) set as `config`'s HTTP/1.1
-    /// pipeline depth too.
-    pub fn prepare(
-        requests: Vec<FetchRequest>,
-        in_flight: usize,
-        config: &mut crate::Config,
-    ) -> (Arc<Self>, usize) {
-        let in_flight = in_flight.max(1);
-        config.http1.max_pipeline = in_flight;
-        (Arc::new(Shared::new(requests)), in_flight)
-    }
-
-    /// [`Shared::results`] once the connections ended with `errors` (one
-    /// per connection slot): the first error says why the requests left
-    /// over were not sent.
-    pub fn results_after<'a, E: fmt::Display + 'a>(
-        &self,
-        errors: impl IntoIterator<Item = Option<&'a E>>,
-    ) -> Vec<Outcome> {
-        let why = errors
-            .into_iter()
-            .find_map(|e| e.map(ToString::to_string))
-            .unwrap_or_else(|| "no connection was left to send it".to_owned());
-        self.results(&why)
-    }
-
     fn finish(&self, index: usize, outcome: Outcome) {
         self.lock().results[index] = Some(outcome);
+    }
+}
+
+/// The factory a [`plan`] gives `connect`: one [`FetchApp`] per
+/// connection, all on the plan's queue.
+pub type Apps = Box<dyn Fn(&ConnectionInfo) -> FetchApp + Send + Sync>;
+
+/// What every host's `fetch` does around its runtime's `connect`, so that
+/// it is written once: the shared queue for `requests`, the in-flight depth
+/// (at least 1) set as `options`' HTTP/1.1 pipeline depth too, the factory
+/// that gives each connection its [`FetchApp`], and the [`Collect`] that
+/// turns the slots' outcomes into one result per request. An async host
+/// awaits its `connect` between the two; a blocking one can use [`run`].
+pub fn plan<R>(
+    requests: Vec<FetchRequest>,
+    in_flight: usize,
+    options: &mut ClientOptions<R>,
+) -> (Apps, Collect) {
+    let in_flight = in_flight.max(1);
+    options.config.http1.max_pipeline = in_flight;
+    let shared = Arc::new(Shared::new(requests));
+    let apps = Arc::clone(&shared);
+    (Box::new(move |_| apps.app(in_flight)), Collect(shared))
+}
+
+/// [`plan`], a blocking host's `connect`, and [`Collect::results`], in one
+/// call.
+pub fn run<R>(
+    requests: Vec<FetchRequest>,
+    in_flight: usize,
+    mut options: ClientOptions<R>,
+    connect: impl FnOnce(ClientOptions<R>, Apps) -> Result<Vec<ClientOutcome<FetchApp>>, ClientError>,
+) -> Result<Vec<Outcome>, ClientError> {
+    let (apps, collect) = plan(requests, in_flight, &mut options);
+    collect.results(connect(options, apps))
+}
+
+/// The results of one [`plan`], once its connections ended.
+#[derive(Debug)]
+pub struct Collect(Arc<Shared>);
+
+impl Collect {
+    /// One result per request, in order, from what `connect` returned: a
+    /// request no connection took is `NotSent`, with the first slot's
+    /// error as the reason.
+    pub fn results(
+        self,
+        outcomes: Result<Vec<ClientOutcome<FetchApp>>, ClientError>,
+    ) -> Result<Vec<Outcome>, ClientError> {
+        let why = outcomes?
+            .iter()
+            .find_map(|o| o.error.as_ref().map(ToString::to_string))
+            .unwrap_or_else(|| "no connection was left to send it".to_owned());
+        Ok(self.0.results(&why))
     }
 }
 

@@ -193,33 +193,8 @@ impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::pair::Pair;
     use crate::{Config, Endpoint};
-
-    /// Moves bytes both ways until neither side has anything to say.
-    fn pump<A: Application, B: Application>(
-        a: &mut Endpoint<A>,
-        b: &mut Endpoint<B>,
-        now: Instant,
-    ) {
-        loop {
-            let mut moved = false;
-            let mut wire = BytesMut::new();
-            while let Some(chunk) = a.poll_transmit(now) {
-                wire.extend_from_slice(&chunk);
-            }
-            moved |= !wire.is_empty();
-            b.handle_input(now, &mut wire);
-            let mut wire = BytesMut::new();
-            while let Some(chunk) = b.poll_transmit(now) {
-                wire.extend_from_slice(&chunk);
-            }
-            moved |= !wire.is_empty();
-            a.handle_input(now, &mut wire);
-            if !moved {
-                return;
-            }
-        }
-    }
 
     /// Records what a client connection receives.
     #[derive(Default)]
@@ -243,9 +218,10 @@ mod tests {
         reply
     }
 
+    /// A recording client joined to `app` over HTTP/2.
     fn pair<H: FnMut(Request) -> Reply>(
         app: HandlerApp<H>,
-    ) -> (Endpoint<Recorder>, Endpoint<HandlerApp<H>>, Instant) {
+    ) -> Pair<Endpoint<Recorder>, Endpoint<HandlerApp<H>>> {
         let now = Instant::now();
         let client = Endpoint::new(
             Connection::client(Config::default(), now),
@@ -257,7 +233,7 @@ mod tests {
             app,
             now,
         );
-        (client, server, now)
+        Pair::join(client, server, now)
     }
 
     fn body_of(events: &[Event], stream: StreamId) -> Vec<u8> {
@@ -275,26 +251,27 @@ mod tests {
 
     #[test]
     fn echoes_a_body_larger_than_the_windows() {
-        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
+        let mut pair = pair(HandlerApp::new(echo));
         let body = Bytes::from(vec![7u8; 300_000]);
-        let conn = client.connection_mut();
+        let conn = pair.client.connection_mut();
         let id = conn
             .send_request(RequestHead::new("POST", "http", "h", "/echo"), false)
             .unwrap();
         conn.send_data(id, body.clone(), true).unwrap();
-        pump(&mut client, &mut server, now);
-        assert_eq!(body_of(&client.application().0, id), body);
+        pair.drive();
+        assert_eq!(body_of(&pair.client.application().0, id), body);
     }
 
     #[test]
     fn pushes_before_the_response() {
-        let (mut client, mut server, now) = pair(HandlerApp::new(echo));
-        let id = client
+        let mut pair = pair(HandlerApp::new(echo));
+        let id = pair
+            .client
             .connection_mut()
             .send_request(RequestHead::new("GET", "http", "h", "/push"), true)
             .unwrap();
-        pump(&mut client, &mut server, now);
-        let events = &client.application().0;
+        pair.drive();
+        let events = &pair.client.application().0;
         let promised = events
             .iter()
             .find_map(|e| match e {
@@ -309,15 +286,15 @@ mod tests {
 
     #[test]
     fn refuses_a_body_over_the_bound() {
-        let (mut client, mut server, now) = pair(HandlerApp::new(echo).max_request_body(10));
-        let conn = client.connection_mut();
+        let mut pair = pair(HandlerApp::new(echo).max_request_body(10));
+        let conn = pair.client.connection_mut();
         let id = conn
             .send_request(RequestHead::new("POST", "http", "h", "/"), false)
             .unwrap();
         conn.send_data(id, Bytes::from_static(b"0123456789abc"), true)
             .unwrap();
-        pump(&mut client, &mut server, now);
-        let status = client.application().0.iter().find_map(|e| match e {
+        pair.drive();
+        let status = pair.client.application().0.iter().find_map(|e| match e {
             Event::Response { head, .. } => Some(head.status),
             _ => None,
         });
@@ -349,23 +326,23 @@ mod tests {
     /// RFC 9110 §8.6: HTTP/2 answers say their size too, except a 204.
     #[test]
     fn http2_answers_carry_content_length() {
-        let (mut client, mut server, now) = pair(HandlerApp::new(|req: Request| {
+        let mut pair = pair(HandlerApp::new(|req: Request| {
             if req.head.path == "/none" {
                 Reply::new(204, Bytes::new())
             } else {
                 Reply::new(200, "hello")
             }
         }));
-        let conn = client.connection_mut();
+        let conn = pair.client.connection_mut();
         let ok = conn
             .send_request(RequestHead::new("GET", "http", "h", "/"), true)
             .unwrap();
         let none = conn
             .send_request(RequestHead::new("GET", "http", "h", "/none"), true)
             .unwrap();
-        pump(&mut client, &mut server, now);
+        pair.drive();
         let length = |id| {
-            client.application().0.iter().find_map(|e| match e {
+            pair.client.application().0.iter().find_map(|e| match e {
                 Event::Response { stream, head, .. } if *stream == id => {
                     Some(head.get(b"content-length").cloned())
                 }

@@ -77,7 +77,8 @@ mod hash;
 pub mod host;
 pub mod hpack;
 mod message;
-#[cfg(feature = "pair")]
+// The crate's own unit tests use it too, feature or not.
+#[cfg(any(test, feature = "pair"))]
 pub mod pair;
 mod role;
 mod stats;

@@ -1,7 +1,7 @@
 //! `fetch` on tokio: the applications are `h2sim_proto::fetch`'s, run over
 //! [`connect`](crate::connect).
 
-use h2sim_proto::fetch::{FetchRequest, Outcome, Shared};
+use h2sim_proto::fetch::{self, FetchRequest, Outcome};
 use h2sim_proto::host::ClientError;
 
 use crate::client::{self, ClientOptions};
@@ -15,8 +15,6 @@ pub async fn fetch(
     in_flight: usize,
     requests: Vec<FetchRequest>,
 ) -> Result<Vec<Outcome>, ClientError> {
-    let (shared, in_flight) = Shared::prepare(requests, in_flight, &mut options.config);
-    let apps = shared.clone();
-    let outcomes = client::connect(target, options, move |_| apps.app(in_flight)).await?;
-    Ok(shared.results_after(outcomes.iter().map(|o| o.error.as_ref())))
+    let (apps, collect) = fetch::plan(requests, in_flight, &mut options);
+    collect.results(client::connect(target, options, apps).await)
 }
