@@ -7,9 +7,7 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use h2sim_glommio::{
-    ClientOptions, ClientProtocol, Executors, ListenerSpec, Server, ServerOptions,
-};
+use h2sim_glommio::{ClientOptions, ClientProtocol, Executors, Server};
 
 use crate::client::app::ClientApp;
 use crate::options::client::ClientArgs;
@@ -42,28 +40,8 @@ fn probe(threads: Option<usize>) -> Result<(), UsageError> {
 pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let threads = args.threads;
     probe(threads)?;
-    let parts = server_parts(&args)?;
-    let mut specs = Vec::new();
-    for (addr, tls) in parts.listeners {
-        let spec = match tls {
-            Some(tls) => ListenerSpec::tls(&addr, tls),
-            None => ListenerSpec::plain(&addr),
-        };
-        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
-    }
-    let mut options = ServerOptions {
-        config: parts.config,
-        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
-        runtime: executors(threads),
-        // Even with -q (which hides per-request output): a rejected
-        // handshake is an error nothing else reports, as h2svr printed it.
-        on_handshake_error: Some(h2sim_glommio::HandshakeErrorHook::new(|peer, why| {
-            eprintln!("{peer} TLS handshake failed: {why}");
-        })),
-        ..ServerOptions::default()
-    };
-    options.config.idle_timeout = args.idle_timeout.or(options.config.idle_timeout);
-    let server = Server::bind(specs, options).map_err(|e| usage(e.to_string()))?;
+    let parts = server_parts(&args, executors(threads))?;
+    let server = Server::bind(parts.specs, parts.options).map_err(|e| usage(e.to_string()))?;
     server
         .shutdown()
         .trigger_on_signals()

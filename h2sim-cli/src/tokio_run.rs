@@ -5,7 +5,7 @@
 use std::future::Future;
 use std::process::ExitCode;
 
-use h2sim_tokio::{ClientOptions, ClientProtocol, ListenerSpec, Server, ServerOptions};
+use h2sim_tokio::{ClientOptions, ClientProtocol, Server};
 
 use crate::client::app::ClientApp;
 use crate::options::client::ClientArgs;
@@ -50,27 +50,8 @@ pub fn run(
 
 /// `h2sim server` on tokio: serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
-    let parts = server_parts(&args)?;
-    let mut specs = Vec::new();
-    for (addr, tls) in parts.listeners {
-        let spec = match tls {
-            Some(tls) => ListenerSpec::tls(&addr, tls),
-            None => ListenerSpec::plain(&addr),
-        };
-        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
-    }
-    let mut options = ServerOptions {
-        config: parts.config,
-        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
-        // Even with -q (which hides per-request output): a rejected
-        // handshake is an error nothing else reports, as h2svr printed it.
-        on_handshake_error: Some(h2sim_tokio::HandshakeErrorHook::new(|peer, why| {
-            eprintln!("{peer} TLS handshake failed: {why}");
-        })),
-        ..ServerOptions::default()
-    };
-    options.config.idle_timeout = args.idle_timeout.or(options.config.idle_timeout);
-    let server = Server::bind(specs, options)
+    let parts = server_parts(&args, ())?;
+    let server = Server::bind(parts.specs, parts.options)
         .await
         .map_err(|e| usage(e.to_string()))?;
     // Watch for signals before saying we listen: a script that stops the

@@ -4,30 +4,40 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::config::config_with;
-use crate::options::UsageError;
+use h2sim_proto::host::{HandshakeErrorHook, ListenerSpec, ServerOptions};
+
 use crate::options::server::ServerArgs;
 use crate::options::tls::server_tls_files;
+use crate::options::{UsageError, usage};
 use crate::server::app::{Shared, Totals};
 use crate::trace::{self, Trace};
 
-/// What a server needs whatever the runtime: the core's configuration,
-/// the listeners (address and TLS), and the rules' shared state.
-pub struct ServerParts {
-    pub config: h2sim_proto::Config,
-    pub listeners: Vec<(String, Option<Arc<rustls::ServerConfig>>)>,
+/// What a server needs whatever the runtime: the listeners, the adapter
+/// options (all but the runtime's own part), and the rules' shared state.
+pub struct ServerParts<R> {
+    pub specs: Vec<ListenerSpec>,
+    pub options: ServerOptions<R>,
     pub shared: Arc<Shared>,
 }
 
-pub fn server_parts(args: &ServerArgs) -> Result<ServerParts, UsageError> {
+/// `runtime`: the adapter's own part of its options (glommio's executors).
+pub fn server_parts<R: Default>(
+    args: &ServerArgs,
+    runtime: R,
+) -> Result<ServerParts<R>, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
-    let mut listeners = Vec::new();
+    if args.idle_timeout.is_some() {
+        config.idle_timeout = args.idle_timeout;
+    }
+    let mut specs = Vec::new();
     for listen in &args.listen {
-        let tls = match &listen.tls {
-            Some(files) => Some(server_tls_files(files)?),
-            None => None,
+        let addr = listen.addr.to_string();
+        let spec = match &listen.tls {
+            Some(files) => ListenerSpec::tls(&addr, server_tls_files(files)?),
+            None => ListenerSpec::plain(&addr),
         };
-        listeners.push((listen.addr.to_string(), tls));
+        specs.push(spec.map_err(|e| usage(format!("-S {addr}: {e}")))?);
     }
     let mut shared = Shared::new(
         args.rules.clone(),
@@ -37,11 +47,21 @@ pub fn server_parts(args: &ServerArgs) -> Result<ServerParts, UsageError> {
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
-    let shared = Arc::new(shared);
-    Ok(ServerParts {
+    let options = ServerOptions {
+        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        // Even with -q (which hides per-request output): a rejected
+        // handshake is an error nothing else reports, as h2svr printed it.
+        on_handshake_error: Some(HandshakeErrorHook::new(|peer, why| {
+            eprintln!("{peer} TLS handshake failed: {why}");
+        })),
         config,
-        listeners,
-        shared,
+        runtime,
+        ..ServerOptions::default()
+    };
+    Ok(ServerParts {
+        specs,
+        options,
+        shared: Arc::new(shared),
     })
 }
 
