@@ -4,11 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
+mod server_support;
+
+use server_support::{BIN, client, text};
 
 /// A server process, killed on drop, whose output is drained by threads.
 struct Peer {
@@ -100,22 +102,6 @@ impl Drop for Peer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn client(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("client")
-        .args(args)
-        .output()
-        .expect("run h2sim client")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// The figure before `label` in the report's `requests:` line.

@@ -6,10 +6,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
+mod server_support;
+
+use server_support::{BIN, client, text};
 
 fn certs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
@@ -102,22 +104,6 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
     }
-}
-
-fn client(args: &[&str]) -> Output {
-    Command::new(BIN)
-        .arg("client")
-        .args(args)
-        .output()
-        .expect("run h2sim client")
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 const RULES: &[&str] = &[

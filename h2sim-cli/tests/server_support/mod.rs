@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -126,13 +126,24 @@ pub fn run(program: &str, args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("{program} is needed for this test: {e}"));
-    (
-        out.status.code(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
+    (out.status.code(), text(&out))
+}
+
+/// Runs `h2sim client ARGS` to its end.
+pub fn client(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .arg("client")
+        .args(args)
+        .output()
+        .expect("run h2sim client")
+}
+
+/// A finished program's stdout, then its stderr.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     )
 }
 
