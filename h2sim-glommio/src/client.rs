@@ -13,7 +13,8 @@ use glommio::net::TcpStream;
 use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
+    self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
+    TlsInfo,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -181,31 +182,22 @@ impl Dialer {
         executor: usize,
         attempt: u32,
     ) -> Result<(Transport, ConnectionInfo), ClientError> {
+        let started = Instant::now();
         let opening = async {
-            let mut last = None;
-            for &addr in &self.addrs {
+            let mut dial = Dial::new(&self.addrs, &self.addr);
+            while let Some(addr) = dial.next_addr() {
                 match TcpStream::connect(addr).await {
                     Ok(tcp) => return self.handshake(tcp, addr, executor, attempt).await,
-                    Err(e) => {
-                        last = Some(ClientError::Connect {
-                            addr,
-                            error: runtime::io_error(e),
-                        });
-                    }
+                    Err(e) => dial.refused(addr, runtime::io_error(e)),
                 }
             }
-            Err(last.unwrap_or(ClientError::ConnectTimeout {
-                addr: self.addr.clone(),
-            }))
+            Err(dial.into_error())
         };
-        let started = Instant::now();
-        let (transport, mut info) = future::or(opening, async {
+        let timeout = async {
             Timer::new(self.options.connect_timeout).await;
-            Err(ClientError::ConnectTimeout {
-                addr: self.addr.clone(),
-            })
-        })
-        .await?;
+            Err(Dial::timed_out(&self.addr))
+        };
+        let (transport, mut info) = future::or(opening, timeout).await?;
         info.connect_time = started.elapsed();
         Ok((transport, info))
     }

@@ -9,7 +9,8 @@ use std::time::Instant;
 
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
-    self, ClientError, ClientOutcome, ConnectionInfo, Ending, HostPort, Next, Slot, Target, TlsInfo,
+    self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
+    TlsInfo,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -123,22 +124,17 @@ impl Dialer {
     async fn open(&self, attempt: u32) -> Result<(Stream, ConnectionInfo), ClientError> {
         let started = Instant::now();
         let opening = async {
-            let mut last = None;
-            for &addr in &self.addrs {
+            let mut dial = Dial::new(&self.addrs, &self.addr);
+            while let Some(addr) = dial.next_addr() {
                 match TcpStream::connect(addr).await {
                     Ok(tcp) => return self.handshake(tcp, addr, attempt).await,
-                    Err(error) => last = Some(ClientError::Connect { addr, error }),
+                    Err(error) => dial.refused(addr, error),
                 }
             }
-            Err(last.unwrap_or(ClientError::ConnectTimeout {
-                addr: self.addr.clone(),
-            }))
+            Err(dial.into_error())
         };
-        let (stream, mut info) = tokio::time::timeout(self.options.connect_timeout, opening)
-            .await
-            .unwrap_or(Err(ClientError::ConnectTimeout {
-                addr: self.addr.clone(),
-            }))?;
+        let opened = tokio::time::timeout(self.options.connect_timeout, opening).await;
+        let (stream, mut info) = opened.unwrap_or_else(|_| Err(Dial::timed_out(&self.addr)))?;
         info.connect_time = started.elapsed();
         Ok((stream, info))
     }

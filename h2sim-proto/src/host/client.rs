@@ -279,6 +279,49 @@ impl<R> ClientOptions<R> {
     }
 }
 
+/// One connection attempt's walk over a target's resolved addresses: each
+/// is tried in turn, and when none answers the attempt reports the last
+/// refusal, or a timeout if there was none. The adapter supplies only the
+/// connect call and the timer around the whole walk.
+#[derive(Debug)]
+pub struct Dial<'a> {
+    addrs: std::slice::Iter<'a, SocketAddr>,
+    target: &'a HostPort,
+    last: Option<ClientError>,
+}
+
+impl<'a> Dial<'a> {
+    pub fn new(addrs: &'a [SocketAddr], target: &'a HostPort) -> Self {
+        Dial {
+            addrs: addrs.iter(),
+            target,
+            last: None,
+        }
+    }
+
+    /// The next address to try, or `None` when every one was tried.
+    pub fn next_addr(&mut self) -> Option<SocketAddr> {
+        self.addrs.next().copied()
+    }
+
+    /// `addr` refused or failed to connect; the walk goes on.
+    pub fn refused(&mut self, addr: SocketAddr, error: io::Error) {
+        self.last = Some(ClientError::Connect { addr, error });
+    }
+
+    /// Why the walk failed once every address was tried.
+    pub fn into_error(self) -> ClientError {
+        self.last.unwrap_or_else(|| Self::timed_out(self.target))
+    }
+
+    /// What the walk reports when its timer fires first.
+    pub fn timed_out(target: &HostPort) -> ClientError {
+        ClientError::ConnectTimeout {
+            addr: target.clone(),
+        }
+    }
+}
+
 /// How one connection slot ended.
 #[derive(Debug)]
 pub struct ClientOutcome<A> {
@@ -486,5 +529,33 @@ impl<A: Application> Application for Watched<A> {
 
     fn wants_reconnect(&self) -> bool {
         self.app.wants_reconnect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dial_reports_the_last_refusal_or_else_a_timeout() {
+        let target: HostPort = "localhost:80".parse().unwrap();
+        let addrs: Vec<SocketAddr> =
+            vec!["[::1]:80".parse().unwrap(), "127.0.0.1:80".parse().unwrap()];
+        let mut dial = Dial::new(&addrs, &target);
+        let mut tried = Vec::new();
+        while let Some(addr) = dial.next_addr() {
+            tried.push(addr);
+            dial.refused(addr, io::Error::from(io::ErrorKind::ConnectionRefused));
+        }
+        assert_eq!(tried, addrs);
+        match dial.into_error() {
+            ClientError::Connect { addr, .. } => assert_eq!(addr, addrs[1]),
+            other => panic!("expected the last refusal, got {other:?}"),
+        }
+        let none = Dial::new(&[], &target);
+        assert!(matches!(
+            none.into_error(),
+            ClientError::ConnectTimeout { .. }
+        ));
     }
 }

@@ -41,7 +41,7 @@ pub mod tls;
 
 pub use addr::{AddrError, HostPort, Scheme};
 pub use client::{
-    ClientError, ClientOptions, ClientOutcome, ClientProtocol, Next, Reconnect, Slot, Target,
+    ClientError, ClientOptions, ClientOutcome, ClientProtocol, Dial, Next, Reconnect, Slot, Target,
     Watched,
 };
 pub use driver::{Driver, State};
