@@ -21,10 +21,9 @@ use mio::{Events, Interest, Poll, Token};
 type Hello = HandlerApp<fn(Request) -> Reply>;
 
 fn main() -> io::Result<()> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:8080".into());
-    let listener = TcpListener::bind(addr.parse().map_err(io::Error::other)?)?;
+    let addr = std::env::args().nth(1);
+    let addr = addr.as_deref().unwrap_or("127.0.0.1:8080").parse();
+    let listener = TcpListener::bind(addr.map_err(io::Error::other)?)?;
     println!("listening on {}", listener.local_addr()?);
     serve(listener)
 }
@@ -35,7 +34,7 @@ pub fn serve(mut listener: TcpListener) -> io::Result<()> {
     poll.registry()
         .register(&mut listener, Token(0), Interest::READABLE)?;
     let mut conns: HashMap<Token, (TcpStream, Driver<Hello>)> = HashMap::new();
-    let mut next = 0;
+    let mut tokens = (1..).map(Token);
     loop {
         let now = Instant::now();
         let deadline = conns
@@ -46,12 +45,9 @@ pub fn serve(mut listener: TcpListener) -> io::Result<()> {
             &mut events,
             deadline.map(|t| t.saturating_duration_since(now)),
         )?;
-        while let Ok((mut tcp, _)) = listener.accept() {
-            next += 1;
-            let token = Token(next);
-            tcp.set_nodelay(true)?;
-            poll.registry()
-                .register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
+        while let (Ok((mut tcp, _)), Some(token)) = (listener.accept(), tokens.next()) {
+            let interest = Interest::READABLE | Interest::WRITABLE;
+            poll.registry().register(&mut tcp, token, interest)?;
             let conn = Connection::server(Config::default(), now);
             let app: Hello = HandlerApp::new(|_| Reply::new(200, "hello\n"));
             let driver = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
@@ -59,18 +55,12 @@ pub fn serve(mut listener: TcpListener) -> io::Result<()> {
         }
         // Every connection takes a turn (short for an example; a server
         // would turn only those with events or a due deadline).
-        conns.retain(|_, (tcp, driver)| {
-            let now = Instant::now();
-            if driver.deadline(now).is_some_and(|t| t <= now) {
-                driver.handle_timeout(now);
-            }
-            let failed = driver.pump(now, tcp).is_err();
-            let done = failed || matches!(driver.state(), State::Closed(_));
-            if done {
-                let _ = tcp.shutdown(std::net::Shutdown::Write);
+        conns.retain(|_, (tcp, driver)| match driver.pump(Instant::now(), tcp) {
+            Ok(State::Closed(_)) | Err(_) => {
                 let _ = poll.registry().deregister(tcp);
+                false
             }
-            !done
+            Ok(_) => true,
         });
     }
 }

@@ -266,13 +266,18 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         Ok(progress)
     }
 
-    /// One turn for a readiness runtime (mio, smol's `Async`): writes and
-    /// reads a non-blocking `io` until it would block both ways or the core
-    /// waits for time. Writing can free the core to take input it held
-    /// back (HTTP/1.1 pipelining) and reading makes answers, so it goes
-    /// round until a read finds nothing; an edge-triggered poller then
-    /// wakes it again. A transport error is handed to the core too.
-    pub fn pump<S: Read + Write>(&mut self, now: Instant, io: &mut S) -> io::Result<()> {
+    /// One turn for a readiness runtime (mio, smol's `Async`): fires the
+    /// deadline if it is due, then writes and reads a non-blocking `io`
+    /// until it would block both ways or the core waits for time. Writing
+    /// can free the core to take input it held back (HTTP/1.1 pipelining)
+    /// and reading makes answers, so it goes round until a read finds
+    /// nothing; an edge-triggered poller then wakes it again. A transport
+    /// error is handed to the core too. Gives the state after the turn:
+    /// on [`State::Closed`] (or an error) the caller closes `io`.
+    pub fn pump<S: Read + Write>(&mut self, now: Instant, io: &mut S) -> io::Result<State> {
+        if self.deadline(now).is_some_and(|due| due <= now) {
+            self.handle_timeout(now);
+        }
         let turn = loop {
             if let Err(e) = self.write_to(now, io) {
                 break Err(e);
@@ -286,7 +291,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         if let Err(e) = &turn {
             self.transport_error(now, e);
         }
-        turn
+        turn.map(|()| self.state())
     }
 
     pub fn endpoint(&self) -> &Endpoint<A> {
