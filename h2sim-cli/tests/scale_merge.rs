@@ -1,0 +1,117 @@
+//! Scale past one machine (issue 14): N client processes, each with
+//! `--json`, merged by `h2sim merge`, give the totals of their sum and the
+//! percentiles of their combined latency histogram. Runs the shipped
+//! `examples/scale/run-local.sh` as its README writes it.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::Deserializer;
+use serde_json::Value;
+use server_support::{BIN, Server, text};
+
+const PARTS: usize = 3;
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).unwrap()
+}
+
+fn histogram(latency: &Value) -> Histogram<u64> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(latency["histogram"].as_str().unwrap())
+        .unwrap();
+    Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .unwrap()
+}
+
+#[test]
+fn merged_parts_give_the_sums_and_the_combined_percentiles() {
+    let dir = std::env::temp_dir().join(format!("h2sim-scale-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let args: Vec<String> = ["server", "-S", "http://127.0.0.1:0", "-m", "GET", "-p", "/"]
+        .iter()
+        .chain(&["-s", "200", "-q"])
+        .map(|s| s.to_string())
+        .collect();
+    let server = Server::start(&dir, &args, 1);
+    let url = format!("{}/users/1", server.url("http"));
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scale/run-local.sh");
+    let out_dir = dir.join("run");
+    let out = Command::new("bash")
+        .arg(script)
+        .arg(PARTS.to_string())
+        .arg(&out_dir)
+        .args(["--", "-q", "-C", "300", "-P", "10", &url])
+        .env("H2SIM", BIN)
+        .output()
+        .unwrap();
+    let printed = text(&out);
+    assert!(out.status.success(), "{printed}");
+
+    let parts: Vec<Value> = (0..PARTS)
+        .map(|i| read_json(&out_dir.join(format!("part-{i}.json"))))
+        .collect();
+    let merged = read_json(&out_dir.join("merged.json"));
+    let sum = |pointer: &str| -> u64 {
+        parts
+            .iter()
+            .map(|p| p.pointer(pointer).and_then(Value::as_u64).unwrap())
+            .sum()
+    };
+    for pointer in [
+        "/requests/total",
+        "/requests/started",
+        "/requests/done",
+        "/requests/succeeded",
+        "/requests/failed",
+        "/connections",
+        "/status_code_counts/200",
+        "/traffic/bytes_received",
+        "/traffic/bytes_sent",
+        "/traffic/data_bytes_received",
+        "/traffic/header_bytes_received",
+        "/latency/request/count",
+    ] {
+        assert_eq!(
+            merged.pointer(pointer).and_then(Value::as_u64),
+            Some(sum(pointer)),
+            "{pointer}"
+        );
+    }
+    assert_eq!(sum("/requests/succeeded"), 3 * 300);
+
+    // The merged percentiles are those of every request together.
+    let mut combined = histogram(&parts[0]["latency"]["request"]);
+    for part in &parts[1..] {
+        combined
+            .add(histogram(&part["latency"]["request"]))
+            .unwrap();
+    }
+    let request = &merged["latency"]["request"];
+    for (field, q) in [
+        ("p50_us", 0.5),
+        ("p90_us", 0.9),
+        ("p99_us", 0.99),
+        ("p99_9_us", 0.999),
+    ] {
+        assert_eq!(
+            request[field].as_u64(),
+            Some(combined.value_at_quantile(q)),
+            "{field}"
+        );
+    }
+    assert_eq!(request["max_us"].as_u64(), Some(combined.max()));
+    assert_eq!(request["min_us"].as_u64(), Some(combined.min()));
+    // What the script printed is the merged report.
+    assert!(printed.contains("900 succeeded"), "{printed}");
+    let _ = server.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
