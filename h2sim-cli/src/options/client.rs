@@ -12,6 +12,7 @@ use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
+use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, split_uri};
 use crate::client::symbol::Symbol;
 
@@ -139,6 +140,20 @@ const STEPS: &[Spec] = &[
         value: "N|Nk|Nm",
         help: "Body: generated JSON of exactly this size",
     },
+    Spec {
+        id: "capture",
+        short: None,
+        long: "capture",
+        value: "SYM=SOURCE",
+        help: "Take a value from the step's response into SYM for the later steps of its scenario: status, header:NAME, segment:NAME (last path segment, e.g. of location), json:/POINTER (RFC 6901); repeatable",
+    },
+    Spec {
+        id: "expect",
+        short: None,
+        long: "expect",
+        value: "STATUS",
+        help: "The statuses that count as the step's success (201, 200,204, 2xx); any other fails it and ends its scenario",
+    },
 ];
 
 /// `client`'s command: clap's options plus the step grammar.
@@ -159,6 +174,8 @@ struct Draft {
     path: Option<String>,
     headers: Vec<HeaderField>,
     body: Option<Bytes>,
+    captures: Vec<Capture>,
+    expect: Option<Expect>,
 }
 
 impl Draft {
@@ -170,6 +187,8 @@ impl Draft {
             && self.path.is_none()
             && self.headers.is_empty()
             && self.body.is_none()
+            && self.captures.is_empty()
+            && self.expect.is_none()
     }
 
     fn finish(
@@ -213,6 +232,8 @@ impl Draft {
             path,
             headers: self.headers,
             body: self.body.unwrap_or_default(),
+            captures: self.captures,
+            expect: self.expect,
         })
     }
 }
@@ -396,6 +417,12 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
             "hex" => draft.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
             "file" => {
                 draft.body = Some(body::file(&dir.join(value)).map_err(|e| usage(e.to_string()))?)
+            }
+            "capture" => draft
+                .captures
+                .push(Capture::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?),
+            "expect" => {
+                draft.expect = Some(Expect::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?)
             }
             _ => draft.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
         }
