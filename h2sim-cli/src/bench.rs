@@ -221,6 +221,9 @@ fn client_args(
         reconnect_max: None,
         requests_per_connection: None,
         keepalive: None,
+        listen: None,
+        listen_rules: None,
+        token: None,
     })
 }
 

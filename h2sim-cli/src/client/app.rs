@@ -508,7 +508,7 @@ impl ClientApp {
             } else {
                 stats.failed += 1;
                 stats.unexpected += u64::from(step.expect.is_some() && !expected);
-                stats.uncaptured += u64::from(!captured);
+                stats.uncaptured += u64::from(expected && !captured);
             }
         }
         if let Some(trace) = &self.plan.trace {

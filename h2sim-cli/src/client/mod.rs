@@ -4,6 +4,7 @@
 pub mod app;
 pub mod capture;
 pub mod correlate;
+pub mod listener;
 pub mod scenario;
 pub mod symbol;
 pub mod token;

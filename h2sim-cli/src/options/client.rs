@@ -15,6 +15,7 @@ use crate::body;
 use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, split_uri};
 use crate::client::symbol::Symbol;
+use crate::client::token::TokenSpec;
 
 /// Everything `h2sim client` was told.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +65,12 @@ pub struct ClientArgs {
     pub requests_per_connection: Option<u64>,
     /// `--keepalive DURATION`: the PING interval on an idle connection.
     pub keepalive: Option<Duration>,
+    /// `--listen URL`: serve notifications there during the run.
+    pub listen: Option<String>,
+    /// `--listen-rules FILE`: answer them by these rules, not 204.
+    pub listen_rules: Option<PathBuf>,
+    /// `--token-url` and its fields: fetch an OAuth2 token first.
+    pub token: Option<TokenSpec>,
 }
 
 /// The step grammar: `-m` opens a step, the others describe it; before the
@@ -302,7 +309,26 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         reconnect_max: flags.reconnect_max,
         requests_per_connection: flags.requests_per_connection,
         keepalive: flags.keepalive,
+        listen: flags.listen,
+        listen_rules: flags.listen_rules.map(|p| dir.join(p)),
+        token: None,
     };
+    if let Some(url) = &opts.listen {
+        let (_, _, path) = split_uri(url).map_err(|e| usage(format!("--listen {e}")))?;
+        if path != "/" {
+            return Err(usage(format!(
+                "--listen {url:?}: a listener is scheme://ip:port"
+            )));
+        }
+    }
+    if let Some(url) = &flags.token_url {
+        let mut spec = TokenSpec::parse(url).map_err(|e| usage(format!("--token-url {e}")))?;
+        spec.nf_instance_id = flags.nf_instance_id;
+        spec.nf_type = flags.nf_type;
+        spec.target_nf_type = flags.target_nf_type;
+        spec.scope = flags.scope;
+        opts.token = Some(spec);
+    }
     for url in &flags.servers {
         let (scheme, authority, path) =
             split_uri(url).map_err(|e| usage(format!("--server {e}")))?;
