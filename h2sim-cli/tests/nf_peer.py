@@ -4,13 +4,20 @@
 
 - POST /oauth2/token (form-encoded client credentials, RFC 6749 §4.4.2) ->
   200 {"access_token": "tok-N", "token_type": "Bearer", "expires_in": 3600}
-- POST /nnrf-nfm/v1/subscriptions (JSON with nfStatusNotificationUri) ->
-  201, Location .../subscriptions/ID, {"subscriptionId": ID, ...}
-- PATCH /nnrf-nfm/v1/subscriptions/ID -> first POSTs a notification
-  naming ID to the subscription's nfStatusNotificationUri and waits for
-  its answer, then 200 with the subscription
-- DELETE /nnrf-nfm/v1/subscriptions/ID -> 204 (404 when unknown)
+- NRF (TS 29.510): PUT/PATCH/DELETE /nnrf-nfm/v1/nf-instances/ID
+  (201 with Location, 204, 204); a PATCH first notifies the subscriptions
+  whose subscrCond.nfInstanceId is ID (NF_PROFILE_CHANGED, nfInstanceUri
+  naming ID); GET /nnrf-disc/v1/nf-instances?target-nf-type=T
+- UDM (TS 29.503): PUT /nudm-uecm/v1/UE/registrations/amf-3gpp-access
+  (201), GET /nudm-sdm/v2/UE/am-data (200)
+- POST .../subscriptions or .../sdm-subscriptions -> 201, Location
+  .../ID, {"subscriptionId": ID, ...}; PATCH .../ID first POSTs a
+  notification to its callbackReference (notifyItems naming the UE) or
+  nfStatusNotificationUri (naming ID) and waits for the answer, then 200;
+  DELETE .../ID -> 204 (404 when unknown)
 - anything else -> 404
+Notifications go out over h2c, one connection each, before the request
+that triggered them is answered.
 With --require-token every request but the token's needs
 `authorization: Bearer tok-...` (401 otherwise). After each request the
 counts go to STATS_FILE as JSON. Prints "ready" once listening.
@@ -39,6 +46,13 @@ stats = {
     "notifications": [],
 }
 subscriptions = {}
+instances = {}
+
+
+def notify_one(uri, body):
+    status = notify(uri, body)
+    with lock:
+        stats["notifications"].append(status)
 
 
 def save():
@@ -113,39 +127,94 @@ def handle(headers, body):
         return 200, [("content-type", "application/json")], json.dumps(reply).encode()
     if REQUIRE_TOKEN and not (auth or "").startswith("Bearer tok-"):
         return 401, [("www-authenticate", 'Bearer error="invalid_token"')], b""
-    base = "/nnrf-nfm/v1/subscriptions"
-    if path == base and method == "POST":
+    created = lambda location, reply: (
+        201,
+        [("content-type", "application/json"), ("location", location)],
+        json.dumps(reply).encode(),
+    )
+    origin = f"http://{headers[':authority']}"
+    segments = path.split("?")[0].strip("/").split("/")
+    # NRF NF management: register (PUT), heartbeat (PATCH), deregister.
+    if path.startswith("/nnrf-nfm/v1/nf-instances/"):
+        nf_id = segments[-1]
+        with lock:
+            known = nf_id in instances
+        if method == "PUT":
+            profile = json.loads(body or b"{}")
+            with lock:
+                instances[nf_id] = profile
+            if known:
+                return 200, [("content-type", "application/json")], json.dumps(profile).encode()
+            return created(origin + path, profile)
+        if not known:
+            return 404, [], b""
+        if method == "PATCH":
+            with lock:
+                watching = [
+                    s
+                    for s in subscriptions.values()
+                    if s.get("subscrCond", {}).get("nfInstanceId") == nf_id
+                ]
+            for sub in watching:
+                notify_one(
+                    sub["nfStatusNotificationUri"],
+                    {
+                        "event": "NF_PROFILE_CHANGED",
+                        "nfInstanceUri": f"{origin}/nnrf-nfm/v1/nf-instances/{nf_id}",
+                    },
+                )
+            return 204, [], b""
+        if method == "DELETE":
+            with lock:
+                instances.pop(nf_id, None)
+            return 204, [], b""
+    # NRF discovery: every registered instance of the target type.
+    if path.startswith("/nnrf-disc/v1/nf-instances?") and method == "GET":
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query)
+        target = query.get("target-nf-type", [""])[0]
+        with lock:
+            found = [p for p in instances.values() if p.get("nfType") == target]
+        reply = {"validityPeriod": 3600, "nfInstances": found}
+        return 200, [("content-type", "application/json")], json.dumps(reply).encode()
+    # UDM UE context management and subscriber data.
+    if path.startswith("/nudm-uecm/v1/") and segments[-2:] == ["registrations", "amf-3gpp-access"]:
+        if method == "PUT":
+            return created(origin + path, json.loads(body or b"{}"))
+    if path.startswith("/nudm-sdm/v2/") and segments[-1] == "am-data" and method == "GET":
+        reply = {"gpsis": ["msisdn-0109200000001"], "subscribedUeAmbr": {"uplink": "1 Gbps", "downlink": "2 Gbps"}}
+        return 200, [("content-type", "application/json")], json.dumps(reply).encode()
+    # Subscriptions (NRF's and UDM SDM's): POST creates, PATCH notifies
+    # (UDM) or updates, DELETE removes.
+    if method == "POST" and segments[-1] in ("subscriptions", "sdm-subscriptions"):
         request = json.loads(body or b"{}")
         with lock:
             stats["created"] = stats.get("created", 0) + 1
             sub_id = f"sub-{stats['created']}"
-            subscriptions[sub_id] = request
-        reply = dict(request, subscriptionId=sub_id)
-        location = f"http://{headers[':authority']}{base}/{sub_id}"
-        return (
-            201,
-            [("content-type", "application/json"), ("location", location)],
-            json.dumps(reply).encode(),
-        )
-    if path.startswith(base + "/"):
-        sub_id = path[len(base) + 1 :]
+            subscriptions[sub_id] = dict(request, _path=path)
+        return created(f"{origin}{path}/{sub_id}", dict(request, subscriptionId=sub_id))
+    if len(segments) >= 2 and segments[-2] in ("subscriptions", "sdm-subscriptions"):
+        sub_id = segments[-1]
         with lock:
             sub = subscriptions.get(sub_id)
         if sub is None:
             return 404, [], b""
         if method == "PATCH":
-            uri = sub.get("nfStatusNotificationUri")
-            if uri:
-                status = notify(
-                    uri,
+            if sub.get("callbackReference"):
+                resource = sub["_path"].rsplit("/", 1)[0] + "/am-data"
+                notify_one(
+                    sub["callbackReference"],
+                    {"notifyItems": [{"resourceId": origin + resource, "changes": []}]},
+                )
+            elif sub.get("nfStatusNotificationUri"):
+                notify_one(
+                    sub["nfStatusNotificationUri"],
                     {
                         "event": "NF_PROFILE_CHANGED",
-                        "nfInstanceUri": f"http://nrf{base}/{sub_id}",
+                        "nfInstanceUri": f"http://nrf/nnrf-nfm/v1/subscriptions/{sub_id}",
                     },
                 )
-                with lock:
-                    stats["notifications"].append(status)
-            return 200, [("content-type", "application/json")], json.dumps(sub).encode()
+            reply = {k: v for k, v in sub.items() if k != "_path"}
+            return 200, [("content-type", "application/json")], json.dumps(reply).encode()
         if method == "DELETE":
             with lock:
                 subscriptions.pop(sub_id, None)

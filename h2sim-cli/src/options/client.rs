@@ -10,7 +10,7 @@ use h2sim_proto::HeaderField;
 use super::cli::{self, ClientFlags};
 use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
-use super::{H2simpleKey, Runtime, UsageError, header, usage};
+use super::{H2simpleKey, Runtime, UsageError, header, scenario_file, usage};
 use crate::body;
 use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, split_uri};
@@ -354,7 +354,15 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             }
         }
     }
-    opts.steps = steps(&grammar::ordered(matches, STEPS), &flags.target, dir)?;
+    let occurrences = grammar::ordered(matches, STEPS);
+    opts.steps = match &flags.scenario {
+        Some(file) => {
+            let scenario = scenario_file::load(&dir.join(file))?;
+            opts.symbols.extend(scenario.symbols);
+            file_steps(&occurrences, &flags.target, scenario.steps)?
+        }
+        None => steps(&occurrences, &flags.target, dir)?,
+    };
     let first = &opts.steps[0];
     if opts
         .servers
@@ -407,6 +415,69 @@ fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
             opts.requests_per_connection.get_or_insert(1);
         }
     }
+}
+
+/// `--scenario`'s steps, aimed at the positional URI (`scheme://host:port`)
+/// or `-s`/`-a`, the only step options it takes.
+fn file_steps(
+    occurrences: &[Occurrence],
+    uris: &[String],
+    file: Vec<scenario_file::FileStep>,
+) -> Result<Vec<Step>, UsageError> {
+    let (mut default_scheme, mut default_authority) = (None, None);
+    for Occurrence { id, flag, value } in occurrences {
+        match *id {
+            "scheme" => default_scheme = Some(value.to_ascii_lowercase()),
+            "authority" => {
+                check_authority(flag, value)?;
+                default_authority = Some(value.clone());
+            }
+            _ => {
+                return Err(usage(format!(
+                    "{flag}: the steps come from --scenario (only -s and -a go with it)"
+                )));
+            }
+        }
+    }
+    match uris {
+        [] => {}
+        [uri] => {
+            let (scheme, authority, path) = split_uri(uri).map_err(usage)?;
+            if path != "/" {
+                return Err(usage(format!(
+                    "{uri:?}: with --scenario the URI is the target, scheme://host:port"
+                )));
+            }
+            default_scheme = Some(scheme);
+            default_authority = Some(authority);
+        }
+        [_, extra, ..] => {
+            return Err(usage(format!(
+                "unexpected argument {extra:?}: give one target URI"
+            )));
+        }
+    }
+    file.into_iter()
+        .map(|step| {
+            let uri = step
+                .uri
+                .as_deref()
+                .map(split_uri)
+                .transpose()
+                .map_err(|e| usage(format!("--scenario: {e}")))?;
+            Draft {
+                method: Some(step.method),
+                uri,
+                path: step.path,
+                headers: step.headers,
+                body: step.body,
+                captures: step.captures,
+                expect: step.expect,
+                ..Draft::default()
+            }
+            .finish(&default_scheme, &default_authority)
+        })
+        .collect()
 }
 
 /// Replays the step grammar in order; `uris` are the positional arguments.
