@@ -9,17 +9,17 @@ use h2sim_tokio::{ClientOptions, ClientProtocol, Server};
 
 use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
-use crate::setup::client::ClientParts;
-use crate::setup::listen::listener_args;
 use crate::options::client::ClientArgs;
 use crate::options::server::ServerArgs;
 use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::report::Report;
 use crate::server::app::ServerApp;
+use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
+use crate::setup::listen::listener_args;
 use crate::setup::output::print_client_report;
 use crate::setup::server::{finish_server, print_listening, server_parts};
 use crate::signals::interrupt_on_ctrl_c;

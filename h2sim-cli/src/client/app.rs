@@ -582,7 +582,9 @@ impl ClientApp {
     /// steps are not sent, and count as skipped.
     fn skip_after(&mut self, pending: &Pending) {
         let rest = self.plan.steps.len() - pending.step - 1;
-        self.plan.completed.fetch_add(rest as u64, Ordering::Relaxed);
+        self.plan
+            .completed
+            .fetch_add(rest as u64, Ordering::Relaxed);
         if pending.warmup {
             return;
         }

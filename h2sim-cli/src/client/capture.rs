@@ -231,10 +231,7 @@ mod tests {
             Capture::parse("__ID__=segment:Location").unwrap().source,
             Source::Segment("location".into())
         );
-        assert_eq!(
-            Capture::parse("S=status").unwrap().source,
-            Source::Status
-        );
+        assert_eq!(Capture::parse("S=status").unwrap().source, Source::Status);
         assert_eq!(
             Capture::parse("J=json:/a/0").unwrap().source,
             Source::Json("/a/0".into())

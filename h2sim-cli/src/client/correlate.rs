@@ -143,6 +143,10 @@ mod tests {
             Some(Duration::from_millis(18))
         );
         assert_eq!(c.delay("/notify", br#"{"x":["sub-9"]}"#, at), None);
-        assert_eq!(c.delay("/", b"", at), None, "the empty value is not registered");
+        assert_eq!(
+            c.delay("/", b"", at),
+            None,
+            "the empty value is not registered"
+        );
     }
 }

@@ -89,7 +89,8 @@ impl TokenSpec {
             "content-type",
             "application/x-www-form-urlencoded",
         ));
-        head.fields.push(HeaderField::new("accept", "application/json"));
+        head.fields
+            .push(HeaderField::new("accept", "application/json"));
         head.fields
             .push(HeaderField::new("content-length", body.len().to_string()));
         (head, body)
@@ -212,10 +213,7 @@ impl Bearer {
 }
 
 fn field(grant: &Grant) -> HeaderField {
-    HeaderField::new(
-        "authorization",
-        format!("Bearer {}", grant.access_token),
-    )
+    HeaderField::new("authorization", format!("Bearer {}", grant.access_token))
 }
 
 #[cfg(test)]

@@ -215,7 +215,12 @@ pub struct ClientFlags {
     pub listen: Option<String>,
     /// Answer notifications by these rules (the server's --rules file)
     /// instead of 204
-    #[arg(long, value_name = "FILE", requires = "listen", help_heading = "Notifications")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "listen",
+        help_heading = "Notifications"
+    )]
     pub listen_rules: Option<PathBuf>,
     /// OAuth2 token endpoint (RFC 6749 client credentials, TS 33.501
     /// §13.4.1), e.g. http://nrf:8080/oauth2/token: a token is fetched
@@ -224,17 +229,37 @@ pub struct ClientFlags {
     #[arg(long, value_name = "URL", help_heading = "OAuth2")]
     pub token_url: Option<String>,
     /// The token request's nfInstanceId (the client's id)
-    #[arg(long, visible_alias = "client-id", value_name = "ID", requires = "token_url",
-          help_heading = "OAuth2")]
+    #[arg(
+        long,
+        visible_alias = "client-id",
+        value_name = "ID",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
     pub nf_instance_id: Option<String>,
     /// The token request's nfType (the requester's, e.g. AMF)
-    #[arg(long, value_name = "TYPE", requires = "token_url", help_heading = "OAuth2")]
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
     pub nf_type: Option<String>,
     /// The token request's targetNfType (e.g. UDM)
-    #[arg(long, value_name = "TYPE", requires = "token_url", help_heading = "OAuth2")]
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
     pub target_nf_type: Option<String>,
     /// The token request's scope (service names, e.g. nudm-sdm)
-    #[arg(long, value_name = "SCOPE", requires = "token_url", help_heading = "OAuth2")]
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
     pub scope: Option<String>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio, help_heading = "Runtime")]

@@ -519,7 +519,8 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
                 .captures
                 .push(Capture::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?),
             "expect" => {
-                draft.expect = Some(Expect::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?)
+                draft.expect =
+                    Some(Expect::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?)
             }
             _ => draft.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
         }

@@ -91,8 +91,9 @@ pub fn load(path: &Path) -> Result<Scenario, UsageError> {
         Some("toml") => {
             toml::from_str(&text).map_err(|e| usage(format!("--scenario {name}: {e}")))?
         }
-        Some("yaml" | "yml") => serde_norway::from_str(&text)
-            .map_err(|e| usage(format!("--scenario {name}: {e}")))?,
+        Some("yaml" | "yml") => {
+            serde_norway::from_str(&text).map_err(|e| usage(format!("--scenario {name}: {e}")))?
+        }
         _ => {
             return Err(usage(format!(
                 "--scenario {name}: use a .yaml, .yml or .toml file"

@@ -11,9 +11,9 @@ use super::token::Renewal;
 use crate::client::app::{ClientApp, Plan};
 use crate::client::correlate::Correlations;
 use crate::client::listener::Inbox;
-use crate::options::{UsageError, usage};
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
+use crate::options::{UsageError, usage};
 use crate::report::Report;
 use crate::trace::{self, Trace};
 

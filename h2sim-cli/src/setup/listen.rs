@@ -44,4 +44,3 @@ pub fn listener_args(args: &ClientArgs) -> Result<Option<ServerArgs>, UsageError
         .map(Some)
         .map_err(|e| usage(format!("--listen: {e}")))
 }
-

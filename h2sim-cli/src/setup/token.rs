@@ -92,9 +92,14 @@ async fn fetch(
         tls,
         ..ClientOptions::default()
     };
-    let outcomes = h2sim_tokio::fetch(&spec.origin(), options, 1, vec![FetchRequest { head, body }])
-        .await
-        .map_err(|e| TokenError::Transport(e.to_string()))?;
+    let outcomes = h2sim_tokio::fetch(
+        &spec.origin(),
+        options,
+        1,
+        vec![FetchRequest { head, body }],
+    )
+    .await
+    .map_err(|e| TokenError::Transport(e.to_string()))?;
     match outcomes.into_iter().next() {
         Some(Ok(response)) => parse_grant(response.head.status, &response.body),
         Some(Err(e)) => Err(TokenError::Transport(e.to_string())),
