@@ -484,11 +484,11 @@ impl ClientApp {
         if let Some(link) = self.link.as_mut() {
             link.responses += 1;
         }
-        let plan = self.plan.clone();
-        let step = &plan.steps[flight.pending.step];
+        let step = &self.plan.steps[flight.pending.step];
         let expected = step.succeeds(status);
-        let captured = expected && self.capture(step, &mut flight);
+        let captured = expected && capture(&self.plan, step, &mut flight);
         let ok = expected && captured;
+        let (has_expect, ends) = (step.expect.is_some(), step.ends_scenario_on_failure());
         if flight.pending.warmup {
             self.report.warmup += 1;
         } else {
@@ -507,7 +507,7 @@ impl ClientApp {
                 stats.succeeded += 1;
             } else {
                 stats.failed += 1;
-                stats.unexpected += u64::from(step.expect.is_some() && !expected);
+                stats.unexpected += u64::from(has_expect && !expected);
                 stats.uncaptured += u64::from(expected && !captured);
             }
         }
@@ -525,7 +525,7 @@ impl ClientApp {
             self.dump_slow(slot, &flight, elapsed, status);
         }
         let next = flight.pending.step + 1;
-        if !ok && step.ends_scenario_on_failure() {
+        if !ok && ends {
             self.skip_after(&flight.pending);
         } else if next < self.plan.steps.len() && !self.plan.is_stopping() {
             self.carry.push_front(Pending {
@@ -537,45 +537,6 @@ impl ClientApp {
             });
         }
         self.fill(now, conn);
-    }
-
-    /// Runs the step's captures on its response into the instance's
-    /// values; false when one found nothing.
-    fn capture(&self, step: &Step, flight: &mut Flight) -> bool {
-        if step.captures.is_empty() {
-            return true;
-        }
-        let json = step
-            .captures
-            .iter()
-            .any(|c| c.needs_body())
-            .then(|| serde_json::from_slice::<serde_json::Value>(&flight.body).ok())
-            .flatten();
-        let status = flight.status.unwrap_or(0);
-        for capture in &step.captures {
-            match capture.take(status, &flight.fields, json.as_ref()) {
-                Ok(value) => {
-                    if let (Some(correlations), Some(clock), false) = (
-                        &self.plan.correlations,
-                        &flight.pending.clock,
-                        matches!(capture.source, super::capture::Source::Status),
-                    ) {
-                        correlations.register([value.as_str()], clock);
-                    }
-                    flight.pending.values.set(&capture.symbol, value);
-                }
-                Err(missing) => {
-                    if let Some(trace) = &self.plan.trace {
-                        trace.line(&format!(
-                            "CAPTURE[{}/{}]: {} not captured: {missing}",
-                            flight.pending.scenario, flight.pending.step, capture.symbol
-                        ));
-                    }
-                    return false;
-                }
-            }
-        }
-        true
     }
 
     /// A step failed what its scenario depends on: the scenario's later
@@ -737,6 +698,45 @@ impl ClientApp {
                 .record(now.saturating_duration_since(link.opened));
         }
     }
+}
+
+/// Runs the step's captures on its response into the instance's
+/// values; false when one found nothing.
+fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
+    if step.captures.is_empty() {
+        return true;
+    }
+    let json = step
+        .captures
+        .iter()
+        .any(|c| c.needs_body())
+        .then(|| serde_json::from_slice::<serde_json::Value>(&flight.body).ok())
+        .flatten();
+    let status = flight.status.unwrap_or(0);
+    for capture in &step.captures {
+        match capture.take(status, &flight.fields, json.as_ref()) {
+            Ok(value) => {
+                if let (Some(correlations), Some(clock), false) = (
+                    &plan.correlations,
+                    &flight.pending.clock,
+                    matches!(capture.source, super::capture::Source::Status),
+                ) {
+                    correlations.register([value.as_str()], clock);
+                }
+                flight.pending.values.set(&capture.symbol, value);
+            }
+            Err(missing) => {
+                if let Some(trace) = &plan.trace {
+                    trace.line(&format!(
+                        "CAPTURE[{}/{}]: {} not captured: {missing}",
+                        flight.pending.scenario, flight.pending.step, capture.symbol
+                    ));
+                }
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// `METHOD scheme://authority/path`, for dumps.

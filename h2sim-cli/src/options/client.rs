@@ -748,6 +748,100 @@ mod tests {
         );
     }
 
+    /// `--capture` and `--expect` describe the step they follow; bad
+    /// ones are bad options naming the flag.
+    #[test]
+    fn captures_and_expectations() {
+        let o = parse(args(&[
+            "-a",
+            "h:80",
+            "-m",
+            "POST",
+            "-p",
+            "/s",
+            "--expect",
+            "201",
+            "--capture",
+            "__ID__=segment:location",
+            "-m",
+            "DELETE",
+            "-p",
+            "/s/__ID__",
+        ]))
+        .unwrap();
+        assert_eq!(o.steps[0].captures.len(), 1);
+        assert!(o.steps[0].expect.is_some() && o.steps[1].expect.is_none());
+        assert!(o.steps[0].ends_scenario_on_failure());
+        assert!(!o.steps[1].ends_scenario_on_failure());
+        let err = |a: &[&str]| parse(args(a)).unwrap_err().0;
+        assert!(err(&["-m", "GET", "-u", "http://h/", "--expect", "abc"]).starts_with("--expect "));
+        assert!(
+            err(&["-m", "GET", "-u", "http://h/", "--capture", "X=body"]).starts_with("--capture ")
+        );
+        assert!(err(&["--listen", "http://127.0.0.1:1/x", "http://h/"]).starts_with("--listen "));
+        assert!(err(&["--token-url", "nrf/token", "http://h/"]).starts_with("--token-url "));
+        assert!(err(&["--scope", "s", "http://h/"]).contains("--token-url"));
+        let o = parse(args(&[
+            "--token-url",
+            "http://nrf:80/oauth2/token",
+            "--client-id",
+            "id-1",
+            "--nf-type",
+            "AMF",
+            "http://h/",
+        ]))
+        .unwrap();
+        let token = o.token.unwrap();
+        assert_eq!(
+            (
+                token.path.as_str(),
+                token.nf_instance_id.as_deref(),
+                token.nf_type.as_deref()
+            ),
+            ("/oauth2/token", Some("id-1"), Some("AMF"))
+        );
+    }
+
+    /// `--scenario FILE`: the steps from YAML or TOML, aimed at the URI
+    /// argument; `-m` steps with it are refused.
+    #[test]
+    fn scenario_files() {
+        let dir = std::env::temp_dir().join(format!("h2sim-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("s.yaml"),
+            "replace: { __N__: \"%03d\" }\nstep:\n  - method: POST\n    path: /s/__N__\n    headers: { content-type: application/json }\n    text: '{}'\n    expect: 201\n    capture: { __ID__: \"json:/id\" }\n  - method: DELETE\n    path: /s/__ID__\n    expect: \"2xx\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("s.toml"),
+            "[[step]]\nmethod = \"GET\"\nuri = \"http://h:1/x\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("bad.yaml"),
+            "step:\n  - method: GET\n    path: /x\n    expct: 200\n",
+        )
+        .unwrap();
+        let o = parse_in(args(&["--scenario", "s.yaml", "http://nrf:8080"]), &dir).unwrap();
+        assert_eq!(o.steps.len(), 2);
+        assert_eq!(o.steps[0].authority, "nrf:8080");
+        assert_eq!(o.steps[0].captures[0].symbol, "__ID__");
+        assert!(o.steps[1].succeeds(204) && !o.steps[1].succeeds(404));
+        assert_eq!(o.symbols[0].name, "__N__");
+        let o = parse_in(args(&["--scenario", "s.toml"]), &dir).unwrap();
+        assert_eq!(o.steps[0].path, "/x");
+        let err = |a: &[&str]| parse_in(args(a), &dir).unwrap_err().0;
+        assert!(err(&["--scenario", "bad.yaml", "http://h:1"]).contains("expct"));
+        assert!(err(&["--scenario", "s.yaml"]).contains("no target"));
+        assert!(
+            err(&["--scenario", "s.yaml", "-m", "GET", "http://h:1"]).contains("only -s and -a")
+        );
+        assert!(err(&["--scenario", "s.yaml", "http://h:1/path"]).contains("scheme://host:port"));
+        assert!(err(&["--scenario", "none.yaml", "http://h:1"]).starts_with("--scenario "));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// clap's errors come out as one line naming the option.
     #[test]
     fn errors_are_one_line() {

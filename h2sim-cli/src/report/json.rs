@@ -268,6 +268,63 @@ mod tests {
         assert_eq!(base64_encode(b"fo"), "Zm8=");
     }
 
+    /// Per-step figures and notifications go through JSON and merge step
+    /// by step (`h2sim merge`); a report without them has no such keys.
+    #[test]
+    fn steps_and_notifications_merge() {
+        let run = |ms: u64| {
+            let mut r = Report {
+                show_steps: true,
+                skipped: 1,
+                steps: vec![
+                    StepStats::new("POST /s".into()),
+                    StepStats::new("DELETE /s/__ID__".into()),
+                ],
+                notifications: Some(Notifications::default()),
+                ..Report::default()
+            };
+            r.steps[0].started = 2;
+            r.steps[0].done = 2;
+            r.steps[0].succeeded = 1;
+            r.steps[0].failed = 1;
+            r.steps[0].unexpected = 1;
+            r.steps[0].latency.record(Duration::from_millis(ms));
+            r.steps[1].skipped = 1;
+            if let Some(n) = r.notifications.as_mut() {
+                n.received = 3;
+                n.correlated = 2;
+                n.delay.record(Duration::from_millis(ms));
+            }
+            from_json(&to_json(&r)).unwrap()
+        };
+        let mut merged = run(1);
+        merged.merge(&run(50));
+        assert_eq!(merged.steps.len(), 2);
+        assert_eq!(merged.steps[0].label, "POST /s");
+        assert_eq!(
+            (
+                merged.steps[0].done,
+                merged.steps[0].unexpected,
+                merged.steps[1].skipped
+            ),
+            (4, 2, 2)
+        );
+        assert_eq!(merged.steps[0].latency.count(), 2);
+        assert!(merged.steps[0].latency.percentile(100.0) >= Duration::from_millis(49));
+        assert_eq!(merged.skipped, 2);
+        let n = merged.notifications.as_ref().unwrap();
+        assert_eq!((n.received, n.correlated, n.delay.count()), (6, 4, 2));
+        let text = merged.render();
+        assert!(text.contains("  2 DELETE /s/__ID__: 0 started"), "{text}");
+        assert!(
+            text.contains("notifications: 6 received, 4 correlated"),
+            "{text}"
+        );
+        let plain = to_json(&Report::default());
+        assert!(plain.get("steps").is_none() && plain.get("notifications").is_none());
+        assert!(!Report::default().render().contains("steps:"));
+    }
+
     #[test]
     fn reports_from_two_machines_merge() {
         let mut a = Report {
