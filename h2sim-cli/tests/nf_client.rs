@@ -349,6 +349,55 @@ fn notifications_are_received_and_timed() {
     }
 }
 
+/// `--listen-rules FILE` answers notifications by the server's rules
+/// instead of 204.
+#[test]
+fn notifications_are_answered_by_listen_rules() {
+    let peer = Peer::start("listen-rules", &[]);
+    let rules = peer._dir.0.join("notify.yaml");
+    std::fs::write(
+        &rules,
+        "rule:\n  - method: POST\n    path: /notify\n    status: 200\n    text: ok\n",
+    )
+    .unwrap();
+    let listen = format!("http://127.0.0.1:{}", free_port());
+    let body = format!("{{\"nfStatusNotificationUri\":\"{listen}/notify\"}}");
+    let out = client(&[
+        "-q",
+        "-C",
+        "2",
+        "-a",
+        peer.authority(),
+        "--listen",
+        &listen,
+        "--listen-rules",
+        rules.to_str().unwrap(),
+        "-m",
+        "POST",
+        "-p",
+        "/nnrf-nfm/v1/subscriptions",
+        "-t",
+        &body,
+        "--expect",
+        "201",
+        "--capture",
+        "__ID__=segment:location",
+        "-m",
+        "PATCH",
+        "-p",
+        "/nnrf-nfm/v1/subscriptions/__ID__",
+        "--expect",
+        "200",
+    ]);
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+    assert!(
+        report.contains("notifications: 2 received, 2 correlated"),
+        "{report}"
+    );
+    assert_eq!(peer.stats()["notifications"], serde_json::json!([200, 200]));
+}
+
 /// RFC 6749 §4.4 / TS 33.501 §13.4.1: a token is fetched with a
 /// form-encoded client-credentials request before the run, and every
 /// request carries it as `authorization: Bearer` (RFC 6750 §2.1); the peer
