@@ -73,15 +73,13 @@ impl Correlations {
     /// A notification with `path` and `body` arrived complete at `now`:
     /// how long after its instance's latest request, if it names one.
     pub fn delay(&self, path: &str, body: &[u8], now: Instant) -> Option<Duration> {
-        let map = self.values.lock().ok()?;
-        if map.is_empty() {
-            return None;
-        }
+        // Parsed before the lock: the run's connections register under it.
         let json = serde_json::from_slice::<Value>(body).ok();
         let mut strings = Vec::new();
         if let Some(json) = &json {
             collect_strings(json, &mut strings, 0);
         }
+        let map = self.values.lock().ok()?;
         let found = std::iter::once(path)
             .chain(strings)
             .flat_map(|s| std::iter::once(s).chain(segments(s)))
