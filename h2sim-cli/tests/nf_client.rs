@@ -247,6 +247,47 @@ fn an_unexpected_status_fails_its_step() {
     }
 }
 
+/// A step that expects gets no answer (RST_STREAM, RFC 9113 §6.4): it
+/// counts as errored and the scenario's later steps as skipped, not lost.
+#[test]
+fn a_reset_step_skips_the_rest_of_its_scenario() {
+    let peer = Peer::start("reset", &[]);
+    let out = client(&[
+        "-q",
+        "-C",
+        "2",
+        "-a",
+        peer.authority(),
+        "-m",
+        "POST",
+        "-p",
+        "/reset/x",
+        "-t",
+        "{}",
+        "--expect",
+        "201",
+        "-m",
+        "DELETE",
+        "-p",
+        "/nnrf-nfm/v1/subscriptions/x",
+    ]);
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("2 failed (0 unexpected status, 0 capture failed, 2 errored), 0 skipped"),
+        "{report}"
+    );
+    assert!(
+        report.contains("0 failed (0 unexpected status, 0 capture failed, 0 errored), 2 skipped"),
+        "{report}"
+    );
+    assert!(report.contains("0 lost"), "{report}");
+    assert_eq!(
+        strings(&peer.stats()["requests"]),
+        ["POST /reset/x", "POST /reset/x"]
+    );
+}
+
 /// A capture that finds nothing fails its step too.
 #[test]
 fn a_capture_that_finds_nothing_fails_its_step() {

@@ -15,6 +15,7 @@
   notification to its callbackReference (notifyItems naming the UE) or
   nfStatusNotificationUri (naming ID) and waits for the answer, then 200;
   DELETE .../ID -> 204 (404 when unknown)
+- /reset... -> RST_STREAM (INTERNAL_ERROR) instead of an answer
 - anything else -> 404
 Notifications go out over h2c, one connection each, before the request
 that triggered them is answered.
@@ -244,6 +245,12 @@ def serve(sock):
                 conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
             elif isinstance(ev, h2.events.StreamEnded):
                 headers, body = streams.pop(ev.stream_id)
+                if headers[":path"].startswith("/reset"):
+                    with lock:
+                        stats["requests"].append(f"{headers[':method']} {headers[':path']}")
+                        save()
+                    conn.reset_stream(ev.stream_id, error_code=2)
+                    continue
                 status, fields, reply = handle(headers, body)
                 conn.send_headers(
                     ev.stream_id,

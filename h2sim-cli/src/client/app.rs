@@ -600,6 +600,12 @@ impl ClientApp {
             stats.failed += 1;
             stats.errored += 1;
         }
+        // The scenario ends here in any case; a step its later steps
+        // depend on says so in the report (the others' count as lost, as
+        // they always did).
+        if self.plan.steps[pending.step].ends_scenario_on_failure() {
+            self.skip_after(&pending);
+        }
     }
 
     /// A stream we opened ended without its response.
