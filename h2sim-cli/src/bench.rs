@@ -180,6 +180,7 @@ fn client_args(
         path: format!("{path}__MDN__"),
         headers: vec![HeaderField::new("content-type", "application/json")],
         body: crate::body::sized(size).map_err(|e| usage(e.to_string()))?,
+        ..Step::default()
     };
     // HTTP/1.1 has no streams: the same requests in flight spread over
     // connections pipelining a few each.
@@ -220,6 +221,9 @@ fn client_args(
         reconnect_max: None,
         requests_per_connection: None,
         keepalive: None,
+        listen: None,
+        listen_rules: None,
+        token: None,
     })
 }
 

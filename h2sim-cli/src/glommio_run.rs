@@ -10,14 +10,17 @@ use std::sync::Arc;
 use h2sim_glommio::{ClientOptions, ClientProtocol, Executors, Server};
 
 use crate::client::app::ClientApp;
+use crate::client::listener::ListenerApp;
 use crate::options::client::ClientArgs;
 use crate::options::server::ServerArgs;
 use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
+use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
+use crate::setup::listen::listener_args;
 use crate::setup::output::print_client_report;
 use crate::setup::server::{finish_server, print_listening, server_parts};
 use crate::signals::interrupt_on_ctrl_c;
@@ -82,6 +85,7 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
     };
     let shutdown = options.runtime.shutdown.clone();
     interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    let listener = listen(args, &parts)?;
     let progress =
         wants_progress(args, false).then(|| spawn_progress(parts.plan.clone(), parts.expected));
     // glommio's connect blocks while its executors run: one thread per
@@ -123,6 +127,36 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
     if let Some(progress) = progress {
         progress.finish();
     }
+    if let Some(running) = listener {
+        // GOAWAY: the notifications in flight are answered, then it ends.
+        running.shutdown().trigger();
+        running.join();
+    }
     let report = finish_client(args, &parts, outcomes);
     print_client_report(args, &report)
+}
+
+/// `--listen`: the notification server, on glommio executors of its own
+/// until its shutdown is triggered.
+fn listen(
+    args: &ClientArgs,
+    parts: &ClientParts,
+) -> Result<Option<h2sim_glommio::RunningServer>, UsageError> {
+    let (Some(server_args), Some(inbox)) = (listener_args(args)?, parts.inbox.clone()) else {
+        return Ok(None);
+    };
+    let server_parts = server_parts(&server_args, executors(args.threads))?;
+    let server = Server::bind(server_parts.specs, server_parts.options)
+        .map_err(|e| usage(format!("--listen: {e}")))?;
+    let shared = server_parts.shared;
+    let running = server
+        .start(move |info| {
+            ListenerApp::new(
+                ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time),
+                inbox.clone(),
+            )
+        })
+        .map_err(|e| usage(format!("--listen: {e}")))?;
+    print_listening(&running.local_addrs());
+    Ok(Some(running))
 }

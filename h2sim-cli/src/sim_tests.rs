@@ -33,6 +33,7 @@ fn step(method: &str, path: &str, body: &str) -> Step {
         path: path.into(),
         headers: vec![HeaderField::new("content-type", "application/json")],
         body: Bytes::copy_from_slice(body.as_bytes()),
+        ..Step::default()
     }
 }
 

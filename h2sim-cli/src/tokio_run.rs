@@ -8,15 +8,18 @@ use std::process::ExitCode;
 use h2sim_tokio::{ClientOptions, ClientProtocol, Server};
 
 use crate::client::app::ClientApp;
+use crate::client::listener::ListenerApp;
 use crate::options::client::ClientArgs;
 use crate::options::server::ServerArgs;
 use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::report::Report;
 use crate::server::app::ServerApp;
+use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
+use crate::setup::listen::listener_args;
 use crate::setup::output::print_client_report;
 use crate::setup::server::{finish_server, print_listening, server_parts};
 use crate::signals::interrupt_on_ctrl_c;
@@ -99,6 +102,7 @@ pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageE
         let shutdown = options.runtime.clone();
         interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
     }
+    let listener = listen(args, &parts).await?;
     let progress =
         wants_progress(args, bench).then(|| spawn_progress(parts.plan.clone(), parts.expected));
     let mut runs = tokio::task::JoinSet::new();
@@ -141,5 +145,35 @@ pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageE
     if let Some(progress) = progress {
         progress.finish();
     }
+    if let Some((shutdown, serving)) = listener {
+        // GOAWAY: the notifications in flight are answered, then it ends.
+        shutdown.trigger();
+        let _ = serving.await;
+    }
     Ok(finish_client(args, &parts, outcomes))
+}
+
+/// `--listen`: the notification server, serving on this runtime until
+/// its shutdown is triggered.
+async fn listen(
+    args: &ClientArgs,
+    parts: &ClientParts,
+) -> Result<Option<(h2sim_tokio::Shutdown, tokio::task::JoinHandle<()>)>, UsageError> {
+    let (Some(server_args), Some(inbox)) = (listener_args(args)?, parts.inbox.clone()) else {
+        return Ok(None);
+    };
+    let server_parts = server_parts(&server_args, ())?;
+    let server = Server::bind(server_parts.specs, server_parts.options)
+        .await
+        .map_err(|e| usage(format!("--listen: {e}")))?;
+    print_listening(&server.local_addrs());
+    let shutdown = server.shutdown();
+    let shared = server_parts.shared;
+    let serving = tokio::spawn(server.run(move |info| {
+        ListenerApp::new(
+            ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time),
+            inbox.clone(),
+        )
+    }));
+    Ok(Some((shutdown, serving)))
 }

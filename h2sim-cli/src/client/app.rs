@@ -16,9 +16,11 @@ use h2sim_proto::{
     Application, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats, StreamId,
 };
 
+use super::correlate::{Clock, Correlations};
 use super::scenario::Step;
 use super::symbol::{Symbol, Values};
-use crate::report::Report;
+use super::token::Bearer;
+use crate::report::{Report, StepStats};
 use crate::trace::{self, Trace};
 
 /// What all connections of a run share.
@@ -72,6 +74,11 @@ pub struct Plan {
     pub slow_seen: AtomicU64,
     /// Ctrl-C: start nothing new, let what is in flight finish.
     pub stopping: AtomicBool,
+    /// `--listen`: each scenario instance's values, for timing the
+    /// notifications that name them.
+    pub correlations: Option<Arc<Correlations>>,
+    /// `--token-url`: the `authorization` field every request carries.
+    pub bearer: Option<Arc<Bearer>>,
 }
 
 impl std::fmt::Debug for Plan {
@@ -111,6 +118,8 @@ impl Plan {
             completed: AtomicU64::new(0),
             slow_seen: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            correlations: None,
+            bearer: None,
         }
     }
 
@@ -156,6 +165,8 @@ struct Pending {
     warmup: bool,
     /// Counted in `started` already (it went out once).
     started: bool,
+    /// `--listen`: this instance's clock, which its requests stamp.
+    clock: Option<Arc<Clock>>,
 }
 
 /// The request in flight on one slot.
@@ -182,6 +193,10 @@ struct PushedResponse {
 
 /// Bytes of response body kept per request for dumps.
 const DUMP_BODY_LIMIT: usize = 64 * 1024;
+
+/// Bytes of response body kept for a step's JSON captures; a longer body
+/// fails them (as not JSON) rather than growing without bound.
+const CAPTURE_BODY_LIMIT: usize = 1024 * 1024;
 
 /// The connection now in use, for its `DISCONNECTED` line and h2load's
 /// per-connection rows.
@@ -227,6 +242,16 @@ impl ClientApp {
     /// `connect_time` is how long the transport (and TLS) took to set up.
     pub fn new(plan: Arc<Plan>, connect_time: Duration, authority: Bytes) -> Self {
         let slots = (0..plan.slots.max(1)).map(|_| None).collect();
+        let report = Report {
+            steps: plan
+                .steps
+                .iter()
+                .map(|s| StepStats::new(s.label()))
+                .collect(),
+            show_steps: plan.steps.len() > 1
+                || plan.steps.iter().any(|s| s.ends_scenario_on_failure()),
+            ..Report::default()
+        };
         ClientApp {
             plan,
             slots,
@@ -234,7 +259,7 @@ impl ClientApp {
             carry: VecDeque::new(),
             next_start: None,
             exhausted: false,
-            report: Report::default(),
+            report,
             link: None,
             links: 0,
             connect_time: Some(connect_time),
@@ -354,6 +379,7 @@ impl ClientApp {
                 retries: 0,
                 warmup: self.plan.warmup_until.is_some_and(|t| intended < t),
                 started: false,
+                clock: None,
             };
             self.send(now, conn, slot, pending);
         }
@@ -381,6 +407,19 @@ impl ClientApp {
     fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, mut pending: Pending) {
         let (mut head, body) = self.plan.steps[pending.step].request(&pending.values);
         head.authority = self.authority.clone();
+        if let Some(field) = self.plan.bearer.as_ref().and_then(|b| b.header()) {
+            head.fields.push(field);
+        }
+        if let Some(correlations) = &self.plan.correlations {
+            match &pending.clock {
+                Some(clock) => correlations.stamp(clock, now),
+                None => {
+                    let clock = correlations.clock(now);
+                    correlations.register(pending.values.values(), &clock);
+                    pending.clock = Some(clock);
+                }
+            }
+        }
         if let Some(trace) = &self.plan.trace {
             let mut text = format!(
                 "REQUEST[{}/{},{slot}]: {}\n",
@@ -401,6 +440,7 @@ impl ClientApp {
             Ok(stream) => {
                 if !pending.started && !pending.warmup {
                     self.report.started += 1;
+                    self.report.steps[pending.step].started += 1;
                 }
                 pending.started = true;
                 if let Some(link) = self.link.as_mut() {
@@ -437,22 +477,38 @@ impl ClientApp {
         let Some(flight) = self.slots[slot].take() else {
             return;
         };
+        let mut flight = flight;
         let status = flight.status.unwrap_or(0);
         let elapsed = now.saturating_duration_since(flight.pending.intended);
         self.plan.completed.fetch_add(1, Ordering::Relaxed);
         if let Some(link) = self.link.as_mut() {
             link.responses += 1;
         }
+        let step = &self.plan.steps[flight.pending.step];
+        let expected = step.succeeds(status);
+        let captured = expected && capture(&self.plan, step, &mut flight);
+        let ok = expected && captured;
+        let (has_expect, ends) = (step.expect.is_some(), step.ends_scenario_on_failure());
         if flight.pending.warmup {
             self.report.warmup += 1;
         } else {
-            self.report.record_status(status);
+            self.report.record_response(status, ok);
             self.report.last_done = self.report.last_done.max(Some(now));
             self.report.request_time.record(elapsed);
             if let Some(first) = flight.first_byte {
                 self.report
                     .request_first_byte
                     .record(first.saturating_duration_since(flight.sent));
+            }
+            let stats = &mut self.report.steps[flight.pending.step];
+            stats.done += 1;
+            stats.latency.record(elapsed);
+            if ok {
+                stats.succeeded += 1;
+            } else {
+                stats.failed += 1;
+                stats.unexpected += u64::from(has_expect && !expected);
+                stats.uncaptured += u64::from(expected && !captured);
             }
         }
         if let Some(trace) = &self.plan.trace {
@@ -469,7 +525,9 @@ impl ClientApp {
             self.dump_slow(slot, &flight, elapsed, status);
         }
         let next = flight.pending.step + 1;
-        if next < self.plan.steps.len() && !self.plan.is_stopping() {
+        if !ok && ends {
+            self.skip_after(&flight.pending);
+        } else if next < self.plan.steps.len() && !self.plan.is_stopping() {
             self.carry.push_front(Pending {
                 step: next,
                 intended: now,
@@ -479,6 +537,22 @@ impl ClientApp {
             });
         }
         self.fill(now, conn);
+    }
+
+    /// A step failed what its scenario depends on: the scenario's later
+    /// steps are not sent, and count as skipped.
+    fn skip_after(&mut self, pending: &Pending) {
+        let rest = self.plan.steps.len() - pending.step - 1;
+        self.plan
+            .completed
+            .fetch_add(rest as u64, Ordering::Relaxed);
+        if pending.warmup {
+            return;
+        }
+        self.report.skipped += rest as u64;
+        for stats in &mut self.report.steps[pending.step + 1..] {
+            stats.skipped += 1;
+        }
     }
 
     fn dump_slow(&self, slot: usize, flight: &Flight, elapsed: Duration, status: u16) {
@@ -521,6 +595,16 @@ impl ClientApp {
         } else {
             self.report.record_error(timed_out);
             self.report.last_done = self.report.last_done.max(Some(now));
+            let stats = &mut self.report.steps[pending.step];
+            stats.done += 1;
+            stats.failed += 1;
+            stats.errored += 1;
+        }
+        // The scenario ends here in any case; a step its later steps
+        // depend on says so in the report (the others' count as lost, as
+        // they always did).
+        if self.plan.steps[pending.step].ends_scenario_on_failure() {
+            self.skip_after(&pending);
         }
     }
 
@@ -622,6 +706,45 @@ impl ClientApp {
     }
 }
 
+/// Runs the step's captures on its response into the instance's
+/// values; false when one found nothing.
+fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
+    if step.captures.is_empty() {
+        return true;
+    }
+    let json = step
+        .captures
+        .iter()
+        .any(|c| c.needs_body())
+        .then(|| serde_json::from_slice::<serde_json::Value>(&flight.body).ok())
+        .flatten();
+    let status = flight.status.unwrap_or(0);
+    for capture in &step.captures {
+        match capture.take(status, &flight.fields, json.as_ref()) {
+            Ok(value) => {
+                if let (Some(correlations), Some(clock), false) = (
+                    &plan.correlations,
+                    &flight.pending.clock,
+                    matches!(capture.source, super::capture::Source::Status),
+                ) {
+                    correlations.register([value.as_str()], clock);
+                }
+                flight.pending.values.set(&capture.symbol, value);
+            }
+            Err(missing) => {
+                if let Some(trace) = &plan.trace {
+                    trace.line(&format!(
+                        "CAPTURE[{}/{}]: {} not captured: {missing}",
+                        flight.pending.scenario, flight.pending.step, capture.symbol
+                    ));
+                }
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// `METHOD scheme://authority/path`, for dumps.
 fn target(head: &RequestHead) -> String {
     format!(
@@ -684,7 +807,7 @@ impl Application for ClientApp {
                     }
                     return;
                 }
-                let keep = self.plan.trace.is_some() || self.plan.slow.is_some();
+                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
                 if let Some(flight) = self
                     .by_stream
                     .get(&stream)
@@ -693,7 +816,8 @@ impl Application for ClientApp {
                     flight.first_byte.get_or_insert(now);
                     if !head.is_informational() {
                         flight.status = Some(head.status);
-                        if keep {
+                        let step = &self.plan.steps[flight.pending.step];
+                        if dumps || step.captures.iter().any(|c| c.needs_fields()) {
                             flight.fields = head.fields;
                         }
                     }
@@ -716,15 +840,23 @@ impl Application for ClientApp {
                     }
                     return;
                 }
-                let keep = self.plan.trace.is_some() || self.plan.slow.is_some();
+                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
                 if let Some(flight) = self
                     .by_stream
                     .get(&stream)
                     .and_then(|&s| self.slots[s].as_mut())
-                    && keep
-                    && flight.body.len() < DUMP_BODY_LIMIT
                 {
-                    flight.body.extend_from_slice(&data);
+                    let step = &self.plan.steps[flight.pending.step];
+                    let limit = if step.captures.iter().any(|c| c.needs_body()) {
+                        CAPTURE_BODY_LIMIT
+                    } else if dumps {
+                        DUMP_BODY_LIMIT
+                    } else {
+                        0
+                    };
+                    if flight.body.len() < limit {
+                        flight.body.extend_from_slice(&data);
+                    }
                 }
                 if end_stream {
                     self.complete(now, conn, stream);

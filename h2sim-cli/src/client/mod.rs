@@ -2,5 +2,9 @@
 //! and the application that runs them on each connection.
 
 pub mod app;
+pub mod capture;
+pub mod correlate;
+pub mod listener;
 pub mod scenario;
 pub mod symbol;
+pub mod token;

@@ -4,10 +4,11 @@
 use bytes::Bytes;
 use h2sim_proto::{HeaderField, RequestHead};
 
+use super::capture::{Capture, Expect};
 use super::symbol::Values;
 
 /// One request of a scenario.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Step {
     pub method: String,
     pub scheme: String,
@@ -15,9 +16,34 @@ pub struct Step {
     pub path: String,
     pub headers: Vec<HeaderField>,
     pub body: Bytes,
+    /// `--capture`: values taken from the response for the later steps.
+    pub captures: Vec<Capture>,
+    /// `--expect`: the statuses that count as this step's success.
+    pub expect: Option<Expect>,
 }
 
 impl Step {
+    /// Whether `status` is a success of this step: an expected status, or
+    /// without `--expect` a 2xx or 3xx as h2load counts.
+    pub fn succeeds(&self, status: u16) -> bool {
+        match &self.expect {
+            Some(expect) => expect.allows(status),
+            None => (200..400).contains(&status),
+        }
+    }
+
+    /// Whether a failure of this step ends its scenario: it was told what
+    /// to expect or to capture, so the later steps depend on it. (Steps
+    /// without either go on whatever the answer, as h2cli's did.)
+    pub fn ends_scenario_on_failure(&self) -> bool {
+        self.expect.is_some() || !self.captures.is_empty()
+    }
+
+    /// `METHOD path` (symbols unreplaced), naming the step in reports.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.method, self.path)
+    }
+
     /// The request of this step for one scenario. Symbols are replaced in
     /// the path, in header values (which h2simple drops instead), and in the
     /// body; a body without symbols is shared, not copied.
@@ -184,6 +210,7 @@ mod tests {
                 HeaderField::new("x-mdn", "__MDN__"),
             ],
             body: Bytes::from_static(b"{\"m\":\"__MDN__\"}"),
+            ..Step::default()
         };
         let values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
         let (head, body) = step.request(&values);
@@ -205,6 +232,7 @@ mod tests {
             path: "/".into(),
             headers: Vec::new(),
             body: Bytes::from_static(b"hello"),
+            ..Step::default()
         };
         let values = Values::new(&[], 0);
         let (head, _) = step.request(&values);

@@ -170,6 +170,20 @@ impl Values {
         )
     }
 
+    /// Sets a captured symbol for the later steps of this scenario
+    /// instance (a later capture of the same symbol replaces it).
+    pub fn set(&mut self, name: &str, value: String) {
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((name.to_owned(), value)),
+        }
+    }
+
+    /// The symbols' values, for correlating notifications.
+    pub fn values(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(_, v)| v.as_str())
+    }
+
     /// Replaces every symbol in `text`.
     pub fn apply(&self, text: &str) -> String {
         let mut out = text.to_owned();
@@ -262,5 +276,20 @@ mod tests {
         assert_eq!(v.apply_bytes(&plain).as_ptr(), plain.as_ptr(), "not copied");
         assert!(Symbol::parse("noequals").is_err());
         assert!(Symbol::parse("=%d").is_err());
+    }
+
+    /// Captured symbols join the scenario's values and replace like `-R`
+    /// ones; capturing a symbol again replaces its value.
+    #[test]
+    fn captured_values_substitute() {
+        let mut v = Values::new(&[Symbol::parse("__N__=%d").unwrap()], 3);
+        v.set("__SUB__", "sub-1".into());
+        assert_eq!(v.apply("/s/__SUB__/n/__N__"), "/s/sub-1/n/3");
+        v.set("__SUB__", "sub-2".into());
+        assert_eq!(
+            &v.apply_bytes(&Bytes::from_static(b"{\"id\":\"__SUB__\"}"))[..],
+            b"{\"id\":\"sub-2\"}"
+        );
+        assert_eq!(v.values().collect::<Vec<_>>(), ["3", "sub-2"]);
     }
 }

@@ -203,6 +203,64 @@ pub struct ClientFlags {
     /// Write the report as JSON (histograms mergeable with `h2sim merge`)
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
+    /// The steps from a scenario file (YAML or TOML; see
+    /// examples/README-client.md), instead of -m steps; the target is the
+    /// URI argument (scheme://host:port) or -s/-a
+    #[arg(long, value_name = "FILE", help_heading = "Run")]
+    pub scenario: Option<PathBuf>,
+    /// Serve notifications on this URL (http:// or https://ip:port) during
+    /// the run: answered 204 (or by --listen-rules), counted, and timed
+    /// from the request of the scenario whose value they carry
+    #[arg(long, value_name = "URL", help_heading = "Notifications")]
+    pub listen: Option<String>,
+    /// Answer notifications by these rules (the server's --rules file)
+    /// instead of 204
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "listen",
+        help_heading = "Notifications"
+    )]
+    pub listen_rules: Option<PathBuf>,
+    /// OAuth2 token endpoint (RFC 6749 client credentials, TS 33.501
+    /// §13.4.1), e.g. http://nrf:8080/oauth2/token: a token is fetched
+    /// before the run, renewed before it expires, and sent as
+    /// authorization: Bearer on every request
+    #[arg(long, value_name = "URL", help_heading = "OAuth2")]
+    pub token_url: Option<String>,
+    /// The token request's nfInstanceId (the client's id)
+    #[arg(
+        long,
+        visible_alias = "client-id",
+        value_name = "ID",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
+    pub nf_instance_id: Option<String>,
+    /// The token request's nfType (the requester's, e.g. AMF)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
+    pub nf_type: Option<String>,
+    /// The token request's targetNfType (e.g. UDM)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
+    pub target_nf_type: Option<String>,
+    /// The token request's scope (service names, e.g. nudm-sdm)
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        requires = "token_url",
+        help_heading = "OAuth2"
+    )]
+    pub scope: Option<String>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio, help_heading = "Runtime")]
     pub runtime: Runtime,

@@ -10,10 +10,12 @@ use h2sim_proto::HeaderField;
 use super::cli::{self, ClientFlags};
 use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
-use super::{H2simpleKey, Runtime, UsageError, header, usage};
+use super::{H2simpleKey, Runtime, UsageError, header, scenario_file, usage};
 use crate::body;
+use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, split_uri};
 use crate::client::symbol::Symbol;
+use crate::client::token::TokenSpec;
 
 /// Everything `h2sim client` was told.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +65,12 @@ pub struct ClientArgs {
     pub requests_per_connection: Option<u64>,
     /// `--keepalive DURATION`: the PING interval on an idle connection.
     pub keepalive: Option<Duration>,
+    /// `--listen URL`: serve notifications there during the run.
+    pub listen: Option<String>,
+    /// `--listen-rules FILE`: answer them by these rules, not 204.
+    pub listen_rules: Option<PathBuf>,
+    /// `--token-url` and its fields: fetch an OAuth2 token first.
+    pub token: Option<TokenSpec>,
 }
 
 /// The step grammar: `-m` opens a step, the others describe it; before the
@@ -139,6 +147,20 @@ const STEPS: &[Spec] = &[
         value: "N|Nk|Nm",
         help: "Body: generated JSON of exactly this size",
     },
+    Spec {
+        id: "capture",
+        short: None,
+        long: "capture",
+        value: "SYM=SOURCE",
+        help: "Take a value from the step's response into SYM for the later steps of its scenario: status, header:NAME, segment:NAME (last path segment, e.g. of location), json:/POINTER (RFC 6901); repeatable",
+    },
+    Spec {
+        id: "expect",
+        short: None,
+        long: "expect",
+        value: "STATUS",
+        help: "The statuses that count as the step's success (201, 200,204, 2xx); any other fails it and ends its scenario",
+    },
 ];
 
 /// `client`'s command: clap's options plus the step grammar.
@@ -159,6 +181,8 @@ struct Draft {
     path: Option<String>,
     headers: Vec<HeaderField>,
     body: Option<Bytes>,
+    captures: Vec<Capture>,
+    expect: Option<Expect>,
 }
 
 impl Draft {
@@ -170,6 +194,8 @@ impl Draft {
             && self.path.is_none()
             && self.headers.is_empty()
             && self.body.is_none()
+            && self.captures.is_empty()
+            && self.expect.is_none()
     }
 
     fn finish(
@@ -213,6 +239,8 @@ impl Draft {
             path,
             headers: self.headers,
             body: self.body.unwrap_or_default(),
+            captures: self.captures,
+            expect: self.expect,
         })
     }
 }
@@ -281,7 +309,26 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         reconnect_max: flags.reconnect_max,
         requests_per_connection: flags.requests_per_connection,
         keepalive: flags.keepalive,
+        listen: flags.listen,
+        listen_rules: flags.listen_rules.map(|p| dir.join(p)),
+        token: None,
     };
+    if let Some(url) = &opts.listen {
+        let (_, _, path) = split_uri(url).map_err(|e| usage(format!("--listen {e}")))?;
+        if path != "/" {
+            return Err(usage(format!(
+                "--listen {url:?}: a listener is scheme://ip:port"
+            )));
+        }
+    }
+    if let Some(url) = &flags.token_url {
+        let mut spec = TokenSpec::parse(url).map_err(|e| usage(format!("--token-url {e}")))?;
+        spec.nf_instance_id = flags.nf_instance_id;
+        spec.nf_type = flags.nf_type;
+        spec.target_nf_type = flags.target_nf_type;
+        spec.scope = flags.scope;
+        opts.token = Some(spec);
+    }
     for url in &flags.servers {
         let (scheme, authority, path) =
             split_uri(url).map_err(|e| usage(format!("--server {e}")))?;
@@ -307,7 +354,15 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             }
         }
     }
-    opts.steps = steps(&grammar::ordered(matches, STEPS), &flags.target, dir)?;
+    let occurrences = grammar::ordered(matches, STEPS);
+    opts.steps = match &flags.scenario {
+        Some(file) => {
+            let scenario = scenario_file::load(&dir.join(file))?;
+            opts.symbols.extend(scenario.symbols);
+            file_steps(&occurrences, &flags.target, scenario.steps)?
+        }
+        None => steps(&occurrences, &flags.target, dir)?,
+    };
     let first = &opts.steps[0];
     if opts
         .servers
@@ -362,6 +417,69 @@ fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
     }
 }
 
+/// `--scenario`'s steps, aimed at the positional URI (`scheme://host:port`)
+/// or `-s`/`-a`, the only step options it takes.
+fn file_steps(
+    occurrences: &[Occurrence],
+    uris: &[String],
+    file: Vec<scenario_file::FileStep>,
+) -> Result<Vec<Step>, UsageError> {
+    let (mut default_scheme, mut default_authority) = (None, None);
+    for Occurrence { id, flag, value } in occurrences {
+        match *id {
+            "scheme" => default_scheme = Some(value.to_ascii_lowercase()),
+            "authority" => {
+                check_authority(flag, value)?;
+                default_authority = Some(value.clone());
+            }
+            _ => {
+                return Err(usage(format!(
+                    "{flag}: the steps come from --scenario (only -s and -a go with it)"
+                )));
+            }
+        }
+    }
+    match uris {
+        [] => {}
+        [uri] => {
+            let (scheme, authority, path) = split_uri(uri).map_err(usage)?;
+            if path != "/" {
+                return Err(usage(format!(
+                    "{uri:?}: with --scenario the URI is the target, scheme://host:port"
+                )));
+            }
+            default_scheme = Some(scheme);
+            default_authority = Some(authority);
+        }
+        [_, extra, ..] => {
+            return Err(usage(format!(
+                "unexpected argument {extra:?}: give one target URI"
+            )));
+        }
+    }
+    file.into_iter()
+        .map(|step| {
+            let uri = step
+                .uri
+                .as_deref()
+                .map(split_uri)
+                .transpose()
+                .map_err(|e| usage(format!("--scenario: {e}")))?;
+            Draft {
+                method: Some(step.method),
+                uri,
+                path: step.path,
+                headers: step.headers,
+                body: step.body,
+                captures: step.captures,
+                expect: step.expect,
+                ..Draft::default()
+            }
+            .finish(&default_scheme, &default_authority)
+        })
+        .collect()
+}
+
 /// Replays the step grammar in order; `uris` are the positional arguments.
 /// `-f` files are read from `dir`.
 fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<Step>, UsageError> {
@@ -396,6 +514,13 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
             "hex" => draft.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
             "file" => {
                 draft.body = Some(body::file(&dir.join(value)).map_err(|e| usage(e.to_string()))?)
+            }
+            "capture" => draft
+                .captures
+                .push(Capture::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?),
+            "expect" => {
+                draft.expect =
+                    Some(Expect::parse(&value).map_err(|e| usage(format!("{flag} {e}")))?)
             }
             _ => draft.body = Some(body::sized(&value).map_err(|e| usage(e.to_string()))?),
         }
@@ -621,6 +746,100 @@ mod tests {
                 .0
                 .contains("at least 1")
         );
+    }
+
+    /// `--capture` and `--expect` describe the step they follow; bad
+    /// ones are bad options naming the flag.
+    #[test]
+    fn captures_and_expectations() {
+        let o = parse(args(&[
+            "-a",
+            "h:80",
+            "-m",
+            "POST",
+            "-p",
+            "/s",
+            "--expect",
+            "201",
+            "--capture",
+            "__ID__=segment:location",
+            "-m",
+            "DELETE",
+            "-p",
+            "/s/__ID__",
+        ]))
+        .unwrap();
+        assert_eq!(o.steps[0].captures.len(), 1);
+        assert!(o.steps[0].expect.is_some() && o.steps[1].expect.is_none());
+        assert!(o.steps[0].ends_scenario_on_failure());
+        assert!(!o.steps[1].ends_scenario_on_failure());
+        let err = |a: &[&str]| parse(args(a)).unwrap_err().0;
+        assert!(err(&["-m", "GET", "-u", "http://h/", "--expect", "abc"]).starts_with("--expect "));
+        assert!(
+            err(&["-m", "GET", "-u", "http://h/", "--capture", "X=body"]).starts_with("--capture ")
+        );
+        assert!(err(&["--listen", "http://127.0.0.1:1/x", "http://h/"]).starts_with("--listen "));
+        assert!(err(&["--token-url", "nrf/token", "http://h/"]).starts_with("--token-url "));
+        assert!(err(&["--scope", "s", "http://h/"]).contains("--token-url"));
+        let o = parse(args(&[
+            "--token-url",
+            "http://nrf:80/oauth2/token",
+            "--client-id",
+            "id-1",
+            "--nf-type",
+            "AMF",
+            "http://h/",
+        ]))
+        .unwrap();
+        let token = o.token.unwrap();
+        assert_eq!(
+            (
+                token.path.as_str(),
+                token.nf_instance_id.as_deref(),
+                token.nf_type.as_deref()
+            ),
+            ("/oauth2/token", Some("id-1"), Some("AMF"))
+        );
+    }
+
+    /// `--scenario FILE`: the steps from YAML or TOML, aimed at the URI
+    /// argument; `-m` steps with it are refused.
+    #[test]
+    fn scenario_files() {
+        let dir = std::env::temp_dir().join(format!("h2sim-scenario-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("s.yaml"),
+            "replace: { __N__: \"%03d\" }\nstep:\n  - method: POST\n    path: /s/__N__\n    headers: { content-type: application/json }\n    text: '{}'\n    expect: 201\n    capture: { __ID__: \"json:/id\" }\n  - method: DELETE\n    path: /s/__ID__\n    expect: \"2xx\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("s.toml"),
+            "[[step]]\nmethod = \"GET\"\nuri = \"http://h:1/x\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("bad.yaml"),
+            "step:\n  - method: GET\n    path: /x\n    expct: 200\n",
+        )
+        .unwrap();
+        let o = parse_in(args(&["--scenario", "s.yaml", "http://nrf:8080"]), &dir).unwrap();
+        assert_eq!(o.steps.len(), 2);
+        assert_eq!(o.steps[0].authority, "nrf:8080");
+        assert_eq!(o.steps[0].captures[0].symbol, "__ID__");
+        assert!(o.steps[1].succeeds(204) && !o.steps[1].succeeds(404));
+        assert_eq!(o.symbols[0].name, "__N__");
+        let o = parse_in(args(&["--scenario", "s.toml"]), &dir).unwrap();
+        assert_eq!(o.steps[0].path, "/x");
+        let err = |a: &[&str]| parse_in(args(a), &dir).unwrap_err().0;
+        assert!(err(&["--scenario", "bad.yaml", "http://h:1"]).contains("expct"));
+        assert!(err(&["--scenario", "s.yaml"]).contains("no target"));
+        assert!(
+            err(&["--scenario", "s.yaml", "-m", "GET", "http://h:1"]).contains("only -s and -a")
+        );
+        assert!(err(&["--scenario", "s.yaml", "http://h:1/path"]).contains("scheme://host:port"));
+        assert!(err(&["--scenario", "none.yaml", "http://h:1"]).starts_with("--scenario "));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// clap's errors come out as one line naming the option.

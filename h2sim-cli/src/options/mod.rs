@@ -10,6 +10,7 @@ pub mod client;
 mod examples;
 pub mod grammar;
 mod rules_file;
+mod scenario_file;
 pub mod server;
 pub mod tls;
 

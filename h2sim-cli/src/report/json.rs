@@ -7,7 +7,7 @@ use std::time::Duration;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde_json::{Value, json};
 
-use super::{Latency, Report};
+use super::{Latency, Notifications, Report, StepStats};
 
 fn encode(latency: &Latency) -> String {
     let mut bytes = Vec::new();
@@ -47,8 +47,56 @@ fn latency_json(latency: &Latency) -> Value {
     })
 }
 
+/// One step's figures as JSON.
+fn step_json(s: &StepStats) -> Value {
+    json!({
+        "label": s.label,
+        "started": s.started,
+        "done": s.done,
+        "succeeded": s.succeeded,
+        "failed": s.failed,
+        "unexpected_status": s.unexpected,
+        "capture_failed": s.uncaptured,
+        "errored": s.errored,
+        "skipped": s.skipped,
+        "latency": latency_json(&s.latency),
+    })
+}
+
+fn step_from_json(v: &Value) -> Option<StepStats> {
+    let n = |key: &str| v[key].as_u64().unwrap_or(0);
+    Some(StepStats {
+        label: v["label"].as_str().unwrap_or_default().to_owned(),
+        started: n("started"),
+        done: n("done"),
+        succeeded: n("succeeded"),
+        failed: n("failed"),
+        unexpected: n("unexpected_status"),
+        uncaptured: n("capture_failed"),
+        errored: n("errored"),
+        skipped: n("skipped"),
+        latency: decode(v["latency"]["histogram"].as_str()?)?,
+    })
+}
+
 /// The report as a JSON document.
 pub fn to_json(report: &Report) -> Value {
+    let mut doc = core_json(report);
+    if report.show_steps {
+        doc["steps"] = report.steps.iter().map(step_json).collect();
+    }
+    if let Some(n) = &report.notifications {
+        doc["notifications"] = json!({
+            "received": n.received,
+            "correlated": n.correlated,
+            "delay": latency_json(&n.delay),
+        });
+    }
+    doc
+}
+
+/// The figures every report has.
+fn core_json(report: &Report) -> Value {
     let t = &report.traffic;
     let [c1, c2, c3, c4, c5] = report.status_classes();
     let codes: serde_json::Map<String, Value> = report
@@ -70,6 +118,7 @@ pub fn to_json(report: &Report) -> Value {
             "timeout": report.timed_out,
             "retried": report.retried,
             "lost": report.lost(),
+            "skipped": report.skipped,
             "warmup": report.warmup,
             "missed": report.missed,
         },
@@ -124,6 +173,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
         retried: n(&r["retried"]),
         warmup: n(&r["warmup"]),
         missed: n(&r["missed"]),
+        skipped: n(&r["skipped"]),
         pushes: n(&value["pushes"]),
         connections: n(&value["connections"]),
         reconnects: n(&value["reconnects"]),
@@ -153,6 +203,17 @@ pub fn from_json(value: &Value) -> Option<Report> {
     report.connect_time = decode(l["connect"]["histogram"].as_str()?)?;
     report.first_byte = decode(l["first_byte"]["histogram"].as_str()?)?;
     report.request_first_byte = decode(l["request_first_byte"]["histogram"].as_str()?)?;
+    if let Some(steps) = value.get("steps").and_then(Value::as_array) {
+        report.steps = steps.iter().map(step_from_json).collect::<Option<_>>()?;
+        report.show_steps = true;
+    }
+    if let Some(n) = value.get("notifications") {
+        report.notifications = Some(Notifications {
+            received: n["received"].as_u64().unwrap_or(0),
+            correlated: n["correlated"].as_u64().unwrap_or(0),
+            delay: decode(n["delay"]["histogram"].as_str()?)?,
+        });
+    }
     Some(report)
 }
 
@@ -205,6 +266,63 @@ mod tests {
         }
         assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
         assert_eq!(base64_encode(b"fo"), "Zm8=");
+    }
+
+    /// Per-step figures and notifications go through JSON and merge step
+    /// by step (`h2sim merge`); a report without them has no such keys.
+    #[test]
+    fn steps_and_notifications_merge() {
+        let run = |ms: u64| {
+            let mut r = Report {
+                show_steps: true,
+                skipped: 1,
+                steps: vec![
+                    StepStats::new("POST /s".into()),
+                    StepStats::new("DELETE /s/__ID__".into()),
+                ],
+                notifications: Some(Notifications::default()),
+                ..Report::default()
+            };
+            r.steps[0].started = 2;
+            r.steps[0].done = 2;
+            r.steps[0].succeeded = 1;
+            r.steps[0].failed = 1;
+            r.steps[0].unexpected = 1;
+            r.steps[0].latency.record(Duration::from_millis(ms));
+            r.steps[1].skipped = 1;
+            if let Some(n) = r.notifications.as_mut() {
+                n.received = 3;
+                n.correlated = 2;
+                n.delay.record(Duration::from_millis(ms));
+            }
+            from_json(&to_json(&r)).unwrap()
+        };
+        let mut merged = run(1);
+        merged.merge(&run(50));
+        assert_eq!(merged.steps.len(), 2);
+        assert_eq!(merged.steps[0].label, "POST /s");
+        assert_eq!(
+            (
+                merged.steps[0].done,
+                merged.steps[0].unexpected,
+                merged.steps[1].skipped
+            ),
+            (4, 2, 2)
+        );
+        assert_eq!(merged.steps[0].latency.count(), 2);
+        assert!(merged.steps[0].latency.percentile(100.0) >= Duration::from_millis(49));
+        assert_eq!(merged.skipped, 2);
+        let n = merged.notifications.as_ref().unwrap();
+        assert_eq!((n.received, n.correlated, n.delay.count()), (6, 4, 2));
+        let text = merged.render();
+        assert!(text.contains("  2 DELETE /s/__ID__: 0 started"), "{text}");
+        assert!(
+            text.contains("notifications: 6 received, 4 correlated"),
+            "{text}"
+        );
+        let plain = to_json(&Report::default());
+        assert!(plain.get("steps").is_none() && plain.get("notifications").is_none());
+        assert!(!Report::default().render().contains("steps:"));
     }
 
     #[test]

@@ -5,9 +5,11 @@
 
 mod json;
 mod latency;
+mod steps;
 
 pub use json::{from_json, to_json};
 pub use latency::Latency;
+pub use steps::{Notifications, StepStats};
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -70,6 +72,15 @@ pub struct Report {
     pub elapsed: Duration,
     /// When the last request ended (the run's clock stops there); not in JSON.
     pub last_done: Option<Instant>,
+    /// Requests never sent because an earlier step of their scenario
+    /// failed (`--expect`, `--capture`): not done, not lost.
+    pub skipped: u64,
+    /// Per step, in scenario order; shown (and in JSON) when the scenario
+    /// has several steps or a step expects or captures.
+    pub steps: Vec<StepStats>,
+    pub show_steps: bool,
+    /// `--listen`: the notifications received.
+    pub notifications: Option<Notifications>,
 }
 
 impl Report {
@@ -102,13 +113,27 @@ impl Report {
         self.connection_rps.extend_from_slice(&other.connection_rps);
         self.elapsed = self.elapsed.max(other.elapsed);
         self.last_done = self.last_done.max(other.last_done);
+        self.skipped += other.skipped;
+        steps::merge_steps(&mut self.steps, &other.steps);
+        self.show_steps |= other.show_steps;
+        if let Some(theirs) = &other.notifications {
+            self.notifications
+                .get_or_insert_with(Notifications::default)
+                .merge(theirs);
+        }
     }
 
-    /// Counts one final response.
+    /// Counts one final response (a success if 2xx or 3xx, as h2load).
+    #[cfg(test)]
     pub fn record_status(&mut self, status: u16) {
+        self.record_response(status, (200..400).contains(&status));
+    }
+
+    /// Counts one final response that was (`ok`) or was not a success.
+    pub fn record_response(&mut self, status: u16, ok: bool) {
         *self.status_codes.entry(status).or_default() += 1;
         self.done += 1;
-        if (200..400).contains(&status) {
+        if ok {
             self.succeeded += 1;
         } else {
             self.failed += 1;
@@ -138,7 +163,8 @@ impl Report {
     /// Requests asked for that never ended: not sent, or in flight when the
     /// run stopped.
     pub fn lost(&self) -> u64 {
-        self.total.map_or(0, |t| t.saturating_sub(self.done))
+        self.total
+            .map_or(0, |t| t.saturating_sub(self.done + self.skipped))
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
@@ -245,6 +271,12 @@ impl Report {
             megabytes(t.bytes_sent as f64),
             t.bytes_sent
         );
+        if self.show_steps {
+            steps::render_steps(&mut out, &self.steps);
+        }
+        if let Some(notifications) = &self.notifications {
+            steps::render_notifications(&mut out, notifications);
+        }
         if self.window_grown_to > 0 {
             let _ = writeln!(
                 out,

@@ -7,10 +7,13 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::config::config_with;
+use super::token::Renewal;
 use crate::client::app::{ClientApp, Plan};
-use crate::options::UsageError;
+use crate::client::correlate::Correlations;
+use crate::client::listener::Inbox;
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
+use crate::options::{UsageError, usage};
 use crate::report::Report;
 use crate::trace::{self, Trace};
 
@@ -32,6 +35,10 @@ pub struct ClientParts {
     pub started: Instant,
     /// Requests the run was asked for, when it has a count.
     pub expected: Option<u64>,
+    /// `--listen`: what the notification server saw.
+    pub inbox: Option<Arc<Inbox>>,
+    /// `--token-url`: kept for its drop, which ends the renewals.
+    pub _renewal: Option<Renewal>,
 }
 
 /// `bench`: the client runs inside `h2sim bench`, which prints its own
@@ -77,6 +84,25 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     plan.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    let inbox = args.listen.as_ref().map(|_| {
+        let correlations = Arc::new(Correlations::new(started));
+        plan.correlations = Some(correlations.clone());
+        Arc::new(Inbox::new(correlations))
+    });
+    let renewal = match &args.token {
+        Some(spec) => {
+            let tls = if spec.scheme == "https" {
+                Some(client_tls(&args.tls)?)
+            } else {
+                None
+            };
+            let renewal = super::token::start(spec.clone(), tls, args.http1)
+                .map_err(|e| usage(format!("--token-url {}: {e}", spec.origin())))?;
+            plan.bearer = Some(renewal.bearer.clone());
+            Some(renewal)
+        }
+        None => None,
+    };
     Ok(ClientParts {
         plan: Arc::new(plan),
         config,
@@ -84,6 +110,8 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
         targets,
         started,
         expected: args.count.map(|c| c * args.steps.len() as u64),
+        inbox,
+        _renewal: renewal,
     })
 }
 
@@ -172,6 +200,7 @@ pub fn finish_client(
         }
     }
     report.total = parts.expected.map(|e| e.saturating_sub(report.warmup));
+    report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     // The clock stops at the last response, not when the peers closed.
     let from = parts.started + args.warmup.unwrap_or_default();
     report.elapsed = report

@@ -5,5 +5,7 @@
 
 pub mod client;
 pub mod config;
+pub mod listen;
 pub mod output;
 pub mod server;
+pub mod token;

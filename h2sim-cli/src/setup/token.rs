@@ -1,0 +1,108 @@
+//! `--token-url`: the token fetched before the run and renewed during it.
+//! One thread of its own runs the requests (on a current-thread tokio
+//! runtime through the adapter's `fetch`, whichever runtime drives the
+//! run's connections): a token request every three quarters of a
+//! lifetime does not belong on the hot path of either runtime.
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
+use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest};
+
+use crate::client::token::{Bearer, Grant, TokenError, TokenSpec, parse_grant};
+
+/// The run's token; dropping it stops the renewals.
+pub struct Renewal {
+    pub bearer: Arc<Bearer>,
+    _stop: mpsc::Sender<()>,
+}
+
+/// How long to wait before asking again after a failed renewal (the old
+/// token is kept meanwhile).
+const RETRY: Duration = Duration::from_secs(1);
+
+/// Fetches the first token (an error if none comes), then renews it in
+/// the background until the `Renewal` is dropped.
+pub fn start(
+    spec: TokenSpec,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    http1: bool,
+) -> Result<Renewal, TokenError> {
+    let (first_tx, first_rx) = mpsc::channel();
+    let (stop, stopped) = mpsc::channel::<()>();
+    std::thread::Builder::new()
+        .name("h2sim-token".into())
+        .spawn(move || {
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = first_tx.send(Err(TokenError::Transport(e.to_string())));
+                    return;
+                }
+            };
+            let fetch = || runtime.block_on(fetch(&spec, tls.clone(), http1));
+            let grant = fetch();
+            let mut wait = grant.as_ref().ok().and_then(Grant::renew_after);
+            let bearer = grant.map(|g| Arc::new(Bearer::new(&g)));
+            let _ = first_tx.send(bearer.clone());
+            let Ok(bearer) = bearer else { return };
+            while let Some(after) = wait {
+                match stopped.recv_timeout(after) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                wait = match fetch() {
+                    Ok(grant) => {
+                        bearer.renew(&grant);
+                        grant.renew_after()
+                    }
+                    Err(e) => {
+                        eprintln!("h2sim client: --token-url {}: renewal {e}", spec.origin());
+                        Some(RETRY)
+                    }
+                };
+            }
+        })
+        .map_err(|e| TokenError::Transport(e.to_string()))?;
+    let bearer = first_rx
+        .recv()
+        .map_err(|_| TokenError::Transport("the token thread ended".into()))??;
+    Ok(Renewal {
+        bearer,
+        _stop: stop,
+    })
+}
+
+async fn fetch(
+    spec: &TokenSpec,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    http1: bool,
+) -> Result<Grant, TokenError> {
+    let (head, body) = spec.request();
+    let options = ClientOptions {
+        protocol: if http1 {
+            ClientProtocol::Http1
+        } else {
+            ClientProtocol::Http2
+        },
+        tls,
+        ..ClientOptions::default()
+    };
+    let outcomes = h2sim_tokio::fetch(
+        &spec.origin(),
+        options,
+        1,
+        vec![FetchRequest { head, body }],
+    )
+    .await
+    .map_err(|e| TokenError::Transport(e.to_string()))?;
+    match outcomes.into_iter().next() {
+        Some(Ok(response)) => parse_grant(response.head.status, &response.body),
+        Some(Err(e)) => Err(TokenError::Transport(e.to_string())),
+        None => Err(TokenError::Transport("no response".into())),
+    }
+}
