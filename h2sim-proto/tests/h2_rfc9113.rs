@@ -92,17 +92,27 @@ fn assert_stream_error(peer: &mut RawPeer, stream: u32, reason: Reason) {
     );
 }
 
+/// §3.4: "Clients and servers MUST treat an invalid connection preface as
+/// a connection error (Section 5.4.1) of type PROTOCOL_ERROR." The GOAWAY
+/// MAY be omitted; we send it after our SETTINGS, so an HTTP/1.1 client at
+/// an HTTP/2-only listener hears why.
 #[test]
-fn s3_4_invalid_preface_closes_without_a_response() {
+fn s3_4_invalid_preface_is_goaway_protocol_error() {
     let mut peer = RawPeer::server(Config::default());
     peer.frames(); // our SETTINGS
     peer.send_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     let frames = peer.frames();
-    assert!(
-        goaway(&frames).is_none(),
-        "garbage gets no GOAWAY: {frames:?}"
-    );
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
+    assert_eq!(g.last_stream_id, sid(0));
     assert!(peer.conn.is_closed());
+    assert!(matches!(
+        peer.conn.error(),
+        Some(ConnectionError::Local {
+            violation: Violation::BadPreface,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -1089,6 +1099,45 @@ fn s8_1_1_pushed_response_shorter_than_its_content_length_resets_only_the_push()
         events
             .iter()
             .any(|e| matches!(e, Event::Response { stream, .. } if *stream == sid(4))),
+        "{events:?}"
+    );
+}
+
+/// A plain listener's two modes (`ServerOptions::plain_protocol`): HTTP/2
+/// only answers an HTTP/1.1 request with SETTINGS and GOAWAY(PROTOCOL_ERROR)
+/// (RFC 9113 §3.4, "the connection preface ... MUST be ... the string
+/// PRI * HTTP/2.0"), detection (the default) with an HTTP/1.1 response.
+#[test]
+fn s3_4_http2_only_listener_refuses_http1_detection_answers_it() {
+    use h2sim_proto::Protocol;
+    use h2sim_proto::host::info::server_connection;
+    let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    let now = std::time::Instant::now();
+
+    let mut only = server_connection(Some(Protocol::Http2), Config::default(), now);
+    let mut input = bytes::BytesMut::from(&request[..]);
+    only.handle_input(now, &mut input);
+    let mut out = bytes::BytesMut::new();
+    while let Some(chunk) = only.poll_transmit(now) {
+        out.extend_from_slice(&chunk);
+    }
+    let frames =
+        support::decode_frames(&mut h2sim_proto::frame::FrameDecoder::new(16_384), &mut out);
+    assert!(
+        matches!(frames.first(), Some(Frame::Settings(s)) if !s.ack),
+        "{frames:?}"
+    );
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
+    assert!(only.is_closed());
+
+    let mut detect = server_connection(None, Config::default(), now);
+    let mut input = bytes::BytesMut::from(&request[..]);
+    detect.handle_input(now, &mut input);
+    assert_eq!(detect.protocol(), Some(Protocol::Http1));
+    let events: Vec<Event> = std::iter::from_fn(|| detect.poll_event()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Request { .. })),
         "{events:?}"
     );
 }

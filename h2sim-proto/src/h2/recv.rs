@@ -49,13 +49,13 @@ impl Session {
         if !self.preface_received {
             let n = input.len().min(PREFACE.len());
             if input[..n] != PREFACE[..n] {
-                // §3.4: not HTTP/2 at all, so no GOAWAY is owed to it.
+                // §3.4: a connection error of type PROTOCOL_ERROR. The
+                // GOAWAY "MAY be omitted", but a peer that meant HTTP/2
+                // and got the preface wrong (or an HTTP/1.1 client at an
+                // HTTP/2-only listener) learns why from it, as nghttpd's
+                // answer tells it: our SETTINGS, then GOAWAY.
                 input.clear();
-                let error = crate::error::ConnectionError::Local {
-                    reason: Reason::PROTOCOL_ERROR,
-                    violation: Violation::BadPreface,
-                };
-                self.close(Some(error.clone()), crate::close::CloseCause::Error(error));
+                self.connection_error(Reason::PROTOCOL_ERROR, Violation::BadPreface);
                 return;
             }
             if n < PREFACE.len() {
