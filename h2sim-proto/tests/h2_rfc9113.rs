@@ -1141,3 +1141,126 @@ fn s3_4_http2_only_listener_refuses_http1_detection_answers_it() {
         "{events:?}"
     );
 }
+
+/// The client's answers to what came with its last response: a PING ACK
+/// (RFC 9113 §6.7: "Receivers of a PING frame that does not include an
+/// ACK flag MUST send a PING frame with the ACK flag set in response") and
+/// a SETTINGS ACK (§6.5.3: "Upon receiving ... SETTINGS ... the recipient
+/// MUST immediately emit a SETTINGS frame with the ACK flag set").
+fn assert_answered_first(frames: &[Frame], ping: [u8; 8]) {
+    let ack_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Ping(p) if p.ack && p.payload == ping))
+        .unwrap_or_else(|| panic!("no PING ACK for {ping:?} in {frames:?}"));
+    let settings_ack_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Settings(s) if s.ack))
+        .unwrap_or_else(|| panic!("no SETTINGS ACK in {frames:?}"));
+    // A peer waiting for "the next PING" (or SETTINGS) must not meet one
+    // of ours without the ACK flag first.
+    let own_ping_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Ping(p) if !p.ack));
+    let own_settings_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Settings(s) if !s.ack));
+    assert!(own_ping_at.is_none_or(|own| ack_at < own), "{frames:?}");
+    assert!(
+        own_settings_at.is_none_or(|own| settings_ack_at < own),
+        "{frames:?}"
+    );
+}
+
+/// A client with request 1 sent and answered by the raw peer in one
+/// write: `before` frames, the response, then a PING and a SETTINGS.
+fn client_answered(before: Vec<Frame>, ping: [u8; 8]) -> RawPeer {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    let status = peer.block(&[(":status", "200")]);
+    let mut frames = before;
+    frames.push(headers(1, status, true));
+    frames.push(Frame::Ping(Ping {
+        ack: false,
+        payload: ping,
+    }));
+    frames.push(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::MaxConcurrentStreams(10)],
+    }));
+    let mut bytes = bytes::BytesMut::new();
+    for frame in frames {
+        frame.encode(&mut bytes);
+    }
+    peer.send_bytes(&bytes);
+    peer
+}
+
+/// A client that goes away as soon as its last response is in (what
+/// `h2sim client` does at the end of a run) still acknowledges the PING
+/// and SETTINGS that came behind that response, before its own shutdown
+/// PING (§6.7, §6.5.3, §6.8).
+#[test]
+fn s6_7_client_ending_after_its_last_response_acks_the_peer_first() {
+    let ping = *b"peer-png";
+    let mut peer = client_answered(Vec::new(), ping);
+    assert!(peer.events().iter().any(|e| matches!(
+        e,
+        Event::Response {
+            end_stream: true,
+            ..
+        }
+    )));
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    assert_answered_first(&frames, ping);
+    // And a PING behind the peer's answer to our shutdown PING, which
+    // ends the connection, is still acknowledged.
+    let ours = frames
+        .iter()
+        .find_map(|f| match f {
+            Frame::Ping(p) if !p.ack => Some(p.payload),
+            _ => None,
+        })
+        .expect("the shutdown PING");
+    let mut bytes = bytes::BytesMut::new();
+    for frame in [
+        Frame::Ping(Ping {
+            ack: true,
+            payload: ours,
+        }),
+        Frame::Ping(Ping {
+            ack: false,
+            payload: *b"late-png",
+        }),
+        Frame::Settings(Settings {
+            ack: false,
+            values: vec![],
+        }),
+    ] {
+        frame.encode(&mut bytes);
+    }
+    peer.send_bytes(&bytes);
+    let frames = peer.frames();
+    assert_answered_first(&frames, *b"late-png");
+    assert!(peer.conn.is_closed());
+}
+
+/// The server went away first: the client's last response ends the
+/// connection (nothing more may be asked), and the PING and SETTINGS
+/// written behind that response are still acknowledged (§6.7, §6.5.3).
+#[test]
+fn s6_7_client_closed_by_its_last_response_still_acks_the_peer() {
+    let ping = *b"peer-png";
+    let goaway = Frame::GoAway(GoAway {
+        last_stream_id: sid(1),
+        reason: Reason::NO_ERROR,
+        debug_data: Bytes::new(),
+    });
+    let mut peer = client_answered(vec![goaway], ping);
+    let frames = peer.frames();
+    assert_answered_first(&frames, ping);
+    assert!(peer.conn.is_closed());
+}

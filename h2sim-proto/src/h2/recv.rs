@@ -91,7 +91,26 @@ impl Session {
             }
         }
         if self.closed {
+            if self.error.is_none() {
+                self.answer_behind_close(now, input);
+            }
             input.clear();
+        }
+    }
+
+    /// A graceful end reached inside the input (the last response in after
+    /// the peer's GOAWAY, the answer to our shutdown PING) leaves the frames
+    /// behind it unread, and a PING or SETTINGS among them is still owed
+    /// its ACK (§6.7, §6.5.3 "MUST immediately emit"): a peer that wrote
+    /// them with its last frames waits for the answers. Nothing else there
+    /// matters to a closed connection. The ACK-flood bound still applies.
+    fn answer_behind_close(&mut self, now: Instant, input: &mut BytesMut) {
+        while let Ok(Some(frame)) = self.decoder.decode(input) {
+            match frame {
+                Frame::Ping(p) if !p.ack => self.recv_ping(now, p),
+                Frame::Settings(s) if !s.ack => self.recv_settings(s),
+                _ => {}
+            }
         }
     }
 
