@@ -12,7 +12,10 @@ use h2sim_proto::frame::{
     Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
     StreamId, WindowUpdate,
 };
-use h2sim_proto::{Config, ConnectionError, Event, Limits, Reason, ResponseHead, Violation};
+use h2sim_proto::hpack::HeaderField;
+use h2sim_proto::{
+    Config, ConnectionError, Event, Limits, Reason, ResponseHead, UserError, Violation,
+};
 use support::{GET, RawPeer};
 
 fn sid(n: u32) -> StreamId {
@@ -806,18 +809,60 @@ fn limit_empty_data_flood_ends_with_enhance_your_calm() {
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
 
-#[test]
-fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
-    let mut peer = server_with(Config {
-        max_header_list_size: 200,
-        ..Config::default()
-    });
+/// A server whose limit is 200 bytes, and a request field section above it.
+fn too_large_request(peer: &mut RawPeer) -> Bytes {
     let long = "v".repeat(300);
     let mut fields = GET.to_vec();
     fields.push(("x-long", &long));
-    let block = peer.block(&fields);
+    peer.block(&fields)
+}
+
+fn small_limit_server() -> RawPeer {
+    server_with(Config {
+        max_header_list_size: 200,
+        ..Config::default()
+    })
+}
+
+/// The `:status` of the response HEADERS on `stream` among `frames`, and
+/// whether it ended the stream.
+fn response_status(peer: &mut RawPeer, frames: &[Frame], stream: u32) -> Option<(String, bool)> {
+    frames.iter().find_map(|f| match f {
+        Frame::Headers(h) if h.stream_id == sid(stream) => {
+            let fields = peer.decode_block(&h.fragment);
+            let status = fields.iter().find(|f| &f.name[..] == b":status")?;
+            Some((
+                String::from_utf8_lossy(&status.value).into_owned(),
+                h.end_stream,
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// §10.5.1: "A server that receives a larger header section than it is
+/// willing to handle can send an HTTP 431 (Request Header Fields Too Large)
+/// status code". The block was decoded, so the HPACK context stayed in step
+/// and the stream gets a complete 431 response, not only a RST_STREAM.
+#[test]
+fn s10_5_1_header_list_above_our_limit_gets_431_for_that_stream_only() {
+    let mut peer = small_limit_server();
+    let block = too_large_request(&mut peer);
     peer.send(headers(1, block, true));
-    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("431".to_owned(), true)),
+        "{frames:?}"
+    );
+    assert!(
+        !frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    // The application never hears of it.
+    assert!(peer.events().is_empty());
     // The HPACK context stayed in step: the next request decodes fine.
     open(&mut peer, 3, true);
     let events = peer.events();
@@ -827,6 +872,41 @@ fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
             .any(|e| matches!(e, Event::Request { stream, .. } if *stream == sid(3))),
         "{events:?}"
     );
+}
+
+/// A too-large request with a body to come: the 431 ends our side, the body
+/// is dropped (its window returned), and RST_STREAM(NO_ERROR) after the
+/// complete response asks the client to stop sending (§8.1: "a server MAY
+/// request that the client abort transmission of a request without error by
+/// sending a RST_STREAM with an error code of NO_ERROR after sending a
+/// complete response").
+#[test]
+fn s10_5_1_too_large_request_with_a_body_gets_431_then_reset_no_error() {
+    let mut peer = small_limit_server();
+    let block = too_large_request(&mut peer);
+    peer.send(headers(1, block, false));
+    peer.send(data(1, b"body bytes", false));
+    let frames = peer.frames();
+    let status_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Headers(h) if h.stream_id == sid(1)));
+    let reset_at = frames.iter().position(
+        |f| matches!(f, Frame::RstStream(r) if r.stream_id == sid(1) && r.reason == Reason::NO_ERROR),
+    );
+    assert!(
+        matches!((status_at, reset_at), (Some(h), Some(r)) if h < r),
+        "431 HEADERS, then RST_STREAM(NO_ERROR): {frames:?}"
+    );
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("431".to_owned(), true))
+    );
+    // Late DATA on the reset stream is ignored (§5.1 "closed"), and the
+    // application heard of nothing.
+    peer.send(data(1, b"more", true));
+    assert!(goaway(&peer.frames()).is_none());
+    assert!(peer.events().is_empty());
+    assert_eq!(peer.conn.stats().data_bytes_received, 14);
 }
 
 /// The GOAWAY frames among `frames`.
@@ -1263,4 +1343,98 @@ fn s6_7_client_closed_by_its_last_response_still_acks_the_peer() {
     let frames = peer.frames();
     assert_answered_first(&frames, ping);
     assert!(peer.conn.is_closed());
+}
+
+/// A head with a field that makes its section about 300 bytes.
+fn long_field() -> Vec<HeaderField> {
+    vec![HeaderField::new(
+        Bytes::from_static(b"x-long"),
+        Bytes::from("v".repeat(300)),
+    )]
+}
+
+fn settings_limit(max: u32) -> Frame {
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::MaxHeaderListSize(max)],
+    })
+}
+
+fn no_headers_on(frames: &[Frame], stream: u32) -> bool {
+    !frames.iter().any(|f| {
+        matches!(f, Frame::Headers(h) if h.stream_id == sid(stream))
+            || matches!(f, Frame::Continuation(c) if c.stream_id == sid(stream))
+    })
+}
+
+/// §6.5.2/§10.5.1: the peer's SETTINGS_MAX_HEADER_LIST_SIZE is honoured for
+/// our responses: one above it is refused to the application with
+/// `UserError::HeaderListTooLarge` and never reaches the peer; a smaller
+/// one on the same stream goes out.
+#[test]
+fn s6_5_2_server_response_above_the_peers_header_list_size_is_an_error() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(settings_limit(200));
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    open(&mut peer, 1, true);
+    peer.frames();
+    let mut head = ResponseHead::new(200);
+    head.fields = long_field();
+    let err = peer.conn.send_response(sid(1), head, true).unwrap_err();
+    assert!(
+        matches!(err, UserError::HeaderListTooLarge { size, max: 200 } if size > 300),
+        "{err:?}"
+    );
+    assert!(no_headers_on(&peer.frames(), 1));
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(204), true)
+        .unwrap();
+    assert!(!no_headers_on(&peer.frames(), 1));
+}
+
+/// The same for a client's requests.
+#[test]
+fn s6_5_2_client_request_above_the_peers_header_list_size_is_an_error() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.send(settings_limit(200));
+    peer.frames();
+    let mut head = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    head.fields = long_field();
+    let err = peer.conn.send_request(head, true).unwrap_err();
+    assert!(
+        matches!(err, UserError::HeaderListTooLarge { max: 200, .. }),
+        "{err:?}"
+    );
+    assert!(no_headers_on(&peer.frames(), 1));
+}
+
+/// A request queued while the limit allowed it, then the peer's SETTINGS
+/// lowers the limit below it before it is written: it is not sent, and
+/// the application hears the stream was reset.
+#[test]
+fn s6_5_2_request_queued_before_a_lower_limit_is_not_sent() {
+    let mut peer = RawPeer::client(Config::default());
+    let mut head = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    head.fields = long_field();
+    let stream = peer.conn.send_request(head, true).unwrap();
+    peer.send(settings_limit(200));
+    let frames = peer.frames();
+    assert_eq!(stream, sid(1));
+    assert!(no_headers_on(&frames, 1), "{frames:?}");
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::RstStream(_))),
+        "the peer never heard of the stream: {frames:?}"
+    );
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::StreamReset { stream: s, reason: Reason::CANCEL, remote: false, .. } if *s == stream
+        )),
+        "{events:?}"
+    );
 }
