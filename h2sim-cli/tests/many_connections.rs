@@ -39,23 +39,30 @@ enum Protocol {
     Http2,
 }
 
-/// Raises this process's soft open-file limit to the hard one and checks
-/// it holds the connections (plus the test's own descriptors).
-fn raise_open_files() {
+/// Sets this process's soft open-file limit (`None`: to the hard one);
+/// children inherit it. Returns the hard limit.
+fn set_open_files(soft: Option<u64>) -> Option<u64> {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let limit = getrlimit(Resource::Nofile);
+    let hard = getrlimit(Resource::Nofile).maximum;
+    let current = soft.or(hard);
     setrlimit(
         Resource::Nofile,
         Rlimit {
-            current: limit.maximum,
-            maximum: limit.maximum,
+            current,
+            maximum: hard,
         },
     )
-    .expect("raise RLIMIT_NOFILE to the hard limit");
-    let now = getrlimit(Resource::Nofile).current.unwrap_or(u64::MAX);
+    .expect("set RLIMIT_NOFILE");
+    hard
+}
+
+/// Raises this process's soft open-file limit to the hard one and checks
+/// it holds the connections (plus the test's own descriptors).
+fn raise_open_files() {
+    let hard = set_open_files(None).unwrap_or(u64::MAX);
     assert!(
-        now >= CONNECTIONS as u64 + 256,
-        "the hard open-file limit ({now}) is below {CONNECTIONS} connections: raise it (ulimit -Hn)"
+        hard >= CONNECTIONS as u64 + 256,
+        "the hard open-file limit ({hard}) is below {CONNECTIONS} connections: raise it (ulimit -Hn)"
     );
 }
 
@@ -214,26 +221,7 @@ fn reported(output: &str) -> (u64, u64) {
 /// alone (memory freed by the other's connections would hide its cost).
 fn many_connections(runtime_name: &str, protocol: Protocol) {
     raise_open_files();
-    let args: Vec<String> = [
-        "server",
-        "--runtime",
-        runtime_name,
-        "--threads",
-        "2",
-        "-q",
-        "-S",
-        "http://127.0.0.1:0",
-        "-m",
-        "GET",
-        "-p",
-        "/",
-        "-t",
-        "hi",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let server = Server::start(std::env::temp_dir().as_path(), &args, 1);
+    let server = Server::answering_hi(runtime_name, &["--threads", "2"]);
     let addr: SocketAddr = server
         .url("http")
         .strip_prefix("http://")
@@ -296,21 +284,8 @@ fn glommio_holds_and_serves_10k_idle_http2_connections() {
 /// process, lowered for the purpose) may still hold 10,000 connections.
 #[test]
 fn the_server_raises_its_open_file_limit_to_the_hard_limit() {
-    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
-    let hard = getrlimit(Resource::Nofile).maximum;
-    setrlimit(
-        Resource::Nofile,
-        Rlimit {
-            current: Some(1024),
-            maximum: hard,
-        },
-    )
-    .unwrap();
-    let args: Vec<String> = ["server", "-q", "-S", "http://127.0.0.1:0"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let server = Server::start(std::env::temp_dir().as_path(), &args, 1);
+    let hard = set_open_files(Some(1024));
+    let server = Server::answering_hi("tokio", &[]);
     let limits = std::fs::read_to_string(format!("/proc/{}/limits", server.pid())).unwrap();
     let line = limits
         .lines()

@@ -20,25 +20,16 @@ const SETTINGS: u8 = 0x4;
 const PROTOCOL_ERROR: u32 = 0x1;
 
 fn start(runtime: &str, flags: &[&str]) -> Server {
-    let mut args: Vec<String> = ["server", "--runtime", runtime, "--threads", "1", "-q"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.extend(flags.iter().map(|s| s.to_string()));
-    args.extend(
-        [
-            "-S",
-            "http://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-p",
-            "/",
-            "-t",
-            "hi",
-        ]
-        .map(String::from),
-    );
-    Server::start(std::env::temp_dir().as_path(), &args, 1)
+    let mut all = vec!["--threads", "1"];
+    all.extend_from_slice(flags);
+    Server::answering_hi(runtime, &all)
+}
+
+/// HTTP/2 prior knowledge (curl) gets the rule's answer.
+fn assert_h2_prior_knowledge_served(runtime: &str, server: &Server) {
+    let url = format!("{}/", server.url("http"));
+    let (code, out) = run("curl", &["-s", "--http2-prior-knowledge", &url]);
+    assert_eq!((code, out.as_str()), (Some(0), "hi"), "{runtime}");
 }
 
 /// An HTTP/1.1 request that asks the server to close after answering.
@@ -91,15 +82,7 @@ fn http2_only_answers_http1_with_goaway_protocol_error() {
         let code = u32::from_be_bytes(goaway.2[4..8].try_into().unwrap());
         assert_eq!(code, PROTOCOL_ERROR, "{runtime}: {goaway:?}");
         // HTTP/2 prior knowledge is served as before.
-        let (code, out) = run(
-            "curl",
-            &[
-                "-s",
-                "--http2-prior-knowledge",
-                &format!("{}/", server.url("http")),
-            ],
-        );
-        assert_eq!((code, out.as_str()), (Some(0), "hi"), "{runtime}");
+        assert_h2_prior_knowledge_served(runtime, &server);
         server.stop();
     }
 }
@@ -110,15 +93,7 @@ fn detection_stays_the_default() {
         let server = start(runtime, &[]);
         let answer = String::from_utf8(http1_exchange(server.url("http"))).unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "{runtime}: {answer}");
-        let (code, out) = run(
-            "curl",
-            &[
-                "-s",
-                "--http2-prior-knowledge",
-                &format!("{}/", server.url("http")),
-            ],
-        );
-        assert_eq!((code, out.as_str()), (Some(0), "hi"), "{runtime}");
+        assert_h2_prior_knowledge_served(runtime, &server);
         server.stop();
     }
 }
