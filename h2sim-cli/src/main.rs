@@ -7,6 +7,7 @@ mod client;
 #[cfg(all(feature = "glommio", target_os = "linux"))]
 mod glommio_run;
 mod help;
+mod limits;
 mod merge;
 mod options;
 mod progress;
@@ -83,6 +84,7 @@ fn main() -> ExitCode {
 
 /// Hands a command to the runtime it asked for.
 fn run(command: Command) -> Result<ExitCode, UsageError> {
+    limits::raise_open_files();
     match command {
         Command::Server(args) => match args.runtime {
             Runtime::Tokio => Ok(tokio_run::run(args.threads, tokio_run::serve(args))),

@@ -11,7 +11,7 @@
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use h2sim_proto::host::HostPort;
+use h2sim_proto::host::{HostPort, LISTEN_BACKLOG};
 
 use socket2::{Domain, Socket, Type};
 
@@ -23,6 +23,26 @@ pub(crate) fn resolve(addr: &HostPort) -> io::Result<Vec<SocketAddr>> {
         return Ok(vec![literal]);
     }
     addr.addresses((addr.host.as_str(), addr.port).to_socket_addrs()?)
+}
+
+/// This executor's listener on `addr`: `SO_REUSEPORT` as glommio's own
+/// `TcpListener::bind` sets it, but with a listen queue of
+/// [`LISTEN_BACKLOG`] instead of glommio's fixed 1024, which a burst of
+/// 10,000 connects overflowed (the kernel dropped SYNs, counted in
+/// `ListenOverflows`).
+pub(crate) fn bind(addr: SocketAddr) -> io::Result<glommio::net::TcpListener> {
+    use std::os::fd::{FromRawFd, IntoRawFd};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_port(true)?;
+    socket.set_reuse_address(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    // SAFETY: the descriptor is a bound, listening TCP socket that
+    // `into_raw_fd` gives up, so the listener is its only owner (glommio
+    // offers no safe way to build a listener from a socket).
+    #[allow(unsafe_code)]
+    let listener = unsafe { glommio::net::TcpListener::from_raw_fd(socket.into_raw_fd()) };
+    Ok(listener)
 }
 
 /// A bound, never listening socket that holds a port for the executors'

@@ -192,13 +192,10 @@ where
 {
     let mut listeners = Vec::with_capacity(shared.listeners.len());
     for (addr, tls) in &shared.listeners {
-        match TcpListener::bind(*addr) {
+        match listen::bind(*addr) {
             Ok(listener) => listeners.push((listener, tls.clone())),
-            Err(e) => {
-                let error = ServerError::Bind {
-                    addr: *addr,
-                    error: runtime::io_error(e),
-                };
+            Err(error) => {
+                let error = ServerError::Bind { addr: *addr, error };
                 let _ = ready.send((index, Err(error)));
                 return ServerCounters::default().snapshot();
             }

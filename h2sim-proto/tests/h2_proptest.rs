@@ -638,6 +638,11 @@ impl World {
                 assert!(!going, "send_request accepted while going away");
                 id
             }
+            // The server's MAX_HEADER_LIST_SIZE is honoured (§6.5.2): a
+            // request above it is refused here, never sent.
+            Err(UserError::HeaderListTooLarge { .. }) if self.excuses().small_header_lists => {
+                return;
+            }
             Err(e) => {
                 assert!(going, "send_request failed on a live connection: {e:?}");
                 assert_eq!(e, UserError::GoingAway);
@@ -691,6 +696,18 @@ impl World {
             panic!("stream {id:?} ended twice: {previous:?}, then {outcome:?}");
         }
         s.outcome = Some(outcome);
+    }
+
+    /// The server's core answered the client's `id` with 431 (RFC 9113
+    /// §10.5.1): its request was above the server's MAX_HEADER_LIST_SIZE.
+    fn answered_431(&self, id: StreamId) -> bool {
+        self.excuses().small_header_lists
+            && self
+                .client
+                .streams
+                .get(&id)
+                .and_then(|c| c.response.head.as_ref())
+                .is_some_and(|h| h.status == 431)
     }
 
     /// A stream that may still get events.
@@ -786,6 +803,12 @@ impl World {
                 if let Some(v) = &violation {
                     assert!(self.excuses().allow(v), "client reset {stream:?} for {v}");
                 }
+                if reason == Reason::NO_ERROR && self.answered_431(stream) {
+                    // §8.1: after a complete response (the core's 431) the
+                    // server may stop the request body with NO_ERROR; the
+                    // response stands.
+                    return;
+                }
                 self.client.disturbed = true;
                 self.live_client_stream(stream, "reset");
                 self.set_outcome(stream, Outcome::Reset(reason));
@@ -851,6 +874,11 @@ impl World {
             return;
         }
         if let Err(e) = result {
+            if self.answered_431(id) {
+                // The 431's RST_STREAM(NO_ERROR) ended the upload (§8.1).
+                self.client.streams.get_mut(&id).unwrap().upload_open = false;
+                return;
+            }
             panic!("client: upload on {id:?} failed ({e:?}): the stream vanished");
         }
         let c = self.client.streams.get_mut(&id).unwrap();
@@ -1013,6 +1041,16 @@ impl World {
             .server
             .send_response(id, head.clone(), end_at_head)
         {
+            if matches!(e, UserError::HeaderListTooLarge { .. })
+                && self.excuses().small_header_lists
+            {
+                // The client's MAX_HEADER_LIST_SIZE is honoured (§6.5.2):
+                // the echoed head is not sent, and the stream is given up.
+                self.link.server.reset(id, Reason::INTERNAL_ERROR).unwrap();
+                self.disruptive_ops = true;
+                self.server.streams.get_mut(&id).unwrap().reset = true;
+                return;
+            }
             assert!(closed, "server: response on {id:?} failed: {e:?}");
             self.abandon(id);
             return;
@@ -1350,6 +1388,11 @@ impl World {
                 assert_eq!(c.request.path, promised.path);
                 assert_eq!(pairs(&c.request.fields), pairs(&promised.fields));
             }
+            if outcome == Outcome::Complete && s.is_none() && self.answered_431(*id) {
+                // §10.5.1: a request above the server's MAX_HEADER_LIST_SIZE
+                // (sent before its SETTINGS came) is answered by its core.
+                continue;
+            }
             if outcome == Outcome::Complete {
                 let s = s.unwrap_or_else(|| panic!("{id:?} complete, never received"));
                 let (got, sent) = (&c.response, &s.sent);
@@ -1432,7 +1475,10 @@ impl World {
                     events <= n,
                     "{dir:?} {id:?}: {events} bytes of Data events from {n} bytes of DATA"
                 );
-                if receiver_open && !receiver_reset.contains(&id) {
+                // The body of a request the server's core answered with
+                // 431 goes nowhere (§10.5.1).
+                let answered = dir == Dir::ClientToServer && self.answered_431(id);
+                if receiver_open && !receiver_reset.contains(&id) && !answered {
                     assert_eq!(events, n, "{dir:?} {id:?}: DATA read but not delivered");
                 }
             }
@@ -1442,7 +1488,9 @@ impl World {
                     "{dir:?} {id:?}: Data events without DATA"
                 );
             }
-            if receiver_open && receiver_reset.is_empty() {
+            let any_431 = dir == Dir::ClientToServer
+                && self.client.streams.keys().any(|&id| self.answered_431(id));
+            if receiver_open && receiver_reset.is_empty() && !any_431 {
                 // Our senders do not pad, so the flow-controlled total is
                 // exactly the bytes handed to the application.
                 let total: u64 = got.values().sum();

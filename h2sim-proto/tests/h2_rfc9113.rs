@@ -12,7 +12,10 @@ use h2sim_proto::frame::{
     Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
     StreamId, WindowUpdate,
 };
-use h2sim_proto::{Config, ConnectionError, Event, Limits, Reason, ResponseHead, Violation};
+use h2sim_proto::hpack::HeaderField;
+use h2sim_proto::{
+    Config, ConnectionError, Event, Limits, Reason, ResponseHead, UserError, Violation,
+};
 use support::{GET, RawPeer};
 
 fn sid(n: u32) -> StreamId {
@@ -92,17 +95,27 @@ fn assert_stream_error(peer: &mut RawPeer, stream: u32, reason: Reason) {
     );
 }
 
+/// §3.4: "Clients and servers MUST treat an invalid connection preface as
+/// a connection error (Section 5.4.1) of type PROTOCOL_ERROR." The GOAWAY
+/// MAY be omitted; we send it after our SETTINGS, so an HTTP/1.1 client at
+/// an HTTP/2-only listener hears why.
 #[test]
-fn s3_4_invalid_preface_closes_without_a_response() {
+fn s3_4_invalid_preface_is_goaway_protocol_error() {
     let mut peer = RawPeer::server(Config::default());
     peer.frames(); // our SETTINGS
     peer.send_bytes(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
     let frames = peer.frames();
-    assert!(
-        goaway(&frames).is_none(),
-        "garbage gets no GOAWAY: {frames:?}"
-    );
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
+    assert_eq!(g.last_stream_id, sid(0));
     assert!(peer.conn.is_closed());
+    assert!(matches!(
+        peer.conn.error(),
+        Some(ConnectionError::Local {
+            violation: Violation::BadPreface,
+            ..
+        })
+    ));
 }
 
 #[test]
@@ -796,18 +809,60 @@ fn limit_empty_data_flood_ends_with_enhance_your_calm() {
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
 
-#[test]
-fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
-    let mut peer = server_with(Config {
-        max_header_list_size: 200,
-        ..Config::default()
-    });
+/// A server whose limit is 200 bytes, and a request field section above it.
+fn too_large_request(peer: &mut RawPeer) -> Bytes {
     let long = "v".repeat(300);
     let mut fields = GET.to_vec();
     fields.push(("x-long", &long));
-    let block = peer.block(&fields);
+    peer.block(&fields)
+}
+
+fn small_limit_server() -> RawPeer {
+    server_with(Config {
+        max_header_list_size: 200,
+        ..Config::default()
+    })
+}
+
+/// The `:status` of the response HEADERS on `stream` among `frames`, and
+/// whether it ended the stream.
+fn response_status(peer: &mut RawPeer, frames: &[Frame], stream: u32) -> Option<(String, bool)> {
+    frames.iter().find_map(|f| match f {
+        Frame::Headers(h) if h.stream_id == sid(stream) => {
+            let fields = peer.decode_block(&h.fragment);
+            let status = fields.iter().find(|f| &f.name[..] == b":status")?;
+            Some((
+                String::from_utf8_lossy(&status.value).into_owned(),
+                h.end_stream,
+            ))
+        }
+        _ => None,
+    })
+}
+
+/// §10.5.1: "A server that receives a larger header section than it is
+/// willing to handle can send an HTTP 431 (Request Header Fields Too Large)
+/// status code". The block was decoded, so the HPACK context stayed in step
+/// and the stream gets a complete 431 response, not only a RST_STREAM.
+#[test]
+fn s10_5_1_header_list_above_our_limit_gets_431_for_that_stream_only() {
+    let mut peer = small_limit_server();
+    let block = too_large_request(&mut peer);
     peer.send(headers(1, block, true));
-    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("431".to_owned(), true)),
+        "{frames:?}"
+    );
+    assert!(
+        !frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    // The application never hears of it.
+    assert!(peer.events().is_empty());
     // The HPACK context stayed in step: the next request decodes fine.
     open(&mut peer, 3, true);
     let events = peer.events();
@@ -817,6 +872,41 @@ fn s6_5_2_header_list_above_our_limit_refuses_only_that_stream() {
             .any(|e| matches!(e, Event::Request { stream, .. } if *stream == sid(3))),
         "{events:?}"
     );
+}
+
+/// A too-large request with a body to come: the 431 ends our side, the body
+/// is dropped (its window returned), and RST_STREAM(NO_ERROR) after the
+/// complete response asks the client to stop sending (§8.1: "a server MAY
+/// request that the client abort transmission of a request without error by
+/// sending a RST_STREAM with an error code of NO_ERROR after sending a
+/// complete response").
+#[test]
+fn s10_5_1_too_large_request_with_a_body_gets_431_then_reset_no_error() {
+    let mut peer = small_limit_server();
+    let block = too_large_request(&mut peer);
+    peer.send(headers(1, block, false));
+    peer.send(data(1, b"body bytes", false));
+    let frames = peer.frames();
+    let status_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Headers(h) if h.stream_id == sid(1)));
+    let reset_at = frames.iter().position(
+        |f| matches!(f, Frame::RstStream(r) if r.stream_id == sid(1) && r.reason == Reason::NO_ERROR),
+    );
+    assert!(
+        matches!((status_at, reset_at), (Some(h), Some(r)) if h < r),
+        "431 HEADERS, then RST_STREAM(NO_ERROR): {frames:?}"
+    );
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("431".to_owned(), true))
+    );
+    // Late DATA on the reset stream is ignored (§5.1 "closed"), and the
+    // application heard of nothing.
+    peer.send(data(1, b"more", true));
+    assert!(goaway(&peer.frames()).is_none());
+    assert!(peer.events().is_empty());
+    assert_eq!(peer.conn.stats().data_bytes_received, 14);
 }
 
 /// The GOAWAY frames among `frames`.
@@ -1089,6 +1179,262 @@ fn s8_1_1_pushed_response_shorter_than_its_content_length_resets_only_the_push()
         events
             .iter()
             .any(|e| matches!(e, Event::Response { stream, .. } if *stream == sid(4))),
+        "{events:?}"
+    );
+}
+
+/// A plain listener's two modes (`ServerOptions::plain_protocol`): HTTP/2
+/// only answers an HTTP/1.1 request with SETTINGS and GOAWAY(PROTOCOL_ERROR)
+/// (RFC 9113 §3.4, "the connection preface ... MUST be ... the string
+/// PRI * HTTP/2.0"), detection (the default) with an HTTP/1.1 response.
+#[test]
+fn s3_4_http2_only_listener_refuses_http1_detection_answers_it() {
+    use h2sim_proto::Protocol;
+    use h2sim_proto::host::info::server_connection;
+    let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    let now = std::time::Instant::now();
+
+    let mut only = server_connection(Some(Protocol::Http2), Config::default(), now);
+    let mut input = bytes::BytesMut::from(&request[..]);
+    only.handle_input(now, &mut input);
+    let mut out = bytes::BytesMut::new();
+    while let Some(chunk) = only.poll_transmit(now) {
+        out.extend_from_slice(&chunk);
+    }
+    let frames =
+        support::decode_frames(&mut h2sim_proto::frame::FrameDecoder::new(16_384), &mut out);
+    assert!(
+        matches!(frames.first(), Some(Frame::Settings(s)) if !s.ack),
+        "{frames:?}"
+    );
+    let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
+    assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
+    assert!(only.is_closed());
+
+    let mut detect = server_connection(None, Config::default(), now);
+    let mut input = bytes::BytesMut::from(&request[..]);
+    detect.handle_input(now, &mut input);
+    assert_eq!(detect.protocol(), Some(Protocol::Http1));
+    let events: Vec<Event> = std::iter::from_fn(|| detect.poll_event()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Request { .. })),
+        "{events:?}"
+    );
+}
+
+/// The client's answers to what came with its last response: a PING ACK
+/// (RFC 9113 §6.7: "Receivers of a PING frame that does not include an
+/// ACK flag MUST send a PING frame with the ACK flag set in response") and
+/// a SETTINGS ACK (§6.5.3: "Upon receiving ... SETTINGS ... the recipient
+/// MUST immediately emit a SETTINGS frame with the ACK flag set").
+fn assert_answered_first(frames: &[Frame], ping: [u8; 8]) {
+    let ack_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Ping(p) if p.ack && p.payload == ping))
+        .unwrap_or_else(|| panic!("no PING ACK for {ping:?} in {frames:?}"));
+    let settings_ack_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Settings(s) if s.ack))
+        .unwrap_or_else(|| panic!("no SETTINGS ACK in {frames:?}"));
+    // A peer waiting for "the next PING" (or SETTINGS) must not meet one
+    // of ours without the ACK flag first.
+    let own_ping_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Ping(p) if !p.ack));
+    let own_settings_at = frames
+        .iter()
+        .position(|f| matches!(f, Frame::Settings(s) if !s.ack));
+    assert!(own_ping_at.is_none_or(|own| ack_at < own), "{frames:?}");
+    assert!(
+        own_settings_at.is_none_or(|own| settings_ack_at < own),
+        "{frames:?}"
+    );
+}
+
+/// A client with request 1 sent and answered by the raw peer in one
+/// write: `before` frames, the response, then a PING and a SETTINGS.
+fn client_answered(before: Vec<Frame>, ping: [u8; 8]) -> RawPeer {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    let status = peer.block(&[(":status", "200")]);
+    let mut frames = before;
+    frames.push(headers(1, status, true));
+    frames.push(Frame::Ping(Ping {
+        ack: false,
+        payload: ping,
+    }));
+    frames.push(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::MaxConcurrentStreams(10)],
+    }));
+    let mut bytes = bytes::BytesMut::new();
+    for frame in frames {
+        frame.encode(&mut bytes);
+    }
+    peer.send_bytes(&bytes);
+    peer
+}
+
+/// A client that goes away as soon as its last response is in (what
+/// `h2sim client` does at the end of a run) still acknowledges the PING
+/// and SETTINGS that came behind that response, before its own shutdown
+/// PING (§6.7, §6.5.3, §6.8).
+#[test]
+fn s6_7_client_ending_after_its_last_response_acks_the_peer_first() {
+    let ping = *b"peer-png";
+    let mut peer = client_answered(Vec::new(), ping);
+    assert!(peer.events().iter().any(|e| matches!(
+        e,
+        Event::Response {
+            end_stream: true,
+            ..
+        }
+    )));
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    assert_answered_first(&frames, ping);
+    // And a PING behind the peer's answer to our shutdown PING, which
+    // ends the connection, is still acknowledged.
+    let ours = frames
+        .iter()
+        .find_map(|f| match f {
+            Frame::Ping(p) if !p.ack => Some(p.payload),
+            _ => None,
+        })
+        .expect("the shutdown PING");
+    let mut bytes = bytes::BytesMut::new();
+    for frame in [
+        Frame::Ping(Ping {
+            ack: true,
+            payload: ours,
+        }),
+        Frame::Ping(Ping {
+            ack: false,
+            payload: *b"late-png",
+        }),
+        Frame::Settings(Settings {
+            ack: false,
+            values: vec![],
+        }),
+    ] {
+        frame.encode(&mut bytes);
+    }
+    peer.send_bytes(&bytes);
+    let frames = peer.frames();
+    assert_answered_first(&frames, *b"late-png");
+    assert!(peer.conn.is_closed());
+}
+
+/// The server went away first: the client's last response ends the
+/// connection (nothing more may be asked), and the PING and SETTINGS
+/// written behind that response are still acknowledged (§6.7, §6.5.3).
+#[test]
+fn s6_7_client_closed_by_its_last_response_still_acks_the_peer() {
+    let ping = *b"peer-png";
+    let goaway = Frame::GoAway(GoAway {
+        last_stream_id: sid(1),
+        reason: Reason::NO_ERROR,
+        debug_data: Bytes::new(),
+    });
+    let mut peer = client_answered(vec![goaway], ping);
+    let frames = peer.frames();
+    assert_answered_first(&frames, ping);
+    assert!(peer.conn.is_closed());
+}
+
+/// A head with a field that makes its section about 300 bytes.
+fn long_field() -> Vec<HeaderField> {
+    vec![HeaderField::new(
+        Bytes::from_static(b"x-long"),
+        Bytes::from("v".repeat(300)),
+    )]
+}
+
+fn settings_limit(max: u32) -> Frame {
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::MaxHeaderListSize(max)],
+    })
+}
+
+fn no_headers_on(frames: &[Frame], stream: u32) -> bool {
+    !frames.iter().any(|f| {
+        matches!(f, Frame::Headers(h) if h.stream_id == sid(stream))
+            || matches!(f, Frame::Continuation(c) if c.stream_id == sid(stream))
+    })
+}
+
+/// §6.5.2/§10.5.1: the peer's SETTINGS_MAX_HEADER_LIST_SIZE is honoured for
+/// our responses: one above it is refused to the application with
+/// `UserError::HeaderListTooLarge` and never reaches the peer; a smaller
+/// one on the same stream goes out.
+#[test]
+fn s6_5_2_server_response_above_the_peers_header_list_size_is_an_error() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(settings_limit(200));
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    open(&mut peer, 1, true);
+    peer.frames();
+    let mut head = ResponseHead::new(200);
+    head.fields = long_field();
+    let err = peer.conn.send_response(sid(1), head, true).unwrap_err();
+    assert!(
+        matches!(err, UserError::HeaderListTooLarge { size, max: 200 } if size > 300),
+        "{err:?}"
+    );
+    assert!(no_headers_on(&peer.frames(), 1));
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(204), true)
+        .unwrap();
+    assert!(!no_headers_on(&peer.frames(), 1));
+}
+
+/// The same for a client's requests.
+#[test]
+fn s6_5_2_client_request_above_the_peers_header_list_size_is_an_error() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.send(settings_limit(200));
+    peer.frames();
+    let mut head = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    head.fields = long_field();
+    let err = peer.conn.send_request(head, true).unwrap_err();
+    assert!(
+        matches!(err, UserError::HeaderListTooLarge { max: 200, .. }),
+        "{err:?}"
+    );
+    assert!(no_headers_on(&peer.frames(), 1));
+}
+
+/// A request queued while the limit allowed it, then the peer's SETTINGS
+/// lowers the limit below it before it is written: it is not sent, and
+/// the application hears the stream was reset.
+#[test]
+fn s6_5_2_request_queued_before_a_lower_limit_is_not_sent() {
+    let mut peer = RawPeer::client(Config::default());
+    let mut head = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    head.fields = long_field();
+    let stream = peer.conn.send_request(head, true).unwrap();
+    peer.send(settings_limit(200));
+    let frames = peer.frames();
+    assert_eq!(stream, sid(1));
+    assert!(no_headers_on(&frames, 1), "{frames:?}");
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::RstStream(_))),
+        "the peer never heard of the stream: {frames:?}"
+    );
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::StreamReset { stream: s, reason: Reason::CANCEL, remote: false, .. } if *s == stream
+        )),
         "{events:?}"
     );
 }

@@ -33,7 +33,7 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuse_address(true)?;
     socket.set_nonblocking(true)?;
     socket.bind(&addr.into())?;
-    socket.listen(1024)?;
+    socket.listen(h2sim_proto::host::LISTEN_BACKLOG)?;
     TcpListener::from_std(socket.into())
 }
 

@@ -65,6 +65,10 @@ pub struct ServerFlags {
     /// Plain listeners speak HTTP/1.1 only
     #[arg(short = '1', long)]
     pub http1: bool,
+    /// Plain listeners speak HTTP/2 only (prior knowledge, like nghttpd):
+    /// other input gets GOAWAY(PROTOCOL_ERROR), not an HTTP/1.1 answer
+    #[arg(short = '2', long, conflicts_with = "http1")]
+    pub http2: bool,
     /// No per-request output
     #[arg(short, long)]
     pub quiet: bool,

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::{ArgMatches, Command, FromArgMatches};
+use h2sim_proto::Protocol;
 
 use super::cli::{self, ServerFlags};
 use super::grammar::{self, Occurrence, Spec};
@@ -25,7 +26,9 @@ pub struct Listen {
 pub struct ServerArgs {
     pub listen: Vec<Listen>,
     pub settings: Vec<String>,
-    pub http1: bool,
+    /// What plain listeners speak (`-1`, `-2`); `None`: told by the first
+    /// bytes (HTTP/2 prior knowledge, else HTTP/1.1 and its h2c upgrade).
+    pub plain_protocol: Option<Protocol>,
     pub quiet: bool,
     pub no_trace: bool,
     pub verbose: bool,
@@ -44,7 +47,7 @@ const RULES: &[Spec] = &[
         short: Some('S'),
         long: "listen",
         value: "URL",
-        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable",
+        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected; -1, -2 choose one) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable",
     },
     Spec {
         id: "key",
@@ -226,7 +229,11 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
     let mut opts = ServerArgs {
         listen: Vec::new(),
         settings: Vec::new(),
-        http1: flags.http1,
+        plain_protocol: match (flags.http1, flags.http2) {
+            (true, _) => Some(Protocol::Http1),
+            (_, true) => Some(Protocol::Http2),
+            _ => None,
+        },
         quiet: flags.quiet,
         no_trace: flags.no_trace,
         verbose: flags.verbose,

@@ -48,7 +48,7 @@ pub fn server_parts<R: Default>(
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
     let options = ServerOptions {
-        plain_protocol: args.http1.then_some(h2sim_proto::Protocol::Http1),
+        plain_protocol: args.plain_protocol,
         // Even with -q (which hides per-request output): a rejected
         // handshake is an error nothing else reports, as h2svr printed it.
         on_handshake_error: Some(HandshakeErrorHook::new(|peer, why| {

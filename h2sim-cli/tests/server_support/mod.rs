@@ -60,6 +60,30 @@ impl Server {
         }
     }
 
+    /// `h2sim server --runtime RUNTIME -q FLAGS… -S http://127.0.0.1:0`
+    /// answering `hi` to every GET, started in the temporary directory.
+    pub fn answering_hi(runtime: &str, flags: &[&str]) -> Server {
+        let mut args = vec!["server", "--runtime", runtime, "-q"];
+        args.extend_from_slice(flags);
+        args.extend([
+            "-S",
+            "http://127.0.0.1:0",
+            "-m",
+            "GET",
+            "-p",
+            "/",
+            "-t",
+            "hi",
+        ]);
+        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
+        Server::start(std::env::temp_dir().as_path(), &args, 1)
+    }
+
+    /// The server process's id (for `/proc/<pid>/…`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The listener of `scheme` (`http` or `https`).
     pub fn url(&self, scheme: &str) -> &str {
         let prefix = format!("{scheme}://");

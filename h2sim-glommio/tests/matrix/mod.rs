@@ -2,7 +2,8 @@
 //! peer program (curl, nghttp, h2load, Python's h2, httpwg, nghttpd)
 //! against our server, or our client against a peer server, through a
 //! [`Harness`] that each adapter implements with its own server and client.
-//! Nothing here names a runtime; it uses only `std` and the peers, so the
+//! Nothing here names a runtime; it uses only `std`, the peers, and rustls
+//! with the core's TLS builders (for httpwg's TLS relay), so the
 //! tokio and glommio suites include this one file (`#[path]`: glommio's
 //! `tests/interop.rs`, tokio's `tests/common/mod.rs`) and instantiate every
 //! case with [`matrix_tests!`] (glommio's `tests/interop.rs`, tokio's
@@ -863,7 +864,8 @@ macro_rules! matrix_tests {
             h2load_h2c, h2load_tls, h2load_http1,
             python_h2_client, python_h2_client_tls, our_client_against_python_h2_server,
             our_client_against_nghttpd, our_client_against_nghttpd_tls,
-            our_client_against_our_server, httpwg_h2c);
+            our_client_against_our_server, httpwg_h2c, httpwg_tls,
+            tls_relay_reports_a_protocol_other_than_h2);
     };
     (@cases $harness:expr; $($case:ident),* $(,)?) => {
         $(
@@ -873,4 +875,193 @@ macro_rules! matrix_tests {
             }
         )*
     };
+}
+
+// ---------------------------------------------------------------- TLS relay
+
+/// How the relay set up one connection: the protocol ALPN chose (None: no
+/// ALPN), or why there is no TLS connection to carry it over.
+pub type Relayed = Result<Option<Vec<u8>>, String>;
+
+/// A relay that takes cleartext connections and carries each over its own
+/// TLS connection (trusting `certs/ca.crt`, server name `localhost`) to a
+/// TLS listener: `httpwg` speaks only cleartext HTTP/2, and through the
+/// relay every case crosses the server's TLS accept, ALPN selection and TLS
+/// driver path. Plain threads and rustls, so it runs beside any runtime.
+pub struct TlsRelay {
+    pub addr: SocketAddr,
+    /// One report per connection, sent by the connection's thread, so the
+    /// test body (not a thread whose panic no one sees) checks it.
+    pub reports: std::sync::mpsc::Receiver<Relayed>,
+}
+
+impl TlsRelay {
+    /// Starts relaying to `target`, offering `alpn`. The accept thread
+    /// lives as long as the test process.
+    pub fn start(target: SocketAddr, alpn: &[&[u8]]) -> TlsRelay {
+        use h2sim_proto::host::tls::{self, ClientTls, ServerVerification, TlsVersions, Trust};
+        let mut config = (*tls::client_config(&ClientTls {
+            verification: ServerVerification::Verify(Trust {
+                file: Some(certs().join("ca.crt")),
+                ..Trust::default()
+            }),
+            identity: None,
+            versions: TlsVersions::default(),
+        })
+        .unwrap())
+        .clone();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let config = std::sync::Arc::new(config);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (report, reports) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for plain in listener.incoming() {
+                let Ok(plain) = plain else { continue };
+                let (config, report) = (config.clone(), report.clone());
+                std::thread::spawn(move || relay_one(plain, target, config, &report));
+            }
+        });
+        TlsRelay { addr, reports }
+    }
+
+    /// Every report received so far that is not a TLS connection with ALPN
+    /// `h2` (RFC 9113 §3.2), for a failure message; fails if there is no
+    /// report at all (nothing crossed the relay).
+    pub fn not_h2(&self) -> Vec<String> {
+        let mut seen = 0;
+        let mut wrong = Vec::new();
+        while let Ok(relayed) = self.reports.try_recv() {
+            seen += 1;
+            match relayed {
+                Ok(Some(protocol)) if protocol == b"h2" => {}
+                Ok(Some(protocol)) => wrong.push(format!(
+                    "ALPN chose {:?}",
+                    String::from_utf8_lossy(&protocol)
+                )),
+                Ok(None) => wrong.push("no ALPN protocol chosen".to_owned()),
+                Err(why) => wrong.push(why),
+            }
+        }
+        assert!(seen > 0, "no connection crossed the TLS relay");
+        wrong
+    }
+}
+
+/// Carries one cleartext connection over TLS: a handshake, a report, then
+/// one thread each way around the shared rustls connection (the blocking
+/// socket reads happen outside its lock).
+fn relay_one(
+    plain: TcpStream,
+    target: SocketAddr,
+    config: std::sync::Arc<rustls::ClientConfig>,
+    report: &std::sync::mpsc::Sender<Relayed>,
+) {
+    use std::io::{Read, Write};
+    use std::sync::{Arc, Mutex};
+    let _ = plain.set_nodelay(true);
+    let mut tcp = match TcpStream::connect(target) {
+        Ok(tcp) => tcp,
+        Err(e) => {
+            let _ = report.send(Err(format!("connect to {target}: {e}")));
+            return;
+        }
+    };
+    let _ = tcp.set_nodelay(true);
+    let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = rustls::ClientConnection::new(config, name).unwrap();
+    while tls.is_handshaking() {
+        if let Err(e) = tls.complete_io(&mut tcp) {
+            let _ = report.send(Err(format!("TLS handshake: {e}")));
+            return;
+        }
+    }
+    let _ = report.send(Ok(tls.alpn_protocol().map(<[u8]>::to_vec)));
+    let tls = Arc::new(Mutex::new(tls));
+    let (mut plain_in, mut tcp_out) = (plain.try_clone().unwrap(), tcp.try_clone().unwrap());
+    let up_tls = tls.clone();
+    let up = std::thread::spawn(move || {
+        let mut buf = vec![0; 16 * 1024];
+        loop {
+            let n = plain_in.read(&mut buf).unwrap_or(0);
+            let mut tls = up_tls.lock().unwrap();
+            if n == 0 {
+                tls.send_close_notify();
+            } else {
+                let _ = tls.writer().write_all(&buf[..n]);
+            }
+            while tls.wants_write() {
+                if tls.write_tls(&mut tcp_out).is_err() {
+                    return;
+                }
+            }
+            if n == 0 {
+                let _ = tcp_out.shutdown(std::net::Shutdown::Write);
+                return;
+            }
+        }
+    });
+    let mut plain_out = plain;
+    let mut buf = vec![0; 16 * 1024];
+    'down: loop {
+        let n = tcp.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        let mut tls = tls.lock().unwrap();
+        let mut input = &buf[..n];
+        while !input.is_empty() {
+            if tls.read_tls(&mut input).is_err() || tls.process_new_packets().is_err() {
+                break 'down;
+            }
+            let mut clear = Vec::new();
+            let _ = tls.reader().read_to_end(&mut clear);
+            if plain_out.write_all(&clear).is_err() {
+                break 'down;
+            }
+        }
+        while tls.wants_write() {
+            if tls.write_tls(&mut tcp).is_err() {
+                break 'down;
+            }
+        }
+    }
+    let _ = plain_out.shutdown(std::net::Shutdown::Write);
+    let _ = up.join();
+}
+
+/// httpwg's cases over TLS, through [`TlsRelay`]: every relayed connection
+/// negotiated `h2`, the same cases pass as over h2c, and no TLS failure.
+pub fn httpwg_tls(h: &impl Harness) {
+    let server = h.start();
+    let relay = TlsRelay::start(server.addr(true), &[b"h2"]);
+    let (passed, total, output) = run_httpwg(relay.addr);
+    let wrong = relay.not_h2();
+    assert!(wrong.is_empty(), "relayed connections: {wrong:#?}");
+    check_httpwg("over TLS", passed, total, &output);
+    stop_clean(server);
+}
+
+/// The relay's check fails when ALPN does not choose `h2`: offered only
+/// `http/1.1`, the server takes it (RFC 7301 §3.2), and the report says so.
+pub fn tls_relay_reports_a_protocol_other_than_h2(h: &impl Harness) {
+    let server = h.start();
+    let relay = TlsRelay::start(server.addr(true), &[b"http/1.1"]);
+    let plain = TcpStream::connect(relay.addr).unwrap();
+    let first = relay
+        .reports
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the relay reports the connection");
+    drop(plain);
+    assert_eq!(first, Ok(Some(b"http/1.1".to_vec())));
+    let again = TlsRelay {
+        addr: relay.addr,
+        reports: {
+            let (report, reports) = std::sync::mpsc::channel();
+            report.send(first).unwrap();
+            reports
+        },
+    };
+    assert_eq!(again.not_h2(), ["ALPN chose \"http/1.1\""]);
+    stop_clean(server);
 }

@@ -294,6 +294,10 @@ pub enum UserError {
     QueueFull,
     /// Released more receive capacity than was received.
     ReleaseTooLarge,
+    /// The head's field section (`size`, counted as RFC 9113 §6.5.2 does)
+    /// is above the peer's SETTINGS_MAX_HEADER_LIST_SIZE (`max`): it is not
+    /// sent, since the peer would refuse it (§10.5.1).
+    HeaderListTooLarge { size: usize, max: usize },
     /// The protocol in use cannot do this (push or PING over HTTP/1.1).
     Unsupported(&'static str),
 }
@@ -309,6 +313,10 @@ impl fmt::Display for UserError {
             UserError::StreamIdsExhausted => f.write_str("stream ids exhausted"),
             UserError::QueueFull => f.write_str("too many streams queued"),
             UserError::ReleaseTooLarge => f.write_str("released more than was received"),
+            UserError::HeaderListTooLarge { size, max } => write!(
+                f,
+                "field section of {size} bytes above the peer's MAX_HEADER_LIST_SIZE {max} (RFC 9113 §6.5.2)"
+            ),
             UserError::Unsupported(what) => write!(f, "{what} is not supported by this protocol"),
         }
     }

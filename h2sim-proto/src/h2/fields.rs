@@ -220,6 +220,30 @@ pub(crate) fn status_bytes(status: u16) -> Bytes {
 
 /// The pseudo-header fields of a request, in the order §8.3.1 lists them;
 /// a fixed array, so sending a request allocates nothing for them.
+/// A field section's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it:
+/// every field's name and value plus 32 (RFC 9113 §6.5.2), pseudo-fields
+/// included.
+pub(crate) fn section_size<'a>(fields: impl IntoIterator<Item = &'a HeaderField>) -> usize {
+    fields.into_iter().map(HeaderField::size).sum()
+}
+
+/// [`section_size`] of the request `head` (its pseudo-fields and fields),
+/// as a HEADERS or PUSH_PROMISE carries it.
+pub(crate) fn request_size(head: &RequestHead) -> usize {
+    section_size(
+        request_pseudo(head)
+            .iter()
+            .flatten()
+            .chain(head.fields.iter()),
+    )
+}
+
+/// [`section_size`] of the response `head` (`:status` and its fields).
+pub(crate) fn response_size(head: &ResponseHead) -> usize {
+    let status = HeaderField::new(Bytes::from_static(b":status"), status_bytes(head.status));
+    status.size() + section_size(head.fields.iter())
+}
+
 pub(crate) fn request_pseudo(head: &RequestHead) -> [Option<HeaderField>; 4] {
     let connect = head.method.as_ref() == b"CONNECT";
     let field = |name: &'static [u8], value: &Bytes| {

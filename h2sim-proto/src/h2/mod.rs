@@ -45,6 +45,10 @@ struct PeerSettings {
     max_concurrent_streams: u32,
     initial_window_size: u32,
     max_frame_size: u32,
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: advisory (§6.5.2, §10.5.1), but a
+    /// peer that states a limit is likely to refuse what passes it, so no
+    /// head of ours above it is sent (`UserError::HeaderListTooLarge`).
+    max_header_list_size: u32,
 }
 
 impl Default for PeerSettings {
@@ -57,6 +61,8 @@ impl Default for PeerSettings {
             max_concurrent_streams: 100,
             initial_window_size: DEFAULT_INITIAL_WINDOW_SIZE,
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
+            // Unlimited until the peer says otherwise (§6.5.2).
+            max_header_list_size: u32::MAX,
         }
     }
 }

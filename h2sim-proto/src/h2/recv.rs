@@ -49,13 +49,13 @@ impl Session {
         if !self.preface_received {
             let n = input.len().min(PREFACE.len());
             if input[..n] != PREFACE[..n] {
-                // §3.4: not HTTP/2 at all, so no GOAWAY is owed to it.
+                // §3.4: a connection error of type PROTOCOL_ERROR. The
+                // GOAWAY "MAY be omitted", but a peer that meant HTTP/2
+                // and got the preface wrong (or an HTTP/1.1 client at an
+                // HTTP/2-only listener) learns why from it, as nghttpd's
+                // answer tells it: our SETTINGS, then GOAWAY.
                 input.clear();
-                let error = crate::error::ConnectionError::Local {
-                    reason: Reason::PROTOCOL_ERROR,
-                    violation: Violation::BadPreface,
-                };
-                self.close(Some(error.clone()), crate::close::CloseCause::Error(error));
+                self.connection_error(Reason::PROTOCOL_ERROR, Violation::BadPreface);
                 return;
             }
             if n < PREFACE.len() {
@@ -91,7 +91,26 @@ impl Session {
             }
         }
         if self.closed {
+            if self.error.is_none() {
+                self.answer_behind_close(now, input);
+            }
             input.clear();
+        }
+    }
+
+    /// A graceful end reached inside the input (the last response in after
+    /// the peer's GOAWAY, the answer to our shutdown PING) leaves the frames
+    /// behind it unread, and a PING or SETTINGS among them is still owed
+    /// its ACK (§6.7, §6.5.3 "MUST immediately emit"): a peer that wrote
+    /// them with its last frames waits for the answers. Nothing else there
+    /// matters to a closed connection. The ACK-flood bound still applies.
+    fn answer_behind_close(&mut self, now: Instant, input: &mut BytesMut) {
+        while let Ok(Some(frame)) = self.decoder.decode(input) {
+            match frame {
+                Frame::Ping(p) if !p.ack => self.recv_ping(now, p),
+                Frame::Settings(s) if !s.ack => self.recv_settings(s),
+                _ => {}
+            }
         }
     }
 
@@ -291,6 +310,13 @@ impl Session {
                 return;
             }
         };
+        if !stream.known && stream.final_head_received && end_stream {
+            // Trailers of a request the core answered itself (a 431): as
+            // its body, they go nowhere.
+            stream.state = next;
+            self.after_recv_end(id);
+            return;
+        }
         if let Some(violation) = too_large {
             self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
             return;
@@ -459,7 +485,7 @@ impl Session {
             return;
         }
         if let Some(violation) = too_large {
-            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
+            self.answer_too_large(now, id, end_stream, violation);
             return;
         }
         let head = match fields::request(fields) {
@@ -506,6 +532,41 @@ impl Session {
             head,
             end_stream,
         });
+    }
+
+    /// A request whose field section is above our MAX_HEADER_LIST_SIZE was
+    /// still decoded to its end (the HPACK context is in step), so the
+    /// client gets an answer instead of only a RST_STREAM: "A server that
+    /// receives a larger header section than it is willing to handle can
+    /// send an HTTP 431 (Request Header Fields Too Large) status code"
+    /// (RFC 9113 §10.5.1, RFC 6585 §5). The core answers it itself and the
+    /// application never hears of the stream; a request body still to come
+    /// is dropped, and once the 431 is written the stream is reset with
+    /// NO_ERROR so the client stops sending it (§8.1).
+    fn answer_too_large(
+        &mut self,
+        now: Instant,
+        id: StreamId,
+        end_stream: bool,
+        violation: Violation,
+    ) {
+        let Ok(state) = transition_frame(State::Idle, Input::RecvHeaders, end_stream) else {
+            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
+            return;
+        };
+        let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
+        let mut stream = Stream::new(id, state, self.peer.initial_window_size, recv);
+        stream.announced = true;
+        stream.final_head_received = true;
+        if end_stream {
+            self.store.ended_by_peer.insert(id);
+        }
+        self.store.insert(stream);
+        self.store.active_peer += 1;
+        let head = crate::ResponseHead::new(431).field("content-length", "0");
+        if self.send_response(id, head, true).is_err() {
+            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
+        }
     }
 
     fn recv_data(&mut self, now: Instant, d: Data) {
@@ -587,6 +648,15 @@ impl Session {
             return;
         }
         stream.state = next;
+        if !stream.known {
+            // A request the core answered itself (a 431): its body goes
+            // nowhere, and its window comes back at once.
+            self.release(id, kept);
+            if d.end_stream {
+                self.after_recv_end(id);
+            }
+            return;
+        }
         if kept < flow_len {
             // Padding was released at once; it may have made an update due.
             if let Some(inc) = stream.recv.take_update() {
@@ -719,12 +789,10 @@ impl Session {
                     }
                 }
                 Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
-                // Advisory (§6.5.2): what we send is the application's to size.
+                Setting::MaxHeaderListSize(size) => self.peer.max_header_list_size = size,
                 // Nothing here sends extended CONNECT, so a server's
                 // permission changes nothing we do.
-                Setting::MaxHeaderListSize(_)
-                | Setting::EnableConnectProtocol(_)
-                | Setting::Unknown { .. } => {}
+                Setting::EnableConnectProtocol(_) | Setting::Unknown { .. } => {}
             }
         }
         Ok(())

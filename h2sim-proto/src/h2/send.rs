@@ -41,6 +41,7 @@ impl Session {
         if self.waiting_to_open.len() >= self.config.limits.max_queued_streams {
             return Err(UserError::QueueFull);
         }
+        self.fits_peer_limit(fields::request_size(&head))?;
         let id = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
         let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(id, State::Idle, self.peer.initial_window_size, recv);
@@ -86,6 +87,7 @@ impl Session {
         if self.role != Role::Server {
             return Err(UserError::WrongRole);
         }
+        self.fits_peer_limit(fields::response_size(&head))?;
         let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
         let interim = head.is_informational();
         if stream.final_head_sent || (interim && end_stream) {
@@ -135,7 +137,19 @@ impl Session {
         id: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
+        self.fits_peer_limit(fields::section_size(&fields))?;
         self.queue(id, Outgoing::Trailers { fields }, Input::SendHeaders, true)
+    }
+
+    /// A head of `size` (RFC 9113 §6.5.2) is within the peer's
+    /// SETTINGS_MAX_HEADER_LIST_SIZE: one above it would only be refused
+    /// (§10.5.1), so the application hears of it instead.
+    fn fits_peer_limit(&self, size: usize) -> Result<(), UserError> {
+        let max = self.peer.max_header_list_size as usize;
+        if size > max {
+            return Err(UserError::HeaderListTooLarge { size, max });
+        }
+        Ok(())
     }
 
     /// Queues body bytes or trailers, after a final head on a server, while
@@ -184,6 +198,7 @@ impl Session {
         if !parent_ok {
             return Err(UserError::PushDisabled);
         }
+        self.fits_peer_limit(fields::request_size(&request))?;
         let promised = self.store.allocate().ok_or(UserError::StreamIdsExhausted)?;
         let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(
@@ -386,6 +401,13 @@ impl Session {
             };
             if stream.is_finished() {
                 self.remove_stream(id);
+            } else if !stream.known
+                && stream.queue.is_empty()
+                && stream.state == State::HalfClosedLocal
+            {
+                // The core's own answer (a 431) is out while the client is
+                // still sending: it may stop (RFC 9113 §8.1, NO_ERROR).
+                let _ = self.reset(id, Reason::NO_ERROR);
             }
         }
     }
@@ -399,9 +421,12 @@ impl Session {
             let parent_open = self.store.get(parent).is_some_and(|p| {
                 transition(p.state, Input::SendPushPromise).is_ok() || !p.queue.is_empty()
             });
-            if !self.peer.enable_push || !parent_open {
-                // The client turned push off (§6.5.2), or the parent ended:
-                // the promise cannot be made, and the peer never heard of it.
+            let too_large = self.fits_peer_limit(fields::request_size(&head)).is_err();
+            if !self.peer.enable_push || !parent_open || too_large {
+                // The client turned push off (§6.5.2), or lowered its
+                // MAX_HEADER_LIST_SIZE below the promised request since it
+                // was queued, or the parent ended: the promise cannot be
+                // made, and the peer never heard of it.
                 if self.store.remove(promised, true).is_some() {
                     self.events.push_back(Event::StreamReset {
                         stream: promised,
@@ -425,9 +450,25 @@ impl Session {
         }
     }
 
+    /// A head queued before the peer lowered its MAX_HEADER_LIST_SIZE below
+    /// it is not sent (the queue-time check is `fits_peer_limit`): the
+    /// stream is reset, with RST_STREAM(CANCEL) if the peer knows of it (a
+    /// request never written just goes), and the application is told.
+    fn drop_oversized(&mut self, id: StreamId) {
+        if self.reset(id, Reason::CANCEL).is_ok() {
+            self.events.push_back(Event::StreamReset {
+                stream: id,
+                reason: Reason::CANCEL,
+                remote: false,
+                violation: None,
+            });
+        }
+    }
+
     /// One turn of one stream; returns the bytes written.
     fn write_stream_turn(&mut self, id: StreamId) -> usize {
         let max_frame = self.peer.max_frame_size;
+        let max_list = self.peer.max_header_list_size;
         let mut written = 0;
         loop {
             let Some(stream) = self.store.get_mut(id) else {
@@ -436,6 +477,10 @@ impl Session {
             let Some(item) = stream.queue.pop_front() else {
                 return written;
             };
+            if max_list != u32::MAX && item.section_size().is_some_and(|n| n > max_list as usize) {
+                self.drop_oversized(id);
+                return written;
+            }
             let start = self.wbuf.len();
             match item {
                 Outgoing::Request { head, end_stream } => {

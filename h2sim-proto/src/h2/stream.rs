@@ -196,6 +196,16 @@ pub(crate) enum Outgoing {
 }
 
 impl Outgoing {
+    /// The field section size of a head (RFC 9113 §6.5.2); `None` for DATA.
+    pub(crate) fn section_size(&self) -> Option<usize> {
+        match self {
+            Outgoing::Request { head, .. } => Some(super::fields::request_size(head)),
+            Outgoing::Response { head, .. } => Some(super::fields::response_size(head)),
+            Outgoing::Trailers { fields } => Some(super::fields::section_size(fields)),
+            Outgoing::Data { .. } => None,
+        }
+    }
+
     /// Carries END_STREAM.
     fn ends_stream(&self) -> bool {
         match self {
@@ -217,6 +227,8 @@ pub(crate) struct Stream {
     /// In the connection's ready list (so it is there once at most).
     pub(crate) ready: bool,
     /// The application has heard of it (it opened it, or had an event).
+    /// False only for a request the core answers itself (a 431, RFC 9113
+    /// §10.5.1): what else the peer sends on it goes nowhere.
     pub(crate) known: bool,
     /// A final (non-1xx) head has been received.
     pub(crate) final_head_received: bool,

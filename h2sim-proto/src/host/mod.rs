@@ -52,5 +52,6 @@ pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
 pub use read_buf::ReadBuf;
 pub use server::{
-    HandshakeErrorHook, ListenerSpec, ServerCounters, ServerError, ServerOptions, ServerStats,
+    HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters, ServerError, ServerOptions,
+    ServerStats,
 };

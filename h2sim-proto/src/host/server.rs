@@ -43,6 +43,12 @@ impl<R: Default> Default for ServerOptions<R> {
     }
 }
 
+/// The listen queue both adapters ask for: a burst of connects (10,000
+/// clients starting at once) must wait there, not be dropped, while the
+/// accept loops catch up. The kernel caps it at `net.core.somaxconn`
+/// (4096 by default since Linux 5.4).
+pub const LISTEN_BACKLOG: i32 = 4096;
+
 /// One address to listen on, plain or TLS.
 #[derive(Debug, Clone)]
 pub struct ListenerSpec {

@@ -1,0 +1,106 @@
+//! `h2sim server -2` (`--http2`): plain listeners speak HTTP/2 only, like
+//! nghttpd. Input that is not the connection preface gets our SETTINGS and
+//! GOAWAY(PROTOCOL_ERROR) (RFC 9113 §3.4: "Clients and servers MUST treat
+//! an invalid connection preface as a connection error ... of type
+//! PROTOCOL_ERROR"), not an HTTP/1.1 answer; without the flag the first
+//! bytes still choose the protocol. Real processes, both runtimes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use server_support::{BIN, Server, run};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+const GOAWAY: u8 = 0x7;
+const SETTINGS: u8 = 0x4;
+const PROTOCOL_ERROR: u32 = 0x1;
+
+fn start(runtime: &str, flags: &[&str]) -> Server {
+    let mut all = vec!["--threads", "1"];
+    all.extend_from_slice(flags);
+    Server::answering_hi(runtime, &all)
+}
+
+/// HTTP/2 prior knowledge (curl) gets the rule's answer.
+fn assert_h2_prior_knowledge_served(runtime: &str, server: &Server) {
+    let url = format!("{}/", server.url("http"));
+    let (code, out) = run("curl", &["-s", "--http2-prior-knowledge", &url]);
+    assert_eq!((code, out.as_str()), (Some(0), "hi"), "{runtime}");
+}
+
+/// An HTTP/1.1 request that asks the server to close after answering.
+const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+
+/// Writes [`REQUEST`] to the server at `url` and reads what comes back
+/// until the server closes (the read timeout only bounds a hang).
+fn http1_exchange(url: &str) -> Vec<u8> {
+    let addr = url.strip_prefix("http://").unwrap();
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    tcp.write_all(REQUEST).unwrap();
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    answer
+}
+
+/// (type, stream id, payload) of every whole frame in `bytes`.
+fn frames(mut bytes: &[u8]) -> Vec<(u8, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    while bytes.len() >= 9 {
+        let len = u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]) as usize;
+        if bytes.len() < 9 + len {
+            break;
+        }
+        let stream = u32::from_be_bytes(bytes[5..9].try_into().unwrap()) & 0x7fff_ffff;
+        out.push((bytes[3], stream, bytes[9..9 + len].to_vec()));
+        bytes = &bytes[9 + len..];
+    }
+    out
+}
+
+#[test]
+fn http2_only_answers_http1_with_goaway_protocol_error() {
+    for runtime in RUNTIMES {
+        let server = start(runtime, &["-2"]);
+        let answer = http1_exchange(server.url("http"));
+        let frames = frames(&answer);
+        assert_eq!(
+            frames.first().map(|f| f.0),
+            Some(SETTINGS),
+            "{runtime}: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        let goaway = frames
+            .iter()
+            .find(|f| f.0 == GOAWAY)
+            .unwrap_or_else(|| panic!("{runtime}: no GOAWAY in {frames:?}"));
+        assert_eq!(goaway.1, 0, "GOAWAY is on stream 0 (RFC 9113 §6.8)");
+        let code = u32::from_be_bytes(goaway.2[4..8].try_into().unwrap());
+        assert_eq!(code, PROTOCOL_ERROR, "{runtime}: {goaway:?}");
+        // HTTP/2 prior knowledge is served as before.
+        assert_h2_prior_knowledge_served(runtime, &server);
+        server.stop();
+    }
+}
+
+#[test]
+fn detection_stays_the_default() {
+    for runtime in RUNTIMES {
+        let server = start(runtime, &[]);
+        let answer = String::from_utf8(http1_exchange(server.url("http"))).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{runtime}: {answer}");
+        assert_h2_prior_knowledge_served(runtime, &server);
+        server.stop();
+    }
+}
+
+#[test]
+fn http1_and_http2_only_exclude_each_other() {
+    let (code, out) = run(BIN, &["server", "-1", "-2", "-S", "http://127.0.0.1:0"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+}
