@@ -60,6 +60,11 @@ impl Server {
         }
     }
 
+    /// The server process's id (for its memory in `/proc/PID/status`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The listener of `scheme` (`http` or `https`).
     pub fn url(&self, scheme: &str) -> &str {
         let prefix = format!("{scheme}://");

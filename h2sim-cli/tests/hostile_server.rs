@@ -1,0 +1,593 @@
+//! Hostile peers against a real `h2sim server` process, on both runtimes:
+//! each attack's connection is closed with the code RFC 9113 (or the
+//! server's flood limits, `h2sim_proto::Limits`) names, or throttled; the
+//! server's resident memory stays within [`RSS_BOUND_KIB`] of where it
+//! started; and a well-behaved client on another connection is served
+//! meanwhile. Each test prints one table row per attack (outcome, memory,
+//! the good client's latency): `cargo nextest run -p h2sim-cli --test
+//! hostile_server --no-capture`.
+//!
+//! Timers are short here (idle 2 s, head read 1 s, TLS handshake 1 s) so
+//! the slow attacks end quickly; those run side by side, the floods one
+//! after another so each one's memory figure is its own.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod hostile;
+mod server_support;
+
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use h2sim_proto::Reason;
+
+use hostile::peer::{Peer, Seen, name};
+use hostile::wire::{self, END_HEADERS, END_STREAM, SETTINGS_INITIAL_WINDOW_SIZE};
+use hostile::{RSS_BOUND_KIB, Raw, Row, good_get, rss_kib};
+use server_support::Server;
+
+/// Size of `/big`: larger than every window, so its streams stay open.
+const BIG: &str = "4m";
+
+fn start(runtime: &str) -> Server {
+    let args: Vec<String> = [
+        "server",
+        "--runtime",
+        runtime,
+        "--threads",
+        "1",
+        "-q",
+        "--idle-timeout",
+        "2s",
+        "--head-read-timeout",
+        "1s",
+        "--handshake-timeout",
+        "1s",
+        "-S",
+        "http://127.0.0.1:0",
+        "-S",
+        "https://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/big",
+        "-e",
+        BIG,
+        "-m",
+        "POST",
+        "-t",
+        "posted",
+        "-m",
+        "GET",
+        "-t",
+        "ok",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    Server::start(std::env::temp_dir().as_path(), &args, 2)
+}
+
+fn addr_of(url: &str) -> SocketAddr {
+    url.split_once("://").unwrap().1.parse().unwrap()
+}
+
+/// What an attack runs against, and where it records the good client's
+/// latency and the server's memory while the attack is on.
+struct Ctx {
+    addr: SocketAddr,
+    tls: SocketAddr,
+    pid: u32,
+    latency: Mutex<Option<Duration>>,
+    peak_kib: Mutex<u64>,
+}
+
+impl Ctx {
+    /// The good client, now: its latency and the server's memory at this
+    /// moment of the attack are kept for the row.
+    fn probe(&self) {
+        let latency = good_get(self.addr, "/ok");
+        *self.latency.lock().unwrap() = Some(latency);
+        let rss = rss_kib(self.pid);
+        let mut peak = self.peak_kib.lock().unwrap();
+        *peak = (*peak).max(rss);
+    }
+}
+
+type Attack = fn(&Ctx) -> String;
+
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Runs `attack`, probing the good client during it (unless the attack
+/// did) and measuring memory before and after.
+fn measure(server: &Server, attack: &'static str, run: Attack) -> Row {
+    let ctx = Ctx {
+        addr: addr_of(server.url("http")),
+        tls: addr_of(server.url("https")),
+        pid: server.pid(),
+        latency: Mutex::new(None),
+        peak_kib: Mutex::new(0),
+    };
+    let before = rss_kib(ctx.pid);
+    let outcome = match std::panic::catch_unwind(|| run(&ctx)) {
+        Ok(outcome) => outcome,
+        Err(panic) => format!("FAILED: {}", panic_text(&panic)),
+    };
+    let mut outcome = outcome;
+    if ctx.latency.lock().unwrap().is_none() {
+        if let Err(panic) = std::panic::catch_unwind(|| ctx.probe()) {
+            outcome = format!("FAILED: {outcome}; good client: {}", panic_text(&panic));
+        }
+    }
+    let after = rss_kib(ctx.pid).max(*ctx.peak_kib.lock().unwrap());
+    let row = Row {
+        attack,
+        outcome,
+        rss_before_kib: before,
+        rss_after_kib: after,
+        good_latency: *ctx.latency.lock().unwrap(),
+    };
+    row
+}
+
+fn assert_goaway(attack: &str, seen: &Seen, reason: Reason) {
+    assert_eq!(
+        seen.goaway(),
+        Some(reason),
+        "{attack}: GOAWAY({}) expected, saw {} ({})",
+        name(reason),
+        seen.outcome(),
+        seen.end
+    );
+    assert!(seen.closed, "{attack}: the connection stays open");
+}
+
+/// CVE-2019-9511: stream windows of one byte, credit returned a byte at a
+/// time on a hundred streams of a big response. The server sends no more
+/// than the credit (RFC 9113 §6.9.1) and queues nothing beyond it.
+fn data_dribble(ctx: &Ctx) -> String {
+    let streams = 100u32;
+    let rounds = 20u32;
+    let mut p = Peer::h2(ctx.addr, &[(SETTINGS_INITIAL_WINDOW_SIZE, 1)], true);
+    p.flood(streams as usize, |i| {
+        wire::request(1 + 2 * i as u32, "GET", "/big", true)
+    });
+    for _ in 0..rounds {
+        p.flood(streams as usize, |i| wire::window_update(1 + 2 * i as u32, 1));
+    }
+    let credit = u64::from(streams * (rounds + 1));
+    ctx.probe();
+    let seen = p.wait(|s| s.data_bytes >= credit);
+    assert_eq!(seen.data_bytes, credit, "dribble: {}", seen.outcome());
+    assert!(p.alive(), "dribble: {}", p.seen().outcome());
+    format!("throttled to the credit ({credit} B), open")
+}
+
+/// CVE-2019-9512: PINGs while never reading their ACKs.
+fn ping_flood(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], false);
+    let sent = p.flood(500_000, |i| wire::ping(false, (i as u64).to_be_bytes()));
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("ping flood", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} PINGs", seen.outcome())
+}
+
+/// CVE-2019-9515: empty SETTINGS while never reading their ACKs.
+fn settings_flood(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], false);
+    let sent = p.flood(500_000, |_| wire::settings(&[]));
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("settings flood", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} SETTINGS", seen.outcome())
+}
+
+/// CVE-2019-9513: PRIORITY frames reshuffling a thousand streams' tree
+/// again and again. Priority signals are parsed and not acted on (RFC 9113
+/// §5.3.2), so they cost nothing to keep: the connection stays usable.
+fn priority_churn(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let n = 200_000;
+    let sent = p.flood(n, |i| {
+        let stream = 1 + 2 * (i as u32 % 1000);
+        let on = 1 + 2 * ((i as u32 * 7 + 3) % 1000);
+        wire::priority(stream, if on == stream { 0 } else { on }, i as u8)
+    });
+    ctx.probe();
+    let alive = p.alive();
+    format!(
+        "{sent} PRIORITY frames, {}",
+        if alive {
+            "open".to_owned()
+        } else {
+            p.seen().outcome()
+        }
+    )
+}
+
+/// CVE-2019-9514: requests the server must reset (no `:path`, RFC 9113
+/// §8.3.1), while never reading the resets.
+fn reset_flood(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], false);
+    let bad = wire::block(&[
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":authority", "x"),
+    ]);
+    let sent = p.flood(5_000, |i| {
+        wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 1 + 2 * i as u32, &bad)
+    });
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("reset flood", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} bad requests", seen.outcome())
+}
+
+/// CVE-2019-9516: field blocks of thousands of empty fields, each counting
+/// 32 octets towards SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 §6.5.2).
+fn zero_length_headers(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let mut block = wire::request_block("GET", "/ok").to_vec();
+    for _ in 0..5000 {
+        // Literal without indexing, new name: empty name, empty value.
+        block.extend_from_slice(&[0x00, 0x00, 0x00]);
+    }
+    let streams = 300;
+    let sent = p.flood(streams, |i| {
+        wire::frame(
+            wire::HEADERS,
+            END_HEADERS | END_STREAM,
+            1 + 2 * i as u32,
+            &block,
+        )
+    });
+    ctx.probe();
+    let seen = p.wait(|s| s.goaway().is_some());
+    let served = seen.count(wire::HEADERS);
+    format!("{} ({served} responses) after {sent} blocks", seen.outcome())
+}
+
+/// CVE-2019-9517: big responses on every stream with the windows wide
+/// open, and the peer never reads: the server must not buffer them.
+fn no_reading(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[(SETTINGS_INITIAL_WINDOW_SIZE, (1 << 31) - 1)], false);
+    p.send(&wire::window_update(0, (1 << 31) - 1 - 65_535)).unwrap();
+    let streams = 200;
+    p.flood(streams, |i| wire::request(1 + 2 * i as u32, "GET", "/big", true));
+    std::thread::sleep(Duration::from_millis(500));
+    ctx.probe();
+    std::thread::sleep(Duration::from_millis(500));
+    ctx.probe();
+    format!("{streams} x {BIG} requested, unread: held by TCP")
+}
+
+/// CVE-2019-9518: DATA frames without payload or END_STREAM.
+fn empty_frames(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    p.send(&wire::request(1, "POST", "/post", false)).unwrap();
+    let sent = p.flood(100_000, |_| wire::frame(wire::DATA, 0, 1, &[]));
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("empty frames", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} empty DATA", seen.outcome())
+}
+
+/// CVE-2023-44487: each request cancelled right after it was sent.
+fn rapid_reset(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let sent = p.flood(100_000, |i| {
+        let stream = 1 + 2 * i as u32;
+        let mut pair = wire::request(stream, "GET", "/big", true);
+        pair.extend(wire::rst_stream(stream, Reason::CANCEL.0));
+        pair
+    });
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("rapid reset", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} HEADERS+RST_STREAM", seen.outcome())
+}
+
+/// CVE-2024-27316 and its kin: a field block that never ends, one
+/// CONTINUATION after another (RFC 9113 §6.10).
+fn continuation_flood(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let mut start = wire::request_block("GET", "/ok").to_vec();
+    // A literal whose value claims 100 MB: every CONTINUATION adds to it.
+    start.extend_from_slice(&[0x00, 0x01, b'x']);
+    wire::hpack_int(100_000_000, 7, 0, &mut start);
+    p.send(&wire::frame(wire::HEADERS, END_STREAM, 1, &start))
+        .unwrap();
+    let chunk = vec![b'a'; 1000];
+    let sent = p.flood(100_000, |_| wire::frame(wire::CONTINUATION, 0, 1, &chunk));
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("continuation flood", &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} CONTINUATION", seen.outcome())
+}
+
+/// An HPACK bomb: one 4 KB entry put into the table, then blocks of
+/// one-octet references to it that decode to 60 MB each, far past
+/// SETTINGS_MAX_HEADER_LIST_SIZE (RFC 7541 §7.3).
+fn hpack_bomb(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let mut first = wire::request_block("GET", "/ok").to_vec();
+    wire::indexed_literal(b"x-bomb", &[b'a'; 4000], &mut first);
+    p.send(&wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 1, &first))
+        .unwrap();
+    let mut bomb = wire::request_block("GET", "/ok").to_vec();
+    // Index 62: the newest dynamic entry (RFC 7541 §2.3.3).
+    bomb.extend(std::iter::repeat_n(0x80 | 62, 15_000));
+    let streams = 100;
+    let sent = p.flood(streams, |i| {
+        wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 3 + 2 * i as u32, &bomb)
+    });
+    ctx.probe();
+    let seen = p.wait(|s| s.goaway().is_some() || (1..=streams as u32).all(|i| answered(s, 1 + 2 * i)));
+    format!("{} after {sent} bombs", seen.outcome())
+}
+
+/// Whether the server ended `stream` one way or another.
+fn answered(seen: &Seen, stream: u32) -> bool {
+    seen.ended(stream) || seen.resets().any(|(s, _)| s == stream)
+}
+
+/// Stream-id exhaustion: a request on the last stream id, 2^31-1, is
+/// served; any request after it can only reuse a lower id, a connection
+/// error PROTOCOL_ERROR (RFC 9113 §5.1.1).
+fn stream_ids_exhausted(ctx: &Ctx) -> String {
+    let mut p = Peer::h2(ctx.addr, &[], true);
+    let last = (1u32 << 31) - 1;
+    p.send(&wire::request(last, "GET", "/ok", true)).unwrap();
+    let seen = p.wait(|s| s.ended(last));
+    assert!(seen.ended(last), "the last stream id: {}", seen.outcome());
+    let _ = p.send(&wire::request(1, "GET", "/ok", true));
+    ctx.probe();
+    let seen = p.wait_closed();
+    assert_goaway("stream ids", &seen, Reason::PROTOCOL_ERROR);
+    format!("stream 2^31-1 served, then {}", seen.outcome())
+}
+
+/// WINDOW_UPDATE past 2^31-1: on the connection a connection error, on a
+/// stream a stream error, FLOW_CONTROL_ERROR both (RFC 9113 §6.9.1).
+fn window_overflow(ctx: &Ctx) -> String {
+    let max = (1u32 << 31) - 1;
+    let mut stream = Peer::h2(ctx.addr, &[], true);
+    stream
+        .send(&wire::request(1, "GET", "/big", true))
+        .unwrap();
+    stream.send(&wire::window_update(1, max)).unwrap();
+    stream.send(&wire::window_update(1, max)).unwrap();
+    let seen = stream.wait(|s| s.resets().any(|(id, _)| id == 1));
+    let reset: Vec<_> = seen.resets().collect();
+    assert_eq!(
+        reset,
+        [(1, Reason::FLOW_CONTROL_ERROR)],
+        "stream window: {}",
+        seen.outcome()
+    );
+    assert!(stream.alive(), "a stream error leaves the connection");
+    let mut conn = Peer::h2(ctx.addr, &[], true);
+    conn.send(&wire::window_update(0, max)).unwrap();
+    let _ = conn.send(&wire::window_update(0, max));
+    ctx.probe();
+    let seen = conn.wait_closed();
+    assert_goaway("connection window", &seen, Reason::FLOW_CONTROL_ERROR);
+    format!(
+        "stream: RST_STREAM(FLOW_CONTROL_ERROR); connection: {}",
+        seen.outcome()
+    )
+}
+
+/// Writes `bytes` one at a time every `every` until the server closes
+/// (read on another thread) or `bytes` runs out; returns what the server
+/// wrote, whether it closed, and how long that took.
+fn trickle(addr: SocketAddr, head: &[u8], bytes: &[u8], every: Duration) -> (String, bool, Duration) {
+    let mut raw = Raw::connect(addr);
+    let start = Instant::now();
+    raw.send(head).unwrap();
+    let mut reader = Raw {
+        tcp: raw.tcp.try_clone().unwrap(),
+    };
+    let read = std::thread::spawn(move || reader.read_to_close());
+    for b in bytes {
+        if read.is_finished() || raw.send(&[*b]).is_err() {
+            break;
+        }
+        std::thread::sleep(every);
+    }
+    let _ = raw.tcp.shutdown(std::net::Shutdown::Write);
+    let (text, closed) = read.join().unwrap();
+    (text, closed, start.elapsed())
+}
+
+/// Slowloris: a head that never completes, a byte every 100 ms. The head
+/// read timeout (1 s here) ends it whatever the trickle.
+fn slowloris_head(ctx: &Ctx) -> String {
+    let (text, closed, took) = trickle(
+        ctx.addr,
+        b"GET /ok HTTP/1.1\r\nhost: x\r\n",
+        &[b'x'; 60],
+        Duration::from_millis(100),
+    );
+    ctx.probe();
+    assert!(closed && took < Duration::from_secs(6), "slowloris head: {text:?} after {took:?}");
+    format!("closed after {:.1} s: {:?}", took.as_secs_f64(), first_line(&text))
+}
+
+/// Slowloris on the body: a complete head, then a body that trickles.
+fn slowloris_body(ctx: &Ctx) -> String {
+    let (text, closed, took) = trickle(
+        ctx.addr,
+        b"POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n",
+        &[b'x'; 40],
+        Duration::from_millis(100),
+    );
+    ctx.probe();
+    format!(
+        "{} after {:.1} s: {:?}",
+        if closed { "closed" } else { "open" },
+        took.as_secs_f64(),
+        first_line(&text)
+    )
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// Request smuggling (RFC 9112 §6.1, §6.3, §5.2, §2.2): each ambiguous
+/// framing gets 400 and the connection closes, and the request hidden
+/// behind it is never answered.
+fn smuggling(ctx: &Ctx) -> String {
+    let hidden = "GET /smuggled HTTP/1.1\r\nhost: x\r\n\r\n";
+    let cases: [(&str, String); 5] = [
+        (
+            "CL+TE",
+            format!("POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n{hidden}"),
+        ),
+        (
+            "duplicate CL",
+            format!("POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\ncontent-length: 40\r\n\r\n{hidden}"),
+        ),
+        (
+            "obs-fold",
+            format!("GET /ok HTTP/1.1\r\nhost: x\r\nx-a: b\r\n c\r\n\r\n{hidden}"),
+        ),
+        ("bare LF", format!("GET /ok HTTP/1.1\nhost: x\n\n{hidden}")),
+        ("bare CR", format!("GET /ok HTTP/1.1\r\nhost: x\rx-a: b\r\n\r\n{hidden}")),
+    ];
+    let mut out = Vec::new();
+    for (case, request) in cases {
+        let mut raw = Raw::connect(ctx.addr);
+        raw.send(request.as_bytes()).unwrap();
+        let (text, closed) = raw.read_to_close();
+        out.push(format!("{case}: {} {}", first_line(&text), if closed { "closed" } else { "open" }));
+        assert!(
+            text.starts_with("HTTP/1.1 400") && closed && text.matches("HTTP/1.1").count() == 1,
+            "{case}: {text:?} closed={closed}"
+        );
+    }
+    ctx.probe();
+    out.join("; ")
+}
+
+/// An h2c upgrade (RFC 7540 §3.2.1) whose HTTP2-Settings is not base64url,
+/// or carries an invalid setting (SETTINGS_ENABLE_PUSH = 2, RFC 9113
+/// §6.5.2).
+fn hostile_upgrade(ctx: &Ctx) -> String {
+    let bad_push = {
+        // 0x0002 = 2, in base64url without padding.
+        "AAIAAAAC"
+    };
+    let cases = [("not base64", "!!!*not*base64"), ("ENABLE_PUSH=2", bad_push)];
+    let mut out = Vec::new();
+    for (case, value) in cases {
+        let mut raw = Raw::connect(ctx.addr);
+        let request = format!("GET /ok HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: {value}\r\n\r\n");
+        raw.send(request.as_bytes()).unwrap();
+        let (text, closed) = raw.read_to_close();
+        out.push(format!("{case}: {:?} {}", first_line(&text), if closed { "closed" } else { "open" }));
+    }
+    ctx.probe();
+    out.join("; ")
+}
+
+/// A TLS handshake that stops after the first bytes of a ClientHello: the
+/// handshake timeout (1 s here) drops it.
+fn tls_stall(ctx: &Ctx) -> String {
+    let mut raw = Raw::connect(ctx.tls);
+    let start = Instant::now();
+    raw.send(&[0x16, 0x03, 0x01, 0x02, 0x00, 0x01]).unwrap();
+    let (_, closed) = raw.read_to_close();
+    let took = start.elapsed();
+    ctx.probe();
+    assert!(closed, "TLS stall: still open after {took:?}");
+    format!("dropped after {:.1} s", took.as_secs_f64())
+}
+
+/// A client that connects and sends nothing: the idle timeout (2 s here)
+/// ends it.
+fn silent(ctx: &Ctx) -> String {
+    let mut raw = Raw::connect(ctx.addr);
+    let start = Instant::now();
+    let (text, closed) = raw.read_to_close();
+    let took = start.elapsed();
+    ctx.probe();
+    assert!(closed, "silent client: still open after {took:?}");
+    format!("closed after {:.1} s ({} bytes)", took.as_secs_f64(), text.len())
+}
+
+/// The floods, one after another.
+const FLOODS: &[(&str, Attack)] = &[
+    ("data dribble (CVE-2019-9511)", data_dribble),
+    ("ping flood (CVE-2019-9512)", ping_flood),
+    ("priority churn (CVE-2019-9513)", priority_churn),
+    ("reset flood (CVE-2019-9514)", reset_flood),
+    ("settings flood (CVE-2019-9515)", settings_flood),
+    ("zero-length headers (CVE-2019-9516)", zero_length_headers),
+    ("peer not reading (CVE-2019-9517)", no_reading),
+    ("empty frames (CVE-2019-9518)", empty_frames),
+    ("rapid reset (CVE-2023-44487)", rapid_reset),
+    ("CONTINUATION flood (CVE-2024-27316)", continuation_flood),
+    ("HPACK bomb", hpack_bomb),
+    ("stream-id exhaustion", stream_ids_exhausted),
+    ("WINDOW_UPDATE overflow", window_overflow),
+    ("request smuggling", smuggling),
+    ("hostile h2c upgrade", hostile_upgrade),
+];
+
+/// The attacks that wait for a timer, side by side.
+const SLOW: &[(&str, Attack)] = &[
+    ("slowloris head", slowloris_head),
+    ("slowloris body", slowloris_body),
+    ("TLS handshake stall", tls_stall),
+    ("silent client", silent),
+];
+
+fn attack_all(runtime: &str) {
+    let server = start(runtime);
+    let rows = std::thread::scope(|scope| {
+        let slow: Vec<_> = SLOW
+            .iter()
+            .map(|(attack, run)| {
+                let server = &server;
+                scope.spawn(move || measure(server, attack, *run))
+            })
+            .collect();
+        let mut rows: Vec<Row> = FLOODS
+            .iter()
+            .map(|(attack, run)| measure(&server, attack, *run))
+            .collect();
+        rows.extend(slow.into_iter().map(|h| h.join().unwrap()));
+        rows
+    });
+    println!("| runtime | attack | outcome | server RSS | good client |");
+    for row in &rows {
+        row.print(runtime);
+    }
+    let failed: Vec<_> = rows
+        .iter()
+        .filter(|r| r.outcome.starts_with("FAILED") || r.rss_after_kib >= r.rss_before_kib + RSS_BOUND_KIB)
+        .map(|r| r.attack)
+        .collect();
+    let (code, out) = server.stop();
+    assert!(failed.is_empty(), "{runtime}: {failed:?} (see the table)");
+    assert_eq!(code, Some(0), "{out}");
+}
+
+#[test]
+fn tokio_server_withstands_hostile_peers() {
+    attack_all("tokio");
+}
+
+#[test]
+fn glommio_server_withstands_hostile_peers() {
+    attack_all("glommio");
+}
