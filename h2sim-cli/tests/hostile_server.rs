@@ -201,15 +201,8 @@ fn priority_churn(ctx: &Ctx) -> String {
         wire::priority(stream, if on == stream { 0 } else { on }, i as u8)
     });
     ctx.probe();
-    let alive = p.alive();
-    format!(
-        "{sent} PRIORITY frames, {}",
-        if alive {
-            "open".to_owned()
-        } else {
-            p.seen().outcome()
-        }
-    )
+    assert!(p.alive(), "priority churn: {}", p.seen().outcome());
+    format!("{sent} PRIORITY frames ignored, open")
 }
 
 /// CVE-2019-9514: requests the server must reset (no `:path`, RFC 9113
@@ -250,8 +243,17 @@ fn zero_length_headers(ctx: &Ctx) -> String {
     });
     ctx.probe();
     let seen = p.wait(|s| s.goaway().is_some());
-    let served = seen.count(wire::HEADERS);
-    format!("{} ({served} responses) after {sent} blocks", seen.outcome())
+    let served = seen.statuses();
+    assert!(
+        served.iter().all(|(_, s)| s == "431") && seen.resets().count() + served.len() > 0,
+        "zero-length headers: {} {served:?}",
+        seen.outcome()
+    );
+    format!(
+        "{} ({} x 431) after {sent} blocks",
+        seen.outcome(),
+        served.len()
+    )
 }
 
 /// CVE-2019-9517: big responses on every stream with the windows wide
@@ -329,8 +331,24 @@ fn hpack_bomb(ctx: &Ctx) -> String {
         wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 3 + 2 * i as u32, &bomb)
     });
     ctx.probe();
-    let seen = p.wait(|s| s.goaway().is_some() || (1..=streams as u32).all(|i| answered(s, 1 + 2 * i)));
-    format!("{} after {sent} bombs", seen.outcome())
+    let bombs = (1..=streams as u32).map(|i| 1 + 2 * i);
+    let seen = p.wait(|s| bombs.clone().all(|id| answered(s, id)));
+    let served: Vec<_> = seen
+        .statuses()
+        .into_iter()
+        .filter(|(id, _)| *id > 1)
+        .collect();
+    assert!(
+        bombs.clone().all(|id| answered(&seen, id)) && served.iter().all(|(_, s)| s == "431"),
+        "HPACK bomb: {} {served:?}",
+        seen.outcome()
+    );
+    assert!(p.alive(), "HPACK bomb: {}", p.seen().outcome());
+    format!(
+        "{} ({} x 431) after {sent} bombs",
+        seen.outcome(),
+        served.len()
+    )
 }
 
 /// Whether the server ended `stream` one way or another.
@@ -385,9 +403,10 @@ fn window_overflow(ctx: &Ctx) -> String {
     )
 }
 
-/// Writes `bytes` one at a time every `every` until the server closes
-/// (read on another thread) or `bytes` runs out; returns what the server
-/// wrote, whether it closed, and how long that took.
+/// Writes `head`, then `bytes` one at a time every `every` until the
+/// server closes (read on another thread) or `bytes` runs out, then waits
+/// for the close; returns what the server wrote, whether it closed, and
+/// how long that took.
 fn trickle(addr: SocketAddr, head: &[u8], bytes: &[u8], every: Duration) -> (String, bool, Duration) {
     let mut raw = Raw::connect(addr);
     let start = Instant::now();
@@ -402,7 +421,6 @@ fn trickle(addr: SocketAddr, head: &[u8], bytes: &[u8], every: Duration) -> (Str
         }
         std::thread::sleep(every);
     }
-    let _ = raw.tcp.shutdown(std::net::Shutdown::Write);
     let (text, closed) = read.join().unwrap();
     (text, closed, start.elapsed())
 }
@@ -421,18 +439,21 @@ fn slowloris_head(ctx: &Ctx) -> String {
     format!("closed after {:.1} s: {:?}", took.as_secs_f64(), first_line(&text))
 }
 
-/// Slowloris on the body: a complete head, then a body that trickles.
+/// Slowloris on the body: a complete head, then a body that trickles. A
+/// body has no deadline of its own (as nginx's `client_body_timeout`, only
+/// silence is bounded): the connection costs what arrived, and the idle
+/// timeout (2 s here) ends it once the trickle stops.
 fn slowloris_body(ctx: &Ctx) -> String {
     let (text, closed, took) = trickle(
         ctx.addr,
         b"POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n",
-        &[b'x'; 40],
+        &[b'x'; 20],
         Duration::from_millis(100),
     );
     ctx.probe();
+    assert!(closed, "slowloris body: {text:?} after {took:?}");
     format!(
-        "{} after {:.1} s: {:?}",
-        if closed { "closed" } else { "open" },
+        "held while bytes came, closed {:.1} s after the head: {:?}",
         took.as_secs_f64(),
         first_line(&text)
     )
@@ -478,22 +499,59 @@ fn smuggling(ctx: &Ctx) -> String {
     out.join("; ")
 }
 
-/// An h2c upgrade (RFC 7540 §3.2.1) whose HTTP2-Settings is not base64url,
-/// or carries an invalid setting (SETTINGS_ENABLE_PUSH = 2, RFC 9113
-/// §6.5.2).
+/// An h2c upgrade (RFC 7540 §3.2.1) with a hostile HTTP2-Settings: not
+/// base64url, twice, an invalid setting (SETTINGS_ENABLE_PUSH = 2, a
+/// connection error PROTOCOL_ERROR by RFC 9113 §6.5.2), larger than the
+/// head limit. Never an upgrade with the bad settings in force.
 fn hostile_upgrade(ctx: &Ctx) -> String {
-    let bad_push = {
-        // 0x0002 = 2, in base64url without padding.
-        "AAIAAAAC"
-    };
-    let cases = [("not base64", "!!!*not*base64"), ("ENABLE_PUSH=2", bad_push)];
+    let long = "A".repeat(100_000);
+    let cases: [(&str, String); 4] = [
+        ("not base64", "http2-settings: !!!*not*base64\r\n".into()),
+        (
+            "twice",
+            "http2-settings: AAMAAABk\r\nhttp2-settings: AAMAAABk\r\n".into(),
+        ),
+        // 0x0002 = 2, base64url without padding.
+        ("ENABLE_PUSH=2", "http2-settings: AAIAAAAC\r\n".into()),
+        ("100 KB", format!("http2-settings: {long}\r\n")),
+    ];
     let mut out = Vec::new();
-    for (case, value) in cases {
+    for (case, settings) in cases {
         let mut raw = Raw::connect(ctx.addr);
-        let request = format!("GET /ok HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\nhttp2-settings: {value}\r\n\r\n");
-        raw.send(request.as_bytes()).unwrap();
-        let (text, closed) = raw.read_to_close();
-        out.push(format!("{case}: {:?} {}", first_line(&text), if closed { "closed" } else { "open" }));
+        let mut request = format!(
+            "GET /ok HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\nupgrade: h2c\r\n{settings}\r\n"
+        )
+        .into_bytes();
+        request.extend_from_slice(h2sim_proto::frame::PREFACE);
+        request.extend(wire::settings(&[]));
+        let _ = raw.send(&request);
+        let (bytes, closed) = raw.read_bytes_to_close();
+        let text = String::from_utf8_lossy(&bytes);
+        let status = first_line(&text).to_owned();
+        let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n");
+        let after = match head_end {
+            Some(end) if status.contains(" 101 ") => {
+                let seen = hostile::peer::decode(&bytes[end + 4..]);
+                assert_eq!(
+                    seen.goaway(),
+                    Some(Reason::PROTOCOL_ERROR),
+                    "{case}: upgraded, then {}",
+                    seen.outcome()
+                );
+                format!(" then {}", seen.outcome())
+            }
+            _ => String::new(),
+        };
+        assert!(
+            status.contains(" 101 ")
+                || status.starts_with("HTTP/1.1 4")
+                || status.starts_with("HTTP/1.1 200"),
+            "{case}: {text:?}"
+        );
+        out.push(format!(
+            "{case}: {status}{after} {}",
+            if closed { "closed" } else { "open" }
+        ));
     }
     ctx.probe();
     out.join("; ")

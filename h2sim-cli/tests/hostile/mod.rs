@@ -9,8 +9,6 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-use h2sim_proto::frame::Frame;
-
 use peer::{HANG, Peer};
 
 /// Resident memory of process `pid` in KiB (`VmRSS` of `/proc/PID/status`).
@@ -36,15 +34,12 @@ pub fn good_get(addr: SocketAddr, path: &str) -> Duration {
         "the good client was not served: {seen:?} ({})",
         seen.end
     );
-    let status = seen.frames.iter().find_map(|f| match f {
-        Frame::Headers(h) if h.stream_id.value() == 1 => Some(h.fragment.clone()),
-        _ => None,
-    });
-    let mut fields = Vec::new();
-    h2sim_proto::hpack::Decoder::new(4096)
-        .decode(&status.unwrap(), &mut fields)
-        .unwrap();
-    assert_eq!(&fields[0].value[..], b"200", "good client: {fields:?}");
+    assert_eq!(
+        seen.statuses(),
+        [(1, "200".to_owned())],
+        "good client: {}",
+        seen.outcome()
+    );
     start.elapsed()
 }
 
@@ -66,8 +61,14 @@ impl Raw {
     }
 
     /// Everything the server writes until it closes (or [`HANG`] passes:
-    /// then `closed` is false).
+    /// then `closed` is false), as text.
     pub fn read_to_close(&mut self) -> (String, bool) {
+        let (bytes, closed) = self.read_bytes_to_close();
+        (String::from_utf8_lossy(&bytes).into_owned(), closed)
+    }
+
+    /// Everything the server writes until it closes, as is.
+    pub fn read_bytes_to_close(&mut self) -> (Vec<u8>, bool) {
         let mut out = Vec::new();
         let mut chunk = [0u8; 16 * 1024];
         let closed = loop {
@@ -80,7 +81,7 @@ impl Raw {
                 Err(_) => break true,
             }
         };
-        (String::from_utf8_lossy(&out).into_owned(), closed)
+        (out, closed)
     }
 }
 

@@ -60,6 +60,25 @@ impl Seen {
         })
     }
 
+    /// The `:status` of each response, by stream, decoding every field
+    /// block in order (they share one HPACK table; CONTINUATION is not
+    /// expected from our server).
+    pub fn statuses(&self) -> Vec<(u32, String)> {
+        let mut decoder = h2sim_proto::hpack::Decoder::new(4096);
+        let mut out = Vec::new();
+        for f in &self.frames {
+            if let Frame::Headers(h) = f {
+                let mut fields = Vec::new();
+                decoder.decode(&h.fragment, &mut fields).expect("our server's HPACK");
+                if let Some(status) = fields.iter().find(|f| &f.name[..] == b":status") {
+                    let status = String::from_utf8_lossy(&status.value).into_owned();
+                    out.push((h.stream_id.value(), status));
+                }
+            }
+        }
+        out
+    }
+
     /// "GOAWAY(ENHANCE_YOUR_CALM)", "RST_STREAM(PROTOCOL_ERROR) x3", … for
     /// the report.
     pub fn outcome(&self) -> String {
@@ -238,6 +257,19 @@ impl Drop for Peer {
     fn drop(&mut self) {
         let _ = self.tcp.shutdown(std::net::Shutdown::Both);
     }
+}
+
+/// The frames in `bytes`, as a closed connection's [`Seen`].
+pub fn decode(bytes: &[u8]) -> Seen {
+    let seen = Mutex::new(Seen::default());
+    let mut buf = BytesMut::from(bytes);
+    let mut decoder = FrameDecoder::new(MAX_FRAME_SIZE_LIMIT);
+    while let Ok(Some(frame)) = decoder.decode(&mut buf) {
+        record(&seen, frame);
+    }
+    let mut seen = seen.into_inner().unwrap();
+    seen.closed = true;
+    seen
 }
 
 fn record(seen: &Mutex<Seen>, frame: Frame) {

@@ -1,9 +1,7 @@
 //! HTTP/2 frames built by hand, valid or not (RFC 9113 §4.1): an attacking
 //! peer must be able to send what no encoder would.
 
-use bytes::{Bytes, BytesMut};
-use h2sim_proto::HeaderField;
-use h2sim_proto::hpack::Encoder;
+use bytes::Bytes;
 
 pub const DATA: u8 = 0x0;
 pub const HEADERS: u8 = 0x1;
@@ -74,21 +72,18 @@ pub fn priority(stream: u32, on: u32, weight: u8) -> Vec<u8> {
     frame(PRIORITY, 0, stream, &payload)
 }
 
-/// `fields` as one HPACK block from a fresh encoder with literals only
-/// (no table state to keep in step across frames an attack may drop).
+/// `fields` as one HPACK block of literals without indexing and without
+/// Huffman (RFC 7541 §6.2.2): no table state, so blocks can be sent in any
+/// order, dropped, or put after an attack's own table entries.
 pub fn block(fields: &[(&str, &str)]) -> Bytes {
-    let mut encoder = Encoder::new();
-    encoder.set_max_table_size(0);
-    let fields: Vec<HeaderField> = fields
-        .iter()
-        .map(|(n, v)| HeaderField::new(n.as_bytes().to_vec(), v.as_bytes().to_vec()))
-        .collect();
-    let mut out = BytesMut::new();
-    encoder.encode(&fields, &mut out);
-    out.freeze()
+    let mut out = Vec::new();
+    for (name, value) in fields {
+        literal(0x00, name.as_bytes(), value.as_bytes(), &mut out);
+    }
+    out.into()
 }
 
-/// A request's field block for `authority`.
+/// A request's field block.
 pub fn request_block(method: &str, path: &str) -> Bytes {
     block(&[
         (":method", method),
@@ -124,7 +119,12 @@ pub fn hpack_int(value: usize, n: u32, first: u8, out: &mut Vec<u8>) {
 /// A literal field with incremental indexing and a new name, no Huffman
 /// (RFC 7541 §6.2.1): what puts an entry into the peer's dynamic table.
 pub fn indexed_literal(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
-    out.push(0x40);
+    literal(0x40, name, value, out);
+}
+
+/// A literal with a new name; `first` picks the kind (RFC 7541 §6.2).
+fn literal(first: u8, name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    out.push(first);
     hpack_int(name.len(), 7, 0, out);
     out.extend_from_slice(name);
     hpack_int(value.len(), 7, 0, out);
