@@ -3,6 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod peer;
+pub mod rogue;
 pub mod wire;
 
 use std::io::{Read, Write};
