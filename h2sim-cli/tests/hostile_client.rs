@@ -94,7 +94,9 @@ fn huge_headers(c: &mut Conn) {
         return;
     };
     let value = "v".repeat(10_000);
-    let fields: Vec<(String, &str)> = (0..10).map(|i| (format!("x-big-{i}"), value.as_str())).collect();
+    let fields: Vec<(String, &str)> = (0..10)
+        .map(|i| (format!("x-big-{i}"), value.as_str()))
+        .collect();
     let mut all = vec![(":status".to_owned(), "200")];
     all.extend(fields);
     let refs: Vec<(&str, &str)> = all.iter().map(|(n, v)| (n.as_str(), *v)).collect();
@@ -227,7 +229,9 @@ fn against_rogues(runtime: &str) {
             .iter()
             .map(|case| scope.spawn(move || run(runtime, case)))
             .collect();
-        runs.into_iter().map(|r| r.join().unwrap()).collect::<Vec<_>>()
+        runs.into_iter()
+            .map(|r| r.join().unwrap())
+            .collect::<Vec<_>>()
     });
     let mut failed = Vec::new();
     println!("| runtime | server | client exit | client says | client sent | time |");
@@ -237,9 +241,6 @@ fn against_rogues(runtime: &str) {
             .find(|l| l.contains(case.says))
             .unwrap_or("")
             .to_owned();
-        if std::env::var_os("HOSTILE_DEBUG").is_some() {
-            println!("----- {}\n{text}", case.name);
-        }
         println!(
             "| {runtime} | {} | {code:?} | {said} | {} | {:.1} s |",
             case.name,
@@ -247,7 +248,9 @@ fn against_rogues(runtime: &str) {
             took.as_secs_f64()
         );
         let goaway_ok = case.goaway.is_none_or(|r| seen.goaway() == Some(r));
-        let reset_ok = case.reset.is_none_or(|r| seen.resets().any(|(_, c)| c == r));
+        let reset_ok = case
+            .reset
+            .is_none_or(|r| seen.resets().any(|(_, c)| c == r));
         if code != Some(1) || said.is_empty() || !goaway_ok || !reset_ok {
             failed.push(format!(
                 "{}: exit {code:?}, {} (want GOAWAY {:?} RST_STREAM {:?}):\n{text}",

@@ -115,25 +115,22 @@ fn measure(server: &Server, attack: &'static str, run: Attack) -> Row {
         peak_kib: Mutex::new(0),
     };
     let before = rss_kib(ctx.pid);
-    let outcome = match std::panic::catch_unwind(|| run(&ctx)) {
+    let mut outcome = match std::panic::catch_unwind(|| run(&ctx)) {
         Ok(outcome) => outcome,
         Err(panic) => format!("FAILED: {}", panic_text(&panic)),
     };
-    let mut outcome = outcome;
-    if ctx.latency.lock().unwrap().is_none() {
-        if let Err(panic) = std::panic::catch_unwind(|| ctx.probe()) {
-            outcome = format!("FAILED: {outcome}; good client: {}", panic_text(&panic));
-        }
+    let probed = ctx.latency.lock().unwrap().is_some();
+    if !probed && let Err(panic) = std::panic::catch_unwind(|| ctx.probe()) {
+        outcome = format!("FAILED: {outcome}; good client: {}", panic_text(&panic));
     }
     let after = rss_kib(ctx.pid).max(*ctx.peak_kib.lock().unwrap());
-    let row = Row {
+    Row {
         attack,
         outcome,
         rss_before_kib: before,
         rss_after_kib: after,
         good_latency: *ctx.latency.lock().unwrap(),
-    };
-    row
+    }
 }
 
 fn assert_goaway(attack: &str, seen: &Seen, reason: Reason) {
@@ -159,7 +156,9 @@ fn data_dribble(ctx: &Ctx) -> String {
         wire::request(1 + 2 * i as u32, "GET", "/big", true)
     });
     for _ in 0..rounds {
-        p.flood(streams as usize, |i| wire::window_update(1 + 2 * i as u32, 1));
+        p.flood(streams as usize, |i| {
+            wire::window_update(1 + 2 * i as u32, 1)
+        });
     }
     let credit = u64::from(streams * (rounds + 1));
     ctx.probe();
@@ -169,24 +168,36 @@ fn data_dribble(ctx: &Ctx) -> String {
     format!("throttled to the credit ({credit} B), open")
 }
 
-/// CVE-2019-9512: PINGs while never reading their ACKs.
-fn ping_flood(ctx: &Ctx) -> String {
-    let mut p = Peer::h2(ctx.addr, &[], false);
-    let sent = p.flood(500_000, |i| wire::ping(false, (i as u64).to_be_bytes()));
+/// Floods `p` with `count` frames `make(i)`, probes the good client, and
+/// expects the server to close the connection with
+/// GOAWAY(ENHANCE_YOUR_CALM), the code of every limit in
+/// `h2sim_proto::Limits`.
+fn flood_to_calm(
+    ctx: &Ctx,
+    mut p: Peer,
+    count: usize,
+    make: impl FnMut(usize) -> Vec<u8>,
+    what: &str,
+) -> String {
+    let sent = p.flood(count, make);
     ctx.probe();
     let seen = p.wait_closed();
-    assert_goaway("ping flood", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} PINGs", seen.outcome())
+    assert_goaway(what, &seen, Reason::ENHANCE_YOUR_CALM);
+    format!("{} after {sent} {what}", seen.outcome())
+}
+
+/// CVE-2019-9512: PINGs while never reading their ACKs.
+fn ping_flood(ctx: &Ctx) -> String {
+    let p = Peer::h2(ctx.addr, &[], false);
+    let ping = |i: usize| wire::ping(false, (i as u64).to_be_bytes());
+    flood_to_calm(ctx, p, 500_000, ping, "PINGs")
 }
 
 /// CVE-2019-9515: empty SETTINGS while never reading their ACKs.
 fn settings_flood(ctx: &Ctx) -> String {
-    let mut p = Peer::h2(ctx.addr, &[], false);
-    let sent = p.flood(500_000, |_| wire::settings(&[]));
-    ctx.probe();
-    let seen = p.wait_closed();
-    assert_goaway("settings flood", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} SETTINGS", seen.outcome())
+    let p = Peer::h2(ctx.addr, &[], false);
+    let settings = |_| wire::settings(&[]);
+    flood_to_calm(ctx, p, 500_000, settings, "SETTINGS")
 }
 
 /// CVE-2019-9513: PRIORITY frames reshuffling a thousand streams' tree
@@ -208,19 +219,11 @@ fn priority_churn(ctx: &Ctx) -> String {
 /// CVE-2019-9514: requests the server must reset (no `:path`, RFC 9113
 /// §8.3.1), while never reading the resets.
 fn reset_flood(ctx: &Ctx) -> String {
-    let mut p = Peer::h2(ctx.addr, &[], false);
-    let bad = wire::block(&[
-        (":method", "GET"),
-        (":scheme", "http"),
-        (":authority", "x"),
-    ]);
-    let sent = p.flood(5_000, |i| {
-        wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 1 + 2 * i as u32, &bad)
-    });
-    ctx.probe();
-    let seen = p.wait_closed();
-    assert_goaway("reset flood", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} bad requests", seen.outcome())
+    let p = Peer::h2(ctx.addr, &[], false);
+    let bad = wire::block(&[(":method", "GET"), (":scheme", "http"), (":authority", "x")]);
+    let flags = END_HEADERS | END_STREAM;
+    let request = |i: usize| wire::frame(wire::HEADERS, flags, 1 + 2 * i as u32, &bad);
+    flood_to_calm(ctx, p, 5_000, request, "bad requests")
 }
 
 /// CVE-2019-9516: field blocks of thousands of empty fields, each counting
@@ -259,10 +262,17 @@ fn zero_length_headers(ctx: &Ctx) -> String {
 /// CVE-2019-9517: big responses on every stream with the windows wide
 /// open, and the peer never reads: the server must not buffer them.
 fn no_reading(ctx: &Ctx) -> String {
-    let mut p = Peer::h2(ctx.addr, &[(SETTINGS_INITIAL_WINDOW_SIZE, (1 << 31) - 1)], false);
-    p.send(&wire::window_update(0, (1 << 31) - 1 - 65_535)).unwrap();
+    let mut p = Peer::h2(
+        ctx.addr,
+        &[(SETTINGS_INITIAL_WINDOW_SIZE, (1 << 31) - 1)],
+        false,
+    );
+    p.send(&wire::window_update(0, (1 << 31) - 1 - 65_535))
+        .unwrap();
     let streams = 200;
-    p.flood(streams, |i| wire::request(1 + 2 * i as u32, "GET", "/big", true));
+    p.flood(streams, |i| {
+        wire::request(1 + 2 * i as u32, "GET", "/big", true)
+    });
     std::thread::sleep(Duration::from_millis(500));
     ctx.probe();
     std::thread::sleep(Duration::from_millis(500));
@@ -270,30 +280,47 @@ fn no_reading(ctx: &Ctx) -> String {
     format!("{streams} x {BIG} requested, unread: held by TCP")
 }
 
+/// CVE-2019-9517 on HTTP/1.1: a thousand pipelined requests for the big
+/// response, never reading. The server reads ahead only
+/// `Http1Config::server_max_pipeline` requests and writes only what TCP
+/// takes.
+fn no_reading_http1(ctx: &Ctx) -> String {
+    let mut raw = Raw::connect(ctx.addr);
+    raw.tcp
+        .set_write_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let request = b"GET /big HTTP/1.1\r\nhost: x\r\n\r\n";
+    let mut sent = 0;
+    for _ in 0..1000 {
+        if raw.send(request).is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    ctx.probe();
+    format!("{sent} pipelined requests for {BIG}, unread: held by TCP")
+}
+
 /// CVE-2019-9518: DATA frames without payload or END_STREAM.
 fn empty_frames(ctx: &Ctx) -> String {
     let mut p = Peer::h2(ctx.addr, &[], true);
     p.send(&wire::request(1, "POST", "/post", false)).unwrap();
-    let sent = p.flood(100_000, |_| wire::frame(wire::DATA, 0, 1, &[]));
-    ctx.probe();
-    let seen = p.wait_closed();
-    assert_goaway("empty frames", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} empty DATA", seen.outcome())
+    let empty = |_| wire::frame(wire::DATA, 0, 1, &[]);
+    flood_to_calm(ctx, p, 100_000, empty, "empty DATA")
 }
 
 /// CVE-2023-44487: each request cancelled right after it was sent.
 fn rapid_reset(ctx: &Ctx) -> String {
-    let mut p = Peer::h2(ctx.addr, &[], true);
-    let sent = p.flood(100_000, |i| {
+    let p = Peer::h2(ctx.addr, &[], true);
+    let cancelled = |i: usize| {
         let stream = 1 + 2 * i as u32;
         let mut pair = wire::request(stream, "GET", "/big", true);
         pair.extend(wire::rst_stream(stream, Reason::CANCEL.0));
         pair
-    });
-    ctx.probe();
-    let seen = p.wait_closed();
-    assert_goaway("rapid reset", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} HEADERS+RST_STREAM", seen.outcome())
+    };
+    let what = "HEADERS+RST_STREAM";
+    flood_to_calm(ctx, p, 100_000, cancelled, what)
 }
 
 /// CVE-2024-27316 and its kin: a field block that never ends, one
@@ -307,11 +334,8 @@ fn continuation_flood(ctx: &Ctx) -> String {
     p.send(&wire::frame(wire::HEADERS, END_STREAM, 1, &start))
         .unwrap();
     let chunk = vec![b'a'; 1000];
-    let sent = p.flood(100_000, |_| wire::frame(wire::CONTINUATION, 0, 1, &chunk));
-    ctx.probe();
-    let seen = p.wait_closed();
-    assert_goaway("continuation flood", &seen, Reason::ENHANCE_YOUR_CALM);
-    format!("{} after {sent} CONTINUATION", seen.outcome())
+    let more = |_| wire::frame(wire::CONTINUATION, 0, 1, &chunk);
+    flood_to_calm(ctx, p, 100_000, more, "CONTINUATION")
 }
 
 /// An HPACK bomb: one 4 KB entry put into the table, then blocks of
@@ -321,14 +345,24 @@ fn hpack_bomb(ctx: &Ctx) -> String {
     let mut p = Peer::h2(ctx.addr, &[], true);
     let mut first = wire::request_block("GET", "/ok").to_vec();
     wire::indexed_literal(b"x-bomb", &[b'a'; 4000], &mut first);
-    p.send(&wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 1, &first))
-        .unwrap();
+    p.send(&wire::frame(
+        wire::HEADERS,
+        END_HEADERS | END_STREAM,
+        1,
+        &first,
+    ))
+    .unwrap();
     let mut bomb = wire::request_block("GET", "/ok").to_vec();
     // Index 62: the newest dynamic entry (RFC 7541 §2.3.3).
     bomb.extend(std::iter::repeat_n(0x80 | 62, 15_000));
     let streams = 100;
     let sent = p.flood(streams, |i| {
-        wire::frame(wire::HEADERS, END_HEADERS | END_STREAM, 3 + 2 * i as u32, &bomb)
+        wire::frame(
+            wire::HEADERS,
+            END_HEADERS | END_STREAM,
+            3 + 2 * i as u32,
+            &bomb,
+        )
     });
     ctx.probe();
     let bombs = (1..=streams as u32).map(|i| 1 + 2 * i);
@@ -377,9 +411,7 @@ fn stream_ids_exhausted(ctx: &Ctx) -> String {
 fn window_overflow(ctx: &Ctx) -> String {
     let max = (1u32 << 31) - 1;
     let mut stream = Peer::h2(ctx.addr, &[], true);
-    stream
-        .send(&wire::request(1, "GET", "/big", true))
-        .unwrap();
+    stream.send(&wire::request(1, "GET", "/big", true)).unwrap();
     stream.send(&wire::window_update(1, max)).unwrap();
     stream.send(&wire::window_update(1, max)).unwrap();
     let seen = stream.wait(|s| s.resets().any(|(id, _)| id == 1));
@@ -407,7 +439,12 @@ fn window_overflow(ctx: &Ctx) -> String {
 /// server closes (read on another thread) or `bytes` runs out, then waits
 /// for the close; returns what the server wrote, whether it closed, and
 /// how long that took.
-fn trickle(addr: SocketAddr, head: &[u8], bytes: &[u8], every: Duration) -> (String, bool, Duration) {
+fn trickle(
+    addr: SocketAddr,
+    head: &[u8],
+    bytes: &[u8],
+    every: Duration,
+) -> (String, bool, Duration) {
     let mut raw = Raw::connect(addr);
     let start = Instant::now();
     raw.send(head).unwrap();
@@ -435,8 +472,15 @@ fn slowloris_head(ctx: &Ctx) -> String {
         Duration::from_millis(100),
     );
     ctx.probe();
-    assert!(closed && took < Duration::from_secs(6), "slowloris head: {text:?} after {took:?}");
-    format!("closed after {:.1} s: {:?}", took.as_secs_f64(), first_line(&text))
+    assert!(
+        closed && took < Duration::from_secs(6),
+        "slowloris head: {text:?} after {took:?}"
+    );
+    format!(
+        "closed after {:.1} s: {:?}",
+        took.as_secs_f64(),
+        first_line(&text)
+    )
 }
 
 /// Slowloris on the body: a complete head, then a body that trickles. A
@@ -471,25 +515,36 @@ fn smuggling(ctx: &Ctx) -> String {
     let cases: [(&str, String); 5] = [
         (
             "CL+TE",
-            format!("POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n{hidden}"),
+            format!(
+                "POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n{hidden}"
+            ),
         ),
         (
             "duplicate CL",
-            format!("POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\ncontent-length: 40\r\n\r\n{hidden}"),
+            format!(
+                "POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\ncontent-length: 40\r\n\r\n{hidden}"
+            ),
         ),
         (
             "obs-fold",
             format!("GET /ok HTTP/1.1\r\nhost: x\r\nx-a: b\r\n c\r\n\r\n{hidden}"),
         ),
         ("bare LF", format!("GET /ok HTTP/1.1\nhost: x\n\n{hidden}")),
-        ("bare CR", format!("GET /ok HTTP/1.1\r\nhost: x\rx-a: b\r\n\r\n{hidden}")),
+        (
+            "bare CR",
+            format!("GET /ok HTTP/1.1\r\nhost: x\rx-a: b\r\n\r\n{hidden}"),
+        ),
     ];
     let mut out = Vec::new();
     for (case, request) in cases {
         let mut raw = Raw::connect(ctx.addr);
         raw.send(request.as_bytes()).unwrap();
         let (text, closed) = raw.read_to_close();
-        out.push(format!("{case}: {} {}", first_line(&text), if closed { "closed" } else { "open" }));
+        out.push(format!(
+            "{case}: {} {}",
+            first_line(&text),
+            if closed { "closed" } else { "open" }
+        ));
         assert!(
             text.starts_with("HTTP/1.1 400") && closed && text.matches("HTTP/1.1").count() == 1,
             "{case}: {text:?} closed={closed}"
@@ -548,10 +603,12 @@ fn hostile_upgrade(ctx: &Ctx) -> String {
                 || status.starts_with("HTTP/1.1 200"),
             "{case}: {text:?}"
         );
-        out.push(format!(
-            "{case}: {status}{after} {}",
-            if closed { "closed" } else { "open" }
-        ));
+        let end = match (after.is_empty(), closed) {
+            (false, _) => after,
+            (true, true) => " closed".to_owned(),
+            (true, false) => " open".to_owned(),
+        };
+        out.push(format!("{case}: {status}{end}"));
     }
     ctx.probe();
     out.join("; ")
@@ -579,7 +636,11 @@ fn silent(ctx: &Ctx) -> String {
     let took = start.elapsed();
     ctx.probe();
     assert!(closed, "silent client: still open after {took:?}");
-    format!("closed after {:.1} s ({} bytes)", took.as_secs_f64(), text.len())
+    format!(
+        "closed after {:.1} s ({} bytes)",
+        took.as_secs_f64(),
+        text.len()
+    )
 }
 
 /// The floods, one after another.
@@ -591,6 +652,10 @@ const FLOODS: &[(&str, Attack)] = &[
     ("settings flood (CVE-2019-9515)", settings_flood),
     ("zero-length headers (CVE-2019-9516)", zero_length_headers),
     ("peer not reading (CVE-2019-9517)", no_reading),
+    (
+        "peer not reading, HTTP/1.1 (CVE-2019-9517)",
+        no_reading_http1,
+    ),
     ("empty frames (CVE-2019-9518)", empty_frames),
     ("rapid reset (CVE-2023-44487)", rapid_reset),
     ("CONTINUATION flood (CVE-2024-27316)", continuation_flood),
@@ -632,7 +697,9 @@ fn attack_all(runtime: &str) {
     }
     let failed: Vec<_> = rows
         .iter()
-        .filter(|r| r.outcome.starts_with("FAILED") || r.rss_after_kib >= r.rss_before_kib + RSS_BOUND_KIB)
+        .filter(|r| {
+            r.outcome.starts_with("FAILED") || r.rss_after_kib >= r.rss_before_kib + RSS_BOUND_KIB
+        })
         .map(|r| r.attack)
         .collect();
     let (code, out) = server.stop();

@@ -1,5 +1,6 @@
 //! Attacking peers over real sockets, and what the attacks are measured by:
 //! the server's resident memory and a well-behaved client's latency.
+// Each test crate uses a part of it.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 pub mod peer;

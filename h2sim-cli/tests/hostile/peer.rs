@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use h2sim_proto::frame::{Frame, FrameDecoder, MAX_FRAME_SIZE_LIMIT, PREFACE};
 use h2sim_proto::Reason;
+use h2sim_proto::frame::{Frame, FrameDecoder, MAX_FRAME_SIZE_LIMIT, PREFACE};
 
 use super::wire;
 
@@ -44,13 +44,6 @@ impl Seen {
         })
     }
 
-    pub fn count(&self, kind: u8) -> usize {
-        self.frames
-            .iter()
-            .filter(|f| u8::from(f.kind()) == kind)
-            .count()
-    }
-
     /// Streams whose response ended (END_STREAM on HEADERS or DATA).
     pub fn ended(&self, stream: u32) -> bool {
         self.frames.iter().any(|f| match f {
@@ -69,7 +62,9 @@ impl Seen {
         for f in &self.frames {
             if let Frame::Headers(h) = f {
                 let mut fields = Vec::new();
-                decoder.decode(&h.fragment, &mut fields).expect("our server's HPACK");
+                decoder
+                    .decode(&h.fragment, &mut fields)
+                    .expect("our server's HPACK");
                 if let Some(status) = fields.iter().find(|f| &f.name[..] == b":status") {
                     let status = String::from_utf8_lossy(&status.value).into_owned();
                     out.push((h.stream_id.value(), status));

@@ -78,9 +78,8 @@ impl Conn {
     /// `None` if the client closed first.
     pub fn request(&mut self) -> Option<u32> {
         loop {
-            match self.next()? {
-                Frame::Headers(h) => return Some(h.stream_id.value()),
-                _ => {}
+            if let Frame::Headers(h) = self.next()? {
+                return Some(h.stream_id.value());
             }
         }
     }
@@ -115,7 +114,9 @@ impl Rogue {
                 acks: false,
             };
             let mut preface = [0u8; PREFACE.len()];
-            conn.tcp.read_exact(&mut preface).expect("the client's preface");
+            conn.tcp
+                .read_exact(&mut preface)
+                .expect("the client's preface");
             assert_eq!(&preface, PREFACE);
             script(&mut conn);
             conn.drain();

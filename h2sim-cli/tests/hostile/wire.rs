@@ -19,7 +19,6 @@ pub const END_STREAM: u8 = 0x1;
 pub const ACK: u8 = 0x1;
 pub const END_HEADERS: u8 = 0x4;
 
-pub const SETTINGS_ENABLE_PUSH: u16 = 0x2;
 pub const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
 
 /// One frame: the 9-byte head, then `payload` as is.
