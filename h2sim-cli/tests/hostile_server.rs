@@ -435,71 +435,103 @@ fn window_overflow(ctx: &Ctx) -> String {
     )
 }
 
-/// Writes `head`, then `bytes` one at a time every `every` until the
-/// server closes (read on another thread) or `bytes` runs out, then waits
-/// for the close; returns what the server wrote, whether it closed, and
-/// how long that took.
-fn trickle(
-    addr: SocketAddr,
-    head: &[u8],
-    bytes: &[u8],
-    every: Duration,
-) -> (String, bool, Duration) {
-    let mut raw = Raw::connect(addr);
+/// How a trickle ended.
+struct Trickle {
+    /// What the server wrote on the first connection.
+    text: String,
+    /// Connections the server closed while bytes were still to come.
+    cut: usize,
+    /// Connections the server closed in the end.
+    closed: usize,
+    /// From the first connect to the last close.
+    took: Duration,
+}
+
+/// Opens `conns` connections and writes `head` on each, then `bytes` one
+/// at a time every `every` on each still open (the server's closes are
+/// read on a thread per connection), probing the good client meanwhile;
+/// then waits for the closes.
+fn trickle(ctx: &Ctx, conns: usize, head: &[u8], bytes: &[u8], every: Duration) -> Trickle {
     let start = Instant::now();
-    raw.send(head).unwrap();
-    let mut reader = Raw {
-        tcp: raw.tcp.try_clone().unwrap(),
-    };
-    let read = std::thread::spawn(move || reader.read_to_close());
-    for b in bytes {
-        if read.is_finished() || raw.send(&[*b]).is_err() {
-            break;
+    let mut open: Vec<_> = (0..conns)
+        .map(|_| {
+            let mut raw = Raw::connect(ctx.addr);
+            raw.send(head).unwrap();
+            let mut reader = Raw {
+                tcp: raw.tcp.try_clone().unwrap(),
+            };
+            (raw, std::thread::spawn(move || reader.read_to_close()))
+        })
+        .collect();
+    for (i, b) in bytes.iter().enumerate() {
+        for (raw, read) in &mut open {
+            if !read.is_finished() {
+                let _ = raw.send(&[*b]);
+            }
+        }
+        if i == 2 {
+            ctx.probe();
         }
         std::thread::sleep(every);
     }
-    let (text, closed) = read.join().unwrap();
-    (text, closed, start.elapsed())
+    let cut = open.iter().filter(|(_, read)| read.is_finished()).count();
+    let ends: Vec<(String, bool)> = open.into_iter().map(|(_, r)| r.join().unwrap()).collect();
+    Trickle {
+        text: ends[0].0.clone(),
+        cut,
+        closed: ends.iter().filter(|(_, closed)| *closed).count(),
+        took: start.elapsed(),
+    }
 }
 
-/// Slowloris: a head that never completes, a byte every 100 ms. The head
-/// read timeout (1 s here) ends it whatever the trickle.
+/// Slowloris: a hundred heads that never complete, a byte every 100 ms
+/// each. The head read timeout (1 s here) ends them long before the
+/// trickle would.
 fn slowloris_head(ctx: &Ctx) -> String {
-    let (text, closed, took) = trickle(
-        ctx.addr,
+    let conns = 100;
+    let t = trickle(
+        ctx,
+        conns,
         b"GET /ok HTTP/1.1\r\nhost: x\r\n",
-        &[b'x'; 60],
+        &[b'x'; 50],
         Duration::from_millis(100),
     );
-    ctx.probe();
-    assert!(
-        closed && took < Duration::from_secs(6),
-        "slowloris head: {text:?} after {took:?}"
+    assert_eq!(
+        (t.cut, t.closed),
+        (conns, conns),
+        "slowloris head: {:?} after {:?}",
+        t.text,
+        t.took
     );
     format!(
-        "closed after {:.1} s: {:?}",
-        took.as_secs_f64(),
-        first_line(&text)
+        "{conns} connections cut by the head read timeout: {:?}",
+        first_line(&t.text)
     )
 }
 
-/// Slowloris on the body: a complete head, then a body that trickles. A
+/// Slowloris on the body: complete heads, then bodies that trickle. A
 /// body has no deadline of its own (as nginx's `client_body_timeout`, only
-/// silence is bounded): the connection costs what arrived, and the idle
-/// timeout (2 s here) ends it once the trickle stops.
+/// silence is bounded): a connection costs what arrived, and the idle
+/// timeout (2 s here) ends it once its trickle stops, after the drain
+/// time (5 s) granted to the request in progress.
 fn slowloris_body(ctx: &Ctx) -> String {
-    let (text, closed, took) = trickle(
-        ctx.addr,
+    let conns = 100;
+    let t = trickle(
+        ctx,
+        conns,
         b"POST /post HTTP/1.1\r\nhost: x\r\ncontent-length: 100000\r\n\r\n",
         &[b'x'; 20],
         Duration::from_millis(100),
     );
-    ctx.probe();
-    assert!(closed, "slowloris body: {text:?} after {took:?}");
+    assert_eq!(
+        t.closed, conns,
+        "slowloris body: {:?} after {:?}",
+        t.text, t.took
+    );
     format!(
-        "held while bytes came, closed {:.1} s after the head: {:?}",
-        took.as_secs_f64(),
-        first_line(&text)
+        "{conns} connections held while bytes came ({} cut), all closed {:.1} s after the heads",
+        t.cut,
+        t.took.as_secs_f64()
     )
 }
 
@@ -627,19 +659,21 @@ fn tls_stall(ctx: &Ctx) -> String {
     format!("dropped after {:.1} s", took.as_secs_f64())
 }
 
-/// A client that connects and sends nothing: the idle timeout (2 s here)
-/// ends it.
+/// Clients that connect and send nothing, a hundred of them: the idle
+/// timeout (2 s here) ends them all.
 fn silent(ctx: &Ctx) -> String {
-    let mut raw = Raw::connect(ctx.addr);
+    let conns = 100;
     let start = Instant::now();
-    let (text, closed) = raw.read_to_close();
-    let took = start.elapsed();
+    let mut raws: Vec<Raw> = (0..conns).map(|_| Raw::connect(ctx.addr)).collect();
     ctx.probe();
-    assert!(closed, "silent client: still open after {took:?}");
+    let ends: Vec<(String, bool)> = raws.iter_mut().map(Raw::read_to_close).collect();
+    let took = start.elapsed();
+    let closed = ends.iter().filter(|(_, closed)| *closed).count();
+    let said: usize = ends.iter().map(|(text, _)| text.len()).sum();
+    assert_eq!(closed, conns, "silent clients: open after {took:?}");
     format!(
-        "closed after {:.1} s ({} bytes)",
-        took.as_secs_f64(),
-        text.len()
+        "{conns} connections closed by the idle timeout, {said} bytes written to them, after {:.1} s",
+        took.as_secs_f64()
     )
 }
 
