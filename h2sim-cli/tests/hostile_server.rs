@@ -8,8 +8,9 @@
 //! hostile_server --no-capture`.
 //!
 //! Timers are short here (idle 2 s, head read 1 s, TLS handshake 1 s) so
-//! the slow attacks end quickly; those run side by side, the floods one
-//! after another so each one's memory figure is its own.
+//! the slow attacks end quickly; those run side by side (their memory
+//! figures are of all of them together), then the floods one after
+//! another, so each one's memory figure is its own.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod hostile;
@@ -710,7 +711,9 @@ const SLOW: &[(&str, Attack)] = &[
 
 fn attack_all(runtime: &str) {
     let server = start(runtime);
-    let rows = std::thread::scope(|scope| {
+    // The slow attacks first, side by side (their memory figures overlap),
+    // then the floods one by one, each from the memory the last one left.
+    let mut rows: Vec<Row> = std::thread::scope(|scope| {
         let slow: Vec<_> = SLOW
             .iter()
             .map(|(attack, run)| {
@@ -718,13 +721,13 @@ fn attack_all(runtime: &str) {
                 scope.spawn(move || measure(server, attack, *run))
             })
             .collect();
-        let mut rows: Vec<Row> = FLOODS
-            .iter()
-            .map(|(attack, run)| measure(&server, attack, *run))
-            .collect();
-        rows.extend(slow.into_iter().map(|h| h.join().unwrap()));
-        rows
+        slow.into_iter().map(|h| h.join().unwrap()).collect()
     });
+    rows.extend(
+        FLOODS
+            .iter()
+            .map(|(attack, run)| measure(&server, attack, *run)),
+    );
     println!("| runtime | attack | outcome | server RSS | good client |");
     for row in &rows {
         row.print(runtime);
