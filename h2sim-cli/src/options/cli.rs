@@ -81,6 +81,14 @@ pub struct ServerFlags {
     /// Close connections idle for DURATION (30s, 500ms, 2m)
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub idle_timeout: Option<Duration>,
+    /// End a connection whose request head (or HTTP/2 preface) is still
+    /// incomplete DURATION after its first byte (slowloris) [default: 30s]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub head_read_timeout: Option<Duration>,
+    /// Drop a TLS connection whose handshake is not done within DURATION
+    /// [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub handshake_timeout: Option<Duration>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
     pub runtime: Runtime,

@@ -36,6 +36,8 @@ pub struct ServerArgs {
     pub runtime: Runtime,
     pub threads: Option<usize>,
     pub idle_timeout: Option<Duration>,
+    pub head_read_timeout: Option<Duration>,
+    pub handshake_timeout: Option<Duration>,
 }
 
 /// The rule grammar, in command-line order: `-S` takes the `-k -c -V`
@@ -241,6 +243,8 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
         runtime: flags.runtime,
         threads: flags.threads.filter(|&n| n > 0),
         idle_timeout: flags.idle_timeout,
+        head_read_timeout: flags.head_read_timeout,
+        handshake_timeout: flags.handshake_timeout,
     };
     for spec in flags.settings {
         if let Some(key) = H2simpleKey::parse(&spec) {

@@ -30,6 +30,9 @@ pub fn server_parts<R: Default>(
     if args.idle_timeout.is_some() {
         config.idle_timeout = args.idle_timeout;
     }
+    if args.head_read_timeout.is_some() {
+        config.head_read_timeout = args.head_read_timeout;
+    }
     let mut specs = Vec::new();
     for listen in &args.listen {
         let addr = listen.addr.to_string();
@@ -47,7 +50,7 @@ pub fn server_parts<R: Default>(
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
-    let options = ServerOptions {
+    let mut options = ServerOptions {
         plain_protocol: args.plain_protocol,
         // Even with -q (which hides per-request output): a rejected
         // handshake is an error nothing else reports, as h2svr printed it.
@@ -58,6 +61,9 @@ pub fn server_parts<R: Default>(
         runtime,
         ..ServerOptions::default()
     };
+    if let Some(timeout) = args.handshake_timeout {
+        options.handshake_timeout = timeout;
+    }
     Ok(ServerParts {
         specs,
         options,

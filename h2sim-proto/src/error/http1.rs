@@ -61,7 +61,8 @@ pub enum HeadPart {
     FieldName,
     /// A field value with CR, NUL or another control (RFC 9110 §5.5).
     FieldValue,
-    /// A CR not followed by LF (RFC 9112 §2.2).
+    /// A CR not followed by LF, or in a request an LF without CR
+    /// (RFC 9112 §2.2).
     LineEnding,
 }
 

@@ -351,6 +351,9 @@ pub(super) fn parse_request(
     max_headers: usize,
     secure: bool,
 ) -> Result<ParsedRequest, Http1Error> {
+    if has_bare_lf(head) {
+        return Err(Http1Error::Syntax(HeadPart::LineEnding));
+    }
     let mut room = header_room(head, max_headers);
     let mut req = httparse::Request::new(&mut room);
     complete(req.parse(head), head, max_headers)?;
@@ -399,6 +402,15 @@ pub(super) fn parse_request(
         body,
         controls,
     })
+}
+
+/// Whether a line of `head` ends in LF alone. RFC 9112 §2.2 lets a
+/// recipient accept that, and we do in responses; a server does not: a
+/// front end that ends lines only at CRLF would read other fields (or
+/// another request) out of the same bytes than we do, the ground request
+/// smuggling grows on.
+fn has_bare_lf(head: &[u8]) -> bool {
+    head.first() == Some(&b'\n') || head.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r')
 }
 
 /// Authority and path from the request-target (RFC 9112 §3.2): the path of
@@ -723,6 +735,9 @@ mod tests {
             "GET / HTTP/1.1\r\nHost: h\r\nX: a\rb\r\n\r\n",
             "GET / HTTP/1.1\r\nHost: h\r\nX : a\r\n\r\n",
             "GET / HTTP/1.1\r\nHost: h\r\nX: a\r\n  folded\r\n\r\n",
+            // A bare LF ends no line of a request (see `parse_request`).
+            "GET / HTTP/1.1\nHost: h\n\n",
+            "GET / HTTP/1.1\r\nHost: h\nX: a\r\n\r\n",
         ] {
             assert!(
                 matches!(request(bad), Err(Http1Error::Syntax(_))),
