@@ -27,11 +27,20 @@ wait_port() {
     return 1
 }
 
-# measure NAME PROTO CMD...: one server, one round of N idle connections.
+# measure NAME PROTO CMD...: one server (@PORT@ in CMD is its port), one
+# round of N idle connections.
 measure() {
     local name=$1 proto=$2
     shift 2
-    "$@" >/dev/null 2>&1 &
+    PORT=$((PORT + 1))
+    local args=()
+    for a in "$@"; do
+        case $a in
+        *@PORT@*) args+=("${a//@PORT@/$PORT}") ;;
+        *) args+=("$a") ;;
+        esac
+    done
+    "${args[@]}" >/dev/null 2>&1 &
     local pid=$!
     pids+=("$pid")
     wait_port "$PORT"
@@ -55,10 +64,10 @@ measure() {
 
 for proto in h2c h1; do
     for rt in tokio glommio; do
-        measure "h2sim-$rt" "$proto" "$H2SIM" server --runtime "$rt" -S "http://127.0.0.1:$PORT" \
+        measure "h2sim-$rt" "$proto" "$H2SIM" server --runtime "$rt" -S http://127.0.0.1:@PORT@ \
             -m GET -p / -s 200 -t ok -q
     done
 done
 if command -v nghttpd >/dev/null; then
-    measure nghttpd h2c nghttpd --no-tls -d /tmp "$PORT"
+    measure nghttpd h2c nghttpd --no-tls -d /tmp @PORT@
 fi

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{Driver, DriverOptions, Ending, State};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -156,7 +156,8 @@ where
                 return Poll::Ready(Ok(()));
             }
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => {}
+            // Quiet: the buffer goes back to the pool until data comes.
+            Poll::Pending => driver.read_pending(),
         }
     }
     if wrote {
@@ -178,14 +179,17 @@ where
         if io.shutdown().await.is_err() {
             return;
         }
-        let mut sink = [0u8; 4096];
+        // A pooled buffer, not one on the stack: this future is part of
+        // every connection task, idle or not.
+        let mut sink = ReadBuf::default();
         let mut total = 0;
         while total < LINGER_BYTES {
-            match io.read(&mut sink).await {
-                Ok(0) | Err(_) => return,
+            match io.read(sink.room()).await {
+                Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
         }
+        sink.release();
     };
     // Whatever the peer does, the connection is over after `LINGER`.
     let _ = tokio::time::timeout(LINGER, linger).await;

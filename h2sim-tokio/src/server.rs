@@ -210,42 +210,58 @@ impl<F> ConnectionTask<F> {
                 let conn = server_connection(self.options.plain_protocol, config, Instant::now());
                 self.run(tcp, conn, &info).await
             }
-            Some(acceptor) => {
-                let started = Instant::now();
-                let handshake =
-                    tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
-                let stream = tokio::select! {
-                    () = self.shutdown.triggered() => return None,
-                    stream = handshake => stream,
-                };
-                let stream = match stream {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(e)) => {
-                        self.handshake_failed(peer, &e.to_string());
-                        return None;
-                    }
-                    Err(_) => {
-                        self.handshake_failed(peer, "handshake timeout");
-                        return None;
-                    }
-                };
-                let session = stream.get_ref().1;
-                let tls_info = TlsInfo::from_session(session, session.server_name());
-                info.protocol = server_protocol(tls_info.alpn.as_deref());
-                info.tls = Some(tls_info);
-                info.connect_time = started.elapsed();
-                let mut config = self.options.config.clone();
-                config.http1.secure = true;
-                let now = Instant::now();
-                let conn = server_connection(info.protocol, config, now);
-                self.run(stream, conn, &info).await
-            }
+            // Boxed: the handshake and the TLS stream are large, and the
+            // task's future is as large as its largest path, so plain
+            // connections would carry their size too.
+            Some(acceptor) => Box::pin(self.serve_tls(tcp, peer, acceptor, info)).await?,
         };
         let (result, traffic) = result;
         if result.is_err() {
             self.stats.transport_failed();
         }
         Some(traffic)
+    }
+
+    /// The TLS handshake, then the connection over it; `None` if the
+    /// handshake failed or shutdown came first.
+    async fn serve_tls<A>(
+        &self,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        acceptor: TlsAcceptor,
+        mut info: ConnectionInfo,
+    ) -> Option<(io::Result<Ending>, h2sim_proto::Stats)>
+    where
+        F: Fn(&ConnectionInfo) -> A,
+        A: Application,
+    {
+        let started = Instant::now();
+        let handshake = tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
+        let stream = tokio::select! {
+            () = self.shutdown.triggered() => return None,
+            stream = handshake => stream,
+        };
+        let stream = match stream {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                self.handshake_failed(peer, &e.to_string());
+                return None;
+            }
+            Err(_) => {
+                self.handshake_failed(peer, "handshake timeout");
+                return None;
+            }
+        };
+        let session = stream.get_ref().1;
+        let tls_info = TlsInfo::from_session(session, session.server_name());
+        info.protocol = server_protocol(tls_info.alpn.as_deref());
+        info.tls = Some(tls_info);
+        info.connect_time = started.elapsed();
+        let mut config = self.options.config.clone();
+        config.http1.secure = true;
+        let now = Instant::now();
+        let conn = server_connection(info.protocol, config, now);
+        Some(self.run(stream, conn, &info).await)
     }
 
     async fn run<S, A>(

@@ -10,7 +10,8 @@
 //! 3. Write [`Driver::write_slices`] (one vectored write) and report it
 //!    with [`Driver::did_write`]; read into [`Driver::read_buf`] while
 //!    [`Driver::wants_read`] and report it with [`Driver::did_read`] (0 is
-//!    end of stream). A readiness runtime (mio, smol's `Async`) can call
+//!    end of stream), or [`Driver::read_pending`] when the read would
+//!    block (the buffer goes back to its pool). A readiness runtime (mio, smol's `Async`) can call
 //!    [`Driver::write_to`] and [`Driver::read_from`] instead.
 //! 4. Sleep until the socket is ready or [`Driver::deadline`], then
 //!    [`Driver::handle_timeout`]; on a shutdown signal, [`Driver::shutdown`].
@@ -146,6 +147,14 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         }
     }
 
+    /// A read found nothing to read (it would block, or is pending): the
+    /// connection is quiet, so its read buffer goes back to the thread's
+    /// pool unless it holds partial input. An idle connection then costs
+    /// its state, not a buffer.
+    pub fn read_pending(&mut self) {
+        self.input.release();
+    }
+
     /// The read buffer itself, for a transport that fills it another way
     /// (plaintext out of a TLS session); then [`Driver::handle_input`].
     pub fn input_mut(&mut self) -> &mut ReadBuf {
@@ -258,7 +267,10 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
                     self.did_read(now, n);
                     progress = true;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.read_pending();
+                    break;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
