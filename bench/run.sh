@@ -192,10 +192,10 @@ listen:
   ssl:
     certificate-file: $CERT
     key-file: $KEY
+    ocsp-update-interval: 0
 num-threads: 1
 http2-max-concurrent-requests-per-connection: 1000
 error-log: $WORK/h2o-error.log
-pid-file: $WORK/h2o.pid
 hosts:
   default:
     paths:

@@ -354,6 +354,25 @@ mod tests {
         assert_eq!(d.state(), State::Running);
     }
 
+    /// Once a request is answered and the next read would block, the
+    /// connection holds no read buffer (an idle connection costs its
+    /// state, not 64 KiB); the next request reads as before.
+    #[test]
+    fn a_quiet_connection_gives_its_read_buffer_back() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        let _ = written(&mut d, now);
+        d.read_pending();
+        assert!(!d.input.holds_buffer());
+        // A request cut short keeps its buffer through a quiet spell.
+        read(&mut d, now, b"GET / HTTP/1.1\r\nho");
+        d.read_pending();
+        assert!(d.input.holds_buffer());
+        read(&mut d, now, b"st: a\r\n\r\n");
+        assert!(written(&mut d, now).starts_with(b"HTTP/1.1 200"));
+    }
+
     /// A partial write leaves the rest at the front of the next slices.
     #[test]
     fn a_partial_write_resumes_where_it_stopped() {

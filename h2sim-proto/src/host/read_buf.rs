@@ -256,4 +256,76 @@ mod tests {
         });
         assert_eq!(rb.pending(), 0);
     }
+
+    /// A connection whose read found nothing gives its buffer to the
+    /// thread's pool, and the next read anywhere on the thread takes it
+    /// from there instead of allocating.
+    #[test]
+    fn a_quiet_read_buf_gives_its_buffer_back() {
+        let before = ReadPool::idle_buffers();
+        let mut rb = ReadBuf::default();
+        assert!(!rb.holds_buffer(), "nothing is allocated before a read");
+        rb.room()[..4].copy_from_slice(b"ping");
+        rb.commit(4);
+        rb.take_input(|input| input.clear());
+        rb.release();
+        assert!(!rb.holds_buffer());
+        assert_eq!(ReadPool::idle_buffers(), before + 1);
+        let mut other = ReadBuf::default();
+        assert!(other.room().len() >= MIN_READ_ROOM);
+        assert_eq!(ReadPool::idle_buffers(), before);
+    }
+
+    /// Partial input (a frame cut by the read) keeps the buffer through a
+    /// quiet spell, and the bytes are intact when the rest comes.
+    #[test]
+    fn partial_input_keeps_its_buffer_intact() {
+        let mut rb = ReadBuf::default();
+        rb.room()[..6].copy_from_slice(b"header");
+        rb.commit(6);
+        // The core takes "he" and waits for the rest of the frame.
+        rb.take_input(|input| {
+            let _ = input.split_to(2);
+        });
+        rb.release();
+        assert!(rb.holds_buffer());
+        assert_eq!(rb.pending(), 4);
+        rb.push(b"-and-body");
+        rb.take_input(|input| assert_eq!(&input[..], b"ader-and-body"));
+    }
+
+    /// A buffer back from the pool still holds an earlier connection's
+    /// bytes in its room; none of them reaches the core, only what the new
+    /// read committed (and after a short read, no zero fill either).
+    #[test]
+    fn a_pooled_buffer_shows_only_what_was_read() {
+        let mut first = ReadBuf::default();
+        let room = first.room();
+        room.fill(b'#');
+        let n = room.len();
+        first.commit(n);
+        first.take_input(|input| input.clear());
+        first.release();
+        let mut second = ReadBuf::default();
+        second.room()[..2].copy_from_slice(b"ok");
+        second.commit(2);
+        second.take_input(|input| {
+            assert_eq!(&input[..], b"ok");
+            input.clear();
+        });
+        second.release();
+    }
+
+    /// The pool keeps a few buffers, not every one given back.
+    #[test]
+    fn the_pool_is_bounded() {
+        let mut bufs: Vec<ReadBuf> = (0..POOL_KEEP + 4).map(|_| ReadBuf::default()).collect();
+        for rb in &mut bufs {
+            let _ = rb.room();
+        }
+        for rb in &mut bufs {
+            rb.release();
+        }
+        assert_eq!(ReadPool::idle_buffers(), POOL_KEEP);
+    }
 }
