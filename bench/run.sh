@@ -18,7 +18,10 @@
 # load generator's from bash's `time`), TCP segments from the OutSegs
 # delta of /proc/net/snmp (both directions: loopback). "bound" says what
 # limited the run: a load generator at >=90% of its core means the server
-# was not saturated.
+# was not saturated. On a shared machine neither side may get a whole core
+# (other work takes its share): the column then names the busier side, with
+# both shares, so a load generator busier than the server still reads as
+# "server not saturated".
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -364,13 +367,14 @@ cell() {
             sum_rps[$s]=$(echo "${sum_rps[$s]:-0} + $rps" | bc -l)
             sum_us[$s]=$(echo "${sum_us[$s]:-0} + $us" | bc -l)
             sum_segs[$s]=$(echo "${sum_segs[$s]:-0} + $segs" | bc -l)
-            [ "$lg" -gt "${max_lg[$s]:-0}" ] && max_lg[$s]=$lg
-            [ "$srv" -gt "${max_srv[$s]:-0}" ] && max_srv[$s]=$srv
+            [ "$lg" -ge "${max_lg[$s]:-0}" ] && max_lg[$s]=$lg
+            [ "$srv" -ge "${max_srv[$s]:-0}" ] && max_srv[$s]=$srv
             [ "$ok" = 0 ] && all_ok[$s]=0
             log "$name $s round $round: $rps req/s, $us us/req, client ${lg}%, server ${srv}%"
         done
     done
-    for s in "${!sum_rps[@]}"; do
+    for s in "${SERVERS[@]}"; do
+        [ -n "${sum_rps[$s]:-}" ] || continue
         echo "$name $s $(echo "${sum_rps[$s]} / 2" | bc -l) $(echo "${sum_us[$s]} / 2" | bc -l) \
 $(echo "${sum_segs[$s]} / 2" | bc -l) ${max_lg[$s]} ${max_srv[$s]} ${all_ok[$s]:-1}" >>"$RESULTS"
     done
@@ -400,7 +404,10 @@ print_server_table() {
           if (!($1 in order)) { order[$1] = ++cells; name[cells] = $1 } }
         END {
           for (c = 1; c <= cells; c++) for (i = 1; i <= NR; i++) if (cell[i] == name[c]) {
-            b = lg[i] >= 90 ? "load generator " lg[i] "%: server not saturated" : (sc[i] >= 90 ? "server CPU " sc[i] "%" : "neither (client " lg[i] "%, server " sc[i] "%)")
+            if (lg[i] >= 90) b = "load generator " lg[i] "%: server not saturated"
+            else if (sc[i] >= 90) b = "server CPU " sc[i] "%"
+            else if (lg[i] >= sc[i]) b = "load generator busier (" lg[i] "% vs server " sc[i] "%): server not saturated"
+            else b = "server busier (" sc[i] "% vs load generator " lg[i] "%)"
             r = best[cell[i]] > 0 ? sprintf("%.2f", rps[i] / best[cell[i]]) : "-"
             printf "| %s | %s | %.0f%s | %.2f | %.3f | %s | %s |\n", cell[i], srv[i], rps[i], ok[i] ? "" : " (errors)", us[i], segs[i], r, b
           } }' "$RESULTS"
@@ -436,12 +443,13 @@ client_matrix() {
                         sum_us[$tool]=$(echo "${sum_us[$tool]:-0} + $us" | bc -l)
                         local pct
                         pct=$(echo "100 * $lg / $wall" | bc)
-                        [ "$pct" -gt "${lgmax[$tool]:-0}" ] && lgmax[$tool]=$pct
+                        [ "$pct" -ge "${lgmax[$tool]:-0}" ] && lgmax[$tool]=$pct
                         [ "$ok" = 0 ] && okall[$tool]=0
                         log "client $target $method $shape $tool round $round: $rps req/s, $us us/req"
                     done
                 done
-                for tool in "${!sum_rps[@]}"; do
+                for tool in "${CLIENTS[@]}"; do
+                    [ -n "${sum_rps[$tool]:-}" ] || continue
                     echo "$target/$method-1k/$shape $tool $(echo "${sum_rps[$tool]} / 2" | bc -l) \
 $(echo "${sum_us[$tool]} / 2" | bc -l) ${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
                 done
