@@ -351,6 +351,23 @@ measure() {
 RESULTS=$WORK/results
 : >"$RESULTS"
 
+# Per-run figures gathered over the rounds of a cell, in associative
+# arrays named by the caller: add ARRAY KEY VALUE sums, at_least ARRAY KEY
+# VALUE keeps the largest, mean ARRAY KEY halves (two rounds).
+add() {
+    local -n into=$1
+    into[$2]=$(echo "${into[$2]:-0} + $3" | bc -l)
+}
+at_least() {
+    local -n into=$1
+    [ "$3" -ge "${into[$2]:-0}" ] && into[$2]=$3
+    return 0
+}
+mean() {
+    local -n of=$1
+    echo "${of[$2]} / 2" | bc -l
+}
+
 # cell NAME PROTO KIND PATH CONNS STREAMS: every server that has PROTO, two
 # rounds in the same order (A B A B), one result line per server (means).
 cell() {
@@ -364,19 +381,19 @@ cell() {
             [ "$proto" = tls ] && scheme=https
             local rps us segs lg srv ok
             read -r rps us segs lg srv ok <<<"$(measure "$s" "$proto" "$kind" "$scheme://127.0.0.1:$port$path" "$conns" "$streams")"
-            sum_rps[$s]=$(echo "${sum_rps[$s]:-0} + $rps" | bc -l)
-            sum_us[$s]=$(echo "${sum_us[$s]:-0} + $us" | bc -l)
-            sum_segs[$s]=$(echo "${sum_segs[$s]:-0} + $segs" | bc -l)
-            [ "$lg" -ge "${max_lg[$s]:-0}" ] && max_lg[$s]=$lg
-            [ "$srv" -ge "${max_srv[$s]:-0}" ] && max_srv[$s]=$srv
+            add sum_rps "$s" "$rps"
+            add sum_us "$s" "$us"
+            add sum_segs "$s" "$segs"
+            at_least max_lg "$s" "$lg"
+            at_least max_srv "$s" "$srv"
             [ "$ok" = 0 ] && all_ok[$s]=0
             log "$name $s round $round: $rps req/s, $us us/req, client ${lg}%, server ${srv}%"
         done
     done
     for s in "${SERVERS[@]}"; do
         [ -n "${sum_rps[$s]:-}" ] || continue
-        echo "$name $s $(echo "${sum_rps[$s]} / 2" | bc -l) $(echo "${sum_us[$s]} / 2" | bc -l) \
-$(echo "${sum_segs[$s]} / 2" | bc -l) ${max_lg[$s]} ${max_srv[$s]} ${all_ok[$s]:-1}" >>"$RESULTS"
+        echo "$name $s $(mean sum_rps "$s") $(mean sum_us "$s") $(mean sum_segs "$s") \
+${max_lg[$s]} ${max_srv[$s]} ${all_ok[$s]:-1}" >>"$RESULTS"
     done
 }
 
@@ -439,19 +456,17 @@ client_matrix() {
                         [ "$reqs" = 0 ] && reqs=1
                         local us
                         us=$(echo "$lg * 1000000 / $reqs" | bc -l)
-                        sum_rps[$tool]=$(echo "${sum_rps[$tool]:-0} + $rps" | bc -l)
-                        sum_us[$tool]=$(echo "${sum_us[$tool]:-0} + $us" | bc -l)
-                        local pct
-                        pct=$(echo "100 * $lg / $wall" | bc)
-                        [ "$pct" -ge "${lgmax[$tool]:-0}" ] && lgmax[$tool]=$pct
+                        add sum_rps "$tool" "$rps"
+                        add sum_us "$tool" "$us"
+                        at_least lgmax "$tool" "$(echo "100 * $lg / $wall" | bc)"
                         [ "$ok" = 0 ] && okall[$tool]=0
                         log "client $target $method $shape $tool round $round: $rps req/s, $us us/req"
                     done
                 done
                 for tool in "${CLIENTS[@]}"; do
                     [ -n "${sum_rps[$tool]:-}" ] || continue
-                    echo "$target/$method-1k/$shape $tool $(echo "${sum_rps[$tool]} / 2" | bc -l) \
-$(echo "${sum_us[$tool]} / 2" | bc -l) ${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
+                    echo "$target/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
+${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
                 done
             done
         done
