@@ -68,6 +68,10 @@ where
     let mut flush_owed = false;
     let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
     let mut armed_for = None;
+    // Made once, not every turn: registering a fresh waiter with the
+    // cancellation token and dropping it again cost ~2% of an HTTP/1.1
+    // request (perf, h2load --h1 -c 100).
+    let mut signal = std::pin::pin!(shutdown.triggered());
     loop {
         let now = Instant::now();
         driver.poll_output(now);
@@ -87,7 +91,7 @@ where
         let read_now = driver.wants_read();
         tokio::select! {
             biased;
-            () = shutdown.triggered(), if !shutdown_seen => driver.shutdown(now),
+            () = &mut signal, if !shutdown_seen => driver.shutdown(now),
             progress = poll_fn(|cx| poll_io(cx, io, driver, &mut flush_owed, read_now)) => {
                 progress?;
             }

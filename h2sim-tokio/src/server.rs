@@ -208,7 +208,7 @@ impl<F> ConnectionTask<F> {
                 let config = self.options.config.clone();
                 info.protocol = self.options.plain_protocol;
                 let conn = server_connection(self.options.plain_protocol, config, Instant::now());
-                self.run(tcp, conn, &info).await
+                self.run(tcp, conn, info).await
             }
             // Boxed: the handshake and the TLS stream are large, and the
             // task's future is as large as its largest path, so plain
@@ -261,21 +261,23 @@ impl<F> ConnectionTask<F> {
         config.http1.secure = true;
         let now = Instant::now();
         let conn = server_connection(info.protocol, config, now);
-        Some(self.run(stream, conn, &info).await)
+        Some(self.run(stream, conn, info).await)
     }
 
     async fn run<S, A>(
         &self,
         io: S,
         conn: Connection,
-        info: &ConnectionInfo,
+        info: ConnectionInfo,
     ) -> (io::Result<Ending>, h2sim_proto::Stats)
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
-        let app = (self.factory)(info);
+        let app = (self.factory)(&info);
+        // Not kept across the run: the task's future would carry it.
+        drop(info);
         let mut endpoint = Endpoint::new(conn, app, Instant::now());
         let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
         (result, endpoint.connection().stats())
