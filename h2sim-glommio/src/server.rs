@@ -272,7 +272,9 @@ async fn accept_loop<A, F>(
         local.stats.accepted_one();
         let (local, tls) = (local.clone(), tls.clone());
         let task = local.clone().gate.spawn(async move {
-            let traffic = serve(&local, tcp, tls).await;
+            // Boxed here, once: glommio boxes a future of 2 KiB or more
+            // itself and then still allocates the task around it.
+            let traffic = Box::pin(serve(&local, tcp, tls)).await;
             local.stats.closed(traffic.as_ref());
         });
         // The gate is closed only after accepting stopped; a failure here
@@ -319,7 +321,8 @@ where
             };
             let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
             let started = Instant::now();
-            match handshake(local, &mut transport, options.handshake_timeout).await {
+            // Boxed: only TLS connections should carry the handshake's size.
+            match Box::pin(handshake(local, &mut transport, options.handshake_timeout)).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
@@ -341,6 +344,8 @@ where
         }
     };
     let app = (local.shared.factory)(&info);
+    // Not kept across the run: the task's future would carry it.
+    drop(info);
     let mut endpoint = Endpoint::new(conn, app, Instant::now());
     let result = driver::run(
         &mut transport,

@@ -9,7 +9,11 @@
 //! without a copy. Over TLS the staging buffer holds the records rustls
 //! encrypted (`write_tls`), so a turn's output is still one `send`.
 //!
-//! Reads land in the core's [`ReadBuf`], whose spare room is kept initialized: the
+//! Reads land in the core's [`ReadBuf`], whose spare room is kept initialized
+//! and which comes from the executor's pool only while data is in flight (a
+//! read that finds nothing gives it back; glommio's `TcpStream` tries the
+//! `recv` first and waits for readiness through io_uring, so no buffer is
+//! committed to a pending read and no provided-buffer ring is needed): the
 //! bytes read become, without a copy, the `Bytes` the core hands to the
 //! application (`Connection::handle_input` splits them off the front).
 //! Over TLS, rustls decrypts into its own buffer (`read_tls`,
@@ -217,7 +221,12 @@ impl Transport {
         input: &mut ReadBuf,
     ) -> Poll<io::Result<Progress>> {
         let room = input.room();
-        match std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, room)) {
+        let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, room) else {
+            // Quiet: the buffer goes back to the pool until data comes.
+            input.release();
+            return Poll::Pending;
+        };
+        match read {
             Ok(0) => Poll::Ready(Ok(Progress::Eof)),
             Ok(n) => {
                 input.commit(n);
@@ -245,7 +254,11 @@ impl Transport {
         if self.tls_eof {
             return Poll::Ready(Ok(Progress::Eof));
         }
-        let n = std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, &mut self.cipher))?;
+        let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, &mut self.cipher) else {
+            input.release();
+            return Poll::Pending;
+        };
+        let n = read?;
         if let Err(e) = feed(tls, &self.cipher[..n], input) {
             // The alert rustls queued goes out if the socket takes it now.
             self.flush_alert(cx);
@@ -325,15 +338,19 @@ impl Transport {
 
     /// Reads and drops up to `limit` bytes until the peer closes.
     pub(crate) async fn discard_input(&mut self, limit: usize) {
-        let mut sink = [0u8; 4096];
+        // A pooled buffer, not one on the stack: this future is part of
+        // every connection task, idle or not.
+        let mut sink = ReadBuf::default();
         let mut total = 0;
         while total < limit {
             let tcp = &mut self.tcp;
-            match poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, &mut sink)).await {
-                Ok(0) | Err(_) => return,
+            let room = sink.room();
+            match poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, room)).await {
+                Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
         }
+        sink.release();
     }
 }
 

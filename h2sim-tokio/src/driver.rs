@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{Driver, DriverOptions, Ending, State};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -68,6 +68,10 @@ where
     let mut flush_owed = false;
     let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
     let mut armed_for = None;
+    // Made once, not every turn: registering a fresh waiter with the
+    // cancellation token and dropping it again cost ~2% of an HTTP/1.1
+    // request (perf, h2load --h1 -c 100).
+    let mut signal = std::pin::pin!(shutdown.triggered());
     loop {
         let now = Instant::now();
         driver.poll_output(now);
@@ -87,7 +91,7 @@ where
         let read_now = driver.wants_read();
         tokio::select! {
             biased;
-            () = shutdown.triggered(), if !shutdown_seen => driver.shutdown(now),
+            () = &mut signal, if !shutdown_seen => driver.shutdown(now),
             progress = poll_fn(|cx| poll_io(cx, io, driver, &mut flush_owed, read_now)) => {
                 progress?;
             }
@@ -156,7 +160,8 @@ where
                 return Poll::Ready(Ok(()));
             }
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => {}
+            // Quiet: the buffer goes back to the pool until data comes.
+            Poll::Pending => driver.read_pending(),
         }
     }
     if wrote {
@@ -178,14 +183,17 @@ where
         if io.shutdown().await.is_err() {
             return;
         }
-        let mut sink = [0u8; 4096];
+        // A pooled buffer, not one on the stack: this future is part of
+        // every connection task, idle or not.
+        let mut sink = ReadBuf::default();
         let mut total = 0;
         while total < LINGER_BYTES {
-            match io.read(&mut sink).await {
-                Ok(0) | Err(_) => return,
+            match io.read(sink.room()).await {
+                Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
         }
+        sink.release();
     };
     // Whatever the peer does, the connection is over after `LINGER`.
     let _ = tokio::time::timeout(LINGER, linger).await;

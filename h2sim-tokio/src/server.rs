@@ -208,38 +208,12 @@ impl<F> ConnectionTask<F> {
                 let config = self.options.config.clone();
                 info.protocol = self.options.plain_protocol;
                 let conn = server_connection(self.options.plain_protocol, config, Instant::now());
-                self.run(tcp, conn, &info).await
+                self.run(tcp, conn, info).await
             }
-            Some(acceptor) => {
-                let started = Instant::now();
-                let handshake =
-                    tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
-                let stream = tokio::select! {
-                    () = self.shutdown.triggered() => return None,
-                    stream = handshake => stream,
-                };
-                let stream = match stream {
-                    Ok(Ok(stream)) => stream,
-                    Ok(Err(e)) => {
-                        self.handshake_failed(peer, &e.to_string());
-                        return None;
-                    }
-                    Err(_) => {
-                        self.handshake_failed(peer, "handshake timeout");
-                        return None;
-                    }
-                };
-                let session = stream.get_ref().1;
-                let tls_info = TlsInfo::from_session(session, session.server_name());
-                info.protocol = server_protocol(tls_info.alpn.as_deref());
-                info.tls = Some(tls_info);
-                info.connect_time = started.elapsed();
-                let mut config = self.options.config.clone();
-                config.http1.secure = true;
-                let now = Instant::now();
-                let conn = server_connection(info.protocol, config, now);
-                self.run(stream, conn, &info).await
-            }
+            // Boxed: the handshake and the TLS stream are large, and the
+            // task's future is as large as its largest path, so plain
+            // connections would carry their size too.
+            Some(acceptor) => Box::pin(self.serve_tls(tcp, peer, acceptor, info)).await?,
         };
         let (result, traffic) = result;
         if result.is_err() {
@@ -248,18 +222,62 @@ impl<F> ConnectionTask<F> {
         Some(traffic)
     }
 
+    /// The TLS handshake, then the connection over it; `None` if the
+    /// handshake failed or shutdown came first.
+    async fn serve_tls<A>(
+        &self,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        acceptor: TlsAcceptor,
+        mut info: ConnectionInfo,
+    ) -> Option<(io::Result<Ending>, h2sim_proto::Stats)>
+    where
+        F: Fn(&ConnectionInfo) -> A,
+        A: Application,
+    {
+        let started = Instant::now();
+        let handshake = tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
+        let stream = tokio::select! {
+            () = self.shutdown.triggered() => return None,
+            stream = handshake => stream,
+        };
+        let stream = match stream {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(e)) => {
+                self.handshake_failed(peer, &e.to_string());
+                return None;
+            }
+            Err(_) => {
+                self.handshake_failed(peer, "handshake timeout");
+                return None;
+            }
+        };
+        let session = stream.get_ref().1;
+        let tls_info = TlsInfo::from_session(session, session.server_name());
+        info.protocol = server_protocol(tls_info.alpn.as_deref());
+        info.tls = Some(tls_info);
+        info.connect_time = started.elapsed();
+        let mut config = self.options.config.clone();
+        config.http1.secure = true;
+        let now = Instant::now();
+        let conn = server_connection(info.protocol, config, now);
+        Some(self.run(stream, conn, info).await)
+    }
+
     async fn run<S, A>(
         &self,
         io: S,
         conn: Connection,
-        info: &ConnectionInfo,
+        info: ConnectionInfo,
     ) -> (io::Result<Ending>, h2sim_proto::Stats)
     where
         S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
-        let app = (self.factory)(info);
+        let app = (self.factory)(&info);
+        // Not kept across the run: the task's future would carry it.
+        drop(info);
         let mut endpoint = Endpoint::new(conn, app, Instant::now());
         let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
         (result, endpoint.connection().stats())

@@ -230,7 +230,7 @@ impl Session {
             preface_owed: true,
             events: VecDeque::new(),
             out: VecDeque::new(),
-            wbuf: BytesMut::with_capacity(16 * 1024),
+            wbuf: BytesMut::new(),
             peer_resets: RateLimit::new(limits.max_resets_per_period, limits.reset_period),
             local_resets: RateLimit::new(limits.max_local_resets_per_period, limits.reset_period),
             empty_frames: RateLimit::new(

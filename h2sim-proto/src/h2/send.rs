@@ -20,6 +20,9 @@ use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::Role;
 
+/// The write buffer's size when a quiet connection starts writing again.
+const WBUF_SIZE: usize = 16 * 1024;
+
 /// Output is handed out in chunks of about this size, so one poll does not
 /// build an unbounded buffer while flow control would allow more.
 const OUTPUT_BUDGET: usize = 64 * 1024;
@@ -278,7 +281,10 @@ impl Session {
         if self.out.is_empty() {
             self.build_output();
         }
-        let chunk = self.out.pop_front()?;
+        let Some(chunk) = self.out.pop_front() else {
+            self.release_wbuf();
+            return None;
+        };
         if self.config.trace_frames {
             self.trace_sent(&chunk);
         }
@@ -311,6 +317,24 @@ impl Session {
         }
     }
 
+    /// Nothing more to send and no stream live: the connection is quiet,
+    /// so the write buffer is let go (its memory is freed once the output
+    /// split off it has been written) and allocated again on the next
+    /// frame, so an idle connection holds no write buffer.
+    fn release_wbuf(&mut self) {
+        if self.wbuf.capacity() > 0 && self.store.is_empty() {
+            self.wbuf = BytesMut::new();
+        }
+    }
+
+    /// The write buffer's first allocation, so the first frames of a turn
+    /// do not grow it step by step.
+    fn reserve_wbuf(&mut self) {
+        if self.wbuf.capacity() == 0 {
+            self.wbuf.reserve(WBUF_SIZE);
+        }
+    }
+
     fn flush_wbuf(&mut self) {
         if !self.wbuf.is_empty() {
             self.out.push_back(self.wbuf.split().freeze());
@@ -318,6 +342,7 @@ impl Session {
     }
 
     fn build_output(&mut self) {
+        self.reserve_wbuf();
         if self.preface_owed {
             self.preface_owed = false;
             if self.role == Role::Client {

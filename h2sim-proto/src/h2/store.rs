@@ -24,7 +24,9 @@ pub(crate) struct RecentIds {
 impl RecentIds {
     pub(crate) fn new(capacity: usize) -> Self {
         RecentIds {
-            order: VecDeque::with_capacity(capacity.min(1024)),
+            // Grown as streams end, not reserved up front: an idle
+            // connection should cost its state, not this ring.
+            order: VecDeque::new(),
             capacity,
         }
     }

@@ -10,7 +10,8 @@
 //! 3. Write [`Driver::write_slices`] (one vectored write) and report it
 //!    with [`Driver::did_write`]; read into [`Driver::read_buf`] while
 //!    [`Driver::wants_read`] and report it with [`Driver::did_read`] (0 is
-//!    end of stream). A readiness runtime (mio, smol's `Async`) can call
+//!    end of stream), or [`Driver::read_pending`] when the read would
+//!    block (the buffer goes back to its pool). A readiness runtime (mio, smol's `Async`) can call
 //!    [`Driver::write_to`] and [`Driver::read_from`] instead.
 //! 4. Sleep until the socket is ready or [`Driver::deadline`], then
 //!    [`Driver::handle_timeout`]; on a shutdown signal, [`Driver::shutdown`].
@@ -146,6 +147,14 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         }
     }
 
+    /// A read found nothing to read (it would block, or is pending): the
+    /// connection is quiet, so its read buffer goes back to the thread's
+    /// pool unless it holds partial input. An idle connection then costs
+    /// its state, not a buffer.
+    pub fn read_pending(&mut self) {
+        self.input.release();
+    }
+
     /// The read buffer itself, for a transport that fills it another way
     /// (plaintext out of a TLS session); then [`Driver::handle_input`].
     pub fn input_mut(&mut self) -> &mut ReadBuf {
@@ -258,7 +267,10 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
                     self.did_read(now, n);
                     progress = true;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    self.read_pending();
+                    break;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
@@ -345,6 +357,25 @@ mod tests {
         let out = written(&mut d, now);
         assert!(out.starts_with(b"HTTP/1.1 200"), "{out:?}");
         assert_eq!(d.state(), State::Running);
+    }
+
+    /// Once a request is answered and the next read would block, the
+    /// connection holds no read buffer (an idle connection costs its
+    /// state, not 64 KiB); the next request reads as before.
+    #[test]
+    fn a_quiet_connection_gives_its_read_buffer_back() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        let _ = written(&mut d, now);
+        d.read_pending();
+        assert!(!d.input.holds_buffer());
+        // A request cut short keeps its buffer through a quiet spell.
+        read(&mut d, now, b"GET / HTTP/1.1\r\nho");
+        d.read_pending();
+        assert!(d.input.holds_buffer());
+        read(&mut d, now, b"st: a\r\n\r\n");
+        assert!(written(&mut d, now).starts_with(b"HTTP/1.1 200"));
     }
 
     /// A partial write leaves the rest at the front of the next slices.

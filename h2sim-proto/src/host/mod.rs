@@ -50,7 +50,7 @@ pub use info::TlsInfo;
 pub use info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
 pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
-pub use read_buf::ReadBuf;
+pub use read_buf::{ReadBuf, ReadPool};
 pub use server::{
     HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters, ServerError, ServerOptions,
     ServerStats,

@@ -1,5 +1,8 @@
 //! The connection's input buffer, handed to the socket as room to read
-//! into and to the core as the bytes read.
+//! into and to the core as the bytes read, and the pool it borrows its
+//! memory from.
+
+use std::cell::RefCell;
 
 use bytes::BytesMut;
 
@@ -7,14 +10,69 @@ use bytes::BytesMut;
 /// by `READ_GROWTH` when less is left.
 const READ_GROWTH: usize = 64 * 1024;
 const MIN_READ_ROOM: usize = 8 * 1024;
+/// Buffers a thread's pool keeps for its next reads; more are freed. Only
+/// connections in the middle of a read hold one, so a few suffice.
+const POOL_KEEP: usize = 16;
+/// A buffer grown past this (a huge frame) is freed, not pooled.
+const POOL_MAX_BUFFER: usize = 4 * READ_GROWTH;
+
+/// Read buffers that no connection holds, kept for the next read so that
+/// a connection costs a buffer only while data is in flight, and a reused
+/// buffer is not zero-filled again.
+///
+/// There is one pool per thread: a connection is driven on one thread at a
+/// time (one glommio executor; one tokio worker per poll), so taking and
+/// giving back is a push or pop on a thread-local list, without a lock,
+/// and a buffer that moves with a task to another worker simply joins that
+/// worker's pool. Nothing here blocks or needs a runtime.
+#[derive(Debug, Default)]
+pub struct ReadPool {
+    free: Vec<BytesMut>,
+}
+
+thread_local! {
+    static POOL: RefCell<ReadPool> = RefCell::default();
+}
+
+impl ReadPool {
+    /// A pooled buffer (its room initialized), or an empty one.
+    fn take(&mut self) -> BytesMut {
+        self.free.pop().unwrap_or_default()
+    }
+
+    /// Keeps `buf` for a later read, or frees it: when enough are kept,
+    /// when it has grown large, or when too little room is left in it (the
+    /// application still holds the bytes before it).
+    fn give(&mut self, buf: BytesMut) {
+        if self.free.len() < POOL_KEEP
+            && buf.len() >= MIN_READ_ROOM
+            && buf.capacity() <= POOL_MAX_BUFFER
+        {
+            self.free.push(buf);
+        }
+    }
+
+    /// Buffers kept in this thread's pool.
+    pub fn idle_buffers() -> usize {
+        POOL.with(|p| p.borrow().free.len())
+    }
+
+    fn with<R>(f: impl FnOnce(&mut ReadPool) -> R) -> R {
+        POOL.with(|p| f(&mut p.borrow_mut()))
+    }
+}
 
 /// `[..filled]` is input the core has not taken yet (a partial frame);
 /// `[filled..]` is initialized room for the next read. A read that is
 /// cancelled or short commits only what it read, so no zero-filled byte
 /// ever reaches the core; keeping the room initialized means zeroing it
-/// once when the buffer grows, not before every read. The bytes read
+/// once when a buffer grows, not before every read. The bytes read
 /// become, without a copy, the `Bytes` the core hands to the application
 /// (`Connection::handle_input` splits them off the front).
+///
+/// The memory comes from the thread's [`ReadPool`] at the first read and
+/// goes back when a read finds nothing to read ([`ReadBuf::release`]) and
+/// no partial input waits, so an idle connection holds no buffer.
 #[derive(Debug, Default)]
 pub struct ReadBuf {
     buf: BytesMut,
@@ -27,10 +85,14 @@ impl ReadBuf {
         self.room_for(MIN_READ_ROOM)
     }
 
-    /// Room for at least `min` more bytes, growing (and zeroing) if needed.
-    /// Growing reuses the allocation when the core's earlier input is no
-    /// longer referenced, so a steady connection does not allocate.
+    /// Room for at least `min` more bytes, from the pool or growing (and
+    /// zeroing) if needed. Growing reuses the allocation when the core's
+    /// earlier input is no longer referenced, so a steady connection does
+    /// not allocate.
     pub fn room_for(&mut self, min: usize) -> &mut [u8] {
+        if self.buf.capacity() == 0 {
+            self.buf = ReadPool::with(ReadPool::take);
+        }
         if self.buf.len() - self.filled < min {
             self.buf.truncate(self.filled);
             self.buf.reserve(min.max(READ_GROWTH));
@@ -38,6 +100,20 @@ impl ReadBuf {
             self.buf.resize(capacity, 0);
         }
         &mut self.buf[self.filled..]
+    }
+
+    /// The connection went quiet (a read found nothing): the buffer goes
+    /// back to the pool unless it holds input the core has not taken.
+    pub fn release(&mut self) {
+        if self.filled == 0 && self.buf.capacity() > 0 {
+            let buf = std::mem::take(&mut self.buf);
+            ReadPool::with(|pool| pool.give(buf));
+        }
+    }
+
+    /// Whether a buffer is held (from the pool or grown here).
+    pub fn holds_buffer(&self) -> bool {
+        self.buf.capacity() > 0
     }
 
     /// `n` bytes were read into the room.
@@ -179,5 +255,77 @@ mod tests {
             input.clear();
         });
         assert_eq!(rb.pending(), 0);
+    }
+
+    /// A connection whose read found nothing gives its buffer to the
+    /// thread's pool, and the next read anywhere on the thread takes it
+    /// from there instead of allocating.
+    #[test]
+    fn a_quiet_read_buf_gives_its_buffer_back() {
+        let before = ReadPool::idle_buffers();
+        let mut rb = ReadBuf::default();
+        assert!(!rb.holds_buffer(), "nothing is allocated before a read");
+        rb.room()[..4].copy_from_slice(b"ping");
+        rb.commit(4);
+        rb.take_input(|input| input.clear());
+        rb.release();
+        assert!(!rb.holds_buffer());
+        assert_eq!(ReadPool::idle_buffers(), before + 1);
+        let mut other = ReadBuf::default();
+        assert!(other.room().len() >= MIN_READ_ROOM);
+        assert_eq!(ReadPool::idle_buffers(), before);
+    }
+
+    /// Partial input (a frame cut by the read) keeps the buffer through a
+    /// quiet spell, and the bytes are intact when the rest comes.
+    #[test]
+    fn partial_input_keeps_its_buffer_intact() {
+        let mut rb = ReadBuf::default();
+        rb.room()[..6].copy_from_slice(b"header");
+        rb.commit(6);
+        // The core takes "he" and waits for the rest of the frame.
+        rb.take_input(|input| {
+            let _ = input.split_to(2);
+        });
+        rb.release();
+        assert!(rb.holds_buffer());
+        assert_eq!(rb.pending(), 4);
+        rb.push(b"-and-body");
+        rb.take_input(|input| assert_eq!(&input[..], b"ader-and-body"));
+    }
+
+    /// A buffer back from the pool still holds an earlier connection's
+    /// bytes in its room; none of them reaches the core, only what the new
+    /// read committed (and after a short read, no zero fill either).
+    #[test]
+    fn a_pooled_buffer_shows_only_what_was_read() {
+        let mut first = ReadBuf::default();
+        let room = first.room();
+        room.fill(b'#');
+        let n = room.len();
+        first.commit(n);
+        first.take_input(|input| input.clear());
+        first.release();
+        let mut second = ReadBuf::default();
+        second.room()[..2].copy_from_slice(b"ok");
+        second.commit(2);
+        second.take_input(|input| {
+            assert_eq!(&input[..], b"ok");
+            input.clear();
+        });
+        second.release();
+    }
+
+    /// The pool keeps a few buffers, not every one given back.
+    #[test]
+    fn the_pool_is_bounded() {
+        let mut bufs: Vec<ReadBuf> = (0..POOL_KEEP + 4).map(|_| ReadBuf::default()).collect();
+        for rb in &mut bufs {
+            let _ = rb.room();
+        }
+        for rb in &mut bufs {
+            rb.release();
+        }
+        assert_eq!(ReadPool::idle_buffers(), POOL_KEEP);
     }
 }

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Memory per idle connection: starts each server on a loopback port, reads
+# its VmRSS, opens N idle connections (h2c after preface+SETTINGS, HTTP/1.1
+# after one request), reads VmRSS again, and prints (after-before)/N.
+# Every server is stopped by its pid; each step is bounded in time.
+#
+# usage: bench/idle_memory.sh [N] [h2sim binary]
+set -euo pipefail
+N=${1:-1000}
+H2SIM=${2:-$(dirname "$0")/../target/release/h2sim}
+HERE=$(cd "$(dirname "$0")" && pwd)
+PORT=${PORT:-18480}
+ulimit -n "$(ulimit -Hn)"
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "port $1 never opened" >&2
+    return 1
+}
+
+# measure NAME PROTO CMD...: one server (@PORT@ in CMD is its port), one
+# round of N idle connections.
+measure() {
+    local name=$1 proto=$2
+    shift 2
+    PORT=$((PORT + 1))
+    local args=()
+    for a in "$@"; do
+        case $a in
+        *@PORT@*) args+=("${a//@PORT@/$PORT}") ;;
+        *) args+=("$a") ;;
+        esac
+    done
+    "${args[@]}" >/dev/null 2>&1 &
+    local pid=$!
+    pids+=("$pid")
+    wait_port "$PORT"
+    sleep 0.3
+    local before after
+    before=$(rss_kib "$pid")
+    coproc HOLD { timeout 60 python3 "$HERE/idle_conns.py" "$PORT" "$N" "$proto" 50; }
+    local line=""
+    read -r -t 55 line <&"${HOLD[0]}" || true
+    if [ "$line" != READY ]; then
+        echo "$name $proto: the connections did not all open" >&2
+    fi
+    after=$(rss_kib "$pid")
+    exec {HOLD[1]}>&-
+    wait "$HOLD_PID" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    printf '%-16s %-5s %8s KiB -> %8s KiB  %7.2f KiB/conn\n' "$name" "$proto" "$before" "$after" \
+        "$(echo "($after - $before) / $N" | bc -l)"
+}
+
+for proto in h2c h1; do
+    for rt in tokio glommio; do
+        measure "h2sim-$rt" "$proto" "$H2SIM" server --runtime "$rt" -S http://127.0.0.1:@PORT@ \
+            -m GET -p / -s 200 -t ok -q
+    done
+done
+if command -v nghttpd >/dev/null; then
+    measure nghttpd h2c nghttpd --no-tls -d /tmp @PORT@
+fi

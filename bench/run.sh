@@ -1,0 +1,547 @@
+#!/usr/bin/env bash
+# The benchmark suite in one command: installs the peers when missing,
+# builds h2sim (release) and the minimal hyper server, starts every server
+# on loopback ports by itself, runs the server matrix, the client matrix and
+# the h2sim pair, stops what it started (by pid) and prints the tables.
+#
+#   bench/run.sh [--quick] [--no-install] [--out FILE]
+#
+# --quick: 1k bodies, the 1x100 and 100-connection shapes, 2 s per run
+# (a few minutes in all). Without it: 1k/4k/10k, 1x100, 10x100, 10x1000
+# streams and 100 HTTP/1.1 connections, 3 s per run.
+#
+# Every run is bounded (h2load -D, wrk -d, oha -z, h2sim --duration, and
+# `timeout` around each). Servers and load generators are pinned to
+# different cores with taskset; cells alternate A B A B over the servers
+# and the table shows the mean of the two rounds. CPU per request comes
+# from /proc/PID/stat (utime+stime of the server and its children; the
+# load generator's from bash's `time`), TCP segments from the OutSegs
+# delta of /proc/net/snmp (both directions: loopback). "bound" says what
+# limited the run: a load generator at >=90% of its core means the server
+# was not saturated. On a shared machine neither side may get a whole core
+# (other work takes its share): the column then names the busier side, with
+# both shares, so a load generator busier than the server still reads as
+# "server not saturated".
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+QUICK=0
+INSTALL=1
+OUT=""
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) QUICK=1 ;;
+    --no-install) INSTALL=0 ;;
+    --out)
+        OUT=$2
+        shift
+        ;;
+    *)
+        echo "bench/run.sh: unknown argument $1 (use --quick, --no-install, --out FILE)" >&2
+        exit 2
+        ;;
+    esac
+    shift
+done
+
+if [ "$QUICK" = 1 ]; then
+    DUR=2
+    SIZES=(1k)
+    H2_SHAPES=("1x100")
+else
+    DUR=3
+    SIZES=(1k 4k 10k)
+    H2_SHAPES=("1x100" "10x100" "10x1000")
+fi
+H1_CONNS=100
+# Longest a single run may take, startup and teardown included.
+BOUND=$((DUR + 20))
+
+if [ "$(nproc)" -ge 2 ]; then
+    LG_CPU=0
+    SRV_CPU=1
+else
+    LG_CPU=0
+    SRV_CPU=0
+fi
+HZ=$(getconf CLK_TCK)
+
+H2SIM=$ROOT/target/release/h2sim
+HYPER=$ROOT/target/release/bench-hyper-server
+CERT=$ROOT/certs/server-ec.crt
+KEY=$ROOT/certs/server-ec.key
+WORK=$(mktemp -d /tmp/h2sim-bench.XXXXXX)
+chmod 755 "$WORK"
+
+PIDS=()
+cleanup() {
+    for p in "${PIDS[@]}"; do
+        kill "$p" 2>/dev/null
+    done
+    sleep 0.5
+    for p in "${PIDS[@]}"; do
+        kill -9 "$p" 2>/dev/null
+    done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+log() { echo "[bench] $*" >&2; }
+
+# --- peers -----------------------------------------------------------------
+
+ensure_peers() {
+    local missing=()
+    command -v h2load >/dev/null || missing+=(nghttp2-client)
+    command -v nghttpd >/dev/null || missing+=(nghttp2-server)
+    command -v h2o >/dev/null || missing+=(h2o)
+    command -v nginx >/dev/null || missing+=(nginx)
+    command -v wrk >/dev/null || missing+=(wrk)
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing ${missing[*]}"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    fi
+    if ! command -v oha >/dev/null && [ ! -x "$HOME/.cargo/bin/oha" ]; then
+        log "installing oha from crates.io"
+        cargo install oha --locked >/dev/null 2>&1 || log "oha did not install: its rows are skipped"
+    fi
+}
+
+OHA=$(command -v oha || echo "$HOME/.cargo/bin/oha")
+
+build() {
+    log "building h2sim and the hyper server (release)"
+    (cd "$ROOT" && cargo build --release -q -p h2sim-cli) || exit 1
+    CARGO_TARGET_DIR=$ROOT/target cargo build --release -q \
+        --manifest-path "$ROOT/bench/hyper-server/Cargo.toml" || exit 1
+}
+
+# --- servers ---------------------------------------------------------------
+
+# name -> "h2c-port tls-port h1-port" ("-" where the server lacks it)
+declare -A PORTS=(
+    [h2sim-tokio]="19100 19101 19100"
+    [h2sim-glommio]="19110 19111 19110"
+    [nghttpd]="19120 19121 -"
+    [h2o]="19130 19131 19130"
+    [nginx]="19140 19141 19142"
+    [hyper]="19150 - 19150"
+)
+SERVERS=(h2sim-tokio h2sim-glommio nghttpd h2o nginx hyper)
+# The peers the ratio column compares against.
+PEERS=(nghttpd h2o nginx hyper)
+declare -A SPID=()
+
+port_of() { # SERVER h2c|tls|h1
+    local -a p
+    read -ra p <<<"${PORTS[$1]}"
+    case $2 in
+    h2c) echo "${p[0]}" ;;
+    tls) echo "${p[1]}" ;;
+    h1) echo "${p[2]}" ;;
+    esac
+}
+
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+docroot() {
+    mkdir -p "$WORK/www" "$WORK/tmp"
+    for s in 1 4 10; do
+        head -c $((s * 1024)) /dev/zero | tr '\0' x >"$WORK/www/${s}k"
+    done
+    chmod -R a+rX "$WORK/www"
+}
+
+h2sim_rules() {
+    for s in 1k 4k 10k; do
+        printf -- '-m GET -p /%s -s 200 -e %s -m POST -p /%s -s 200 -e %s ' "$s" "$s" "$s" "$s"
+    done
+}
+
+start() { # NAME CMD...: pinned to the server core, pid recorded
+    local name=$1
+    shift
+    taskset -c "$SRV_CPU" "$@" >"$WORK/$name.log" 2>&1 &
+    SPID[$name]=$!
+    PIDS+=($!)
+}
+
+start_servers() {
+    local rules
+    rules=$(h2sim_rules)
+    for rt in tokio glommio; do
+        local p
+        p=$(port_of "h2sim-$rt" h2c)
+        # shellcheck disable=SC2086
+        start "h2sim-$rt" "$H2SIM" server --runtime "$rt" --threads 1 -H max_concurrent_streams=1000 \
+            -S "http://127.0.0.1:$p" -k "$KEY" -c "$CERT" -S "https://127.0.0.1:$((p + 1))" $rules -q
+    done
+    start nghttpd nghttpd --no-tls -n 1 -m 1000 -d "$WORK/www" "$(port_of nghttpd h2c)"
+    start nghttpd-tls nghttpd -n 1 -m 1000 -d "$WORK/www" "$(port_of nghttpd tls)" "$KEY" "$CERT"
+    cat >"$WORK/h2o.conf" <<EOF
+listen:
+  host: 127.0.0.1
+  port: $(port_of h2o h2c)
+listen:
+  host: 127.0.0.1
+  port: $(port_of h2o tls)
+  ssl:
+    certificate-file: $CERT
+    key-file: $KEY
+    ocsp-update-interval: 0
+num-threads: 1
+http2-max-concurrent-requests-per-connection: 1000
+error-log: $WORK/h2o-error.log
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: $WORK/www
+EOF
+    start h2o h2o -c "$WORK/h2o.conf"
+    cat >"$WORK/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+master_process off;
+pid $WORK/nginx.pid;
+error_log $WORK/nginx-error.log;
+events { worker_connections 20000; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    keepalive_requests 100000000;
+    http2_max_concurrent_streams 1000;
+    client_body_temp_path $WORK/tmp;
+    proxy_temp_path $WORK/tmp;
+    fastcgi_temp_path $WORK/tmp;
+    uwsgi_temp_path $WORK/tmp;
+    scgi_temp_path $WORK/tmp;
+    server {
+        listen 127.0.0.1:$(port_of nginx h2c) http2;
+        listen 127.0.0.1:$(port_of nginx tls) ssl http2;
+        listen 127.0.0.1:$(port_of nginx h1);
+        ssl_certificate $CERT;
+        ssl_certificate_key $KEY;
+        root $WORK/www;
+    }
+}
+EOF
+    start nginx nginx -c "$WORK/nginx.conf" -p "$WORK"
+    TOKIO_WORKER_THREADS=1 start hyper "$HYPER" "$(port_of hyper h2c)"
+    for s in "${SERVERS[@]}"; do
+        for proto in h2c tls h1; do
+            local p
+            p=$(port_of "$s" "$proto")
+            [ "$p" = - ] && continue
+            wait_port "$p" || {
+                log "$s did not open port $p:"
+                tail -5 "$WORK/$s.log" >&2
+            }
+        done
+    done
+}
+
+# The pid whose CPU counts for SERVER in PROTO.
+server_pid() {
+    if [ "$1" = nghttpd ] && [ "$2" = tls ]; then
+        echo "${SPID[nghttpd-tls]}"
+    else
+        echo "${SPID[$1]}"
+    fi
+}
+
+# utime+stime (ticks) of PID and its children's threads.
+cpu_ticks() {
+    local total=0 p
+    for p in $1 $(pgrep -P "$1"); do
+        [ -r "/proc/$p/stat" ] || continue
+        local f
+        read -ra f <<<"$(sed 's/^.*) //' "/proc/$p/stat")"
+        # Fields after "comm": state is f[0]; utime f[11], stime f[12].
+        total=$((total + f[11] + f[12]))
+    done
+    echo "$total"
+}
+
+out_segs() { awk '/^Tcp:/ { if (h) { print $12; exit } h = 1 }' /proc/net/snmp; }
+
+# --- one measured run ------------------------------------------------------
+
+# run_load KIND URL CONNS STREAMS [POST]: prints "reqs rps lg_cpu_seconds wall ok"
+run_load() {
+    local kind=$1 url=$2 conns=$3 streams=$4 post=${5:-}
+    local out=$WORK/load.out timing=$WORK/load.time
+    local data=()
+    [ -n "$post" ] && data=(-d "$WORK/www/1k")
+    local TIMEFORMAT='%R %U %S'
+    case $kind in
+    h2load | h2load-h1)
+        local h1=()
+        [ "$kind" = h2load-h1 ] && h1=(--h1)
+        { time timeout "$BOUND" taskset -c "$LG_CPU" h2load "${h1[@]}" "${data[@]}" -t 1 -c "$conns" \
+            -m "$streams" -D "$DUR" "$url" >"$out" 2>&1; } 2>"$timing"
+        local reqs rps
+        reqs=$(awk '/^requests:/ { print $8 }' "$out")
+        rps=$(awk '/^finished in/ { print $4 }' "$out")
+        local failed
+        failed=$(awk '/^requests:/ { print $10 }' "$out")
+        ;;
+    wrk)
+        { time timeout "$BOUND" taskset -c "$LG_CPU" wrk -t1 -c "$conns" -d "${DUR}s" "$url" >"$out" 2>&1; } 2>"$timing"
+        reqs=$(awk '/requests in/ { print $1 }' "$out")
+        rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+        failed=$(awk '/Non-2xx/ { print $5 }' "$out")
+        ;;
+    oha)
+        local body=()
+        [ -n "$post" ] && body=(-m POST -D "$WORK/www/1k")
+        { time timeout "$BOUND" taskset -c "$LG_CPU" "$OHA" --no-tui --http2 -z "${DUR}s" -c "$conns" \
+            -p "$streams" "${body[@]}" "$url" >"$out" 2>&1; } 2>"$timing"
+        rps=$(awk '/Requests\/sec:/ { print $2 }' "$out")
+        reqs=$(awk -v r="$rps" -v d="$DUR" 'BEGIN { printf "%d", r * d }')
+        failed=0
+        ;;
+    h2sim-tokio | h2sim-glommio)
+        local method=GET body=()
+        [ -n "$post" ] && method=POST body=(-e 1k)
+        { time timeout "$BOUND" taskset -c "$LG_CPU" "$H2SIM" client --runtime "${kind#h2sim-}" --threads 1 \
+            --connections "$conns" -P $((conns * streams)) --duration "${DUR}s" -m "$method" "${body[@]}" \
+            -u "$url" -q >"$out" 2>&1; } 2>"$timing"
+        reqs=$(awk '/^requests:/ { print $8 }' "$out")
+        rps=$(awk '/^finished in/ { print $4 }' "$out")
+        failed=$(awk '/^requests:/ { print $10 }' "$out")
+        ;;
+    esac
+    local wall user sys
+    read -r wall user sys <"$timing"
+    local ok=1
+    if [ -z "${reqs:-}" ] || [ "${reqs:-0}" = 0 ] || [ "${failed:-0}" != 0 ]; then
+        ok=0
+    fi
+    echo "${reqs:-0} ${rps:-0} $(echo "$user + $sys" | bc -l) $wall $ok"
+}
+
+# measure SERVER PROTO KIND URL CONNS STREAMS: one run against a server;
+# prints "rps us_per_req segs_per_req lg_pct srv_pct ok"
+measure() {
+    local server=$1 proto=$2
+    shift 2
+    local pid t0 s0 t1 s1
+    pid=$(server_pid "$server" "$proto")
+    t0=$(cpu_ticks "$pid")
+    s0=$(out_segs)
+    local reqs rps lg wall ok
+    read -r reqs rps lg wall ok <<<"$(run_load "$@")"
+    t1=$(cpu_ticks "$pid")
+    s1=$(out_segs)
+    awk -v r="$reqs" -v rps="$rps" -v t=$((t1 - t0)) -v hz="$HZ" -v s=$((s1 - s0)) -v lg="$lg" -v w="$wall" -v ok="$ok" \
+        'BEGIN { if (r == 0) r = 1; if (w == 0) w = 1;
+                 printf "%.0f %.2f %.3f %.0f %.0f %d\n", rps, t / hz * 1e6 / r, s / r, 100 * lg / w, 100 * t / hz / w, ok }'
+}
+
+# --- the matrices ----------------------------------------------------------
+
+RESULTS=$WORK/results
+: >"$RESULTS"
+
+# Per-run figures gathered over the rounds of a cell, in associative
+# arrays named by the caller: add ARRAY KEY VALUE sums, at_least ARRAY KEY
+# VALUE keeps the largest, mean ARRAY KEY halves (two rounds).
+add() {
+    local -n into=$1
+    into[$2]=$(echo "${into[$2]:-0} + $3" | bc -l)
+}
+at_least() {
+    local -n into=$1
+    [ "$3" -ge "${into[$2]:-0}" ] && into[$2]=$3
+    return 0
+}
+mean() {
+    local -n of=$1
+    echo "${of[$2]} / 2" | bc -l
+}
+
+# cell NAME PROTO KIND PATH CONNS STREAMS: every server that has PROTO, two
+# rounds in the same order (A B A B), one result line per server (means).
+cell() {
+    local name=$1 proto=$2 kind=$3 path=$4 conns=$5 streams=$6
+    local -A sum_rps=() sum_us=() sum_segs=() max_lg=() max_srv=() all_ok=()
+    for round in 1 2; do
+        for s in "${SERVERS[@]}"; do
+            local port scheme=http
+            port=$(port_of "$s" "$proto")
+            [ "$port" = - ] && continue
+            [ "$proto" = tls ] && scheme=https
+            local rps us segs lg srv ok
+            read -r rps us segs lg srv ok <<<"$(measure "$s" "$proto" "$kind" "$scheme://127.0.0.1:$port$path" "$conns" "$streams")"
+            add sum_rps "$s" "$rps"
+            add sum_us "$s" "$us"
+            add sum_segs "$s" "$segs"
+            at_least max_lg "$s" "$lg"
+            at_least max_srv "$s" "$srv"
+            [ "$ok" = 0 ] && all_ok[$s]=0
+            log "$name $s round $round: $rps req/s, $us us/req, client ${lg}%, server ${srv}%"
+        done
+    done
+    for s in "${SERVERS[@]}"; do
+        [ -n "${sum_rps[$s]:-}" ] || continue
+        echo "$name $s $(mean sum_rps "$s") $(mean sum_us "$s") $(mean sum_segs "$s") \
+${max_lg[$s]} ${max_srv[$s]} ${all_ok[$s]:-1}" >>"$RESULTS"
+    done
+}
+
+server_matrix() {
+    for size in "${SIZES[@]}"; do
+        for shape in "${H2_SHAPES[@]}"; do
+            local c=${shape%x*} m=${shape#*x}
+            cell "h2c/$size/${shape}" h2c h2load "/$size" "$c" "$m"
+            cell "tls/$size/${shape}" tls h2load "/$size" "$c" "$m"
+        done
+        cell "h1/$size/${H1_CONNS}conn" h1 h2load-h1 "/$size" "$H1_CONNS" 1
+        cell "wrk/$size/${H1_CONNS}conn" h1 wrk "/$size" "$H1_CONNS" 1
+    done
+}
+
+print_server_table() {
+    printf '\n## Server matrix (h2load/wrk on cpu %s, server on cpu %s, %ss per run, mean of 2 alternating rounds)\n\n' \
+        "$LG_CPU" "$SRV_CPU" "$DUR"
+    printf '| cell | server | req/s | server CPU µs/req | TCP segs/req | ratio to best peer | bound |\n'
+    printf '|---|---|---:|---:|---:|---:|---|\n'
+    awk -v peers="${PEERS[*]}" '
+        BEGIN { n = split(peers, p, " "); for (i = 1; i <= n; i++) peer[p[i]] = 1 }
+        { cell[NR] = $1; srv[NR] = $2; rps[NR] = $3; us[NR] = $4; segs[NR] = $5; lg[NR] = $6; sc[NR] = $7; ok[NR] = $8
+          if (($2 in peer) && $3 > best[$1]) best[$1] = $3
+          if (!($1 in order)) { order[$1] = ++cells; name[cells] = $1 } }
+        END {
+          for (c = 1; c <= cells; c++) for (i = 1; i <= NR; i++) if (cell[i] == name[c]) {
+            if (lg[i] >= 90) b = "load generator " lg[i] "%: server not saturated"
+            else if (sc[i] >= 90) b = "server CPU " sc[i] "%"
+            else if (lg[i] >= sc[i]) b = "load generator busier (" lg[i] "% vs server " sc[i] "%): server not saturated"
+            else b = "server busier (" sc[i] "% vs load generator " lg[i] "%)"
+            r = best[cell[i]] > 0 ? sprintf("%.2f", rps[i] / best[cell[i]]) : "-"
+            printf "| %s | %s | %.0f%s | %.2f | %.3f | %s | %s |\n", cell[i], srv[i], rps[i], ok[i] ? "" : " (errors)", us[i], segs[i], r, b
+          } }' "$RESULTS"
+}
+
+CLIENTS=(h2load oha h2sim-tokio h2sim-glommio)
+CRESULTS=$WORK/cresults
+: >"$CRESULTS"
+
+# The client matrix: each load generator against nghttpd and h2o (on the
+# server core), same shapes; the client's own CPU per request.
+client_matrix() {
+    local shapes=("1x100")
+    [ "$QUICK" = 0 ] && shapes=("1x100" "10x100")
+    for target in nghttpd h2o; do
+        for shape in "${shapes[@]}"; do
+            for method in GET POST; do
+                local c=${shape%x*} m=${shape#*x} post=""
+                [ "$method" = POST ] && post=1
+                # nghttpd answers POST to a file; h2o's file handler does not.
+                [ "$target" = h2o ] && [ "$method" = POST ] && continue
+                local -A sum_rps=() sum_us=() lgmax=() okall=()
+                for round in 1 2; do
+                    for tool in "${CLIENTS[@]}"; do
+                        [ "$tool" = oha ] && [ ! -x "$OHA" ] && continue
+                        local reqs rps lg wall ok
+                        read -r reqs rps lg wall ok <<<"$(run_load "$tool" \
+                            "http://127.0.0.1:$(port_of $target h2c)/1k" "$c" "$m" $post)"
+                        [ "$reqs" = 0 ] && reqs=1
+                        local us
+                        us=$(echo "$lg * 1000000 / $reqs" | bc -l)
+                        add sum_rps "$tool" "$rps"
+                        add sum_us "$tool" "$us"
+                        at_least lgmax "$tool" "$(echo "100 * $lg / $wall" | bc)"
+                        [ "$ok" = 0 ] && okall[$tool]=0
+                        log "client $target $method $shape $tool round $round: $rps req/s, $us us/req"
+                    done
+                done
+                for tool in "${CLIENTS[@]}"; do
+                    [ -n "${sum_rps[$tool]:-}" ] || continue
+                    echo "$target/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
+${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
+                done
+            done
+        done
+    done
+}
+
+print_client_table() {
+    printf '\n## Client matrix (client on cpu %s, server on cpu %s, h2c, %ss per run, mean of 2 alternating rounds)\n\n' \
+        "$LG_CPU" "$SRV_CPU" "$DUR"
+    printf '| cell | client | req/s | client CPU µs/req | req/s ratio to h2load | CPU ratio to h2load | client CPU |\n'
+    printf '|---|---|---:|---:|---:|---:|---:|\n'
+    awk '{ cell[NR] = $1; t[NR] = $2; rps[NR] = $3; us[NR] = $4; lg[NR] = $5; ok[NR] = $6
+           if ($2 == "h2load") { brps[$1] = $3; bus[$1] = $4 }
+           if (!($1 in order)) { order[$1] = ++cells; name[cells] = $1 } }
+         END { for (c = 1; c <= cells; c++) for (i = 1; i <= NR; i++) if (cell[i] == name[c])
+               printf "| %s | %s | %.0f%s | %.2f | %s | %s | %d%% |\n", cell[i], t[i], rps[i], ok[i] ? "" : " (errors)", us[i],
+                 brps[cell[i]] ? sprintf("%.2f", rps[i] / brps[cell[i]]) : "-",
+                 bus[cell[i]] ? sprintf("%.2f", us[i] / bus[cell[i]]) : "-", lg[i] }' "$CRESULTS"
+}
+
+# The pair: h2sim client against h2sim server with h2simple's performance
+# commands (-P 100 -C 100000 -R __MDN__=01092%06d, POST with a 1k/4k/10k body).
+pair() {
+    printf '\n## The pair: h2sim client -> h2sim server, h2simple performance commands (-P 100 -C 100000)\n\n'
+    printf '| runtime | protocol | body | TPS | vs h2simple pair (~66k, 1k h2c) |\n|---|---|---|---:|---:|\n'
+    local rts=(tokio glommio)
+    for rt in "${rts[@]}"; do
+        local port=19200
+        taskset -c "$SRV_CPU" "$H2SIM" server --runtime "$rt" --threads 1 -S "http://127.0.0.1:$port" \
+            -k "$KEY" -c "$CERT" -S "https://127.0.0.1:$((port + 1))" \
+            -m POST -p /user1k/ -s 200 -x content-type=application/json -e 1k \
+            -m POST -p /user4k/ -s 200 -x content-type=application/json -e 4k \
+            -m POST -p /user10k/ -s 200 -x content-type=application/json -e 10k -q >"$WORK/pair.log" 2>&1 &
+        local sp=$!
+        PIDS+=("$sp")
+        wait_port "$port"
+        for proto in h2c tls h1; do
+            for size in "${SIZES[@]}"; do
+                local scheme=http p=$port one=()
+                [ "$proto" = tls ] && scheme=https p=$((port + 1))
+                [ "$proto" = h1 ] && one=(-1)
+                local out
+                out=$(timeout 60 taskset -c "$LG_CPU" "$H2SIM" client --runtime "$rt" --threads 1 "${one[@]}" \
+                    -P 100 -C 100000 -R __MDN__=01092%06d -m POST \
+                    -u "$scheme://127.0.0.1:$p/user$size/__MDN__" -x content-type=application/json -e "$size" -q 2>&1)
+                local tps
+                tps=$(echo "$out" | awk '/^finished in/ { print $4 }')
+                printf '| %s | %s | %s | %.0f | %s |\n' "$rt" "$proto" "$size" "${tps:-0}" \
+                    "$([ "$proto$size" = h2c1k ] && echo "${tps:-0}" | awk '{ printf "%.1fx", $1 / 66000 }')"
+            done
+        done
+        kill "$sp" 2>/dev/null
+        wait "$sp" 2>/dev/null
+    done
+}
+
+machine() {
+    printf '## Machine\n\n'
+    printf -- '- %s, %s cores, Linux %s\n' "$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)" "$(nproc)" "$(uname -r)"
+    printf -- '- %s; %s; %s; h2o %s; %s; %s\n' "$(h2load --version | head -1)" "$(nghttpd --version | head -1)" \
+        "$(nginx -v 2>&1)" "$(h2o --version | awk '/version/ { print $3; exit }')" "$(wrk -v 2>&1 | head -1 | awk '{ print $1, $2 }')" \
+        "$([ -x "$OHA" ] && "$OHA" --version)"
+    printf -- '- command: `bench/run.sh%s`, %s\n' "$([ "$QUICK" = 1 ] && echo ' --quick')" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+[ "$INSTALL" = 1 ] && ensure_peers
+build
+docroot
+start_servers
+server_matrix
+client_matrix
+pair >"$WORK/pair.md"
+{
+    machine
+    print_server_table
+    print_client_table
+    cat "$WORK/pair.md"
+} | tee "${OUT:-$WORK/table.md}"
