@@ -335,14 +335,15 @@ impl ServerApp {
             clock: shared.clock,
             ..Vars::of(&request, rule.prefix())
         };
-        if let Some(counter) = &answers.counter {
-            vars.counter = counter.fetch_add(1, Ordering::Relaxed) + 1;
-        }
+        // A request turned away for its token does not count.
         if rule.require_token
             && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, &request, now)
         {
             self.send(stream, reply, body, conn, "RESPONSE");
             return;
+        }
+        if let Some(counter) = &answers.counter {
+            vars.counter = counter.fetch_add(1, Ordering::Relaxed) + 1;
         }
         let list_items;
         let (reply, body, id) = match &rule.kind {
