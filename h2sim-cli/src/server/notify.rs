@@ -496,3 +496,111 @@ impl Application for NotifyApp {
         self.notifier.has_queued(&self.target)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::server::request::Request;
+    use h2sim_proto::handler::{HandlerApp, Reply};
+    use h2sim_proto::pair::Pair;
+    use h2sim_proto::{Config, Endpoint};
+
+    /// Records what the notifier asked to open.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<(String, u64)>>);
+
+    impl Launch for Arc<Recorder> {
+        fn launch(&self, _: &Arc<Notifier>, target: String, generation: u64) {
+            self.0.lock().unwrap().push((target, generation));
+        }
+    }
+
+    fn spec(uri: &str) -> NotifySpec {
+        NotifySpec {
+            uri: uri.to_owned(),
+            headers: vec![("content-type".into(), "application/json".into())],
+            body: r#"{"event":"NF_REGISTERED","id":"${body/nfInstanceId}"}"#.into(),
+            delay: Duration::from_millis(50),
+            count: 3,
+            interval: Duration::from_secs(1),
+            ..NotifySpec::default()
+        }
+    }
+
+    /// Three notifications at their times over one callback connection,
+    /// each answered; the connection then lingers and goes away; a URI
+    /// that is no http(s) URI fails.
+    #[test]
+    fn notifications_go_out_on_one_connection_at_their_times() {
+        let notifier = Arc::new(Notifier::default());
+        let launched = Arc::new(Recorder::default());
+        notifier.set_launch(Box::new(launched.clone()));
+        let head = RequestHead::new("POST", "http", "nrf", "/nnrf-nfm/v1/subscriptions");
+        let body = br#"{"nfStatusNotificationUri":"http://amf:9000/cb/1","nfInstanceId":"i-1"}"#;
+        let request = Request::new(&head, body);
+        let vars = Vars::of(&request, "");
+        let start = Instant::now();
+        let notify = Notify::new(&spec("${body/nfStatusNotificationUri}"), &[]);
+        notifier.trigger(&notify, &vars, start);
+        // A second trigger while the first run is on opens nothing new.
+        notifier.trigger(
+            &Notify::new(&spec("http://amf:9000/cb/2"), &[]),
+            &vars,
+            start,
+        );
+        notifier.trigger(&Notify::new(&spec("ftp://x/y"), &[]), &vars, start);
+        assert_eq!(
+            *launched.0.lock().unwrap(),
+            [("http://amf:9000".to_owned(), 1)]
+        );
+
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let server = HandlerApp::new(move |req: h2sim_proto::handler::Request| {
+            log.lock()
+                .unwrap()
+                .push((req.head.path.clone(), req.body.clone()));
+            Reply::new(204, "")
+        });
+        let client = Endpoint::new(
+            Connection::client(Config::default(), start),
+            notifier.app("http://amf:9000"),
+            start,
+        );
+        let server = Endpoint::new(Connection::server(Config::default(), start), server, start);
+        let mut pair = Pair::join(client, server, start);
+        for _ in 0..100_000 {
+            pair.drive();
+            if pair.client.is_closed() || pair.jump().is_none() {
+                break;
+            }
+        }
+        assert!(pair.client.is_closed(), "went away after lingering");
+        // The last pair went out at 50 ms + 2 s, then 2 s of quiet.
+        assert!(pair.now - start >= Duration::from_millis(2050) + LINGER);
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 6);
+        assert_eq!(seen.iter().filter(|(p, _)| p == "/cb/1").count(), 3);
+        assert_eq!(&seen[0].1[..], br#"{"event":"NF_REGISTERED","id":"i-1"}"#);
+        let stats = notifier.stats();
+        assert_eq!(
+            (
+                stats.queued,
+                stats.sent,
+                stats.answered,
+                stats.answered_2xx,
+                stats.failed
+            ),
+            (6, 6, 6, 6, 3)
+        );
+        assert_eq!(stats.latency.count(), 6);
+        // The run is over: new work opens a new connection.
+        notifier.ended("http://amf:9000", 1);
+        notifier.trigger(&notify, &vars, pair.now);
+        assert_eq!(launched.0.lock().unwrap().last().unwrap().1, 2);
+        // A run that ends with work queued fails it.
+        notifier.ended("http://amf:9000", 2);
+        assert_eq!(notifier.stats().failed, 6);
+    }
+}

@@ -228,8 +228,11 @@ pub fn list(rule: &List, store: &Store, request: &Request<'_>, collection: &str)
                 .all(|(want, pointer)| match value.pointer(pointer) {
                     Some(Value::String(s)) => s == want,
                     Some(Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(want)),
-                    Some(other) => other.to_string() == *want,
-                    None => false,
+                    Some(Value::Number(n)) => {
+                        want.parse::<serde_json::Number>().is_ok_and(|w| w == *n)
+                    }
+                    Some(Value::Bool(b)) => want == if *b { "true" } else { "false" },
+                    Some(_) | None => false,
                 })
         })
         .collect();

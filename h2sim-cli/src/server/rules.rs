@@ -513,7 +513,8 @@ mod tests {
             "/nudm-sdm/v2/imsi-2/sdm-subscriptions/s-1",
         )
         .unwrap();
-        assert_eq!((found.rule, found.captures.clone()), (1, vec![13..19]));
+        assert_eq!(found.rule, 1);
+        assert_eq!(found.captures, [Range { start: 13, end: 19 }]);
         assert_eq!(found.item.collection_end, 37);
         assert_eq!(found.item.id, Some(38..41));
         let collection =

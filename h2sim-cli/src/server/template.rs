@@ -352,7 +352,7 @@ mod tests {
         )
         .unwrap()
         .bind(&["ueId".to_owned()]);
-        let captures = [14..22];
+        let captures = [std::ops::Range { start: 14, end: 22 }];
         let vars = Vars {
             captures: &captures,
             counter: 7,
