@@ -526,4 +526,62 @@ rule:
         let ext = write("rules.txt", "");
         assert!(load(&ext).unwrap_err().0.contains(".toml"));
     }
+
+    /// The examples parse into the kinds they show.
+    #[test]
+    fn the_nf_examples_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let nrf = load(&dir.join("nrf/rules.yaml")).unwrap();
+        assert_eq!(
+            nrf.store,
+            Some(Limits {
+                max_items: 10_000,
+                max_bytes: 16 << 20
+            })
+        );
+        let kinds: Vec<_> = nrf
+            .rules
+            .iter()
+            .map(|r| std::mem::discriminant(&r.kind))
+            .collect();
+        assert_eq!(
+            kinds[0],
+            std::mem::discriminant(&Kind::Token(TokenEndpoint::default()))
+        );
+        assert_eq!(nrf.rules[0].path_prefix.as_deref(), Some("/oauth2/token"));
+        assert_eq!(nrf.rules[1].method, "*");
+        assert_eq!(nrf.rules[2].notify.len(), 1);
+        assert_eq!(
+            nrf.rules[2].conditions.body[0].0,
+            "/nfStatusNotificationUri"
+        );
+        assert_eq!(nrf.rules[3].reply.status, 400);
+        let udm = load(&dir.join("udm/rules.yaml")).unwrap();
+        assert!(udm.rules[2].require_token);
+    }
+
+    #[test]
+    fn nf_rule_errors_name_the_rule() {
+        let err = |text: &str| load(&write("nf.yaml", text)).unwrap_err().0;
+        assert!(
+            err("rule:\n  - path: /a\n    resource: {}\n    token: {}\n")
+                .contains("at most one of resource")
+        );
+        assert!(
+            err("rule:\n  - path: /a\n    resource: { id: nope }\n").contains("not a JSON Pointer")
+        );
+        assert!(err("rule:\n  - method: GET\n    match: { body: { x: 1 } }\n").contains("rule 1"));
+        assert!(
+            err("rule:\n  - method: GET\n    match: { query: { a: [1] } }\n").contains("match a")
+        );
+        assert!(
+            err("rule:\n  - path: /a\n    resource: { patch-status: 201 }\n")
+                .contains("patch-status")
+        );
+        assert!(
+            err("rule:\n  - method: GET\n    status: 200\n    problem: { status: 404 }\n")
+                .contains("own status")
+        );
+        assert!(err("store: { max-bytes: 2x }\n").contains("max-bytes"));
+    }
 }

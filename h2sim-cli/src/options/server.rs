@@ -160,7 +160,7 @@ const RULES: &[Spec] = &[
         short: None,
         long: "rules",
         value: "FILE",
-        help: "Rules from a .toml or .yaml file, at this place in the order (see below)",
+        help: "Rules from a .toml or .yaml file, at this place in the order (see below); files can also match query, fields and JSON body, keep resources, answer with problem details, issue OAuth2 tokens and send notifications (h2sim-cli/examples/README.md)",
     },
 ];
 
