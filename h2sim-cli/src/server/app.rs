@@ -652,3 +652,37 @@ impl Drop for ServerApp {
         self.finish(Ending::Shutdown, None);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::matcher::Expect;
+    use crate::server::rules::Body;
+
+    fn rule(f: impl FnOnce(&mut Rule)) -> Rule {
+        let mut r = Rule::new("POST");
+        r.path_prefix = Some("/user/".into());
+        f(&mut r);
+        r
+    }
+
+    /// Plain rules, templates of the path included, keep no request body:
+    /// only a rule that reads one makes the server keep them.
+    #[test]
+    fn bodies_are_kept_only_for_rules_that_read_them() {
+        let needs = |rules| Shared::new(rules, None, None).needs_body;
+        assert!(!needs(vec![rule(
+            |r| r.reply.body = Body::from_text("${suffix} ${uuid} ${now}")
+        )]));
+        assert!(needs(vec![rule(
+            |r| r.reply.body = Body::from_text("${body/a}")
+        )]));
+        assert!(needs(vec![rule(|r| r
+            .conditions
+            .body
+            .push(("/a".into(), Expect::Present)))]));
+        assert!(needs(vec![rule(
+            |r| r.kind = Kind::Resource(Default::default())
+        )]));
+    }
+}
