@@ -5,9 +5,9 @@
 //! feature (on by default) on Linux only.
 
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use h2sim_glommio::{ClientOptions, ClientProtocol, Executors, Server};
+use h2sim_glommio::{ClientOptions, ClientProtocol, ClientRuntime, Executors, Server};
 
 use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
@@ -16,13 +16,16 @@ use crate::options::server::ServerArgs;
 use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
+use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
 use crate::setup::listen::listener_args;
 use crate::setup::output::print_client_report;
-use crate::setup::server::{finish_server, print_listening, server_parts};
+use crate::setup::server::{
+    finish_server, notify_options, notify_target_options, print_listening, server_parts,
+};
 use crate::signals::interrupt_on_ctrl_c;
 
 /// `--threads N` executors, or one per CPU this process may use.
@@ -39,11 +42,66 @@ fn probe(threads: Option<usize>) -> Result<(), UsageError> {
     h2sim_glommio::probe(&executors(threads)).map_err(|e| usage(e.to_string()))
 }
 
+/// Notifications on glommio: a callback connection run blocks while its
+/// executor runs, so each gets a thread with one executor of its own,
+/// unpinned (the server's executors hold the CPUs).
+struct Launcher {
+    options: ClientOptions,
+    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+}
+
+impl Launch for Arc<Launcher> {
+    fn launch(&self, notifier: &Arc<Notifier>, target: String, generation: u64) {
+        let options = notify_target_options(&self.options, &target);
+        let notifier = Arc::clone(notifier);
+        let thread = std::thread::spawn(move || {
+            let (apps, to) = (Arc::clone(&notifier), target.clone());
+            let _ = h2sim_glommio::connect(&target, options, move |_| apps.app(&to));
+            notifier.ended(&target, generation);
+        });
+        if let Ok(mut threads) = self.threads.lock() {
+            threads.retain(|t| !t.is_finished());
+            threads.push(thread);
+        }
+    }
+}
+
+impl Launcher {
+    /// Stops the callback connections and waits for them.
+    fn finish(&self, notifier: &Notifier) {
+        notifier.close();
+        self.options.runtime.shutdown.trigger();
+        let threads = self
+            .threads
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for thread in threads {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// `h2sim server --runtime glommio`: serves until Ctrl-C or SIGTERM.
 pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let threads = args.threads;
     probe(threads)?;
     let parts = server_parts(&args, executors(threads))?;
+    let launcher = Arc::new(Launcher {
+        options: notify_options(ClientRuntime {
+            shutdown: h2sim_glommio::Shutdown::new(),
+            executors: Executors {
+                count: 1,
+                pin: false,
+                ..Executors::default()
+            },
+        }),
+        threads: Mutex::new(Vec::new()),
+    });
+    parts
+        .shared
+        .notifier
+        .set_launch(Box::new(Arc::clone(&launcher)));
     let server = Server::bind(parts.specs, parts.options).map_err(|e| usage(e.to_string()))?;
     server
         .shutdown()
@@ -59,6 +117,7 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| usage(e.to_string()))?;
     print_listening(&running.local_addrs());
     running.join();
+    launcher.finish(&parts.shared.notifier);
     Ok(finish_server(&args, &parts.shared))
 }
 

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 use h2sim_tokio::{ClientOptions, ClientProtocol, Server};
 
@@ -15,13 +16,16 @@ use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::report::Report;
 use crate::server::app::ServerApp;
+use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
 use crate::setup::listen::listener_args;
 use crate::setup::output::print_client_report;
-use crate::setup::server::{finish_server, print_listening, server_parts};
+use crate::setup::server::{
+    finish_server, notify_options, notify_target_options, print_listening, server_parts,
+};
 use crate::signals::interrupt_on_ctrl_c;
 
 /// Runs `work` on a tokio runtime with `threads` workers (one per CPU by
@@ -51,9 +55,56 @@ pub fn run(
     }
 }
 
+/// Notifications on tokio: one task per callback connection run, on the
+/// server's own runtime.
+struct Launcher {
+    options: ClientOptions,
+    tasks: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+}
+
+impl Launch for Arc<Launcher> {
+    fn launch(&self, notifier: &Arc<Notifier>, target: String, generation: u64) {
+        let options = notify_target_options(&self.options, &target);
+        let notifier = Arc::clone(notifier);
+        let task = tokio::spawn(async move {
+            let (apps, to) = (Arc::clone(&notifier), target.clone());
+            let _ = h2sim_tokio::connect(&target, options, move |_| apps.app(&to)).await;
+            notifier.ended(&target, generation);
+        });
+        if let Ok(mut tasks) = self.tasks.lock() {
+            tasks.retain(|t| !t.is_finished());
+            tasks.push(task);
+        }
+    }
+}
+
+impl Launcher {
+    /// Stops the callback connections and waits for them.
+    async fn finish(&self, notifier: &Notifier) {
+        notifier.close();
+        self.options.runtime.trigger();
+        let tasks = self
+            .tasks
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default();
+        for task in tasks {
+            let _ = task.await;
+        }
+    }
+}
+
 /// `h2sim server` on tokio: serves until Ctrl-C or SIGTERM.
 pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
     let parts = server_parts(&args, ())?;
+    let launcher = Arc::new(Launcher {
+        options: notify_options(h2sim_tokio::Shutdown::new()),
+        tasks: Mutex::new(Vec::new()),
+    });
+    parts
+        .shared
+        .notifier
+        .set_launch(Box::new(Arc::clone(&launcher)));
     let server = Server::bind(parts.specs, parts.options)
         .await
         .map_err(|e| usage(e.to_string()))?;
@@ -70,6 +121,7 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
             ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
         })
         .await;
+    launcher.finish(&parts.shared.notifier).await;
     Ok(finish_server(&args, &parts.shared))
 }
 

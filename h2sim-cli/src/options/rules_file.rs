@@ -17,18 +17,112 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::{UsageError, usage};
 use crate::body;
-use crate::server::rules::{Body, Delay, Push, Reply, Rule};
+use crate::server::matcher::{Conditions, Expect};
+use crate::server::notify::NotifySpec;
+use crate::server::oauth::TokenEndpoint;
+use crate::server::problem::Problem;
+use crate::server::resource::{List, Resource};
+use crate::server::rules::{Body, Delay, Kind, Push, Reply, Rule};
+use crate::server::store::Limits;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
     rule: Vec<RuleSpec>,
+    store: Option<StoreSpec>,
+}
+
+/// What a rules file holds: its rules, and the store's bounds if it sets
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rules {
+    pub rules: Vec<Rule>,
+    pub store: Option<Limits>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct StoreSpec {
+    max_items: Option<usize>,
+    /// `N`, `Nk` or `Nm` bytes.
+    max_bytes: Option<Value>,
+}
+
+/// `match:`: conditions on the request.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MatchSpec {
+    #[serde(default)]
+    query: BTreeMap<String, Value>,
+    #[serde(default)]
+    headers: BTreeMap<String, Value>,
+    /// JSON Pointer → value.
+    #[serde(default)]
+    body: BTreeMap<String, Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProblemSpec {
+    status: u16,
+    cause: Option<String>,
+    title: Option<String>,
+    detail: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ResourceSpec {
+    id: Option<String>,
+    patch_status: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListSpec {
+    collection: String,
+    /// Query parameter → JSON Pointer into each item.
+    #[serde(default)]
+    filter: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct TokenSpec {
+    expires_in: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NotifyFileSpec {
+    uri: String,
+    method: Option<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    text: Option<String>,
+    /// Milliseconds.
+    delay: Option<u64>,
+    count: Option<u32>,
+    /// Milliseconds.
+    interval: Option<u64>,
+}
+
+/// A status code, or a template that gives one.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum StatusSpec {
+    Code(u16),
+    Template(String),
 }
 
 /// A rule, or (with `push`) a push: the same keys except that only a rule
@@ -43,7 +137,7 @@ struct RuleSpec {
     path: Option<String>,
     delay: Option<String>,
     dir: Option<PathBuf>,
-    status: Option<u16>,
+    status: Option<StatusSpec>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
     text: Option<String>,
@@ -52,6 +146,16 @@ struct RuleSpec {
     size: Option<String>,
     #[serde(default)]
     push: Vec<RuleSpec>,
+    #[serde(rename = "match")]
+    matching: Option<MatchSpec>,
+    problem: Option<ProblemSpec>,
+    resource: Option<ResourceSpec>,
+    list: Option<ListSpec>,
+    token: Option<TokenSpec>,
+    #[serde(default, rename = "require-token")]
+    require_token: bool,
+    #[serde(default)]
+    notify: Vec<NotifyFileSpec>,
 }
 
 impl RuleSpec {
@@ -61,13 +165,34 @@ impl RuleSpec {
             self.hex.is_some(),
             self.file.is_some(),
             self.size.is_some(),
+            self.problem.is_some(),
         ];
         if sources.iter().filter(|&&s| s).count() > 1 {
             return Err(usage(format!(
-                "{at}: give at most one of text, hex, file, size"
+                "{at}: give at most one of text, hex, file, size, problem"
             )));
         }
-        let body = if let Some(text) = self.text.take() {
+        let mut headers = Vec::new();
+        let body = if let Some(p) = self.problem.take() {
+            if self.status.is_some() {
+                return Err(usage(format!("{at}: a problem has its own status")));
+            }
+            self.status = Some(StatusSpec::Code(p.status));
+            headers.push(h2sim_proto::HeaderField::new(
+                "content-type",
+                crate::server::problem::MEDIA_TYPE,
+            ));
+            Body::from_text(
+                &Problem {
+                    status: p.status,
+                    cause: p.cause,
+                    title: p.title,
+                    detail: p.detail,
+                    kind: p.kind,
+                }
+                .json(),
+            )
+        } else if let Some(text) = self.text.take() {
             Body::from_text(&text)
         } else if let Some(hex) = self.hex.take() {
             Body::Fixed(body::hex(&hex).map_err(|e| usage(format!("{at}: {e}")))?)
@@ -78,11 +203,13 @@ impl RuleSpec {
         } else {
             Body::Empty
         };
-        let status = self.status.unwrap_or(200);
+        let status = match &self.status {
+            None | Some(StatusSpec::Template(_)) => 200,
+            Some(StatusSpec::Code(code)) => *code,
+        };
         if !(100..=999).contains(&status) {
             return Err(usage(format!("{at}: status {status} is not a status code")));
         }
-        let mut headers = Vec::new();
         for (name, value) in std::mem::take(&mut self.headers) {
             headers.push(
                 super::header(&format!("{name}={value}"))
@@ -99,7 +226,7 @@ impl RuleSpec {
 
 /// Reads the rules of `path`; relative `file` and `dir` entries are taken
 /// from the rules file's folder.
-pub fn load(path: &Path) -> Result<Vec<Rule>, UsageError> {
+pub fn load(path: &Path) -> Result<Rules, UsageError> {
     let name = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| usage(format!("--rules {name}: {e}")))?;
     let file: File = match path.extension().and_then(|e| e.to_str()) {
@@ -114,14 +241,29 @@ pub fn load(path: &Path) -> Result<Vec<Rule>, UsageError> {
         }
     };
     let base = path.parent().unwrap_or(Path::new("."));
-    file.rule
+    let store = file
+        .store
+        .map(|s| store_limits(s, &format!("--rules {name}: store")))
+        .transpose()?;
+    let rules = file
+        .rule
         .into_iter()
         .enumerate()
         .map(|(i, mut spec)| {
             let at = format!("--rules {name}: rule {}", i + 1);
+            let kind = kind(&mut spec, &at)?;
+            if spec.method.is_none() && matches!(kind, Kind::Token(_)) && spec.path.is_none() {
+                spec.path = Some("/oauth2/token".to_owned());
+            }
             let method = spec
                 .method
                 .take()
+                .or(match kind {
+                    Kind::Resource(_) => Some("*".to_owned()),
+                    Kind::List(_) => Some("GET".to_owned()),
+                    Kind::Token(_) => Some("POST".to_owned()),
+                    Kind::Reply => None,
+                })
                 .ok_or_else(|| usage(format!("{at}: no method")))?;
             let delay = match spec.delay.take() {
                 Some(d) => Some(
@@ -138,6 +280,13 @@ pub fn load(path: &Path) -> Result<Vec<Rule>, UsageError> {
                         || p.delay.is_some()
                         || p.dir.is_some()
                         || !p.push.is_empty()
+                        || p.matching.is_some()
+                        || p.resource.is_some()
+                        || p.list.is_some()
+                        || p.token.is_some()
+                        || p.require_token
+                        || !p.notify.is_empty()
+                        || matches!(p.status, Some(StatusSpec::Template(_)))
                     {
                         return Err(usage(format!(
                             "{at}: a push has only path, status, headers and a body"
@@ -153,17 +302,154 @@ pub fn load(path: &Path) -> Result<Vec<Rule>, UsageError> {
                     })
                 })
                 .collect::<Result<Vec<_>, UsageError>>()?;
+            let conditions = conditions(spec.matching.take().unwrap_or_default(), &at)?;
+            let notify = std::mem::take(&mut spec.notify)
+                .into_iter()
+                .map(notify_spec)
+                .collect();
+            let reply = spec.reply(&at, base)?;
+            let status_template = match spec.status.take() {
+                Some(StatusSpec::Template(t)) => Some(t),
+                _ => None,
+            };
             Ok(Rule {
                 method,
                 authority: spec.authority.take(),
                 path_prefix: spec.path.take(),
+                conditions,
                 dir: spec.dir.take().map(|d| base.join(d)),
-                reply: spec.reply(&at, base)?,
+                reply,
+                status_template,
+                kind,
+                require_token: spec.require_token,
+                notify,
                 pushes,
                 delay,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, UsageError>>()?;
+    Ok(Rules { rules, store })
+}
+
+/// At most one of `resource`, `list`, `token`; none is a plain reply.
+fn kind(spec: &mut RuleSpec, at: &str) -> Result<Kind, UsageError> {
+    let kinds = [
+        spec.resource.is_some(),
+        spec.list.is_some(),
+        spec.token.is_some(),
+    ];
+    if kinds.iter().filter(|&&k| k).count() > 1 {
+        return Err(usage(format!(
+            "{at}: give at most one of resource, list, token"
+        )));
+    }
+    if let Some(r) = spec.resource.take() {
+        if let Some(id) = &r.id {
+            pointer(id, at)?;
+        }
+        return Ok(Kind::Resource(Resource {
+            id: r.id,
+            patch_status: match r.patch_status.unwrap_or(200) {
+                s @ (200 | 204) => s,
+                s => return Err(usage(format!("{at}: patch-status {s}: use 200 or 204"))),
+            },
+        }));
+    }
+    if let Some(l) = spec.list.take() {
+        for p in l.filter.values() {
+            pointer(p, at)?;
+        }
+        return Ok(Kind::List(List {
+            collection: l.collection,
+            filter: l.filter.into_iter().collect(),
+        }));
+    }
+    if let Some(t) = spec.token.take() {
+        return Ok(Kind::Token(TokenEndpoint {
+            expires_in: t.expires_in.unwrap_or(TokenEndpoint::default().expires_in),
+        }));
+    }
+    Ok(Kind::Reply)
+}
+
+/// RFC 6901 §3: a pointer is empty or starts with `/`.
+fn pointer(p: &str, at: &str) -> Result<(), UsageError> {
+    if p.is_empty() || p.starts_with('/') {
+        Ok(())
+    } else {
+        Err(usage(format!(
+            "{at}: {p:?} is not a JSON Pointer (start it with /)"
+        )))
+    }
+}
+
+fn conditions(spec: MatchSpec, at: &str) -> Result<Conditions, UsageError> {
+    let text = |name: &str, v: Value| -> Result<Expect<String>, UsageError> {
+        match v {
+            Value::String(s) if s == "*" => Ok(Expect::Present),
+            Value::String(s) => Ok(Expect::Equals(s)),
+            Value::Number(n) => Ok(Expect::Equals(n.to_string())),
+            Value::Bool(b) => Ok(Expect::Equals(b.to_string())),
+            _ => Err(usage(format!(
+                "{at}: match {name}: give a text value, or \"*\" for any"
+            ))),
+        }
+    };
+    let mut body = Vec::new();
+    for (p, v) in spec.body {
+        pointer(&p, at)?;
+        body.push((
+            p,
+            match v {
+                Value::String(s) if s == "*" => Expect::Present,
+                v => Expect::Equals(v),
+            },
+        ));
+    }
+    Ok(Conditions {
+        query: spec
+            .query
+            .into_iter()
+            .map(|(k, v)| Ok((k.clone(), text(&k, v)?)))
+            .collect::<Result<_, UsageError>>()?,
+        headers: spec
+            .headers
+            .into_iter()
+            .map(|(k, v)| Ok((k.to_ascii_lowercase(), text(&k, v)?)))
+            .collect::<Result<_, UsageError>>()?,
+        body,
+    })
+}
+
+fn notify_spec(n: NotifyFileSpec) -> NotifySpec {
+    let default = NotifySpec::default();
+    NotifySpec {
+        uri: n.uri,
+        method: n.method.unwrap_or(default.method),
+        headers: n.headers.into_iter().collect(),
+        body: n.text.unwrap_or_default(),
+        delay: n.delay.map_or(default.delay, Duration::from_millis),
+        count: n.count.unwrap_or(default.count),
+        interval: n.interval.map_or(default.interval, Duration::from_millis),
+    }
+}
+
+fn store_limits(spec: StoreSpec, at: &str) -> Result<Limits, UsageError> {
+    let default = Limits::default();
+    let max_bytes = match spec.max_bytes {
+        None => default.max_bytes,
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .ok_or_else(|| usage(format!("{at}: max-bytes {n} is not a size")))?,
+        Some(Value::String(s)) => body::parse_size(&s)
+            .ok_or_else(|| usage(format!("{at}: max-bytes {s:?} is not N, Nk or Nm")))?,
+        Some(other) => return Err(usage(format!("{at}: max-bytes {other} is not a size"))),
+    };
+    Ok(Limits {
+        max_items: spec.max_items.unwrap_or(default.max_items),
+        max_bytes,
+    })
 }
 
 #[cfg(test)]
@@ -213,8 +499,8 @@ rule:
     status: 404
 "#,
         );
-        let a = load(&toml).unwrap();
-        let b = load(&yaml).unwrap();
+        let a = load(&toml).unwrap().rules;
+        let b = load(&yaml).unwrap().rules;
         assert_eq!(a, b);
         assert_eq!(a.len(), 2);
         assert_eq!(a[0].reply.body.render("", "").len(), 1024);
@@ -239,5 +525,63 @@ rule:
         );
         let ext = write("rules.txt", "");
         assert!(load(&ext).unwrap_err().0.contains(".toml"));
+    }
+
+    /// The examples parse into the kinds they show.
+    #[test]
+    fn the_nf_examples_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+        let nrf = load(&dir.join("nrf/rules.yaml")).unwrap();
+        assert_eq!(
+            nrf.store,
+            Some(Limits {
+                max_items: 10_000,
+                max_bytes: 16 << 20
+            })
+        );
+        let kinds: Vec<_> = nrf
+            .rules
+            .iter()
+            .map(|r| std::mem::discriminant(&r.kind))
+            .collect();
+        assert_eq!(
+            kinds[0],
+            std::mem::discriminant(&Kind::Token(TokenEndpoint::default()))
+        );
+        assert_eq!(nrf.rules[0].path_prefix.as_deref(), Some("/oauth2/token"));
+        assert_eq!(nrf.rules[1].method, "*");
+        assert_eq!(nrf.rules[2].notify.len(), 1);
+        assert_eq!(
+            nrf.rules[2].conditions.body[0].0,
+            "/nfStatusNotificationUri"
+        );
+        assert_eq!(nrf.rules[3].reply.status, 400);
+        let udm = load(&dir.join("udm/rules.yaml")).unwrap();
+        assert!(udm.rules[2].require_token);
+    }
+
+    #[test]
+    fn nf_rule_errors_name_the_rule() {
+        let err = |text: &str| load(&write("nf.yaml", text)).unwrap_err().0;
+        assert!(
+            err("rule:\n  - path: /a\n    resource: {}\n    token: {}\n")
+                .contains("at most one of resource")
+        );
+        assert!(
+            err("rule:\n  - path: /a\n    resource: { id: nope }\n").contains("not a JSON Pointer")
+        );
+        assert!(err("rule:\n  - method: GET\n    match: { body: { x: 1 } }\n").contains("rule 1"));
+        assert!(
+            err("rule:\n  - method: GET\n    match: { query: { a: [1] } }\n").contains("match a")
+        );
+        assert!(
+            err("rule:\n  - path: /a\n    resource: { patch-status: 201 }\n")
+                .contains("patch-status")
+        );
+        assert!(
+            err("rule:\n  - method: GET\n    status: 200\n    problem: { status: 404 }\n")
+                .contains("own status")
+        );
+        assert!(err("store: { max-bytes: 2x }\n").contains("max-bytes"));
     }
 }

@@ -12,6 +12,7 @@ use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
+use crate::server::store::Limits;
 
 /// One `-S URL` listener.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +34,9 @@ pub struct ServerArgs {
     pub no_trace: bool,
     pub verbose: bool,
     pub rules: Vec<Rule>,
+    /// The bounds of the resource rules' store (the last rules file that
+    /// sets them wins).
+    pub store: Limits,
     pub runtime: Runtime,
     pub threads: Option<usize>,
     pub idle_timeout: Option<Duration>,
@@ -161,7 +165,7 @@ const RULES: &[Spec] = &[
         short: None,
         long: "rules",
         value: "FILE",
-        help: "Rules from a .toml or .yaml file, at this place in the order (see below)",
+        help: "Rules from a .toml or .yaml file, at this place in the order (see below); files can also match query, fields and JSON body, keep resources, answer with problem details, issue OAuth2 tokens and send notifications (h2sim-cli/examples/README.md)",
     },
 ];
 
@@ -240,6 +244,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
         no_trace: flags.no_trace,
         verbose: flags.verbose,
         rules: Vec::new(),
+        store: Limits::default(),
         runtime: flags.runtime,
         threads: flags.threads.filter(|&n| n > 0),
         idle_timeout: flags.idle_timeout,
@@ -338,8 +343,11 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
             "verify" => tls.verify = Verify::parse(value)?.relative_to(dir),
             "rules" => {
                 // The file's rules take their place in the order given.
-                opts.rules
-                    .extend(super::rules_file::load(&dir.join(value))?);
+                let file = super::rules_file::load(&dir.join(value))?;
+                opts.rules.extend(file.rules);
+                if let Some(limits) = file.store {
+                    opts.store = limits;
+                }
                 target = Target::AfterFile;
             }
             "method" => {

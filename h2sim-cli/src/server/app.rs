@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
@@ -17,7 +18,15 @@ use h2sim_proto::{
 };
 
 use super::files::{Disk, Files};
-use super::rules::{self, Answer, PathParts, Rule};
+use super::matcher::PathMatch;
+use super::notify::{Notifier, Notify};
+use super::oauth::{self, Tokens};
+use super::problem;
+use super::request::Request;
+use super::resource;
+use super::rules::{self, Answer, Found, Kind, Rule};
+use super::store::{Limits, Store};
+use super::template::{Text, Vars};
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -34,14 +43,31 @@ pub struct Shared {
     /// Where `-d` rules read their files; [`Disk`] from [`Shared::new`].
     pub files: Arc<dyn Files>,
     pub totals: Mutex<Totals>,
+    /// What resource rules keep, for every connection.
+    pub store: Store,
+    /// The OAuth2 tokens issued.
+    pub tokens: Tokens,
+    /// The notifications rules send.
+    pub notifier: Arc<Notifier>,
+    /// The wall clock, for `${now}`.
+    pub clock: fn() -> SystemTime,
+    /// The rules' paths, compiled, by rule.
+    paths: Vec<PathMatch>,
     /// The rules' replies ready to send, by rule.
     answers: Vec<RuleAnswers>,
+    /// Whether any rule reads request bodies: otherwise they are not kept.
+    needs_body: bool,
 }
 
-/// One rule's reply and pushed replies, templates parsed.
+/// One rule's reply and pushed replies, templates parsed and bound.
 struct RuleAnswers {
     reply: Answer,
     pushes: Vec<Answer>,
+    notify: Vec<Notify>,
+    /// A list rule's collection path.
+    collection: Option<Text>,
+    /// Its hits, for `${counter}`, when its templates use it.
+    counter: Option<AtomicU64>,
 }
 
 impl Shared {
@@ -52,14 +78,49 @@ impl Shared {
         trace: Option<Arc<dyn Trace>>,
         summary: Option<Arc<dyn Trace>>,
     ) -> Shared {
-        let answers = rules
+        let paths: Vec<PathMatch> = rules
             .iter()
-            .map(|rule| RuleAnswers {
-                reply: Answer::new(&rule.reply),
-                pushes: rule.pushes.iter().map(|p| Answer::new(&p.reply)).collect(),
+            .map(|r| PathMatch::parse(r.path_prefix.as_deref()))
+            .collect();
+        let answers: Vec<RuleAnswers> = rules
+            .iter()
+            .zip(&paths)
+            .map(|(rule, path)| {
+                let names = path.names();
+                let reply = Answer::new(&rule.reply, rule.status_template.as_deref(), names);
+                let notify: Vec<Notify> =
+                    rule.notify.iter().map(|n| Notify::new(n, names)).collect();
+                let counter = (reply.counts() || notify.iter().any(Notify::counts))
+                    .then(|| AtomicU64::new(0));
+                RuleAnswers {
+                    pushes: rule
+                        .pushes
+                        .iter()
+                        .map(|p| Answer::new(&p.reply, None, names))
+                        .collect(),
+                    notify,
+                    collection: match &rule.kind {
+                        Kind::List(list) => Some(Text::compile(&list.collection, names)),
+                        _ => None,
+                    },
+                    reply,
+                    counter,
+                }
             })
             .collect();
+        let needs_body = rules.iter().zip(&answers).any(|(rule, answers)| {
+            rule.conditions.reads_body()
+                || !matches!(rule.kind, Kind::Reply)
+                || answers.reply.reads_body()
+                || answers.notify.iter().any(Notify::reads_body)
+        });
         Shared {
+            store: Store::default(),
+            tokens: Tokens::default(),
+            notifier: Arc::new(Notifier::default()),
+            clock: SystemTime::now,
+            paths,
+            needs_body,
             totals: Mutex::new(Totals {
                 rule_hits: vec![0; rules.len()],
                 ..Totals::default()
@@ -71,6 +132,12 @@ impl Shared {
             files: Arc::new(Disk),
             answers,
         }
+    }
+
+    /// The same, with a store bounded by `limits`.
+    pub fn with_store(mut self, limits: Limits) -> Shared {
+        self.store = Store::new(limits);
+        self
     }
 }
 
@@ -124,8 +191,23 @@ impl Totals {
 /// A request being received.
 struct Pending {
     head: RequestHead,
+    /// Kept for the rules that read bodies (up to [`MAX_BODY`]) and for the
+    /// trace (up to [`TRACE_BODY_LIMIT`]).
     body: Vec<u8>,
     body_len: u64,
+}
+
+/// Request body bytes kept for the rules at most; a longer body is seen
+/// as cut there (and is not JSON).
+const MAX_BODY: usize = 1 << 20;
+
+/// A response held back by a rule's delay.
+struct Delayed {
+    due: Instant,
+    stream: StreamId,
+    head: RequestHead,
+    body: Bytes,
+    found: Option<Found>,
 }
 
 /// The server application of one connection.
@@ -133,8 +215,8 @@ pub struct ServerApp {
     shared: Arc<Shared>,
     peer: SocketAddr,
     pending: HashMap<StreamId, Pending>,
-    /// Responses held back by a rule's delay, by due time.
-    delayed: Vec<(Instant, StreamId, RequestHead, Option<usize>)>,
+    /// Responses held back by a rule's delay.
+    delayed: Vec<Delayed>,
     totals: Totals,
     /// When the connection was accepted (before its TLS handshake).
     accepted: Option<Instant>,
@@ -190,11 +272,11 @@ impl ServerApp {
         conn: &mut Connection,
     ) {
         let head = pending.head;
-        let rule = rules::find(
+        let body = Bytes::from(pending.body);
+        let found = rules::find(
             &self.shared.rules,
-            &head.method,
-            &head.authority,
-            &head.path,
+            &self.shared.paths,
+            &Request::new(&head, &body),
         );
         if let Some(trace) = &self.shared.trace {
             let mut text = format!(
@@ -209,54 +291,129 @@ impl ServerApp {
                 &mut text,
                 &[(b":authority", &head.authority)],
                 &head.fields,
-                &pending.body,
+                &body[..body.len().min(TRACE_BODY_LIMIT)],
             );
             trace.line(&text);
         }
-        match rule.and_then(|i| self.shared.rules[i].delay.map(|d| (i, d))) {
-            Some((i, delay)) => {
+        match found.as_ref().and_then(|f| self.shared.rules[f.rule].delay) {
+            Some(delay) => {
                 let wait = delay.pick(self.roll());
-                self.delayed.push((now + wait, stream, head, Some(i)));
+                self.delayed.push(Delayed {
+                    due: now + wait,
+                    stream,
+                    head,
+                    body,
+                    found,
+                });
             }
-            None => self.respond(stream, &head, rule, conn),
+            None => self.respond(now, stream, &head, &body, found, conn),
         }
     }
 
     fn respond(
         &mut self,
+        now: Instant,
         stream: StreamId,
         head: &RequestHead,
-        rule: Option<usize>,
+        body: &[u8],
+        found: Option<Found>,
         conn: &mut Connection,
     ) {
         let shared = Arc::clone(&self.shared);
-        let path = String::from_utf8_lossy(&head.path);
-        let (reply, body) = match rule {
-            Some(i) => {
-                self.totals.rule_hits[i] += 1;
-                let rule = &shared.rules[i];
-                let answers = &shared.answers[i];
-                let parts = PathParts::new(&path, rule.prefix());
+        let Some(found) = found else {
+            self.totals.not_found += 1;
+            self.send(stream, rules::not_found(), Bytes::new(), conn, "RESPONSE");
+            return;
+        };
+        let i = found.rule;
+        self.totals.rule_hits[i] += 1;
+        let rule = &shared.rules[i];
+        let answers = &shared.answers[i];
+        let request = Request::new(head, body);
+        let mut vars = Vars {
+            captures: &found.captures,
+            clock: shared.clock,
+            ..Vars::of(&request, rule.prefix())
+        };
+        // A request turned away for its token does not count.
+        if rule.require_token
+            && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, &request, now)
+        {
+            self.send(stream, reply, body, conn, "RESPONSE");
+            return;
+        }
+        if let Some(counter) = &answers.counter {
+            vars.counter = counter.fetch_add(1, Ordering::Relaxed) + 1;
+        }
+        let list_items;
+        let (reply, body, id) = match &rule.kind {
+            Kind::Reply => {
                 for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
-                    self.push(stream, head, push, answer, &parts, conn);
+                    self.push(stream, head, push, answer, &vars, conn);
                 }
-                match &rule.dir {
+                let (reply, body) = match &rule.dir {
                     Some(dir) => {
-                        let relative = path.strip_prefix(rule.prefix()).unwrap_or(&path);
+                        let relative = request
+                            .path
+                            .strip_prefix(rule.prefix())
+                            .unwrap_or(request.path);
                         match shared.files.read(dir, relative) {
-                            Ok(bytes) => answers.reply.render_file(&parts, bytes),
+                            Ok(bytes) => answers.reply.render_file(&vars, bytes),
                             Err(_) => (rules::not_found(), Bytes::new()),
                         }
                     }
-                    None => answers.reply.render(&parts),
-                }
+                    None => answers.reply.render(&vars),
+                };
+                (reply, body, None)
             }
-            None => {
-                self.totals.not_found += 1;
-                (rules::not_found(), Bytes::new())
+            Kind::Resource(resource) => {
+                let collection = &request.path[..found.item.collection_end];
+                let id = found.item.id.clone().and_then(|r| request.path.get(r));
+                let a = resource::handle(resource, &shared.store, &request, collection, id);
+                (a.head, a.body, a.id)
+            }
+            Kind::List(list) => {
+                let collection = answers
+                    .collection
+                    .as_ref()
+                    .map(|c| c.render(&vars).into_owned())
+                    .unwrap_or_default();
+                list_items = resource::list(list, &shared.store, &request, &collection);
+                let items = String::from_utf8_lossy(&list_items);
+                let vars = Vars {
+                    items: &items,
+                    ..vars
+                };
+                let (reply, body) = if matches!(rule.reply.body, rules::Body::Empty) {
+                    problem::json_response(
+                        200,
+                        "application/json",
+                        list_items.clone(),
+                        rule.reply.headers.clone(),
+                    )
+                } else {
+                    answers.reply.render(&vars)
+                };
+                (reply, body, None)
+            }
+            Kind::Token(endpoint) => {
+                let (reply, body) = oauth::token(endpoint, &shared.tokens, &request, now);
+                (reply, body, None)
             }
         };
+        let ok = (200..300).contains(&reply.status);
         self.send(stream, reply, body, conn, "RESPONSE");
+        // Only what succeeded notifies: a refused subscription has no one
+        // to tell.
+        if ok && !answers.notify.is_empty() {
+            let vars = Vars {
+                id: id.as_deref().unwrap_or(""),
+                ..vars
+            };
+            for notify in &answers.notify {
+                shared.notifier.trigger(notify, &vars, now);
+            }
+        }
     }
 
     /// Promises `push` on `parent` and sends its response; its templates
@@ -267,7 +424,7 @@ impl ServerApp {
         head: &RequestHead,
         push: &rules::Push,
         answer: &Answer,
-        parts: &PathParts<'_>,
+        vars: &Vars<'_>,
         conn: &mut Connection,
     ) {
         let request = RequestHead::new(
@@ -279,7 +436,7 @@ impl ServerApp {
         // A client that disabled push, or HTTP/1.1, simply gets no pushes.
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
-            let (reply, body) = answer.render(parts);
+            let (reply, body) = answer.render(vars);
             self.send(promised, reply, body, conn, "PUSH RESPONSE");
         }
     }
@@ -434,9 +591,15 @@ impl Application for ServerApp {
                 self.totals.bytes_in += data.len() as u64;
                 if let Some(p) = self.pending.get_mut(&stream) {
                     p.body_len += data.len() as u64;
-                    if self.shared.trace.is_some() && p.body.len() < TRACE_BODY_LIMIT {
-                        p.body.extend_from_slice(&data);
-                    }
+                    let keep = if self.shared.needs_body {
+                        MAX_BODY
+                    } else if self.shared.trace.is_some() {
+                        TRACE_BODY_LIMIT
+                    } else {
+                        0
+                    };
+                    let room = keep.saturating_sub(p.body.len()).min(data.len());
+                    p.body.extend_from_slice(&data[..room]);
                 }
                 if end_stream && let Some(p) = self.pending.remove(&stream) {
                     self.complete(now, stream, p, conn);
@@ -450,7 +613,7 @@ impl Application for ServerApp {
             Event::StreamReset { stream, .. } => {
                 self.totals.resets += 1;
                 self.pending.remove(&stream);
-                self.delayed.retain(|(_, s, _, _)| *s != stream);
+                self.delayed.retain(|d| d.stream != stream);
             }
             Event::Frame { outgoing, frame } => {
                 if let Some(frames) = &self.shared.frames {
@@ -467,20 +630,17 @@ impl Application for ServerApp {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.delayed.iter().map(|(at, ..)| *at).min()
+        self.delayed.iter().map(|d| d.due).min()
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
         self.last_seen = Some(now);
-        let due: Vec<_> = self
-            .delayed
-            .iter()
-            .filter(|(at, ..)| *at <= now)
-            .cloned()
-            .collect();
-        self.delayed.retain(|(at, ..)| *at > now);
-        for (_, stream, head, rule) in due {
-            self.respond(stream, &head, rule, conn);
+        let (due, later) = std::mem::take(&mut self.delayed)
+            .into_iter()
+            .partition(|d| d.due <= now);
+        self.delayed = later;
+        for d in due {
+            self.respond(now, d.stream, &d.head, &d.body, d.found, conn);
         }
     }
 }
@@ -490,5 +650,39 @@ impl Drop for ServerApp {
     /// dropped, as at shutdown) still counts.
     fn drop(&mut self) {
         self.finish(Ending::Shutdown, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::matcher::Expect;
+    use crate::server::rules::Body;
+
+    fn rule(f: impl FnOnce(&mut Rule)) -> Rule {
+        let mut r = Rule::new("POST");
+        r.path_prefix = Some("/user/".into());
+        f(&mut r);
+        r
+    }
+
+    /// Plain rules, templates of the path included, keep no request body:
+    /// only a rule that reads one makes the server keep them.
+    #[test]
+    fn bodies_are_kept_only_for_rules_that_read_them() {
+        let needs = |rules| Shared::new(rules, None, None).needs_body;
+        assert!(!needs(vec![rule(
+            |r| r.reply.body = Body::from_text("${suffix} ${uuid} ${now}")
+        )]));
+        assert!(needs(vec![rule(
+            |r| r.reply.body = Body::from_text("${body/a}")
+        )]));
+        assert!(needs(vec![rule(|r| r
+            .conditions
+            .body
+            .push(("/a".into(), Expect::Present)))]));
+        assert!(needs(vec![rule(
+            |r| r.kind = Kind::Resource(Default::default())
+        )]));
     }
 }

@@ -2,11 +2,19 @@
 //! [-x name=value]… [body] [-o PUSH_PATH …]…`, checked in order, first match
 //! wins; no match is 404.
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
 use h2sim_proto::{HeaderField, ResponseHead};
+
+use super::matcher::{Conditions, PathMatch};
+use super::notify::NotifySpec;
+use super::oauth::TokenEndpoint;
+use super::request::Request;
+use super::resource::{List, Resource};
+use super::template::{Template, Vars};
 
 /// A response the simulator gives: status, fields, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,9 +34,8 @@ impl Default for Reply {
     }
 }
 
-/// A rule's body: fixed bytes, or text with placeholders filled from the
-/// request path (`${path}`, `${suffix}` — the path after the rule's prefix —
-/// and `${seg1}`, `${seg2}`, … — its segments).
+/// A rule's body: fixed bytes, or text with placeholders (see
+/// [`super::template`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Body {
     #[default]
@@ -50,16 +57,36 @@ impl Body {
     /// The body for a request for `path` on a rule with `prefix`.
     #[cfg(test)]
     pub fn render(&self, path: &str, prefix: &str) -> Bytes {
-        self.render_for(&PathParts::new(path, prefix))
+        let head = h2sim_proto::RequestHead::new("GET", "http", "", path.to_owned());
+        let request = Request::new(&head, b"");
+        self.bind(&[]).render_for(&Vars::of(&request, prefix))
     }
 
-    /// The body for one request whose path parts are already split.
-    pub fn render_for(&self, parts: &PathParts<'_>) -> Bytes {
+    /// The body with its names bound to the rule's captures.
+    fn bind(&self, names: &[String]) -> Body {
+        match self {
+            Body::Template(t) => {
+                let t = t.bind(names);
+                match t.literal() {
+                    Some(text) => Body::Fixed(Bytes::from(text)),
+                    None => Body::Template(t),
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
+    /// The body for one request.
+    pub fn render_for(&self, vars: &Vars<'_>) -> Bytes {
         match self {
             Body::Empty => Bytes::new(),
             Body::Fixed(bytes) => bytes.clone(),
-            Body::Template(template) => Bytes::from(template.render(parts)),
+            Body::Template(template) => Bytes::from(template.render(vars)),
         }
+    }
+
+    fn reads_body(&self) -> bool {
+        matches!(self, Body::Template(t) if t.reads_body())
     }
 
     /// The length, when it is the same for every request.
@@ -72,129 +99,15 @@ impl Body {
     }
 }
 
-/// What the placeholders of one request stand for: its path without the
-/// query, and that path after the rule's prefix. Segments are found when a
-/// template asks, so a request pays only for what its templates use.
-#[derive(Debug, Clone, Copy)]
-pub struct PathParts<'a> {
-    path: &'a str,
-    suffix: &'a str,
-}
-
-impl<'a> PathParts<'a> {
-    pub fn new(path: &'a str, prefix: &str) -> Self {
-        let path = path.split('?').next().unwrap_or(path);
-        PathParts {
-            path,
-            suffix: path.strip_prefix(prefix).unwrap_or(path),
-        }
-    }
-
-    /// The `n`th non-empty segment (0-based), or "" past the last.
-    fn segment(&self, n: usize) -> &'a str {
-        self.path
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .nth(n)
-            .unwrap_or("")
-    }
-}
-
-/// Text with placeholders, parsed once when the rules are read, so a
-/// request only pays the substitution. Unknown placeholders stay as
-/// written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template {
-    pieces: Vec<Piece>,
-    /// Bytes of literal text, to size the output once.
-    literal_len: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Piece {
-    Text(String),
-    Path,
-    Suffix,
-    /// `${segN}`, 0-based here.
-    Segment(usize),
-}
-
-impl Template {
-    /// The template of `text`, or `None` when it has no placeholder we know
-    /// (then it is plain text).
-    pub fn parse(text: &str) -> Option<Template> {
-        let mut pieces = Vec::new();
-        let mut literal = String::new();
-        let mut rest = text;
-        while let Some(start) = rest.find("${") {
-            literal.push_str(&rest[..start]);
-            let after = &rest[start + 2..];
-            let Some(end) = after.find('}') else {
-                literal.push_str(&rest[start..]);
-                rest = "";
-                break;
-            };
-            let name = &after[..end];
-            let piece = match name {
-                "path" => Some(Piece::Path),
-                "suffix" => Some(Piece::Suffix),
-                _ => name
-                    .strip_prefix("seg")
-                    .and_then(|n| n.parse::<usize>().ok())
-                    .and_then(|n| n.checked_sub(1))
-                    .map(Piece::Segment),
-            };
-            match piece {
-                Some(piece) => {
-                    if !literal.is_empty() {
-                        pieces.push(Piece::Text(std::mem::take(&mut literal)));
-                    }
-                    pieces.push(piece);
-                }
-                None => literal.push_str(&rest[start..start + 2 + end + 1]),
-            }
-            rest = &after[end + 1..];
-        }
-        literal.push_str(rest);
-        if pieces.is_empty() {
-            return None;
-        }
-        if !literal.is_empty() {
-            pieces.push(Piece::Text(literal));
-        }
-        let literal_len = pieces
-            .iter()
-            .map(|p| match p {
-                Piece::Text(t) => t.len(),
-                _ => 0,
-            })
-            .sum();
-        Some(Template {
-            pieces,
-            literal_len,
-        })
-    }
-
-    /// The text for one request.
-    pub fn render(&self, parts: &PathParts<'_>) -> String {
-        let mut out = String::with_capacity(self.literal_len + parts.path.len());
-        for piece in &self.pieces {
-            out.push_str(match piece {
-                Piece::Text(text) => text,
-                Piece::Path => parts.path,
-                Piece::Suffix => parts.suffix,
-                Piece::Segment(n) => parts.segment(*n),
-            });
-        }
-        out
-    }
-}
-
-/// A reply as it is sent: its header values' templates parsed once, and
-/// its `content-length` made once when the body's size never changes.
+/// A reply as it is sent: its templates parsed once and bound to the
+/// rule's captures, and its `content-length` made once when the body's
+/// size never changes.
 #[derive(Debug, Clone)]
 pub struct Answer {
     status: u16,
+    /// A status from a template (`${query.status}`); one that does not
+    /// come out as a status code answers 500.
+    status_template: Option<Template>,
     fields: Vec<HeaderField>,
     /// Fields whose value is a template, by index into `fields`.
     templated: Vec<(usize, Template)>,
@@ -207,60 +120,91 @@ pub struct Answer {
 }
 
 impl Answer {
-    pub fn new(reply: &Reply) -> Answer {
+    /// `reply` (and a status template) for a rule with capture `names`.
+    pub fn new(reply: &Reply, status: Option<&str>, names: &[String]) -> Answer {
         let templated = reply
             .headers
             .iter()
             .enumerate()
             .filter_map(|(i, f)| {
                 let value = std::str::from_utf8(&f.value).ok()?;
-                Template::parse(value).map(|t| (i, t))
+                let t = Template::parse(value)?.bind(names);
+                t.literal().is_none().then_some((i, t))
             })
             .collect();
-        let add_length = may_have_length(reply.status)
+        let status_template = status
+            .and_then(Template::parse)
+            .map(|t| t.bind(names))
+            .filter(|t| t.literal().is_none());
+        let add_length = (status_template.is_some() || may_have_length(reply.status))
             && !reply
                 .headers
                 .iter()
                 .any(|f| f.name.eq_ignore_ascii_case(b"content-length"));
+        let body = reply.body.bind(names);
         Answer {
             status: reply.status,
+            status_template,
             fields: reply.headers.clone(),
             templated,
-            body: reply.body.clone(),
+            fixed_length: body.fixed_len().map(length_field),
+            body,
             add_length,
-            fixed_length: reply.body.fixed_len().map(length_field),
         }
     }
 
+    /// Whether rendering reads the request's JSON body.
+    pub fn reads_body(&self) -> bool {
+        self.body.reads_body()
+            || self.templated.iter().any(|(_, t)| t.reads_body())
+            || self
+                .status_template
+                .as_ref()
+                .is_some_and(Template::reads_body)
+    }
+
+    /// Whether rendering uses the rule's counter.
+    pub fn counts(&self) -> bool {
+        matches!(&self.body, Body::Template(t) if t.counts())
+            || self.templated.iter().any(|(_, t)| t.counts())
+            || self.status_template.as_ref().is_some_and(Template::counts)
+    }
+
     /// The head and body for one request.
-    pub fn render(&self, parts: &PathParts<'_>) -> (ResponseHead, Bytes) {
-        let body = self.body.render_for(parts);
-        let length = self.add_length.then(|| {
-            self.fixed_length
-                .clone()
-                .unwrap_or_else(|| length_field(body.len()))
-        });
-        (self.head(parts, length), body)
+    pub fn render(&self, vars: &Vars<'_>) -> (ResponseHead, Bytes) {
+        let body = self.body.render_for(vars);
+        (self.head(vars, body.len(), true), body)
     }
 
     /// The head and body for one request answered with a file's bytes
     /// (`-d DIR`) instead of the rule's body.
-    pub fn render_file(&self, parts: &PathParts<'_>, body: Bytes) -> (ResponseHead, Bytes) {
-        let length = self.add_length.then(|| length_field(body.len()));
-        (self.head(parts, length), body)
+    pub fn render_file(&self, vars: &Vars<'_>, body: Bytes) -> (ResponseHead, Bytes) {
+        (self.head(vars, body.len(), false), body)
     }
 
-    fn head(&self, parts: &PathParts<'_>, length: Option<HeaderField>) -> ResponseHead {
+    fn head(&self, vars: &Vars<'_>, len: usize, own_body: bool) -> ResponseHead {
+        let status = match &self.status_template {
+            None => self.status,
+            Some(t) => t
+                .render(vars)
+                .trim()
+                .parse()
+                .ok()
+                .filter(|s| (100..=999).contains(s))
+                .unwrap_or(500),
+        };
         let mut fields = Vec::with_capacity(self.fields.len() + 1);
         fields.extend_from_slice(&self.fields);
         for (i, template) in &self.templated {
-            fields[*i].value = Bytes::from(template.render(parts));
+            fields[*i].value = Bytes::from(template.render(vars));
         }
-        fields.extend(length);
-        ResponseHead {
-            status: self.status,
-            fields,
+        if self.add_length && may_have_length(status) {
+            fields.push(match (&self.fixed_length, own_body) {
+                (Some(fixed), true) => fixed.clone(),
+                _ => length_field(len),
+            });
         }
+        ResponseHead { status, fields }
     }
 }
 
@@ -322,18 +266,64 @@ impl Delay {
     }
 }
 
+/// What a rule does with a request it matches.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// Answer with the rule's reply (templates filled).
+    #[default]
+    Reply,
+    /// Keep resources under the rule's path, the collection (see
+    /// [`super::resource`]).
+    Resource(Resource),
+    /// List a collection, filtered by the query; the reply's body, if any,
+    /// wraps the list (`${items}`).
+    List(List),
+    /// Issue OAuth2 tokens (see [`super::oauth`]).
+    Token(TokenEndpoint),
+}
+
 /// One rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rule {
+    /// `*` matches every method.
     pub method: String,
     pub authority: Option<String>,
+    /// A prefix, or a path template when a segment is `{name}`; for a
+    /// resource rule, its collection.
     pub path_prefix: Option<String>,
+    /// Query, field and JSON body conditions.
+    pub conditions: Conditions,
     pub reply: Reply,
+    /// The reply's status as a template (`${query.code}`).
+    pub status_template: Option<String>,
+    pub kind: Kind,
+    /// Answer 401 unless the request carries a bearer token this server
+    /// issued.
+    pub require_token: bool,
+    /// Requests to send after answering.
+    pub notify: Vec<NotifySpec>,
     pub pushes: Vec<Push>,
     pub delay: Option<Delay>,
     /// `-d DIR`: the body is the file under DIR named by the path after the
     /// prefix.
     pub dir: Option<PathBuf>,
+}
+
+/// Where a resource rule's request points: the end of the collection's
+/// part of the path, and the item's id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Item {
+    pub collection_end: usize,
+    pub id: Option<Range<usize>>,
+}
+
+/// The rule a request matched, and what its path gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub rule: usize,
+    /// The path template's captures, as byte ranges of the path.
+    pub captures: Vec<Range<usize>>,
+    pub item: Item,
 }
 
 impl Rule {
@@ -342,23 +332,56 @@ impl Rule {
             method: method.to_owned(),
             authority: None,
             path_prefix: None,
+            conditions: Conditions::default(),
             reply: Reply::default(),
+            status_template: None,
+            kind: Kind::Reply,
+            require_token: false,
+            notify: Vec::new(),
             pushes: Vec::new(),
             delay: None,
             dir: None,
         }
     }
 
-    pub fn matches(&self, method: &[u8], authority: &[u8], path: &[u8]) -> bool {
-        self.method.as_bytes() == method
-            && self
+    /// Whether `request` matches, with `path` this rule's compiled path;
+    /// captures are pushed to `captures`. Method, authority and path
+    /// first; the conditions, which may parse the body, last.
+    pub fn matches(
+        &self,
+        path: &PathMatch,
+        request: &Request<'_>,
+        captures: &mut Vec<Range<usize>>,
+    ) -> Option<Item> {
+        let head = request.head;
+        if !(self.method == "*" || self.method.as_bytes() == head.method.as_ref())
+            || self
                 .authority
                 .as_ref()
-                .is_none_or(|a| a.as_bytes() == authority)
-            && self
-                .path_prefix
-                .as_ref()
-                .is_none_or(|p| path.starts_with(p.as_bytes()))
+                .is_some_and(|a| a.as_bytes() != head.authority.as_ref())
+        {
+            return None;
+        }
+        let item = match &self.kind {
+            Kind::Resource(_) => item(path, request.path, captures)?,
+            _ => {
+                let ok = match path {
+                    PathMatch::Any => true,
+                    PathMatch::Prefix(p) => head.path.starts_with(p.as_bytes()),
+                    PathMatch::Template(t) => t.matches(request.path, captures),
+                };
+                if !ok {
+                    return None;
+                }
+                Item::default()
+            }
+        };
+        if self.conditions.is_empty() || self.conditions.hold(request) {
+            Some(item)
+        } else {
+            captures.clear();
+            None
+        }
     }
 
     pub fn prefix(&self) -> &str {
@@ -366,11 +389,54 @@ impl Rule {
     }
 }
 
-/// The index of the first rule that matches, if any.
-pub fn find(rules: &[Rule], method: &[u8], authority: &[u8], path: &[u8]) -> Option<usize> {
-    rules
-        .iter()
-        .position(|r| r.matches(method, authority, path))
+/// A resource rule's path: the collection, then nothing or one segment.
+fn item(path: &PathMatch, request: &str, captures: &mut Vec<Range<usize>>) -> Option<Item> {
+    let end = match path {
+        PathMatch::Any => 0,
+        PathMatch::Prefix(p) => {
+            let p = p.trim_end_matches('/');
+            let rest = request.strip_prefix(p)?;
+            if !(rest.is_empty() || rest.starts_with('/')) {
+                return None;
+            }
+            p.len()
+        }
+        PathMatch::Template(t) => t.match_start(request, captures)?,
+    };
+    let rest = &request[end..];
+    let id = rest.trim_matches('/');
+    if id.is_empty() {
+        return Some(Item {
+            collection_end: end,
+            id: None,
+        });
+    }
+    if id.contains('/') {
+        captures.clear();
+        return None;
+    }
+    let start = end + (rest.len() - rest.trim_start_matches('/').len());
+    Some(Item {
+        collection_end: end,
+        id: Some(start..start + id.len()),
+    })
+}
+
+/// The first rule that matches `request`, if any; `paths[i]` is rule `i`'s
+/// compiled path.
+pub fn find(rules: &[Rule], paths: &[PathMatch], request: &Request<'_>) -> Option<Found> {
+    let mut captures = Vec::new();
+    for (i, (rule, path)) in rules.iter().zip(paths).enumerate() {
+        captures.clear();
+        if let Some(item) = rule.matches(path, request, &mut captures) {
+            return Some(Found {
+                rule: i,
+                captures,
+                item,
+            });
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -384,6 +450,24 @@ mod tests {
         }
     }
 
+    fn find_in(rules: &[Rule], method: &str, authority: &str, path: &str) -> Option<Found> {
+        let paths: Vec<_> = rules
+            .iter()
+            .map(|r| PathMatch::parse(r.path_prefix.as_deref()))
+            .collect();
+        let head = h2sim_proto::RequestHead::new(
+            method.to_owned(),
+            "http",
+            authority.to_owned(),
+            path.to_owned(),
+        );
+        find(rules, &paths, &Request::new(&head, b""))
+    }
+
+    fn index(found: Option<Found>) -> Option<usize> {
+        found.map(|f| f.rule)
+    }
+
     #[test]
     fn first_match_wins() {
         let rules = vec![
@@ -391,18 +475,60 @@ mod tests {
             rule("GET", "/user"),
             rule("POST", "/user/"),
         ];
-        assert_eq!(find(&rules, b"GET", b"h", b"/user2/x"), Some(0));
-        assert_eq!(find(&rules, b"GET", b"h", b"/user/x"), Some(1));
-        assert_eq!(find(&rules, b"POST", b"h", b"/user/1"), Some(2));
-        assert_eq!(find(&rules, b"DELETE", b"h", b"/user/1"), None);
+        assert_eq!(index(find_in(&rules, "GET", "h", "/user2/x")), Some(0));
+        assert_eq!(index(find_in(&rules, "GET", "h", "/user/x")), Some(1));
+        assert_eq!(index(find_in(&rules, "POST", "h", "/user/1")), Some(2));
+        assert_eq!(index(find_in(&rules, "DELETE", "h", "/user/1")), None);
     }
 
     #[test]
     fn authority_is_exact() {
         let mut r = rule("GET", "/");
         r.authority = Some("nrf.example:8080".into());
-        assert!(r.matches(b"GET", b"nrf.example:8080", b"/x"));
-        assert!(!r.matches(b"GET", b"nrf.example", b"/x"));
+        let rules = [r];
+        assert!(find_in(&rules, "GET", "nrf.example:8080", "/x").is_some());
+        assert!(find_in(&rules, "GET", "nrf.example", "/x").is_none());
+    }
+
+    #[test]
+    fn templates_and_resources_match_their_paths() {
+        let mut put = rule("PUT", "/nudm-uecm/v1/{ueId}/registrations/amf-3gpp-access");
+        put.conditions.headers.push((
+            "content-type".into(),
+            super::super::matcher::Expect::Present,
+        ));
+        let mut subs = rule("*", "/nudm-sdm/v2/{ueId}/sdm-subscriptions");
+        subs.kind = Kind::Resource(Resource::default());
+        let rules = vec![put, subs];
+        let path = "/nudm-uecm/v1/imsi-1/registrations/amf-3gpp-access";
+        assert_eq!(
+            index(find_in(&rules, "PUT", "h", path)),
+            None,
+            "no content-type"
+        );
+        let found = find_in(
+            &rules,
+            "DELETE",
+            "h",
+            "/nudm-sdm/v2/imsi-2/sdm-subscriptions/s-1",
+        )
+        .unwrap();
+        assert_eq!(found.rule, 1);
+        assert_eq!(found.captures, [Range { start: 13, end: 19 }]);
+        assert_eq!(found.item.collection_end, 37);
+        assert_eq!(found.item.id, Some(38..41));
+        let collection =
+            find_in(&rules, "POST", "h", "/nudm-sdm/v2/imsi-2/sdm-subscriptions").unwrap();
+        assert_eq!(collection.item.id, None);
+        assert!(
+            find_in(
+                &rules,
+                "GET",
+                "h",
+                "/nudm-sdm/v2/imsi-2/sdm-subscriptions/a/b"
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -432,10 +558,12 @@ mod tests {
             ],
             body: Body::from_text("${seg2}"),
         };
-        let answer = Answer::new(&reply);
+        let answer = Answer::new(&reply, None, &[]);
         // Only the one real template is kept as such.
         assert_eq!(answer.templated.len(), 1);
-        let (head, body) = answer.render(&PathParts::new("/user/42?x=1", "/user/"));
+        let head = h2sim_proto::RequestHead::new("GET", "http", "h", "/user/42?x=1");
+        let request = Request::new(&head, b"");
+        let (head, body) = answer.render(&Vars::of(&request, "/user/"));
         assert_eq!(head.status, 201);
         assert_eq!(&head.get(b"location").unwrap()[..], b"/nudm/42?from=user");
         assert_eq!(&head.get(b"x-left").unwrap()[..], b"${nope} ${unclosed");
@@ -452,9 +580,11 @@ mod tests {
             headers,
             body,
         };
-        let parts = PathParts::new("/x", "");
+        let head = h2sim_proto::RequestHead::new("GET", "http", "h", "/x");
+        let request = Request::new(&head, b"");
+        let parts = Vars::of(&request, "");
         let length = |r: &Reply| {
-            let (head, _) = Answer::new(r).render(&parts);
+            let (head, _) = Answer::new(r, None, &[]).render(&parts);
             head.fields
                 .iter()
                 .filter(|f| f.name == "content-length")
@@ -467,7 +597,7 @@ mod tests {
         assert_eq!(length(&reply(204, vec![], Body::Empty)).len(), 0);
         let own = vec![HeaderField::new("content-length", "3")];
         assert_eq!(length(&reply(200, own, fixed)), ["3"]);
-        let (head, _) = Answer::new(&reply(200, vec![], Body::Empty))
+        let (head, _) = Answer::new(&reply(200, vec![], Body::Empty), None, &[])
             .render_file(&parts, Bytes::from_static(b"file!"));
         assert_eq!(&head.get(b"content-length").unwrap()[..], b"5");
     }

@@ -10,6 +10,7 @@ use crate::options::server::ServerArgs;
 use crate::options::tls::server_tls_files;
 use crate::options::{UsageError, usage};
 use crate::server::app::{Shared, Totals};
+use crate::server::rules::Kind;
 use crate::trace::{self, Trace};
 
 /// What a server needs whatever the runtime: the listeners, the adapter
@@ -46,7 +47,8 @@ pub fn server_parts<R: Default>(
         args.rules.clone(),
         (!args.quiet).then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>),
         (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
-    );
+    )
+    .with_store(args.store);
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
@@ -84,7 +86,59 @@ pub fn print_listening(addrs: &[(std::net::SocketAddr, bool)]) {
 pub fn finish_server(args: &ServerArgs, shared: &Shared) -> ExitCode {
     let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
     eprintln!("{}", server_summary(args, &totals));
+    if let Some(line) = nf_summary(args, shared) {
+        eprintln!("{line}");
+    }
     ExitCode::SUCCESS
+}
+
+/// The store's size, the tokens issued and what notifications did, when
+/// the rules use them.
+fn nf_summary(args: &ServerArgs, shared: &Shared) -> Option<String> {
+    let uses = |f: fn(&Kind) -> bool| args.rules.iter().any(|r| f(&r.kind));
+    let mut lines = Vec::new();
+    if uses(|k| matches!(k, Kind::Resource(_))) {
+        let (items, bytes) = shared.store.size();
+        let limits = shared.store.limits();
+        lines.push(format!(
+            "  store: {items} items, {bytes} bytes (limits {} items, {} bytes)",
+            limits.max_items, limits.max_bytes
+        ));
+    }
+    if uses(|k| matches!(k, Kind::Token(_))) {
+        lines.push(format!("  tokens: {} held", shared.tokens.len()));
+    }
+    if args.rules.iter().any(|r| !r.notify.is_empty()) {
+        lines.push(format!("  {}", shared.notifier.stats().line()));
+    }
+    (!lines.is_empty()).then(|| lines.join("\n"))
+}
+
+/// How the server connects to callback URIs for notifications, whatever
+/// the runtime (`runtime`: the adapter's part): HTTP/2, replacing a lost
+/// connection a few times while notifications wait, and for `https://`
+/// callbacks TLS without verifying the peer, as the client does by default.
+pub fn notify_options<R: Default>(runtime: R) -> h2sim_proto::host::ClientOptions<R> {
+    h2sim_proto::host::ClientOptions {
+        reconnect: Some(h2sim_proto::host::Reconnect {
+            max_attempts: 3,
+            delay: std::time::Duration::from_millis(100),
+        }),
+        runtime,
+        ..h2sim_proto::host::ClientOptions::default()
+    }
+}
+
+/// `options` for `target`: with TLS when it is `https://`.
+pub fn notify_target_options<R: Clone>(
+    options: &h2sim_proto::host::ClientOptions<R>,
+    target: &str,
+) -> h2sim_proto::host::ClientOptions<R> {
+    let mut options = options.clone();
+    if target.starts_with("https://") {
+        options.tls = crate::options::tls::client_tls(&Default::default()).ok();
+    }
+    options
 }
 
 fn server_summary(args: &ServerArgs, t: &Totals) -> String {

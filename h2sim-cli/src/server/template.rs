@@ -1,0 +1,391 @@
+//! Text with placeholders (`${...}`), parsed once when the rules are read so
+//! that a request pays only for the substitution.
+//!
+//! What a placeholder can stand for:
+//! - the request path: `${path}` (without the query), `${suffix}` (after the
+//!   rule's prefix), `${seg1}`, `${seg2}`, … (its segments), and the rule's
+//!   named captures by name (`${ueId}` for a path template
+//!   `/nudm-uecm/v1/{ueId}/…`);
+//! - `${query.NAME}`, `${header.NAME}`: a query parameter (percent-decoded)
+//!   or a request field;
+//! - `${body}` (the whole request body) and `${body/POINTER}`: the value at
+//!   a JSON Pointer (RFC 6901) into the request's JSON body, a string
+//!   without its quotes, anything else as JSON text;
+//! - `${uuid}` (a new UUID v4), `${counter}` (this rule's hits so far,
+//!   counted across connections, from 1), `${now}` (the current time in RFC
+//!   3339, 3GPP's DateTime);
+//! - for resource and list rules: `${id}` (the item's id), `${items}` (the
+//!   JSON array a list rule found).
+//!
+//! A placeholder none of these names stays as written, as before these
+//! existed (h2simple's bodies are sent as they are).
+
+use std::fmt::Write as _;
+use std::time::SystemTime;
+
+use super::request::Request;
+
+/// A parsed template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pieces: Vec<Piece>,
+    /// Bytes of literal text, to size the output once.
+    literal_len: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Piece {
+    Text(String),
+    Path,
+    Suffix,
+    /// `${segN}`, 0-based here.
+    Segment(usize),
+    /// A name that may be one of the rule's captures: resolved by
+    /// [`Template::bind`], written back as text when it is not.
+    Named(String),
+    /// A capture, by its index in the rule's path template.
+    Capture(usize),
+    Query(String),
+    /// Lowercase, as the core gives field names.
+    Header(String),
+    /// The whole body.
+    Body,
+    /// A JSON Pointer into the body.
+    Json(String),
+    Uuid,
+    Counter,
+    Now,
+    Id,
+    Items,
+}
+
+/// Text that may be a template: fixed text costs nothing per request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    Fixed(String),
+    Template(Template),
+}
+
+impl Text {
+    /// `text` parsed and bound to the rule's capture `names`.
+    pub fn compile(text: &str, names: &[String]) -> Text {
+        match Template::parse(text).map(|t| t.bind(names)) {
+            Some(t) => match t.literal() {
+                Some(text) => Text::Fixed(text),
+                None => Text::Template(t),
+            },
+            None => Text::Fixed(text.to_owned()),
+        }
+    }
+
+    pub fn render(&self, vars: &Vars<'_>) -> std::borrow::Cow<'_, str> {
+        match self {
+            Text::Fixed(text) => std::borrow::Cow::Borrowed(text),
+            Text::Template(t) => std::borrow::Cow::Owned(t.render(vars)),
+        }
+    }
+
+    pub fn reads_body(&self) -> bool {
+        matches!(self, Text::Template(t) if t.reads_body())
+    }
+
+    pub fn counts(&self) -> bool {
+        matches!(self, Text::Template(t) if t.counts())
+    }
+}
+
+/// What the placeholders of one request stand for.
+#[derive(Debug, Clone, Copy)]
+pub struct Vars<'a> {
+    pub request: &'a Request<'a>,
+    /// The rule's path prefix (for `${suffix}`).
+    pub prefix: &'a str,
+    /// The rule's captures, as byte ranges of the request path.
+    pub captures: &'a [std::ops::Range<usize>],
+    pub counter: u64,
+    pub id: &'a str,
+    pub items: &'a str,
+    /// The wall clock, for `${now}`; the simulator's tests set their own.
+    pub clock: fn() -> SystemTime,
+}
+
+impl<'a> Vars<'a> {
+    /// The variables of a request with nothing but its path.
+    pub fn of(request: &'a Request<'a>, prefix: &'a str) -> Self {
+        Vars {
+            request,
+            prefix,
+            captures: &[],
+            counter: 0,
+            id: "",
+            items: "",
+            clock: SystemTime::now,
+        }
+    }
+
+    fn suffix(&self) -> &'a str {
+        let path = self.request.path;
+        path.strip_prefix(self.prefix).unwrap_or(path)
+    }
+}
+
+impl Template {
+    /// The template of `text`, or `None` when it has no placeholder (then
+    /// it is plain text). Names that are not placeholders this module
+    /// knows are kept for [`Template::bind`].
+    pub fn parse(text: &str) -> Option<Template> {
+        let mut pieces = Vec::new();
+        let mut literal = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${") {
+            literal.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                literal.push_str(&rest[start..]);
+                rest = "";
+                break;
+            };
+            let piece = Piece::named(&after[..end]);
+            if !literal.is_empty() {
+                pieces.push(Piece::Text(std::mem::take(&mut literal)));
+            }
+            pieces.push(piece);
+            rest = &after[end + 1..];
+        }
+        literal.push_str(rest);
+        if pieces.is_empty() {
+            return None;
+        }
+        if !literal.is_empty() {
+            pieces.push(Piece::Text(literal));
+        }
+        Some(Template::of(pieces))
+    }
+
+    fn of(pieces: Vec<Piece>) -> Template {
+        // Neighbouring texts merge, so a bound template is as short as it
+        // can be.
+        let mut merged: Vec<Piece> = Vec::with_capacity(pieces.len());
+        for piece in pieces {
+            match (merged.last_mut(), piece) {
+                (Some(Piece::Text(a)), Piece::Text(b)) => a.push_str(&b),
+                (_, piece) => merged.push(piece),
+            }
+        }
+        let literal_len = merged
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => t.len(),
+                _ => 0,
+            })
+            .sum();
+        Template {
+            pieces: merged,
+            literal_len,
+        }
+    }
+
+    /// Resolves names against the rule's captures (`names`, in path
+    /// order); a name that is none of them goes back to the text it was
+    /// (see [`Template::literal`]).
+    pub fn bind(&self, names: &[String]) -> Template {
+        let pieces = self
+            .pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Named(name) => match names.iter().position(|n| n == name) {
+                    Some(i) => Piece::Capture(i),
+                    None => Piece::Text(format!("${{{name}}}")),
+                },
+                other => other.clone(),
+            })
+            .collect();
+        Template::of(pieces)
+    }
+
+    /// The text, when nothing but text is left (after [`Template::bind`]).
+    pub fn literal(&self) -> Option<String> {
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Whether it reads the request's JSON body (which is then parsed).
+    pub fn reads_body(&self) -> bool {
+        self.pieces
+            .iter()
+            .any(|p| matches!(p, Piece::Body | Piece::Json(_)))
+    }
+
+    /// Whether it counts the rule's hits.
+    pub fn counts(&self) -> bool {
+        self.pieces.iter().any(|p| matches!(p, Piece::Counter))
+    }
+
+    /// The text for one request.
+    pub fn render(&self, vars: &Vars<'_>) -> String {
+        let mut out = String::with_capacity(self.literal_len + vars.request.path.len());
+        for piece in &self.pieces {
+            piece.render(vars, &mut out);
+        }
+        out
+    }
+}
+
+impl Piece {
+    fn named(name: &str) -> Piece {
+        match name {
+            "path" => Piece::Path,
+            "suffix" => Piece::Suffix,
+            "body" => Piece::Body,
+            "uuid" => Piece::Uuid,
+            "counter" => Piece::Counter,
+            "now" => Piece::Now,
+            "id" => Piece::Id,
+            "items" => Piece::Items,
+            _ => {
+                if let Some(pointer) = name.strip_prefix("body/") {
+                    return Piece::Json(format!("/{pointer}"));
+                }
+                if let Some(query) = name.strip_prefix("query.") {
+                    return Piece::Query(query.to_owned());
+                }
+                if let Some(field) = name.strip_prefix("header.") {
+                    return Piece::Header(field.to_ascii_lowercase());
+                }
+                match name
+                    .strip_prefix("seg")
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .and_then(|n| n.checked_sub(1))
+                {
+                    Some(n) => Piece::Segment(n),
+                    None => Piece::Named(name.to_owned()),
+                }
+            }
+        }
+    }
+
+    fn render(&self, vars: &Vars<'_>, out: &mut String) {
+        let request = vars.request;
+        match self {
+            Piece::Text(text) => out.push_str(text),
+            Piece::Path => out.push_str(request.path),
+            Piece::Suffix => out.push_str(vars.suffix()),
+            Piece::Segment(n) => out.push_str(request.segment(*n)),
+            Piece::Named(name) => {
+                let _ = write!(out, "${{{name}}}");
+            }
+            Piece::Capture(i) => {
+                if let Some(text) = vars
+                    .captures
+                    .get(*i)
+                    .and_then(|r| request.path.get(r.clone()))
+                {
+                    out.push_str(text);
+                }
+            }
+            Piece::Query(name) => {
+                if let Some(value) = request.query(name) {
+                    out.push_str(&value);
+                }
+            }
+            Piece::Header(name) => {
+                if let Some(value) = request.header(name) {
+                    out.push_str(value);
+                }
+            }
+            Piece::Body => out.push_str(&String::from_utf8_lossy(request.body)),
+            Piece::Json(pointer) => match request.pointer(pointer) {
+                Some(serde_json::Value::String(s)) => out.push_str(s),
+                Some(value) => {
+                    let _ = write!(out, "{value}");
+                }
+                None => {}
+            },
+            Piece::Uuid => {
+                let _ = write!(out, "{}", uuid::Uuid::new_v4());
+            }
+            Piece::Counter => {
+                let _ = write!(out, "{}", vars.counter);
+            }
+            Piece::Now => out.push_str(&rfc3339((vars.clock)())),
+            Piece::Id => out.push_str(vars.id),
+            Piece::Items => out.push_str(vars.items),
+        }
+    }
+}
+
+/// `time` as RFC 3339 in UTC with milliseconds (3GPP's DateTime has a zone).
+pub fn rfc3339(time: SystemTime) -> String {
+    let time = time::OffsetDateTime::from(time);
+    let millis = time.millisecond();
+    let time = time.replace_millisecond(millis).unwrap_or(time);
+    time.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use h2sim_proto::{HeaderField, RequestHead};
+
+    fn head(path: &str) -> RequestHead {
+        let mut head = RequestHead::new("POST", "http", "nrf:8080", path.to_owned());
+        head.fields
+            .push(HeaderField::new("3gpp-sbi-callback", "Nnrf_NFManagement"));
+        head
+    }
+
+    #[test]
+    fn every_placeholder_kind() {
+        let head = head("/nudm-uecm/v1/imsi-001/registrations?nf-type=AMF&x=a%20b");
+        let body = br#"{"amfInstanceId":"a-1","guami":{"plmnId":{"mcc":"001"}},"n":5}"#;
+        let request = Request::new(&head, body);
+        let template = Template::parse(
+            "${ueId}|${seg3}|${query.nf-type}|${query.x}|${header.3GPP-Sbi-Callback}|\
+             ${body/amfInstanceId}|${body/guami/plmnId}|${body/n}|${body/none}|${counter}|${nope}|${id}",
+        )
+        .unwrap()
+        .bind(&["ueId".to_owned()]);
+        let captures = [std::ops::Range { start: 14, end: 22 }];
+        let vars = Vars {
+            captures: &captures,
+            counter: 7,
+            id: "i-9",
+            ..Vars::of(&request, "")
+        };
+        assert_eq!(
+            template.render(&vars),
+            r#"imsi-001|imsi-001|AMF|a b|Nnrf_NFManagement|a-1|{"mcc":"001"}|5||7|${nope}|i-9"#
+        );
+        assert!(template.reads_body() && template.counts());
+    }
+
+    #[test]
+    fn uuid_and_time_are_well_formed() {
+        let head = head("/x");
+        let request = Request::new(&head, b"");
+        let vars = Vars {
+            clock: || SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_500),
+            ..Vars::of(&request, "")
+        };
+        let out = Template::parse("${uuid} ${now}").unwrap().render(&vars);
+        let (id, now) = out.split_once(' ').unwrap();
+        let id = uuid::Uuid::parse_str(id).unwrap();
+        assert_eq!(id.get_version_num(), 4);
+        // RFC 3339 §5.6, with a zone as TS 29.571's DateTime requires.
+        assert_eq!(now, "1970-01-01T00:00:01.5Z");
+    }
+
+    #[test]
+    fn unknown_names_go_back_to_text() {
+        let t = Template::parse("a ${nope} b").unwrap();
+        assert_eq!(t.bind(&[]).literal().unwrap(), "a ${nope} b");
+        assert_eq!(Template::parse("plain ${unclosed"), None);
+    }
+}
