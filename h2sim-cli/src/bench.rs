@@ -267,6 +267,7 @@ fn client_args(
         keepalive: None,
         listen: None,
         listen_rules: None,
+        listen_linger: Duration::ZERO,
         token: None,
     })
 }

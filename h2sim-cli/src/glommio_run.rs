@@ -21,7 +21,7 @@ use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
-use crate::setup::listen::listener_args;
+use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
@@ -187,6 +187,11 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
         progress.finish();
     }
     if let Some(running) = listener {
+        // This thread runs no executor: its sleeps stall nothing.
+        let linger = Linger::new(args, &parts.plan);
+        while let Some(pause) = linger.next_pause() {
+            std::thread::sleep(pause);
+        }
         // GOAWAY: the notifications in flight are answered, then it ends.
         running.shutdown().trigger();
         running.join();

@@ -21,7 +21,7 @@ use crate::setup::client::ClientParts;
 use crate::setup::client::{
     TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
 };
-use crate::setup::listen::listener_args;
+use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
@@ -198,6 +198,10 @@ pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageE
         progress.finish();
     }
     if let Some((shutdown, serving)) = listener {
+        let linger = Linger::new(args, &parts.plan);
+        while let Some(pause) = linger.next_pause() {
+            tokio::time::sleep(pause).await;
+        }
         // GOAWAY: the notifications in flight are answered, then it ends.
         shutdown.trigger();
         let _ = serving.await;

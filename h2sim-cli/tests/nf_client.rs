@@ -527,15 +527,8 @@ fn the_nrf_and_udm_examples_run() {
         for runtime in RUNTIMES {
             let peer = Peer::start(&format!("{example}-{runtime}"), &[]);
             let port = free_port();
-            let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+            let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("examples/{example}/client.yaml"));
-            let scenario = peer._dir.0.join("client.yaml");
-            let text_of = std::fs::read_to_string(&source).unwrap();
-            std::fs::write(
-                &scenario,
-                text_of.replace("127.0.0.1:8090", &format!("127.0.0.1:{port}")),
-            )
-            .unwrap();
             let json = peer._dir.0.join("run.json");
             let out = client(&[
                 "--runtime",

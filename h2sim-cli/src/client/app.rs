@@ -128,7 +128,7 @@ impl Plan {
         self.stopping.store(true, Ordering::Relaxed);
     }
 
-    fn is_stopping(&self) -> bool {
+    pub(crate) fn is_stopping(&self) -> bool {
         self.stopping.load(Ordering::Relaxed)
     }
 

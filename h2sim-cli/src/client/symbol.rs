@@ -8,10 +8,11 @@ use bytes::Bytes;
 
 /// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
 /// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
+/// Built-in symbols (`__LISTEN__`) are constants: no conversion.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Format {
     prefix: String,
-    conversion: Conversion,
+    conversion: Option<Conversion>,
     suffix: String,
 }
 
@@ -100,7 +101,9 @@ impl Format {
             }
             conversion = Some(Conversion { zero, width, radix });
         }
-        let conversion = conversion.ok_or_else(|| FormatError::NoConversion(s.to_owned()))?;
+        if conversion.is_none() {
+            return Err(FormatError::NoConversion(s.to_owned()));
+        }
         Ok(Format {
             prefix,
             conversion,
@@ -108,10 +111,21 @@ impl Format {
         })
     }
 
+    /// The same `text` for every scenario.
+    pub fn constant(text: &str) -> Format {
+        Format {
+            prefix: text.to_owned(),
+            conversion: None,
+            suffix: String::new(),
+        }
+    }
+
     /// Formats `n` into `out`.
     pub fn write(&self, n: u64, out: &mut String) {
         out.push_str(&self.prefix);
-        let Conversion { zero, width, radix } = self.conversion;
+        let Some(Conversion { zero, width, radix }) = self.conversion else {
+            return;
+        };
         let _ = match (radix, zero) {
             (Radix::Decimal, true) => write!(out, "{n:0width$}"),
             (Radix::Decimal, false) => write!(out, "{n:width$}"),

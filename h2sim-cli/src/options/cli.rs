@@ -234,6 +234,17 @@ pub struct ClientFlags {
         help_heading = "Notifications"
     )]
     pub listen_rules: Option<PathBuf>,
+    /// Keep serving notifications for DURATION after the run's last
+    /// response (Ctrl-C cuts it short), for those that follow the last
+    /// requests; the run's rates still end at its last response
+    #[arg(
+        long,
+        value_name = "DURATION",
+        value_parser = duration,
+        requires = "listen",
+        help_heading = "Notifications"
+    )]
+    pub listen_linger: Option<Duration>,
     /// OAuth2 token endpoint (RFC 6749 client credentials, TS 33.501
     /// §13.4.1), e.g. http://nrf:8080/oauth2/token: a token is fetched
     /// before the run, renewed before it expires, and sent as

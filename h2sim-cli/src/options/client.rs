@@ -14,7 +14,7 @@ use super::{H2simpleKey, Runtime, UsageError, header, scenario_file, usage};
 use crate::body;
 use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, split_uri};
-use crate::client::symbol::Symbol;
+use crate::client::symbol::{Format, Symbol};
 use crate::client::token::TokenSpec;
 
 /// Everything `h2sim client` was told.
@@ -69,6 +69,9 @@ pub struct ClientArgs {
     pub listen: Option<String>,
     /// `--listen-rules FILE`: answer them by these rules, not 204.
     pub listen_rules: Option<PathBuf>,
+    /// `--listen-linger DURATION`: how long the listener outlives the
+    /// run's last response (zero when not given).
+    pub listen_linger: Duration,
     /// `--token-url` and its fields: fetch an OAuth2 token first.
     pub token: Option<TokenSpec>,
 }
@@ -76,6 +79,10 @@ pub struct ClientArgs {
 /// The step grammar: `-m` opens a step, the others describe it; before the
 /// first `-m`, `-s` and `-a` are every step's defaults and the rest
 /// describe the first step (or the positional URI's request), as in h2cli.
+/// The symbol that stands for the `--listen` URL (without a trailing
+/// slash) in steps, so a callback URI follows the listener it names.
+pub const LISTEN_SYMBOL: &str = "__LISTEN__";
+
 const STEPS: &[Spec] = &[
     Spec {
         id: "method",
@@ -311,6 +318,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         keepalive: flags.keepalive,
         listen: flags.listen,
         listen_rules: flags.listen_rules.map(|p| dir.join(p)),
+        listen_linger: flags.listen_linger.unwrap_or_default(),
         token: None,
     };
     if let Some(url) = &opts.listen {
@@ -341,6 +349,13 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     }
     for spec in &flags.symbols {
         opts.symbols.push(Symbol::parse(spec).map_err(usage)?);
+    }
+    if let Some(url) = &opts.listen {
+        // Callback URIs in steps name the listener without repeating it.
+        opts.symbols.push(Symbol {
+            name: LISTEN_SYMBOL.to_owned(),
+            format: Format::constant(url.trim_end_matches('/')),
+        });
     }
     for spec in flags.settings {
         match H2simpleKey::parse(&spec) {

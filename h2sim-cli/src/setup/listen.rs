@@ -4,6 +4,9 @@
 //! run's `client::listener::Inbox` watching what arrives.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::client::app::Plan;
 
 use crate::options::client::ClientArgs;
 use crate::options::server::{self, ServerArgs};
@@ -43,4 +46,30 @@ pub fn listener_args(args: &ClientArgs) -> Result<Option<ServerArgs>, UsageError
     server::from_matches(m, Path::new("."))
         .map(Some)
         .map_err(|e| usage(format!("--listen: {e}")))
+}
+
+/// `--listen-linger`: the wait between the run's last response and the
+/// listener's shutdown, in short pauses so that Ctrl-C (which stops the
+/// plan) ends it at once. Each runtime sleeps the pauses its own way.
+pub struct Linger<'a> {
+    until: Instant,
+    plan: &'a Plan,
+}
+
+impl<'a> Linger<'a> {
+    /// How often a lingering run looks at Ctrl-C.
+    const PAUSE: Duration = Duration::from_millis(20);
+
+    pub fn new(args: &ClientArgs, plan: &'a Plan) -> Self {
+        Linger {
+            until: Instant::now() + args.listen_linger,
+            plan,
+        }
+    }
+
+    /// The next pause to sleep, or `None` when the wait is over.
+    pub fn next_pause(&self) -> Option<Duration> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        (!left.is_zero() && !self.plan.is_stopping()).then(|| left.min(Self::PAUSE))
+    }
 }
