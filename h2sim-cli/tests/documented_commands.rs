@@ -50,13 +50,14 @@ impl Line {
         self.words.iter().any(|w| w == flag)
     }
 
-    /// The words after `h2sim`, with 8080/8081 replaced by `ports`.
-    fn args(&self, ports: (u16, u16)) -> Vec<String> {
+    /// The words after `h2sim`, with 8080/8081/8090 replaced by `ports`.
+    fn args(&self, ports: Ports) -> Vec<String> {
         self.words[1..]
             .iter()
             .map(|w| {
                 w.replace(":8080", &format!(":{}", ports.0))
                     .replace(":8081", &format!(":{}", ports.1))
+                    .replace(":8090", &format!(":{}", ports.2))
             })
             .collect()
     }
@@ -245,9 +246,24 @@ fn steps(client: &Line) -> Vec<(String, String)> {
     steps
 }
 
+/// The steps of a client line that reads them from `--scenario FILE` (a
+/// path from the checkout's root, as the documents write it).
+fn scenario_steps(client: &Line) -> Option<usize> {
+    let file = value_of(client, "--scenario")?;
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    Some(doc["step"].as_sequence().map_or(0, Vec::len))
+}
+
 /// The pushes the server promises for the client's steps, if its rules
-/// answer every step with 2xx.
+/// answer every step with 2xx. A scenario file is answered by the rules
+/// file beside it (`examples/nrf/client.yaml` by `examples/nrf/rules.yaml`).
 fn answers(server: &Line, client: &Line) -> Option<u64> {
+    if let Some(scenario) = value_of(client, "--scenario") {
+        let dir_of = |file: &str| Path::new(file).parent().map(Path::to_path_buf);
+        let rules = value_of(server, "--rules")?;
+        return (dir_of(rules) == dir_of(scenario)).then_some(0);
+    }
     let rules = rules(server);
     let mut pushes = 0;
     for (method, path) in steps(client) {
@@ -262,14 +278,15 @@ fn answers(server: &Line, client: &Line) -> Option<u64> {
     Some(pushes)
 }
 
-/// Two ports free right now, for 8080 and 8081.
-fn free_ports() -> (u16, u16) {
-    let a = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let b = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    (
-        a.local_addr().unwrap().port(),
-        b.local_addr().unwrap().port(),
-    )
+/// The ports that stand for 8080, 8081 and 8090 (a client's `--listen`).
+type Ports = (u16, u16, u16);
+
+/// Three ports free right now.
+fn free_ports() -> Ports {
+    let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let (a, b, c) = (bind(), bind(), bind());
+    let port = |l: &std::net::TcpListener| l.local_addr().unwrap().port();
+    (port(&a), port(&b), port(&c))
 }
 
 /// A directory with every file the documented lines name.
@@ -298,6 +315,9 @@ fn workdir(name: &str, with_default_cert: bool) -> PathBuf {
         std::fs::copy(certs.join("server-ec.crt"), dir.join("eccert.pem")).unwrap();
     }
     std::fs::write(dir.join(REQUEST_BODY_FILE.0), REQUEST_BODY_FILE.1).unwrap();
+    // The examples' rules and scenario files, by the paths the documents
+    // give from the checkout's root.
+    std::os::unix::fs::symlink(repo().join("h2sim-cli"), dir.join("h2sim-cli")).unwrap();
     dir
 }
 
@@ -326,7 +346,7 @@ fn scenarios(client: &Line) -> u64 {
 }
 
 /// Runs one client line; returns its problem, if any.
-fn run_client(client: &Line, ports: (u16, u16), dir: &Path, pushes: u64) -> Result<(), String> {
+fn run_client(client: &Line, ports: Ports, dir: &Path, pushes: u64) -> Result<(), String> {
     let out = Command::new(BIN)
         .args(client.args(ports))
         .current_dir(dir)
@@ -348,7 +368,8 @@ fn run_client(client: &Line, ports: (u16, u16), dir: &Path, pushes: u64) -> Resu
         return fail(&format!("exit {:?}", out.status.code()));
     }
     let count = scenarios(client);
-    let total = count * steps(client).len() as u64;
+    let steps = scenario_steps(client).unwrap_or_else(|| steps(client).len());
+    let total = count * steps as u64;
     if !text.contains(&format!("{total} succeeded")) {
         return fail(&format!("report without {total} succeeded"));
     }
@@ -494,5 +515,5 @@ fn lines_split_as_a_shell_would() {
             r#"{ "A" : "B" }"#
         ]
     );
-    assert_eq!(lines[1].args((1, 2)), ["server", "-S", "http://0.0.0.0:1"]);
+    assert_eq!(lines[1].args((1, 2, 3)), ["server", "-S", "http://0.0.0.0:1"]);
 }
