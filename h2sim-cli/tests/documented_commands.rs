@@ -515,5 +515,8 @@ fn lines_split_as_a_shell_would() {
             r#"{ "A" : "B" }"#
         ]
     );
-    assert_eq!(lines[1].args((1, 2, 3)), ["server", "-S", "http://0.0.0.0:1"]);
+    assert_eq!(
+        lines[1].args((1, 2, 3)),
+        ["server", "-S", "http://0.0.0.0:1"]
+    );
 }

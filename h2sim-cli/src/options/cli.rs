@@ -297,15 +297,15 @@ pub struct ClientFlags {
 #[derive(Debug, Args)]
 #[command(disable_version_flag = true)]
 pub struct BenchFlags {
-    /// Requests per cell
+    /// Requests per cell, instead of the 2 s each cell runs by default
     #[arg(short = 'C', long, value_name = "N", default_value_t = 20_000,
-          value_parser = at_least_one)]
+          hide_default_value = true, value_parser = at_least_one)]
     pub count: u64,
     /// Streams (or pipelined requests) per connection
     #[arg(short = 'P', long, value_name = "N", default_value_t = 100,
           value_parser = at_least_one)]
     pub parallel: u64,
-    /// Run each cell for DURATION instead of a count
+    /// Run each cell for DURATION [default: 2s]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub duration: Option<Duration>,
     /// Tokio worker threads [default: one per core]
