@@ -142,8 +142,10 @@ pub fn client_connection(data: &[u8]) {
         return;
     };
     let http1 = flags & 1 != 0;
-    let mut config = Config::default();
-    config.enable_push = flags & 2 != 0;
+    let mut config = Config {
+        enable_push: flags & 2 != 0,
+        ..Config::default()
+    };
     config.http1.max_pipeline = 4;
     let mut conn = if http1 {
         Connection::client_http1(config, reads.now)
@@ -182,10 +184,10 @@ pub fn client_connection(data: &[u8]) {
         while let Some(event) = conn.poll_event() {
             ledger.event(&event);
             match event {
-                Event::PushPromise { promised, .. } if refuse_pushes => {
-                    if conn.reset(promised, Reason::CANCEL).is_ok() {
-                        ledger.cancelled(promised);
-                    }
+                Event::PushPromise { promised, .. }
+                    if refuse_pushes && conn.reset(promised, Reason::CANCEL).is_ok() =>
+                {
+                    ledger.cancelled(promised);
                 }
                 Event::Connected => {
                     let _ = conn.ping(now);
@@ -379,12 +381,11 @@ impl Ledger {
     }
 
     /// The phase of a stream a reset or a refusal may end: a live one, or
-    /// on a server one whose request arrived whole (or a push, whose request
-    /// is the promise), as its response may still be under way.
-    fn ending(&mut self, stream: StreamId, what: &str) -> &mut Phase {
-        let served = self.role == Role::Server
-            && self.streams.get(&stream) == Some(&Phase::Over(End::Complete));
-        if served {
+    /// one whose incoming message arrived whole when `after_complete`, as
+    /// the other half may still be open.
+    fn ending(&mut self, stream: StreamId, what: &str, after_complete: bool) -> &mut Phase {
+        let complete = self.streams.get(&stream) == Some(&Phase::Over(End::Complete));
+        if after_complete && complete {
             return self.streams.get_mut(&stream).expect("looked up above");
         }
         self.live(stream, what)
@@ -454,7 +455,11 @@ impl Ledger {
                 assert!(previous.is_none(), "{promised:?} promised twice");
             }
             Event::StreamReset { stream, .. } => {
-                *self.ending(*stream, "reset") = Phase::Over(End::Reset);
+                // A reset may end a stream whose incoming message is whole:
+                // a server's response may still be under way, and a client
+                // may still be uploading after an early response (RFC 9113
+                // §8.1), which the server can then stop.
+                *self.ending(*stream, "reset", true) = Phase::Over(End::Reset);
             }
             Event::Retryable { stream } => {
                 let ours = match role {
@@ -462,7 +467,9 @@ impl Ledger {
                     Role::Server => stream.is_server_initiated(),
                 };
                 assert!(ours, "{role:?}: {stream:?} retryable, opened by the peer");
-                *self.ending(*stream, "retryable") = Phase::Over(End::Retryable);
+                // On a server, of a push (whose request is the promise).
+                let push = role == Role::Server;
+                *self.ending(*stream, "retryable", push) = Phase::Over(End::Retryable);
             }
             Event::Closed { error, .. } => {
                 for phase in self.streams.values_mut() {
