@@ -1043,8 +1043,12 @@ impl World {
                     got <= read,
                     "{dir:?} {stream:?}: {got} bytes of Data events from {read} of DATA"
                 );
-                // Reset, or refused unprocessed (§8.7), by either side.
-                let ended_early = witness.reset.contains(stream)
+                // Reset, refused unprocessed (§8.7) by either side, or
+                // ignored above the last stream id of the receiver's GOAWAY
+                // (§6.8).
+                let ignored = witness.ignored(dir, *stream);
+                let ended_early = ignored
+                    || witness.reset.contains(stream)
                     || [&self.client, &self.server].iter().any(|app| {
                         matches!(
                             app.ledger.streams.get(stream),
@@ -1141,6 +1145,9 @@ struct FlowWitness {
     dirs: [Flow; 2],
     /// Streams a RST_STREAM was written on, either way.
     reset: HashSet<StreamId>,
+    /// The lowest last stream id of the GOAWAYs each direction's sender
+    /// wrote.
+    goaway_last: [Option<StreamId>; 2],
 }
 
 struct Flow {
@@ -1170,7 +1177,19 @@ impl FlowWitness {
         FlowWitness {
             dirs: [flow(true), flow(false)],
             reset: HashSet::new(),
+            goaway_last: [None, None],
         }
+    }
+
+    /// Whether the receiver of `dir` may have ignored `stream`: opened by
+    /// the sender above the last stream id of a GOAWAY the receiver wrote
+    /// (RFC 9113 §6.8).
+    fn ignored(&self, dir: Dir, stream: StreamId) -> bool {
+        let by_sender = match dir {
+            Dir::ClientToServer => stream.is_client_initiated(),
+            Dir::ServerToClient => stream.is_server_initiated(),
+        };
+        by_sender && self.goaway_last[dir.reverse().index()].is_some_and(|last| stream > last)
     }
 }
 
@@ -1198,6 +1217,11 @@ impl Observer for FlowWitness {
                 }
                 Frame::RstStream(rst) => {
                     self.reset.insert(rst.stream_id);
+                }
+                Frame::GoAway(goaway) => {
+                    let last = &mut self.goaway_last[dir.index()];
+                    *last =
+                        Some(last.map_or(goaway.last_stream_id, |l| l.min(goaway.last_stream_id)));
                 }
                 _ => {}
             }
