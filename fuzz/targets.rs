@@ -85,28 +85,17 @@ pub fn server_connection(data: &[u8]) {
         input.extend_from_slice(PREFACE);
     }
     let push = flags & 2 != 0;
-    let mut now = reads.now;
-    for (at, chunk) in reads {
-        now = at;
-        input.extend_from_slice(chunk);
-        conn.handle_input(now, &mut input);
-        fire_due(&mut conn, now);
-        while let Some(event) = conn.poll_event() {
-            ledger.event(&event);
+    feed(
+        &mut conn,
+        &mut ledger,
+        reads,
+        input,
+        |conn, ledger, event, _| {
             if let Event::Request { stream, .. } = event {
-                answer(&mut conn, &mut ledger, stream, push);
+                answer(conn, ledger, stream, push);
             }
-        }
-        while conn.poll_transmit(now).is_some() {}
-        if conn.is_closed() {
-            return;
-        }
-    }
-    conn.handle_eof(now);
-    while let Some(event) = conn.poll_event() {
-        ledger.event(&event);
-    }
-    while conn.poll_transmit(now).is_some() {}
+        },
+    );
 }
 
 /// Server: answers `stream` with a small response, after promising a pushed
@@ -124,11 +113,39 @@ fn answer(conn: &mut Connection, ledger: &mut Ledger, stream: StreamId, push: bo
     let _ = conn.send_data(stream, Bytes::from_static(b"ok"), true);
 }
 
-/// Fires the connection's timers if one is due at `now`.
-fn fire_due(conn: &mut Connection, now: Instant) {
-    if conn.poll_timeout().is_some_and(|t| t <= now) {
-        conn.handle_timeout(now);
+/// Feeds `reads` to `conn` after what `input` holds, firing the timers due
+/// after each read; each event is checked by `ledger`, then handed to
+/// `react` with the time. Then the end of stream, whose events are checked
+/// too.
+fn feed(
+    conn: &mut Connection,
+    ledger: &mut Ledger,
+    reads: Reads<'_>,
+    mut input: BytesMut,
+    mut react: impl FnMut(&mut Connection, &mut Ledger, Event, Instant),
+) {
+    let mut now = reads.now;
+    for (at, chunk) in reads {
+        now = at;
+        input.extend_from_slice(chunk);
+        conn.handle_input(now, &mut input);
+        if conn.poll_timeout().is_some_and(|t| t <= now) {
+            conn.handle_timeout(now);
+        }
+        while let Some(event) = conn.poll_event() {
+            ledger.event(&event);
+            react(conn, ledger, event, now);
+        }
+        while conn.poll_transmit(now).is_some() {}
+        if conn.is_closed() {
+            break;
+        }
     }
+    conn.handle_eof(now);
+    while let Some(event) = conn.poll_event() {
+        ledger.event(&event);
+    }
+    while conn.poll_transmit(now).is_some() {}
 }
 
 /// A client that sent requests (a GET, a POST with a body, a HEAD) and reads
@@ -175,36 +192,23 @@ pub fn client_connection(data: &[u8]) {
         .encode(&mut input);
     }
     let refuse_pushes = flags & 8 != 0;
-    let mut now = reads.now;
-    for (at, chunk) in reads {
-        now = at;
-        input.extend_from_slice(chunk);
-        conn.handle_input(now, &mut input);
-        fire_due(&mut conn, now);
-        while let Some(event) = conn.poll_event() {
-            ledger.event(&event);
-            match event {
-                Event::PushPromise { promised, .. }
-                    if refuse_pushes && conn.reset(promised, Reason::CANCEL).is_ok() =>
-                {
-                    ledger.cancelled(promised);
-                }
-                Event::Connected => {
-                    let _ = conn.ping(now);
-                }
-                _ => {}
+    feed(
+        &mut conn,
+        &mut ledger,
+        reads,
+        input,
+        |conn, ledger, event, now| match event {
+            Event::PushPromise { promised, .. }
+                if refuse_pushes && conn.reset(promised, Reason::CANCEL).is_ok() =>
+            {
+                ledger.cancelled(promised);
             }
-        }
-        while conn.poll_transmit(now).is_some() {}
-        if conn.is_closed() {
-            break;
-        }
-    }
-    conn.handle_eof(now);
-    while let Some(event) = conn.poll_event() {
-        ledger.event(&event);
-    }
-    while conn.poll_transmit(now).is_some() {}
+            Event::Connected => {
+                let _ = conn.ping(now);
+            }
+            _ => {}
+        },
+    );
     ledger.assert_all_ended("client after end of stream");
 }
 

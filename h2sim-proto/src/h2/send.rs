@@ -589,10 +589,11 @@ impl Session {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
+    use bytes::{Bytes, BytesMut};
 
+    use crate::frame::{self, StreamId};
     use crate::pair::Pair;
-    use crate::{Config, Event, Reason, RequestHead, ResponseHead};
+    use crate::{Config, ConnectionError, Event, Reason, RequestHead, ResponseHead, Violation};
 
     /// A client that refuses a push (RFC 9113 §8.4.2) on hearing of it hears
     /// nothing more of that stream, even when the pushed response arrived in
@@ -672,5 +673,36 @@ mod tests {
                 .sum();
             assert_eq!(received, 40_000);
         }
+    }
+
+    /// A response on a request whose HEADERS we have not written yet is on a
+    /// stream idle to the server, which cannot know it: a connection error
+    /// PROTOCOL_ERROR (RFC 9113 §5.1), not a response the client takes.
+    /// (Found by the `client_connection` fuzz target, where a GOAWAY then
+    /// reported the answered request retryable.)
+    #[test]
+    fn a_response_on_a_request_not_yet_written_is_a_protocol_error() {
+        let mut pair = Pair::with_defaults(0);
+        pair.connect();
+        let head = RequestHead::new("GET", "http", "fuzz", "/");
+        let stream = pair.client.send_request(head, true).unwrap();
+        assert_eq!(stream, StreamId::new(1));
+        // `:status: 200` from the static table (RFC 7541 Appendix A).
+        let mut wire = BytesMut::new();
+        frame::encode_headers(stream, &[0x88], true, 16_384, &mut wire);
+        let now = pair.now;
+        pair.client.handle_input(now, &mut wire);
+        let events = pair.client_events();
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Response { .. })),
+            "{events:?}"
+        );
+        assert!(matches!(
+            pair.client.error(),
+            Some(ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation: Violation::FrameOnIdleStream { .. },
+            })
+        ));
     }
 }
