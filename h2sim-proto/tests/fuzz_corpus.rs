@@ -44,3 +44,18 @@ fn server_connection_corpus() {
 fn http1_connection_corpus() {
     replay("http1_connection", targets::http1_connection);
 }
+
+#[test]
+fn hpack_roundtrip_corpus() {
+    replay("hpack_roundtrip", targets::hpack_roundtrip);
+}
+
+#[test]
+fn client_connection_corpus() {
+    replay("client_connection", targets::client_connection);
+}
+
+#[test]
+fn pair_operations_corpus() {
+    replay("pair_operations", targets::pair_operations);
+}

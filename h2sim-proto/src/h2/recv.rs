@@ -176,6 +176,20 @@ impl Session {
             }
             return;
         }
+        // A stream of ours whose HEADERS is not written yet is idle to the
+        // peer, which cannot know it: only PRIORITY may name it (§5.1).
+        let id = frame.stream_id();
+        if self.is_local(id)
+            && !matches!(frame, Frame::Priority(_) | Frame::Unknown(_))
+            && self.store.get(id).is_some_and(|s| !s.announced)
+        {
+            let kind = frame_type(&frame);
+            self.connection_error(
+                Reason::PROTOCOL_ERROR,
+                Violation::FrameOnIdleStream { kind, stream: id },
+            );
+            return;
+        }
         match frame {
             Frame::Data(d) => self.recv_data(now, d),
             Frame::Headers(h) => self.recv_headers(now, h, false),

@@ -225,6 +225,7 @@ impl Session {
             .remove(id, local)
             .ok_or(UserError::UnknownStream(id))?;
         self.waiting_to_open.retain(|&w| w != id);
+        self.drop_queued_events(id);
         if stream.announced {
             self.resets_to_send.push_back((id, reason));
             self.store.reset_locally.insert(id);
@@ -236,6 +237,32 @@ impl Session {
         self.open_waiting();
         self.maybe_finish();
         Ok(())
+    }
+
+    /// The application reset `id`: it hears nothing more of it, not even
+    /// what arrived before the reset and is still queued (the pushed
+    /// response read with its promise, say). The DATA those events carried
+    /// is given back to the connection window, as polling them would have.
+    fn drop_queued_events(&mut self, id: StreamId) {
+        let mut unread: u32 = 0;
+        self.events.retain(|event| match event {
+            Event::Data { stream, data, .. } if *stream == id => {
+                let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
+                unread = unread.saturating_add(n);
+                false
+            }
+            Event::Response { stream, .. }
+            | Event::Trailers { stream, .. }
+            | Event::StreamReset { stream, .. }
+            | Event::Retryable { stream }
+            | Event::PushPromise {
+                promised: stream, ..
+            } => *stream != id,
+            _ => true,
+        });
+        if unread > 0 {
+            self.release(id, unread);
+        }
     }
 
     /// Sends a PING; its acknowledgement comes back as `Event::Pong`.
@@ -627,5 +654,125 @@ impl Session {
             Some(promised) => frame::encode_push_promise(id, promised, &block, max_frame, wbuf),
             None => frame::encode_headers(id, &block, end_stream, max_frame, wbuf),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::{Bytes, BytesMut};
+
+    use crate::frame::{self, StreamId};
+    use crate::pair::Pair;
+    use crate::{Config, ConnectionError, Event, Reason, RequestHead, ResponseHead, Violation};
+
+    /// A client that refuses a push (RFC 9113 §8.4.2) on hearing of it hears
+    /// nothing more of that stream, even when the pushed response arrived in
+    /// the same read as the promise and its events were already queued; the
+    /// DATA those events carried goes back to the connection window.
+    /// (Found by the `client_connection` fuzz target.)
+    #[test]
+    fn events_queued_for_a_stream_the_application_resets_are_dropped() {
+        // A connection window of the default 65,535 (RFC 9113 §6.9.2).
+        let client = Config {
+            connection_window_size: 65_535,
+            ..Config::default()
+        };
+        let mut pair = Pair::new(client, Config::default(), 0);
+        pair.connect();
+        let head = RequestHead::new("GET", "http", "fuzz", "/");
+        let parent = pair.client.send_request(head, true).unwrap();
+        pair.drive();
+        pair.server_events();
+        let pushed = RequestHead::new("GET", "http", "fuzz", "/pushed");
+        let promised = pair.server.push_promise(parent, pushed).unwrap();
+        pair.server
+            .send_response(promised, ResponseHead::new(200), false)
+            .unwrap();
+        // Not ended: the stream is still open when the client resets it.
+        let body = Bytes::from(vec![b'x'; 40_000]);
+        pair.server.send_data(promised, body, false).unwrap();
+        pair.server
+            .send_response(parent, ResponseHead::new(204), true)
+            .unwrap();
+        pair.drive();
+
+        let first = pair.client.poll_event();
+        assert!(
+            matches!(first, Some(Event::PushPromise { promised: p, .. }) if p == promised),
+            "{first:?}"
+        );
+        pair.client.reset(promised, Reason::CANCEL).unwrap();
+        let rest = pair.client_events();
+        let on_promised: Vec<_> = rest
+            .iter()
+            .filter(|e| {
+                matches!(e,
+                    Event::Response { stream, .. } | Event::Data { stream, .. }
+                        if *stream == promised)
+            })
+            .collect();
+        assert!(
+            on_promised.is_empty(),
+            "{} events on the reset stream",
+            on_promised.len()
+        );
+        assert!(
+            rest.iter()
+                .any(|e| matches!(e, Event::Response { stream, .. } if *stream == parent))
+        );
+        // The 40,000 bytes dropped are the connection's again: two more
+        // such downloads fit in the default 65,535 window only if they are.
+        for _ in 0..2 {
+            let head = RequestHead::new("GET", "http", "fuzz", "/again");
+            let again = pair.client.send_request(head, true).unwrap();
+            pair.drive();
+            pair.server_events();
+            pair.server
+                .send_response(again, ResponseHead::new(200), false)
+                .unwrap();
+            let body = Bytes::from(vec![b'y'; 40_000]);
+            pair.server.send_data(again, body, true).unwrap();
+            pair.drive();
+            let received: usize = pair
+                .client_events()
+                .iter()
+                .map(|e| match e {
+                    Event::Data { data, .. } => data.len(),
+                    _ => 0,
+                })
+                .sum();
+            assert_eq!(received, 40_000);
+        }
+    }
+
+    /// A response on a request whose HEADERS we have not written yet is on a
+    /// stream idle to the server, which cannot know it: a connection error
+    /// PROTOCOL_ERROR (RFC 9113 §5.1), not a response the client takes.
+    /// (Found by the `client_connection` fuzz target, where a GOAWAY then
+    /// reported the answered request retryable.)
+    #[test]
+    fn a_response_on_a_request_not_yet_written_is_a_protocol_error() {
+        let mut pair = Pair::with_defaults(0);
+        pair.connect();
+        let head = RequestHead::new("GET", "http", "fuzz", "/");
+        let stream = pair.client.send_request(head, true).unwrap();
+        assert_eq!(stream, StreamId::new(1));
+        // `:status: 200` from the static table (RFC 7541 Appendix A).
+        let mut wire = BytesMut::new();
+        frame::encode_headers(stream, &[0x88], true, 16_384, &mut wire);
+        let now = pair.now;
+        pair.client.handle_input(now, &mut wire);
+        let events = pair.client_events();
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Response { .. })),
+            "{events:?}"
+        );
+        assert!(matches!(
+            pair.client.error(),
+            Some(ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation: Violation::FrameOnIdleStream { .. },
+            })
+        ));
     }
 }
