@@ -10,6 +10,7 @@ use std::time::Duration;
 use h2sim_proto::HeaderField;
 use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
 
+use crate::client::capture::Capture;
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
 use crate::options::client::ClientArgs;
@@ -75,14 +76,6 @@ fn process_cpu() -> Option<Duration> {
     let utime: u64 = fields.next()?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
     Some(Duration::from_millis((utime + stime) * 1000 / USER_HZ))
-}
-
-/// CPU per request, in microseconds, or "-" when it could not be read.
-fn cpu_per_request(cpu: Option<Duration>, requests: u64) -> String {
-    match cpu {
-        Some(cpu) if requests > 0 => format!("{:.1}", cpu.as_secs_f64() * 1e6 / requests as f64),
-        _ => "-".into(),
-    }
 }
 
 /// The dev certificates, built in so the bench runs from any directory.
@@ -178,26 +171,16 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         let addr = if row.scheme == "https" { secure } else { plain };
         let mut line = format!("{:<10}", row.name);
         for (size, path) in SIZES {
-            let client = client_args(&args, row.scheme, &addr.to_string(), path, size, row.http1)?;
-            let cpu_before = process_cpu();
-            let report = crate::tokio_run::run_client(&client, true).await?;
-            let cpu = process_cpu()
-                .zip(cpu_before)
-                .map(|(after, before)| after - before);
-            all_ok &= report.is_success();
-            let mark = if report.is_success() { " " } else { "!" };
-            line.push_str(&format!(
-                "{:>11.0}{mark}{:>8}{:>8}{:>8}",
-                report.requests_per_second(),
-                cpu_per_request(cpu, report.done),
-                short(report.request_time.percentile(50.0)),
-                short(report.request_time.percentile(99.0)),
-            ));
+            let step = post_step(row.scheme, &addr.to_string(), path, size)?;
+            let cell = Cell::run(&client_args(&args, step, row.http1)?).await?;
+            all_ok &= cell.ok;
+            line.push_str(&cell.columns());
         }
         println!("{line}");
     }
     shutdown.trigger();
     let _ = running.await;
+    all_ok &= nf_section(&args, &dir).await?;
     let _ = std::fs::remove_dir_all(&dir);
     if !all_ok {
         println!("(!: some requests failed)");
@@ -209,15 +192,9 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     })
 }
 
-fn client_args(
-    args: &BenchArgs,
-    scheme: &str,
-    authority: &str,
-    path: &str,
-    size: &str,
-    http1: bool,
-) -> Result<ClientArgs, UsageError> {
-    let step = Step {
+/// h2simple's step: POST `path__MDN__` with `size` of JSON.
+fn post_step(scheme: &str, authority: &str, path: &str, size: &str) -> Result<Step, UsageError> {
+    Ok(Step {
         method: "POST".into(),
         scheme: scheme.into(),
         authority: authority.into(),
@@ -225,7 +202,10 @@ fn client_args(
         headers: vec![HeaderField::new("content-type", "application/json")],
         body: crate::body::sized(size).map_err(|e| usage(e.to_string()))?,
         ..Step::default()
-    };
+    })
+}
+
+fn client_args(args: &BenchArgs, step: Step, http1: bool) -> Result<ClientArgs, UsageError> {
     // HTTP/1.1 has no streams: the same requests in flight spread over
     // connections pipelining a few each.
     let (connections, parallel) = if http1 {
@@ -270,6 +250,149 @@ fn client_args(
         listen_linger: Duration::ZERO,
         token: None,
     })
+}
+
+/// One cell's figures.
+struct Cell {
+    tps: f64,
+    /// The process's CPU per request, when it could be read.
+    cpu: Option<f64>,
+    p50: Duration,
+    p99: Duration,
+    ok: bool,
+}
+
+impl Cell {
+    async fn run(client: &ClientArgs) -> Result<Cell, UsageError> {
+        let before = process_cpu();
+        let report = crate::tokio_run::run_client(client, true).await?;
+        let cpu = process_cpu()
+            .zip(before)
+            .map(|(after, before)| after - before);
+        Ok(Cell {
+            tps: report.requests_per_second(),
+            cpu: cpu
+                .filter(|_| report.done > 0)
+                .map(|cpu| cpu.as_secs_f64() * 1e6 / report.done as f64),
+            p50: report.request_time.percentile(50.0),
+            p99: report.request_time.percentile(99.0),
+            ok: report.is_success(),
+        })
+    }
+
+    /// TPS (marked `!` when requests failed), CPU/req, p50, p99.
+    fn columns(&self) -> String {
+        let mark = if self.ok { " " } else { "!" };
+        let cpu = self.cpu.map_or("-".into(), |us| format!("{us:.1}"));
+        format!(
+            "{:>11.0}{mark}{:>8}{:>8}{:>8}",
+            self.tps,
+            cpu,
+            short(self.p50),
+            short(self.p99)
+        )
+    }
+}
+
+/// The rules of the NF section, each answering GET with about 1 KiB of
+/// JSON: a plain prefix rule; a path template whose reply is filled from
+/// the request (capture, query, uuid, counter, time; a `location`); a
+/// stored resource. `PAD` is replaced by padding.
+const NF_RULES: &str = r#"rule:
+  - method: GET
+    path: /plain/
+    headers: { content-type: application/json }
+    size: 1k
+  - method: GET
+    path: /nudm-sdm/v2/{supi}/am-data
+    headers:
+      content-type: application/json
+      location: /nudm-sdm/v2/${supi}/am-data/${uuid}
+    text: '{"supi":"${supi}","gpsis":["msisdn-${counter}"],"time":"${now}","plmn":"${query.plmn-id}","pad":"PAD"}'
+  - path: /store/items
+    resource: {}
+"#;
+
+/// The NF section's cells: what a request-aware rule, a stored resource
+/// and a step that captures from its answer cost next to a plain rule.
+const NF_CELLS: [(&str, &str, &[&str]); 4] = [
+    ("plain rule", "/plain/__MDN__", &[]),
+    (
+        "templated rule",
+        "/nudm-sdm/v2/imsi-__MDN__/am-data?plmn-id=00101",
+        &[],
+    ),
+    ("resource GET", "/store/items/bench", &[]),
+    (
+        "captured step",
+        "/nudm-sdm/v2/imsi-__MDN__/am-data?plmn-id=00101",
+        &["__LOC__=header:location", "__SUPI__=json:/supi"],
+    ),
+];
+
+/// Runs the NF section on a server of its own (h2c, tokio), after
+/// storing the item the resource cell reads. Whether every request
+/// succeeded.
+async fn nf_section(args: &BenchArgs, dir: &std::path::Path) -> Result<bool, UsageError> {
+    let file = dir.join("nf-rules.yaml");
+    std::fs::write(&file, NF_RULES.replace("PAD", &"x".repeat(880)))
+        .map_err(|e| usage(format!("{}: {e}", file.display())))?;
+    let rules = crate::options::rules_file::load(&file)?;
+    let specs = vec![ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?];
+    let server = Server::bind(specs, ServerOptions::default())
+        .await
+        .map_err(|e| usage(e.to_string()))?;
+    let authority = server.local_addrs()[0].0.to_string();
+    let shared = Arc::new(Shared::new(rules.rules, None, None));
+    let shutdown = server.shutdown();
+    let running = tokio::spawn(server.run(move |info| ServerApp::new(shared.clone(), info.peer)));
+    let get = |path: &str| Step {
+        method: "GET".into(),
+        scheme: "http".into(),
+        authority: authority.clone(),
+        path: path.into(),
+        ..Step::default()
+    };
+    let item = Step {
+        method: "PUT".into(),
+        headers: vec![HeaderField::new("content-type", "application/json")],
+        body: crate::body::sized("1k").map_err(|e| usage(e.to_string()))?,
+        ..get("/store/items/bench")
+    };
+    let store = ClientArgs {
+        count: Some(1),
+        duration: None,
+        ..client_args(args, item, false)?
+    };
+    let mut all_ok = crate::tokio_run::run_client(&store, true)
+        .await?
+        .is_success();
+    println!();
+    println!(
+        "NF rules (h2c, GET, 1k JSON answers): extra = CPU/req over the plain rule's, in the same run"
+    );
+    println!("{:<16}        TPS  CPU/req     p50     p99   extra", "");
+    let mut plain_cpu = None;
+    for (name, path, captures) in NF_CELLS {
+        let step = Step {
+            captures: captures
+                .iter()
+                .map(|c| Capture::parse(c).map_err(usage))
+                .collect::<Result<_, _>>()?,
+            ..get(path)
+        };
+        let cell = Cell::run(&client_args(args, step, false)?).await?;
+        all_ok &= cell.ok;
+        plain_cpu = plain_cpu.or(cell.cpu);
+        let extra = match (cell.cpu, plain_cpu) {
+            (Some(cpu), Some(plain)) if name != NF_CELLS[0].0 => format!("{:+.1}", cpu - plain),
+            _ => String::new(),
+        };
+        println!("{name:<16}{}{extra:>8}", cell.columns());
+    }
+    shutdown.trigger();
+    let _ = running.await;
+    Ok(all_ok)
 }
 
 fn short(d: Duration) -> String {

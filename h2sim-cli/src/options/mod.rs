@@ -9,7 +9,7 @@ pub mod client;
 #[cfg(test)]
 mod examples;
 pub mod grammar;
-mod rules_file;
+pub mod rules_file;
 mod scenario_file;
 pub mod server;
 pub mod tls;
