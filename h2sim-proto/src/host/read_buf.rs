@@ -43,13 +43,23 @@ impl ReadPool {
     /// Keeps `buf` for a later read, or frees it: when enough are kept,
     /// when it has grown large, or when too little room is left in it (the
     /// application still holds the bytes before it).
-    fn give(&mut self, buf: BytesMut) {
-        if self.free.len() < POOL_KEEP
-            && buf.len() >= MIN_READ_ROOM
-            && buf.capacity() <= POOL_MAX_BUFFER
-        {
-            self.free.push(buf);
+    fn give(&mut self, mut buf: BytesMut) {
+        if self.free.len() >= POOL_KEEP || buf.capacity() > POOL_MAX_BUFFER {
+            return;
         }
+        if buf.len() < MIN_READ_ROOM {
+            // Little room is left after the input split off its front: take
+            // the whole allocation back when the application has let go of
+            // that input, as growing in place would, rather than free it
+            // and allocate (and zero) a new one for the next read.
+            buf.clear();
+            if !buf.try_reclaim(READ_GROWTH) {
+                return;
+            }
+            let capacity = buf.capacity();
+            buf.resize(capacity, 0);
+        }
+        self.free.push(buf);
     }
 
     /// Buffers kept in this thread's pool.
@@ -274,6 +284,35 @@ mod tests {
         let mut other = ReadBuf::default();
         assert!(other.room().len() >= MIN_READ_ROOM);
         assert_eq!(ReadPool::idle_buffers(), before);
+    }
+
+    /// A buffer whose room the input used up goes back to the pool whole
+    /// once the application has let go of that input, instead of being
+    /// freed and a new one allocated and zeroed for the next read; while
+    /// the input is still held it is freed.
+    #[test]
+    fn a_used_up_buffer_is_reclaimed_for_the_pool() {
+        let before = ReadPool::idle_buffers();
+        let fill = |rb: &mut ReadBuf| {
+            let n = rb.room().len() - MIN_READ_ROOM / 2;
+            rb.commit(n);
+            let mut taken = None;
+            rb.take_input(|input| taken = Some(input.split().freeze()));
+            taken.unwrap()
+        };
+        let mut rb = ReadBuf::default();
+        drop(fill(&mut rb));
+        rb.release();
+        assert_eq!(ReadPool::idle_buffers(), before + 1, "reclaimed and pooled");
+        let mut again = ReadBuf::default();
+        assert!(
+            again.room().len() >= READ_GROWTH,
+            "the whole allocation is room again"
+        );
+        let held = fill(&mut again);
+        again.release();
+        assert_eq!(ReadPool::idle_buffers(), before, "input still held: freed");
+        drop(held);
     }
 
     /// Partial input (a frame cut by the read) keeps the buffer through a
