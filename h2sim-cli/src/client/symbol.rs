@@ -223,22 +223,13 @@ impl Values {
     }
 }
 
+/// Where `needle` first occurs: memchr's SIMD search, since every request
+/// with `-R` symbols scans its whole body for each symbol.
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || haystack.len() < needle.len() {
+    if needle.is_empty() {
         return None;
     }
-    let first = needle[0];
-    let last_start = haystack.len() - needle.len();
-    let mut at = 0;
-    while at <= last_start {
-        let offset = haystack[at..=last_start].iter().position(|&b| b == first)?;
-        at += offset;
-        if haystack[at..].starts_with(needle) {
-            return Some(at);
-        }
-        at += 1;
-    }
-    None
+    memchr::memmem::find(haystack, needle)
 }
 
 fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
