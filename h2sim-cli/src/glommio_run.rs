@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use h2sim_glommio::{ClientOptions, ClientProtocol, ClientRuntime, Executors, Server};
+use h2sim_glommio::{ClientOptions, ClientRuntime, Executors, Server};
 
 use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
@@ -18,9 +18,7 @@ use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
 use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
-use crate::setup::client::{
-    TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
-};
+use crate::setup::client::{TargetOutcome, client_parts, finish_client, protocol_name};
 use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
@@ -127,21 +125,7 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
     let threads = args.threads;
     probe(threads)?;
     let parts = client_parts(args, false)?;
-    let options = ClientOptions {
-        protocol: if args.http1 {
-            ClientProtocol::Http1
-        } else {
-            ClientProtocol::Http2
-        },
-        config: parts.config.clone(),
-        tls: parts.tls.clone(),
-        reconnect: reconnect_policy(args).map(|(max_attempts, delay)| h2sim_glommio::Reconnect {
-            max_attempts,
-            delay,
-        }),
-        runtime: executors(threads).into(),
-        ..ClientOptions::default()
-    };
+    let options: ClientOptions = parts.options(args, executors(threads).into());
     let shutdown = options.runtime.shutdown.clone();
     interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
     let listener = listen(args, &parts)?;

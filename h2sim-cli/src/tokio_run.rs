@@ -6,7 +6,7 @@ use std::future::Future;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
-use h2sim_tokio::{ClientOptions, ClientProtocol, Server};
+use h2sim_tokio::{ClientOptions, Server};
 
 use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
@@ -18,9 +18,7 @@ use crate::report::Report;
 use crate::server::app::ServerApp;
 use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
-use crate::setup::client::{
-    TargetOutcome, client_parts, finish_client, protocol_name, reconnect_policy,
-};
+use crate::setup::client::{TargetOutcome, client_parts, finish_client, protocol_name};
 use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
@@ -136,20 +134,7 @@ pub async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
 /// `bench`: inside `h2sim bench` (see `client_parts`).
 pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageError> {
     let parts = client_parts(args, bench)?;
-    let options = ClientOptions {
-        protocol: if args.http1 {
-            ClientProtocol::Http1
-        } else {
-            ClientProtocol::Http2
-        },
-        config: parts.config.clone(),
-        tls: parts.tls.clone(),
-        reconnect: reconnect_policy(args).map(|(max_attempts, delay)| h2sim_tokio::Reconnect {
-            max_attempts,
-            delay,
-        }),
-        ..ClientOptions::default()
-    };
+    let options: ClientOptions = parts.options(args, Default::default());
     if !bench {
         let shutdown = options.runtime.clone();
         interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());

@@ -118,10 +118,36 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
 /// How the client's adapters replace connections: after losses under `-r`
 /// or `--reconnect-max N` (3 by default), and after each
 /// `--requests-per-connection` turn.
-pub fn reconnect_policy(args: &ClientArgs) -> Option<(u32, Duration)> {
+fn reconnect_policy(args: &ClientArgs) -> Option<h2sim_proto::host::Reconnect> {
     let wanted =
         args.retry || args.reconnect_max.is_some() || args.requests_per_connection.is_some();
-    wanted.then(|| (args.reconnect_max.unwrap_or(3), Duration::from_millis(100)))
+    wanted.then(|| h2sim_proto::host::Reconnect {
+        max_attempts: args.reconnect_max.unwrap_or(3),
+        delay: Duration::from_millis(100),
+    })
+}
+
+impl ClientParts {
+    /// The adapter's client options for this run, with `runtime` (the
+    /// adapter's own part) added: written once for both runtimes.
+    pub fn options<R: Default>(
+        &self,
+        args: &ClientArgs,
+        runtime: R,
+    ) -> h2sim_proto::host::ClientOptions<R> {
+        h2sim_proto::host::ClientOptions {
+            protocol: if args.http1 {
+                h2sim_proto::host::ClientProtocol::Http1
+            } else {
+                h2sim_proto::host::ClientProtocol::Http2
+            },
+            config: self.config.clone(),
+            tls: self.tls.clone(),
+            reconnect: reconnect_policy(args),
+            runtime,
+            ..h2sim_proto::host::ClientOptions::default()
+        }
+    }
 }
 
 /// The report's `Application protocol:` name, as h2load prints it.
