@@ -13,18 +13,9 @@ use serde_json::Value;
 
 mod server_support;
 
-use server_support::{client, text};
+use server_support::{client, free_port, text};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
-
-/// A port nothing listens on (for the peer and `--listen`).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The peer, killed on drop; its counts are in `stats`.
 struct Peer {

@@ -13,21 +13,13 @@ mod server_support;
 use std::path::Path;
 
 use serde_json::Value;
-use server_support::{Server, client, text};
+use server_support::{Server, client, free_port, text};
 
 /// Scenarios per run.
 const SCENARIOS: u64 = 50;
 
 fn example(name: &str, file: &str) -> String {
     format!("{}/examples/{name}/{file}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// The number after `label` in the server's summary line that has it.

@@ -184,3 +184,12 @@ pub fn curl_headers(args: &[&str]) -> Vec<String> {
         .map(|l| l.trim().to_ascii_lowercase())
         .collect()
 }
+
+/// A port nothing listens on right now (for a peer or `--listen`).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
