@@ -88,6 +88,10 @@ async fn drive<A: Application>(
             if let Poll::Ready(r) = transport.poll_io(cx, out, input, read_now) {
                 return Poll::Ready(Wake::Io(r));
             }
+            if read_now {
+                // Quiet: the read buffer and what the queues grew to go back.
+                driver.read_pending();
+            }
             match timer.poll(cx, deadline) {
                 Poll::Ready(()) => Poll::Ready(Wake::Timer),
                 Poll::Pending => Poll::Pending,

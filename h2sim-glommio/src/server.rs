@@ -14,7 +14,8 @@ use futures_lite::future;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
-use h2sim_proto::host::info::{server_connection, server_protocol};
+use h2sim_proto::host::ServerConfigs;
+use h2sim_proto::host::info::server_protocol;
 use h2sim_proto::host::{
     self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
 };
@@ -109,6 +110,7 @@ impl Server {
             .collect();
         let shared = Arc::new(Shared {
             factory,
+            configs: ServerConfigs::new(&self.options.config),
             options: self.options.clone(),
             shutdown: self.shutdown.clone(),
             listeners,
@@ -175,6 +177,7 @@ impl RunningServer {
 struct Shared<F> {
     factory: F,
     options: ServerOptions,
+    configs: ServerConfigs,
     shutdown: Shutdown,
     listeners: Vec<(SocketAddr, Option<Arc<rustls::ServerConfig>>)>,
 }
@@ -309,9 +312,8 @@ where
     let now = Instant::now();
     let (mut transport, conn) = match tls {
         None => {
-            let config = options.config.clone();
             info.protocol = options.plain_protocol;
-            let conn = server_connection(options.plain_protocol, config, now);
+            let conn = local.shared.configs.connection(info.protocol, false, now);
             (Transport::plain(tcp), conn)
         }
         Some(config) => {
@@ -336,10 +338,10 @@ where
             info.protocol = server_protocol(tls_info.alpn.as_deref());
             info.tls = Some(tls_info);
             info.connect_time = started.elapsed();
-            let mut config = options.config.clone();
-            config.http1.secure = true;
-            let now = Instant::now();
-            let conn = server_connection(info.protocol, config, now);
+            let conn = local
+                .shared
+                .configs
+                .connection(info.protocol, true, Instant::now());
             (transport, conn)
         }
     };

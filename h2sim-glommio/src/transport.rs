@@ -222,8 +222,6 @@ impl Transport {
     ) -> Poll<io::Result<Progress>> {
         let room = input.room();
         let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, room) else {
-            // Quiet: the buffer goes back to the pool until data comes.
-            input.release();
             return Poll::Pending;
         };
         match read {
@@ -255,7 +253,6 @@ impl Transport {
             return Poll::Ready(Ok(Progress::Eof));
         }
         let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, &mut self.cipher) else {
-            input.release();
             return Poll::Pending;
         };
         let n = read?;

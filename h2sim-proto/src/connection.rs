@@ -2,6 +2,7 @@
 //! both protocols.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -17,6 +18,7 @@ use crate::message::{RequestHead, ResponseHead};
 use crate::role::{Protocol, Role};
 use crate::stats::Stats;
 use crate::timers::{Timer, TimerTable};
+use crate::trim::Trim;
 use crate::{h1, h2};
 
 /// One connection, client or server, HTTP/2 or HTTP/1.1, with no I/O of
@@ -74,7 +76,8 @@ pub struct Connection {
     inner: Inner,
     role: Role,
     /// Kept for a server that may still switch protocol (detection, h2c).
-    config: Config,
+    /// Shared: a host's connections have one configuration, not a copy each.
+    config: Arc<Config>,
     /// What an HTTP/1.1 session left behind when it handed over to HTTP/2
     /// (the 101 response, its events): delivered before the new session's.
     handover_out: VecDeque<Bytes>,
@@ -121,7 +124,7 @@ macro_rules! dispatch {
 }
 
 impl Connection {
-    fn with(role: Role, inner: Inner, config: Config, now: Instant) -> Self {
+    fn with(role: Role, inner: Inner, config: Arc<Config>, now: Instant) -> Self {
         let mut timers = TimerTable::default();
         if let Some(idle) = config.idle_timeout {
             timers.set(Timer::Idle, now + idle);
@@ -183,14 +186,16 @@ impl Connection {
 
     /// An HTTP/2 client (prior knowledge, or `h2` chosen by ALPN): its
     /// preface and SETTINGS are the first output.
-    pub fn client(config: Config, now: Instant) -> Self {
-        let session = h2::Session::new(Role::Client, config.clone(), now);
+    pub fn client(config: impl Into<Arc<Config>>, now: Instant) -> Self {
+        let config = config.into();
+        let session = h2::Session::new(Role::Client, Arc::clone(&config), now);
         Connection::with(Role::Client, Inner::Http2(Box::new(session)), config, now)
     }
 
     /// An HTTP/1.1 client.
-    pub fn client_http1(config: Config, now: Instant) -> Self {
-        let session = h1::Session::new(Role::Client, config.clone(), now);
+    pub fn client_http1(config: impl Into<Arc<Config>>, now: Instant) -> Self {
+        let config = config.into();
+        let session = h1::Session::new(Role::Client, Arc::clone(&config), now);
         Connection::with(Role::Client, Inner::Http1(Box::new(session)), config, now)
     }
 
@@ -198,21 +203,23 @@ impl Connection {
     /// preface selects HTTP/2 (prior knowledge, as 3GPP TS 29.500 uses it),
     /// anything else HTTP/1.1, which may still upgrade to HTTP/2 by
     /// `Upgrade: h2c`.
-    pub fn server(config: Config, now: Instant) -> Self {
+    pub fn server(config: impl Into<Arc<Config>>, now: Instant) -> Self {
+        let config = config.into();
         Connection::with(Role::Server, Inner::Undecided { since: now }, config, now)
     }
 
     /// A server for a protocol already chosen, by TLS ALPN or configuration.
-    pub fn server_for(protocol: Protocol, config: Config, now: Instant) -> Self {
+    pub fn server_for(protocol: Protocol, config: impl Into<Arc<Config>>, now: Instant) -> Self {
+        let config = config.into();
         let inner = match protocol {
             Protocol::Http1 => Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
-                config.clone(),
+                Arc::clone(&config),
                 now,
             ))),
             Protocol::Http2 => Inner::Http2(Box::new(h2::Session::new(
                 Role::Server,
-                config.clone(),
+                Arc::clone(&config),
                 now,
             ))),
         };
@@ -278,13 +285,13 @@ impl Connection {
                 }
                 self.inner = Inner::Http2(Box::new(h2::Session::new(
                     Role::Server,
-                    self.config.clone(),
+                    Arc::clone(&self.config),
                     since,
                 )));
             } else {
                 self.inner = Inner::Http1(Box::new(h1::Session::new(
                     Role::Server,
-                    self.config.clone(),
+                    Arc::clone(&self.config),
                     since,
                 )));
             }
@@ -313,8 +320,12 @@ impl Connection {
             self.handover_events
                 .extend(events.filter(|e| !matches!(e, Event::Connected)));
         }
-        let session =
-            h2::Session::upgraded(self.config.clone(), now, &upgrade.settings, upgrade.request);
+        let session = h2::Session::upgraded(
+            Arc::clone(&self.config),
+            now,
+            &upgrade.settings,
+            upgrade.request,
+        );
         self.inner = Inner::Http2(Box::new(session));
         if !input.is_empty() {
             self.take_input(now, input);
@@ -332,7 +343,7 @@ impl Connection {
             // Nothing was said: close as an HTTP/1.1 server with no request would.
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
-                self.config.clone(),
+                Arc::clone(&self.config),
                 since,
             )));
         }
@@ -472,7 +483,7 @@ impl Connection {
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
-                self.config.clone(),
+                Arc::clone(&self.config),
                 since,
             )));
         }
@@ -492,7 +503,7 @@ impl Connection {
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
-                self.config.clone(),
+                Arc::clone(&self.config),
                 since,
             )));
         }
@@ -639,6 +650,21 @@ impl Connection {
             Inner::Http2(s) => s.error(),
             Inner::Undecided { .. } => None,
         }
+    }
+
+    /// Gives back the capacity that busy moments grew the connection's
+    /// queues to, if nothing is under way (no HTTP/2 stream open, no
+    /// HTTP/1.1 exchange): a connection waiting for its next request then
+    /// costs its state, not its buffers. A host calls it when the
+    /// connection goes quiet (a read finds nothing), as
+    /// [`host::Driver`](crate::host::Driver) does; it is cheap when there
+    /// is nothing to give back, and calling it at any other time only
+    /// costs the next burst a few allocations.
+    pub fn trim(&mut self) {
+        self.handover_out.trim();
+        self.handover_events.trim();
+        self.held.trim();
+        dispatch!(self, s => s.trim(), undecided => ())
     }
 
     /// Over, and everything it had to say has been polled: close the transport.

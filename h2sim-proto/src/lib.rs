@@ -83,6 +83,7 @@ pub mod pair;
 mod role;
 mod stats;
 mod timers;
+mod trim;
 
 pub use application::{Application, Endpoint};
 pub use close::CloseCause;

@@ -7,7 +7,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use h2sim_proto::host::info::{server_connection, server_protocol};
+use h2sim_proto::host::ServerConfigs;
+use h2sim_proto::host::info::server_protocol;
 use h2sim_proto::host::{
     self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo,
 };
@@ -109,6 +110,7 @@ impl Server {
         A: Application + Send + 'static,
     {
         let factory = Arc::new(factory);
+        let configs = ServerConfigs::new(&self.options.config);
         let tracker = TaskTracker::new();
         let mut accepting = JoinSet::new();
         for bound in self.listeners {
@@ -116,6 +118,7 @@ impl Server {
                 bound,
                 factory.clone(),
                 self.options.clone(),
+                configs.clone(),
                 self.shutdown.clone(),
                 self.stats.clone(),
                 tracker.clone(),
@@ -135,6 +138,7 @@ async fn accept_loop<A, F>(
     bound: Bound,
     factory: Arc<F>,
     options: Arc<ServerOptions>,
+    configs: ServerConfigs,
     shutdown: Shutdown,
     stats: Arc<ServerCounters>,
     tracker: TaskTracker,
@@ -160,6 +164,7 @@ async fn accept_loop<A, F>(
         let task = ConnectionTask {
             factory: factory.clone(),
             options: options.clone(),
+            configs: configs.clone(),
             shutdown: shutdown.clone(),
             stats: stats.clone(),
         };
@@ -175,6 +180,7 @@ async fn accept_loop<A, F>(
 struct ConnectionTask<F> {
     factory: Arc<F>,
     options: Arc<ServerOptions>,
+    configs: ServerConfigs,
     shutdown: Shutdown,
     stats: Arc<ServerCounters>,
 }
@@ -205,9 +211,10 @@ impl<F> ConnectionTask<F> {
         let mut info = ConnectionInfo::new(peer, local);
         let result = match tls {
             None => {
-                let config = self.options.config.clone();
                 info.protocol = self.options.plain_protocol;
-                let conn = server_connection(self.options.plain_protocol, config, Instant::now());
+                let conn = self
+                    .configs
+                    .connection(info.protocol, false, Instant::now());
                 self.run(tcp, conn, info).await
             }
             // Boxed: the handshake and the TLS stream are large, and the
@@ -257,10 +264,7 @@ impl<F> ConnectionTask<F> {
         info.protocol = server_protocol(tls_info.alpn.as_deref());
         info.tls = Some(tls_info);
         info.connect_time = started.elapsed();
-        let mut config = self.options.config.clone();
-        config.http1.secure = true;
-        let now = Instant::now();
-        let conn = server_connection(info.protocol, config, now);
+        let conn = self.configs.connection(info.protocol, true, Instant::now());
         Some(self.run(stream, conn, info).await)
     }
 

@@ -14,6 +14,7 @@ use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::RequestHead;
+use crate::trim::Trim;
 
 #[derive(Debug)]
 pub(super) struct Client {
@@ -57,6 +58,16 @@ struct Exchange {
 }
 
 impl Client {
+    /// No exchange is under way.
+    pub(super) fn is_idle(&self) -> bool {
+        self.exchanges.is_empty()
+    }
+
+    /// Gives back the exchange queue's capacity once it is empty.
+    pub(super) fn trim(&mut self) {
+        self.exchanges.trim();
+    }
+
     pub(super) fn new() -> Self {
         Client {
             ids: Ids::new(),

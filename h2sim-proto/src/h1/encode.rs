@@ -9,6 +9,7 @@ use bytes::{Bytes, BytesMut};
 use super::parse::is_connection_specific;
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::trim::Trim;
 
 /// How the body of a message we send is delimited (RFC 9112 §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +57,12 @@ impl Output {
 
     pub(super) fn is_empty(&self) -> bool {
         self.wbuf.is_empty() && self.chunks.is_empty()
+    }
+
+    /// Gives back the buffer and the chunk queue once both are empty.
+    pub(super) fn trim(&mut self) {
+        self.wbuf.trim();
+        self.chunks.trim();
     }
 
     /// Drops everything not yet handed out.

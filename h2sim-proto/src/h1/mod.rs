@@ -29,6 +29,7 @@ mod upgrade;
 mod tests;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
@@ -47,6 +48,7 @@ use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::Role;
 use crate::stats::Stats;
+use crate::trim::Trim;
 
 /// Server: a request that asked to continue in HTTP/2 (RFC 7540 §3.2). The
 /// 101 response is already in the session's output; once it is written the
@@ -80,7 +82,7 @@ enum Side {
 /// What both roles write to: the configuration, the events, the output.
 #[derive(Debug)]
 struct Io {
-    config: Config,
+    config: Arc<Config>,
     events: VecDeque<Event>,
     out: Output,
     /// `Event::Closed` has been queued: nothing more is read or sent.
@@ -194,7 +196,8 @@ enum Outgoing<H> {
 impl Session {
     /// A session for a connection whose protocol is already decided: it is
     /// up at once, so `Event::Connected` is the first event.
-    pub(crate) fn new(role: Role, config: Config, _now: Instant) -> Self {
+    pub(crate) fn new(role: Role, config: impl Into<Arc<Config>>, _now: Instant) -> Self {
+        let config = config.into();
         let mut io = Io {
             config,
             events: VecDeque::new(),
@@ -257,6 +260,24 @@ impl Session {
     /// Over (its `Closed` event raised), whether or not output is left.
     pub(crate) fn ended(&self) -> bool {
         self.io.closed
+    }
+
+    /// Between exchanges, gives back what busy moments grew its queues to
+    /// (see `trim`); what still holds something stays.
+    pub(crate) fn trim(&mut self) {
+        let idle = match &mut self.side {
+            Side::Server(s) => s.is_idle(),
+            Side::Client(c) => c.is_idle(),
+        };
+        if !idle {
+            return;
+        }
+        match &mut self.side {
+            Side::Server(s) => s.trim(),
+            Side::Client(c) => c.trim(),
+        }
+        self.io.events.trim();
+        self.io.out.trim();
     }
 
     /// Server: waiting for the next request head, with room to read it

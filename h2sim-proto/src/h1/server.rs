@@ -17,6 +17,7 @@ use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::ResponseHead;
+use crate::trim::Trim;
 
 /// Requests parsed ahead of their responses (`server_max_pipeline`, at
 /// least one so that a request can be read at all).
@@ -370,6 +371,16 @@ impl Server {
 
     pub(super) fn pipeline_full(&self, io: &Io) -> bool {
         self.exchanges.len() >= read_ahead(&io.config.http1)
+    }
+
+    /// No exchange is under way, and no request is being read.
+    pub(super) fn is_idle(&self) -> bool {
+        self.exchanges.is_empty() && matches!(self.read, Read::Head)
+    }
+
+    /// Gives back the exchange queue's capacity once it is empty.
+    pub(super) fn trim(&mut self) {
+        self.exchanges.trim();
     }
 
     pub(super) fn request_taken(&mut self, id: StreamId) {

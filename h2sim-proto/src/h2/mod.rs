@@ -14,6 +14,7 @@ mod store;
 mod stream;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
@@ -36,6 +37,7 @@ use crate::hpack;
 use crate::message::RequestHead;
 use crate::role::Role;
 use crate::timers::{Timer, TimerTable};
+use crate::trim::Trim;
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
 /// defaults that hold until it does.
@@ -110,7 +112,7 @@ const KEEPALIVE_PING: [u8; 8] = *b"h2s-keep";
 #[derive(Debug)]
 pub(crate) struct Session {
     role: Role,
-    config: Config,
+    config: Arc<Config>,
     /// Server: the client preface has been checked.
     preface_received: bool,
     /// The peer's first frame (its SETTINGS) has arrived.
@@ -187,7 +189,8 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(role: Role, config: Config, now: Instant) -> Self {
+    pub(crate) fn new(role: Role, config: impl Into<Arc<Config>>, now: Instant) -> Self {
+        let config = config.into();
         let limits = &config.limits;
         // The decoders start at the RFC's defaults; `update_settings` below
         // moves them to what we advertise.
@@ -259,7 +262,7 @@ impl Session {
     /// upgrading request is stream 1, half-closed (remote), awaiting the
     /// application's response. The client preface is still expected.
     pub(crate) fn upgraded(
-        config: Config,
+        config: impl Into<Arc<Config>>,
         now: Instant,
         settings: &Bytes,
         request: RequestHead,
@@ -363,6 +366,31 @@ impl Session {
     /// Over (its `Closed` event raised), whether or not output is left.
     pub(crate) fn ended(&self) -> bool {
         self.closed
+    }
+
+    /// With no stream open, gives back what busy moments grew its queues
+    /// to (see `trim`); what still holds something stays.
+    pub(crate) fn trim(&mut self) {
+        if !self.store.is_empty() || self.partial.is_some() {
+            return;
+        }
+        self.store.trim();
+        self.local.trim();
+        self.settings_to_send.trim();
+        self.ping_acks_owed.trim();
+        self.pings_sent.trim();
+        self.pings_to_send.trim();
+        self.resets_to_send.trim();
+        self.window_updates.trim();
+        self.goaways_to_send.trim();
+        self.promises.trim();
+        self.waiting_to_open.trim();
+        self.ready.trim();
+        self.conn_blocked.trim();
+        self.events.trim();
+        self.out.trim();
+        self.wbuf.trim();
+        self.field_scratch.trim();
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use crate::config::Config;
 use crate::frame::{DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Setting, Settings};
+use crate::trim::Trim;
 
 /// The values an endpoint advertises (RFC 9113 §6.5.2, RFC 8441 §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +103,11 @@ impl Local {
             in_flight: VecDeque::new(),
             effective: LocalSettings::RFC_DEFAULTS,
         }
+    }
+
+    /// Gives back the in-flight queue's capacity once it is empty.
+    pub(crate) fn trim(&mut self) {
+        self.in_flight.trim();
     }
 
     /// We are sending `next`; the peer must acknowledge it by `deadline`.

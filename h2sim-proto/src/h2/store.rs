@@ -5,6 +5,7 @@ use std::collections::{HashMap, VecDeque};
 use super::stream::Stream;
 use crate::frame::StreamId;
 use crate::hash::FastState;
+use crate::trim::Trim;
 
 /// Stream ids are 31 bits (RFC 9113 §5.1.1).
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
@@ -78,6 +79,11 @@ impl Store {
             reset_locally: RecentIds::new(remembered),
             ended_by_peer: RecentIds::new(remembered),
         }
+    }
+
+    /// Gives back the map's capacity once no stream is live.
+    pub(crate) fn trim(&mut self) {
+        self.streams.trim();
     }
 
     pub(crate) fn get(&self, id: StreamId) -> Option<&Stream> {

@@ -2,6 +2,7 @@
 //! it makes from that: ALPN → protocol → [`Connection`].
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::{Config, Connection, Protocol};
@@ -96,15 +97,51 @@ pub fn server_protocol(alpn: Option<&[u8]>) -> Option<Protocol> {
 
 /// A server connection for `protocol`, or one that tells it from the
 /// first bytes.
-pub fn server_connection(protocol: Option<Protocol>, config: Config, now: Instant) -> Connection {
+pub fn server_connection(
+    protocol: Option<Protocol>,
+    config: impl Into<Arc<Config>>,
+    now: Instant,
+) -> Connection {
     match protocol {
         Some(protocol) => Connection::server_for(protocol, config, now),
         None => Connection::server(config, now),
     }
 }
 
+/// The configuration a server's connections share, built once when it
+/// starts: plain connections take one, TLS connections the same with
+/// `http1.secure` set. A connection then costs a reference count, not a
+/// copy of the configuration.
+#[derive(Debug, Clone)]
+pub struct ServerConfigs {
+    plain: Arc<Config>,
+    secure: Arc<Config>,
+}
+
+impl ServerConfigs {
+    pub fn new(config: &Config) -> Self {
+        let mut secure = config.clone();
+        secure.http1.secure = true;
+        ServerConfigs {
+            plain: Arc::new(config.clone()),
+            secure: Arc::new(secure),
+        }
+    }
+
+    /// A server connection for `protocol` (see [`server_connection`]),
+    /// over TLS or not.
+    pub fn connection(&self, protocol: Option<Protocol>, tls: bool, now: Instant) -> Connection {
+        let config = if tls { &self.secure } else { &self.plain };
+        server_connection(protocol, Arc::clone(config), now)
+    }
+}
+
 /// A client connection for `protocol` (HTTP/2 unless told HTTP/1.1).
-pub fn client_connection(protocol: Option<Protocol>, config: Config, now: Instant) -> Connection {
+pub fn client_connection(
+    protocol: Option<Protocol>,
+    config: impl Into<Arc<Config>>,
+    now: Instant,
+) -> Connection {
     match protocol {
         Some(Protocol::Http1) => Connection::client_http1(config, now),
         _ => Connection::client(config, now),

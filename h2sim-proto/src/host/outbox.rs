@@ -25,6 +25,14 @@ impl Outbox {
         self.chunks.is_empty()
     }
 
+    /// Gives back the chunk queue's capacity if it is empty, as
+    /// [`Connection::trim`](crate::Connection::trim) does for the core's.
+    pub fn trim(&mut self) {
+        if self.chunks.is_empty() {
+            self.chunks = VecDeque::new();
+        }
+    }
+
     /// Bytes waiting.
     pub fn len(&self) -> usize {
         self.len
