@@ -4,6 +4,7 @@
 //! caller's factory. Nothing is shared between executors while serving;
 //! each counts for itself and the counts are added up at the end.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -299,22 +300,35 @@ where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
+    let (transport, endpoint) = open(local, tcp, tls).await?;
+    run(local, transport, endpoint).await
+}
+
+/// The transport (after its TLS handshake) and the endpoint the run keeps.
+/// Apart from the run: what set the connection up (its `ConnectionInfo`,
+/// the handshake) then takes no room in the task while it is served.
+async fn open<A, F>(
+    local: &Local<F>,
+    tcp: TcpStream,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Option<(Transport, Endpoint<A>)>
+where
+    F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
+    A: Application + 'static,
+{
     // Without it small frames wait for ACKs (Nagle); failure only costs latency.
     let _ = tcp.set_nodelay(true);
     let (Ok(peer), Ok(local_addr)) = (tcp.peer_addr(), tcp.local_addr()) else {
         return None;
     };
-    let options = &local.shared.options;
     let mut info = ConnectionInfo {
         executor: local.index,
         ..ConnectionInfo::new(peer, local_addr)
     };
-    let now = Instant::now();
-    let (mut transport, conn) = match tls {
+    let (transport, secure) = match tls {
         None => {
-            info.protocol = options.plain_protocol;
-            let conn = local.shared.configs.connection(info.protocol, false, now);
-            (Transport::plain(tcp), conn)
+            info.protocol = local.shared.options.plain_protocol;
+            (Transport::plain(tcp), false)
         }
         Some(config) => {
             let session = match rustls::ServerConnection::new(config) {
@@ -323,8 +337,9 @@ where
             };
             let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
             let started = Instant::now();
+            let timeout = local.shared.options.handshake_timeout;
             // Boxed: only TLS connections should carry the handshake's size.
-            match Box::pin(handshake(local, &mut transport, options.handshake_timeout)).await {
+            match Box::pin(handshake(local, &mut transport, timeout)).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
@@ -338,28 +353,41 @@ where
             info.protocol = server_protocol(tls_info.alpn.as_deref());
             info.tls = Some(tls_info);
             info.connect_time = started.elapsed();
-            let conn = local
-                .shared
-                .configs
-                .connection(info.protocol, true, Instant::now());
-            (transport, conn)
+            (transport, true)
         }
     };
+    let now = Instant::now();
+    let conn = local.shared.configs.connection(info.protocol, secure, now);
     let app = (local.shared.factory)(&info);
-    // Not kept across the run: the task's future would carry it.
-    drop(info);
-    let mut endpoint = Endpoint::new(conn, app, Instant::now());
-    let result = driver::run(
-        &mut transport,
-        &mut endpoint,
-        &local.signal,
-        &options.driver,
-    )
-    .await;
-    if result.is_err() {
-        local.stats.transport_failed();
+    Some((transport, Endpoint::new(conn, app, now)))
+}
+
+/// Serves the connection to its end. Not an `async fn`: one would keep a
+/// second copy of its arguments (the transport, the endpoint) in the task
+/// for the whole connection.
+#[allow(clippy::manual_async_fn, reason = "an async fn doubles the task")]
+fn run<'a, A, F>(
+    local: &'a Local<F>,
+    mut transport: Transport,
+    mut endpoint: Endpoint<A>,
+) -> impl Future<Output = Option<Stats>> + 'a
+where
+    F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
+    A: Application + 'static,
+{
+    async move {
+        let result = driver::run(
+            &mut transport,
+            &mut endpoint,
+            &local.signal,
+            &local.shared.options.driver,
+        )
+        .await;
+        if result.is_err() {
+            local.stats.transport_failed();
+        }
+        Some(endpoint.connection().stats())
     }
-    Some(endpoint.connection().stats())
 }
 
 /// How a server-side TLS handshake went.
@@ -395,7 +423,7 @@ async fn handshake<F>(local: &Local<F>, transport: &mut Transport, timeout: Dura
 impl<F> Local<F> {
     /// Counts a failed TLS handshake and tells the hook, if any; the
     /// connection got nowhere.
-    fn handshake_failed(&self, peer: SocketAddr, why: &str) -> Option<Stats> {
+    fn handshake_failed<T>(&self, peer: SocketAddr, why: &str) -> Option<T> {
         self.stats.tls_failed(format!("{peer}: {why}"));
         if let Some(hook) = &self.shared.options.on_handshake_error {
             hook.call(peer, why);

@@ -55,6 +55,12 @@ pub trait Application {
     fn reconnected(&mut self, connect_time: Duration) {
         let _ = connect_time;
     }
+
+    /// The connection went quiet ([`Endpoint::trim`]): give back what busy
+    /// moments grew per-connection state to (a map of requests in
+    /// progress, say) if nothing is in it, as the connection does with its
+    /// queues.
+    fn trim(&mut self) {}
 }
 
 /// A connection and its application, driven as one. The loop a runtime
@@ -185,6 +191,14 @@ impl<A: Application> Endpoint<A> {
     /// Over, and all output polled: close the transport.
     pub fn is_closed(&self) -> bool {
         self.conn.is_closed()
+    }
+
+    /// The connection went quiet (a read found nothing): the connection
+    /// ([`Connection::trim`]) and the application ([`Application::trim`])
+    /// give back what their busy moments grew.
+    pub fn trim(&mut self) {
+        self.conn.trim();
+        self.app.trim();
     }
 
     pub fn connection(&self) -> &Connection {

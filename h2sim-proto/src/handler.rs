@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::trim::Trim;
 use crate::{Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId};
 use bytes::{Bytes, BytesMut};
 
@@ -140,6 +141,10 @@ fn with_length(head: &mut ResponseHead, len: usize) {
 }
 
 impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
+    fn trim(&mut self) {
+        self.pending.trim();
+    }
+
     fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
         match event {
             Event::Request {

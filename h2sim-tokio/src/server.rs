@@ -12,7 +12,7 @@ use h2sim_proto::host::info::server_protocol;
 use h2sim_proto::host::{
     self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo,
 };
-use h2sim_proto::{Application, Connection, Endpoint};
+use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
@@ -207,15 +207,14 @@ impl<F> ConnectionTask<F> {
     {
         // Without it small frames wait for ACKs (Nagle); failure only costs latency.
         let _ = tcp.set_nodelay(true);
-        let local = tcp.local_addr().ok()?;
-        let mut info = ConnectionInfo::new(peer, local);
+        let info = ConnectionInfo::new(peer, tcp.local_addr().ok()?);
         let result = match tls {
             None => {
-                info.protocol = self.options.plain_protocol;
-                let conn = self
-                    .configs
-                    .connection(info.protocol, false, Instant::now());
-                self.run(tcp, conn, info).await
+                let info = ConnectionInfo {
+                    protocol: self.options.plain_protocol,
+                    ..info
+                };
+                self.run(tcp, self.endpoint(info, false)).await
             }
             // Boxed: the handshake and the TLS stream are large, and the
             // task's future is as large as its largest path, so plain
@@ -264,26 +263,37 @@ impl<F> ConnectionTask<F> {
         info.protocol = server_protocol(tls_info.alpn.as_deref());
         info.tls = Some(tls_info);
         info.connect_time = started.elapsed();
-        let conn = self.configs.connection(info.protocol, true, Instant::now());
-        Some(self.run(stream, conn, info).await)
+        Some(self.run(stream, self.endpoint(info, true)).await)
     }
 
-    async fn run<S, A>(
-        &self,
-        io: S,
-        conn: Connection,
-        info: ConnectionInfo,
-    ) -> (io::Result<Ending>, h2sim_proto::Stats)
+    /// The connection with its application, built before the run. It
+    /// takes `info` and drops it: a value the task's future borrowed, or
+    /// still held, would stay in it for the whole connection.
+    fn endpoint<A>(&self, info: ConnectionInfo, tls: bool) -> Endpoint<A>
     where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
-        let app = (self.factory)(&info);
-        // Not kept across the run: the task's future would carry it.
-        drop(info);
-        let mut endpoint = Endpoint::new(conn, app, Instant::now());
-        let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
-        (result, endpoint.connection().stats())
+        let now = Instant::now();
+        let conn = self.configs.connection(info.protocol, tls, now);
+        Endpoint::new(conn, (self.factory)(&info), now)
+    }
+
+    /// Not an `async fn`: one would keep a second copy of `endpoint` (its
+    /// argument and its binding) in the task for the whole connection.
+    #[allow(clippy::manual_async_fn, reason = "an async fn doubles the task")]
+    fn run<S, A>(
+        &self,
+        io: S,
+        mut endpoint: Endpoint<A>,
+    ) -> impl Future<Output = (io::Result<Ending>, h2sim_proto::Stats)>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+        A: Application,
+    {
+        async move {
+            let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
+            (result, endpoint.connection().stats())
+        }
     }
 }

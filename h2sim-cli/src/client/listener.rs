@@ -139,4 +139,8 @@ impl<A: Application> Application for ListenerApp<A> {
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
         self.inner.on_timeout(now, conn);
     }
+
+    fn trim(&mut self) {
+        self.inner.trim();
+    }
 }

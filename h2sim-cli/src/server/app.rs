@@ -563,6 +563,17 @@ impl Application for ServerApp {
         self.last_seen = Some(now);
     }
 
+    /// Between requests, the map of requests in progress and the delay
+    /// queue give back what a burst grew them to.
+    fn trim(&mut self) {
+        if self.pending.is_empty() && self.pending.capacity() > 0 {
+            self.pending = HashMap::new();
+        }
+        if self.delayed.is_empty() && self.delayed.capacity() > 0 {
+            self.delayed = Vec::new();
+        }
+    }
+
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
         self.last_seen = Some(now);
         match event {

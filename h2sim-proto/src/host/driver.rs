@@ -150,14 +150,14 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// A read found nothing to read (it would block, or is pending): the
     /// connection is quiet, so its read buffer goes back to the thread's
     /// pool unless it holds partial input, and with nothing under way the
-    /// core and the outbox give back what their queues grew to
-    /// ([`Connection::trim`](crate::Connection::trim)). An idle connection
+    /// endpoint and the outbox give back what their queues grew to
+    /// ([`Endpoint::trim`]). An idle connection
     /// then costs its state, not its buffers.
     pub fn read_pending(&mut self) {
         self.input.release();
         self.out.trim();
         let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
-        endpoint.connection_mut().trim();
+        endpoint.trim();
     }
 
     /// The read buffer itself, for a transport that fills it another way
