@@ -7,7 +7,7 @@
 # usage: bench/idle_memory.sh [N] [h2sim binary]
 set -euo pipefail
 N=${1:-1000}
-H2SIM=${2:-$(dirname "$0")/../target/release/h2sim}
+H2SIM=$(realpath "${2:-$(dirname "$0")/../target/release/h2sim}")
 HERE=$(cd "$(dirname "$0")" && pwd)
 PORT=${PORT:-18480}
 ulimit -n "$(ulimit -Hn)"
@@ -68,6 +68,16 @@ for proto in h2c h1; do
             -m GET -p / -s 200 -t ok -q
     done
 done
+# TLS (h2 by ALPN): each server makes a throw-away certificate when it
+# finds no key files, so it starts in an empty directory.
+TLS_DIR=$(mktemp -d)
+cd "$TLS_DIR"
+for rt in tokio glommio; do
+    measure "h2sim-$rt" h2 "$H2SIM" server --runtime "$rt" -S https://127.0.0.1:@PORT@ \
+        -m GET -p / -s 200 -t ok -q
+done
+cd - >/dev/null
+rm -rf "$TLS_DIR"
 if command -v nghttpd >/dev/null; then
     measure nghttpd h2c nghttpd --no-tls -d /tmp @PORT@
 fi

@@ -89,8 +89,12 @@ async fn drive<A: Application>(
                 return Poll::Ready(Wake::Io(r));
             }
             if read_now {
-                // Quiet: the read buffer and what the queues grew to go back.
+                // Quiet: the read buffer and what the queues grew to go
+                // back, and with nothing under way the staging buffer too.
                 driver.read_pending();
+                if driver.is_idle() {
+                    transport.trim();
+                }
             }
             match timer.poll(cx, deadline) {
                 Poll::Ready(()) => Poll::Ready(Wake::Timer),

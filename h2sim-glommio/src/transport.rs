@@ -16,10 +16,12 @@
 //! committed to a pending read and no provided-buffer ring is needed): the
 //! bytes read become, without a copy, the `Bytes` the core hands to the
 //! application (`Connection::handle_input` splits them off the front).
-//! Over TLS, rustls decrypts into its own buffer (`read_tls`,
+//! Over TLS, ciphertext is read into one scratch buffer per executor and
+//! handed to rustls at once; rustls decrypts into its own buffer (`read_tls`,
 //! `process_new_packets`) and the plaintext is copied once into the
 //! `ReadBuf`.
 
+use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io::{self, BufRead, Write};
 use std::pin::Pin;
@@ -58,8 +60,6 @@ pub(crate) struct Transport {
     /// Bytes waiting for the socket; `[..sent]` have left.
     staged: Vec<u8>,
     sent: usize,
-    /// TLS: ciphertext read from the socket (allocated once, initialized).
-    cipher: Vec<u8>,
     /// TLS: small plaintext chunks gathered into one record's worth.
     plain: Vec<u8>,
     /// TLS: the peer closed the TLS session or the socket.
@@ -73,7 +73,6 @@ impl Transport {
             tls: None,
             staged: Vec::new(),
             sent: 0,
-            cipher: Vec::new(),
             plain: Vec::new(),
             tls_eof: false,
         }
@@ -85,7 +84,6 @@ impl Transport {
         tls.set_buffer_limit(None);
         Transport {
             tls: Some(Box::new(tls)),
-            cipher: vec![0; TLS_READ],
             ..Transport::plain(tcp)
         }
     }
@@ -98,6 +96,16 @@ impl Transport {
     /// what rustls holds.
     pub(crate) fn backlog(&self) -> usize {
         self.staged.len() - self.sent
+    }
+
+    /// Gives back the staging buffers once all they held has left: the
+    /// connection is quiet, so the next burst may allocate them again.
+    pub(crate) fn trim(&mut self) {
+        if self.sent == self.staged.len() {
+            self.staged = Vec::new();
+            self.sent = 0;
+        }
+        self.plain = Vec::new();
     }
 
     /// Nothing is waiting to be written, here or in `out`.
@@ -252,11 +260,14 @@ impl Transport {
         if self.tls_eof {
             return Poll::Ready(Ok(Progress::Eof));
         }
-        let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, &mut self.cipher) else {
+        let read = poll_cipher(&mut self.tcp, cx, |records| {
+            (records.len(), feed(tls, records, input))
+        });
+        let Poll::Ready(read) = read else {
             return Poll::Pending;
         };
-        let n = read?;
-        if let Err(e) = feed(tls, &self.cipher[..n], input) {
+        let (n, fed) = read?;
+        if let Err(e) = fed {
             // The alert rustls queued goes out if the socket takes it now.
             self.flush_alert(cx);
             return Poll::Ready(Err(e));
@@ -296,25 +307,23 @@ impl Transport {
                 return Ok(());
             }
             let tcp = &mut self.tcp;
-            let cipher = &mut self.cipher;
-            let n = poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, cipher)).await?;
+            let (n, processed) = poll_fn(|cx| {
+                poll_cipher(tcp, cx, |records| {
+                    (records.len(), handshake_records(tls, records))
+                })
+            })
+            .await?;
             if n == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     "the peer closed the connection during the TLS handshake",
                 ));
             }
-            let mut records = &self.cipher[..n];
-            while !records.is_empty() {
-                if tls.read_tls(&mut records)? == 0 {
-                    break;
-                }
-                if let Err(e) = tls.process_new_packets() {
-                    let mut alert = Vec::new();
-                    while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
-                    let _ = write_all(&mut self.tcp, &alert).await;
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
-                }
+            if let Err(e) = processed {
+                let mut alert = Vec::new();
+                while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
+                let _ = write_all(&mut self.tcp, &alert).await;
+                return Err(e);
             }
         }
     }
@@ -349,6 +358,42 @@ impl Transport {
         }
         sink.release();
     }
+}
+
+thread_local! {
+    /// Ciphertext scratch for every TLS read on this thread (one executor):
+    /// a read's records go to rustls at once, and glommio's `recv` holds no
+    /// buffer while it waits for readiness, so one buffer serves all the
+    /// executor's connections instead of one held by each.
+    static CIPHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// One read of ciphertext into the thread's scratch buffer; `take` gets the
+/// records read (none at end of stream) while the buffer is lent.
+fn poll_cipher<T>(
+    tcp: &mut TcpStream,
+    cx: &mut Context<'_>,
+    take: impl FnOnce(&[u8]) -> T,
+) -> Poll<io::Result<T>> {
+    CIPHER.with_borrow_mut(|cipher| {
+        if cipher.is_empty() {
+            cipher.resize(TLS_READ, 0);
+        }
+        let n = std::task::ready!(Pin::new(tcp).poll_read(cx, cipher))?;
+        Poll::Ready(Ok(take(&cipher[..n])))
+    })
+}
+
+/// Handshake records to rustls, all of them unless it stops reading.
+fn handshake_records(tls: &mut rustls::Connection, mut records: &[u8]) -> io::Result<()> {
+    while !records.is_empty() {
+        if tls.read_tls(&mut records)? == 0 {
+            break;
+        }
+        tls.process_new_packets()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+    }
+    Ok(())
 }
 
 /// Gives rustls the records in `data` (empty: the socket's end of stream),

@@ -652,9 +652,18 @@ impl Connection {
         }
     }
 
+    /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1
+    /// exchange is in progress (or the protocol is not known yet).
+    pub fn is_idle(&self) -> bool {
+        match &self.inner {
+            Inner::Http1(s) => s.is_idle(),
+            Inner::Http2(s) => s.is_idle(),
+            Inner::Undecided { .. } => true,
+        }
+    }
+
     /// Gives back the capacity that busy moments grew the connection's
-    /// queues to, if nothing is under way (no HTTP/2 stream open, no
-    /// HTTP/1.1 exchange): a connection waiting for its next request then
+    /// queues to, if it [`is_idle`](Connection::is_idle): a connection waiting for its next request then
     /// costs its state, not its buffers. A host calls it when the
     /// connection goes quiet (a read finds nothing), as
     /// [`host::Driver`](crate::host::Driver) does; it is cheap when there

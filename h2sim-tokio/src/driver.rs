@@ -9,7 +9,7 @@
 //! bytes (→ `did_read`), or the one deadline (→ `handle_timeout`). The
 //! timer is re-armed only when the deadline moves, not every turn.
 
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -32,27 +32,33 @@ const LINGER_BYTES: usize = 1 << 20;
 /// Runs `endpoint` over `io` until the connection is over, then closes the
 /// transport. A transport error is also handed to the core as end of
 /// stream, so the application always hears how its connection ended.
-pub(crate) async fn run<S, A>(
+///
+/// Not an `async fn`: one would keep `io` twice (its argument and its
+/// binding) in the connection's task, and a TLS stream is over a KiB.
+#[allow(clippy::manual_async_fn, reason = "an async fn doubles the task")]
+pub(crate) fn run<'a, S, A>(
     mut io: S,
-    endpoint: &mut Endpoint<A>,
-    shutdown: &Shutdown,
-    options: &DriverOptions,
-) -> io::Result<Ending>
+    endpoint: &'a mut Endpoint<A>,
+    shutdown: &'a Shutdown,
+    options: &'a DriverOptions,
+) -> impl Future<Output = io::Result<Ending>> + 'a
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + 'a,
     A: Application,
 {
-    // The caller keeps its endpoint; the driver borrows it for the run.
-    let mut driver = Driver::borrowing(endpoint, options.clone());
-    let result = drive(&mut io, &mut driver, shutdown).await;
-    match result {
-        Ok(ending) => {
-            close(&mut io).await;
-            Ok(ending)
-        }
-        Err(e) => {
-            driver.transport_error(Instant::now(), &e);
-            Err(e)
+    async move {
+        // The caller keeps its endpoint; the driver borrows it for the run.
+        let mut driver = Driver::borrowing(endpoint, options.clone());
+        let result = drive(&mut io, &mut driver, shutdown).await;
+        match result {
+            Ok(ending) => {
+                close(&mut io).await;
+                Ok(ending)
+            }
+            Err(e) => {
+                driver.transport_error(Instant::now(), &e);
+                Err(e)
+            }
         }
     }
 }

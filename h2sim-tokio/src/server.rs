@@ -16,6 +16,7 @@ use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
 use tokio_util::task::TaskTracker;
 
 use crate::driver;
@@ -218,8 +219,12 @@ impl<F> ConnectionTask<F> {
             }
             // Boxed: the handshake and the TLS stream are large, and the
             // task's future is as large as its largest path, so plain
-            // connections would carry their size too.
-            Some(acceptor) => Box::pin(self.serve_tls(tcp, peer, acceptor, info)).await?,
+            // connections would carry their size too. Two boxes: the
+            // handshake's is freed when it is over.
+            Some(acceptor) => {
+                let (stream, endpoint) = Box::pin(self.handshake(tcp, acceptor, info)).await?;
+                Box::pin(self.run(stream, endpoint)).await
+            }
         };
         let (result, traffic) = result;
         if result.is_err() {
@@ -228,15 +233,14 @@ impl<F> ConnectionTask<F> {
         Some(traffic)
     }
 
-    /// The TLS handshake, then the connection over it; `None` if the
-    /// handshake failed or shutdown came first.
-    async fn serve_tls<A>(
+    /// The TLS handshake, and the endpoint for the connection over it;
+    /// `None` if the handshake failed or shutdown came first.
+    async fn handshake<A>(
         &self,
         tcp: TcpStream,
-        peer: SocketAddr,
         acceptor: TlsAcceptor,
         mut info: ConnectionInfo,
-    ) -> Option<(io::Result<Ending>, h2sim_proto::Stats)>
+    ) -> Option<(TlsStream<TcpStream>, Endpoint<A>)>
     where
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
@@ -250,11 +254,11 @@ impl<F> ConnectionTask<F> {
         let stream = match stream {
             Ok(Ok(stream)) => stream,
             Ok(Err(e)) => {
-                self.handshake_failed(peer, &e.to_string());
+                self.handshake_failed(info.peer, &e.to_string());
                 return None;
             }
             Err(_) => {
-                self.handshake_failed(peer, "handshake timeout");
+                self.handshake_failed(info.peer, "handshake timeout");
                 return None;
             }
         };
@@ -263,7 +267,8 @@ impl<F> ConnectionTask<F> {
         info.protocol = server_protocol(tls_info.alpn.as_deref());
         info.tls = Some(tls_info);
         info.connect_time = started.elapsed();
-        Some(self.run(stream, self.endpoint(info, true)).await)
+        let endpoint = self.endpoint(info, true);
+        Some((stream, endpoint))
     }
 
     /// The connection with its application, built before the run. It

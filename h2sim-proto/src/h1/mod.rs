@@ -262,14 +262,18 @@ impl Session {
         self.io.closed
     }
 
+    /// No exchange is under way.
+    pub(crate) fn is_idle(&self) -> bool {
+        match &self.side {
+            Side::Server(s) => s.is_idle(),
+            Side::Client(c) => c.is_idle(),
+        }
+    }
+
     /// Between exchanges, gives back what busy moments grew its queues to
     /// (see `trim`); what still holds something stays.
     pub(crate) fn trim(&mut self) {
-        let idle = match &mut self.side {
-            Side::Server(s) => s.is_idle(),
-            Side::Client(c) => c.is_idle(),
-        };
-        if !idle {
+        if !self.is_idle() {
             return;
         }
         match &mut self.side {

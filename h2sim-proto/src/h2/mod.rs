@@ -4,6 +4,7 @@
 //! `Session` is split by direction: `recv` handles the peer's frames, `send`
 //! the application's commands and the building of output.
 
+mod control;
 mod fields;
 mod flow;
 mod limits;
@@ -19,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
+use self::control::Control;
 use self::flow::RecvWindow;
 use self::limits::RateLimit;
 use self::settings::Local;
@@ -127,23 +129,14 @@ pub(crate) struct Session {
     recv_window: RecvWindow,
     /// Our settings: in flight, and in force.
     local: Local,
-    /// Our SETTINGS frames not yet written.
-    settings_to_send: VecDeque<LocalSettings>,
-    partial: Option<PartialBlock>,
+    partial: Option<Box<PartialBlock>>,
     /// Acknowledgements owed to the peer.
     settings_acks_owed: usize,
-    ping_acks_owed: VecDeque<[u8; 8]>,
-    /// Our PINGs in flight: payload and when sent (for the RTT).
-    pings_sent: VecDeque<([u8; 8], Instant)>,
-    pings_to_send: VecDeque<[u8; 8]>,
     ping_counter: u64,
-    resets_to_send: VecDeque<(StreamId, Reason)>,
     window_updates: VecDeque<(StreamId, u32)>,
-    goaways_to_send: VecDeque<(StreamId, Reason, Bytes)>,
-    /// PUSH_PROMISEs to write: parent, promised stream, request. One queue
-    /// for the connection, so promised ids go out in increasing order
-    /// whatever their parents (§5.1.1).
-    promises: VecDeque<(StreamId, StreamId, RequestHead)>,
+    /// SETTINGS, PINGs, their acknowledgements, RST_STREAMs, GOAWAYs and
+    /// PUSH_PROMISEs to write.
+    control: Control,
     /// Locally initiated streams waiting for a concurrency slot.
     waiting_to_open: VecDeque<StreamId>,
     /// Streams with frames to send, served round-robin.
@@ -170,7 +163,7 @@ pub(crate) struct Session {
     /// The error the connection ended with, kept once `closed` is set:
     /// later input is discarded and this stays what `Connection::error`
     /// reports (sticky, as rustls keeps its error).
-    error: Option<ConnectionError>,
+    error: Option<Box<ConnectionError>>,
     closed: bool,
     /// The connection preface and first SETTINGS are written on first poll.
     preface_owed: bool,
@@ -183,7 +176,7 @@ pub(crate) struct Session {
     pub(crate) stats: crate::stats::Stats,
     /// With `Config::trace_frames`: a decoder reading our output back, its
     /// buffer, and whether the client preface is still to be skipped.
-    sent_trace: Option<(FrameDecoder, BytesMut, bool)>,
+    sent_trace: Option<Box<(FrameDecoder, BytesMut, bool)>>,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
 }
@@ -210,17 +203,11 @@ impl Session {
             send_window: flow::Window::new(DEFAULT_INITIAL_WINDOW_SIZE),
             recv_window,
             local: Local::new(),
-            settings_to_send: VecDeque::new(),
             partial: None,
             settings_acks_owed: 0,
-            ping_acks_owed: VecDeque::new(),
-            pings_sent: VecDeque::new(),
-            pings_to_send: VecDeque::new(),
             ping_counter: 0,
-            resets_to_send: VecDeque::new(),
             window_updates: VecDeque::new(),
-            goaways_to_send: VecDeque::new(),
-            promises: VecDeque::new(),
+            control: Control::default(),
             waiting_to_open: VecDeque::new(),
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
@@ -316,7 +303,7 @@ impl Session {
         let before = self.local.effective;
         self.local.send(next, now + self.config.settings_timeout);
         self.arm_settings_ack();
-        self.settings_to_send.push_back(next);
+        self.control.queues().settings.push_back(next);
         self.apply_local(before);
     }
 
@@ -368,22 +355,21 @@ impl Session {
         self.closed
     }
 
+    /// No stream is open and no field block is half read.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.store.is_empty() && self.partial.is_none()
+    }
+
     /// With no stream open, gives back what busy moments grew its queues
     /// to (see `trim`); what still holds something stays.
     pub(crate) fn trim(&mut self) {
-        if !self.store.is_empty() || self.partial.is_some() {
+        if !self.is_idle() {
             return;
         }
         self.store.trim();
         self.local.trim();
-        self.settings_to_send.trim();
-        self.ping_acks_owed.trim();
-        self.pings_sent.trim();
-        self.pings_to_send.trim();
-        self.resets_to_send.trim();
+        self.control.trim();
         self.window_updates.trim();
-        self.goaways_to_send.trim();
-        self.promises.trim();
         self.waiting_to_open.trim();
         self.ready.trim();
         self.conn_blocked.trim();
@@ -394,7 +380,7 @@ impl Session {
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {
-        self.error.as_ref()
+        self.error.as_deref()
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {
@@ -484,13 +470,12 @@ impl Session {
             if let Some(every) = self.config.keepalive {
                 self.timers.set(Timer::KeepAlive, now + every);
             }
-            self.pings_to_send.push_back(KEEPALIVE_PING);
-            self.pings_sent.push_back((KEEPALIVE_PING, now));
+            self.control.ping(KEEPALIVE_PING, now);
             return;
         }
         let debug = Bytes::from_static(b"keep-alive PING unanswered");
-        self.goaways_to_send
-            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        self.control
+            .go_away(self.store.last_peer, Reason::NO_ERROR, debug);
         self.close(
             Some(ConnectionError::KeepaliveTimeout),
             CloseCause::KeepaliveTimeout,
@@ -514,8 +499,7 @@ impl Session {
             return;
         }
         let debug = Bytes::from(violation.to_string());
-        self.goaways_to_send
-            .push_back((self.store.last_peer, reason, debug));
+        self.control.go_away(self.store.last_peer, reason, debug);
         let error = ConnectionError::Local { reason, violation };
         self.close(Some(error.clone()), CloseCause::Error(error));
     }
@@ -526,7 +510,7 @@ impl Session {
             return;
         }
         self.closed = true;
-        self.error.clone_from(&error);
+        self.error = error.clone().map(Box::new);
         self.events.push_back(Event::Closed { error, cause });
     }
 
@@ -558,8 +542,7 @@ impl Session {
         let last = self.store.last_peer;
         self.timers.stop(Timer::ShutdownPing);
         self.shutdown = Shutdown::Final { last };
-        self.goaways_to_send
-            .push_back((last, Reason::NO_ERROR, Bytes::new()));
+        self.control.go_away(last, Reason::NO_ERROR, Bytes::new());
         self.maybe_finish();
     }
 
@@ -587,16 +570,14 @@ impl Session {
         }
         let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         if self.role == Role::Client {
-            self.pings_to_send.push_back(SHUTDOWN_PING);
-            self.pings_sent.push_back((SHUTDOWN_PING, now));
+            self.control.ping(SHUTDOWN_PING, now);
             self.timers.set(Timer::ReplyWait, now + wait);
             self.finish_shutdown();
             return;
         }
-        self.goaways_to_send
-            .push_back((StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new()));
-        self.pings_to_send.push_back(SHUTDOWN_PING);
-        self.pings_sent.push_back((SHUTDOWN_PING, now));
+        self.control
+            .go_away(StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new());
+        self.control.ping(SHUTDOWN_PING, now);
         self.timers.set(Timer::ShutdownPing, now + wait);
         self.shutdown = Shutdown::Draining;
     }
@@ -610,8 +591,8 @@ impl Session {
         }
         let cut = !self.store.is_empty() || !self.waiting_to_open.is_empty();
         let debug = Bytes::from_static(b"drain time ran out");
-        self.goaways_to_send
-            .push_back((self.store.last_peer, Reason::NO_ERROR, debug));
+        self.control
+            .go_away(self.store.last_peer, Reason::NO_ERROR, debug);
         for id in self.store.ids() {
             self.store.remove(id, self.is_local(id));
         }
@@ -625,8 +606,8 @@ impl Session {
         if self.closed {
             return;
         }
-        self.goaways_to_send
-            .push_back((self.store.last_peer, reason, Bytes::new()));
+        self.control
+            .go_away(self.store.last_peer, reason, Bytes::new());
         for id in self.store.ids() {
             self.store.remove(id, self.is_local(id));
         }
@@ -663,7 +644,7 @@ impl Session {
         if !self.note_local_reset(now, reason) {
             return;
         }
-        self.resets_to_send.push_back((id, reason));
+        self.control.queues().resets.push_back((id, reason));
         self.store.reset_locally.insert(id);
         // Bytes already received stay owed to the connection window until the
         // application releases them (its queued Data events do, automatically).
@@ -733,7 +714,11 @@ mod tests {
         // Quiet for the keep-alive time: the PING goes out and its wait
         // is the deadline; input does not move it.
         s.handle_timeout(t1 + secs(10));
-        assert!(s.pings_to_send.contains(&KEEPALIVE_PING));
+        assert!(
+            s.control
+                .get()
+                .is_some_and(|q| q.pings.contains(&KEEPALIVE_PING))
+        );
         assert_eq!(s.poll_timeout(), Some(t1 + secs(20)));
         feed(&mut s, t1 + secs(12), &frame(0x6, 0, b"abcdefgh"));
         assert_eq!(s.poll_timeout(), s.timers.earliest());

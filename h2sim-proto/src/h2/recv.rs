@@ -243,12 +243,12 @@ impl Session {
         }
         let mut fragments = BytesMut::with_capacity(first.len() * 2);
         fragments.extend_from_slice(&first);
-        self.partial = Some(PartialBlock {
+        self.partial = Some(Box::new(PartialBlock {
             stream,
             kind,
             fragments,
             continuations: 0,
-        });
+        }));
     }
 
     /// A complete field block. It is always decompressed first, whatever
@@ -750,7 +750,7 @@ impl Session {
             }
             return;
         }
-        if self.settings_acks_owed + self.ping_acks_owed.len()
+        if self.settings_acks_owed + self.control.ping_acks_owed()
             >= self.config.limits.max_pending_acks
         {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
@@ -814,11 +814,9 @@ impl Session {
 
     fn recv_ping(&mut self, now: Instant, p: Ping) {
         if p.ack {
-            if let Some(at) = self
-                .pings_sent
-                .iter()
-                .position(|(payload, _)| *payload == p.payload)
-                && let Some((payload, sent)) = self.pings_sent.remove(at)
+            if let Some(sent) = self.control.existing().map(|q| &mut q.pings_sent)
+                && let Some(at) = sent.iter().position(|(payload, _)| *payload == p.payload)
+                && let Some((payload, sent)) = sent.remove(at)
             {
                 if payload == KEEPALIVE_PING {
                     self.keepalive_answered(now);
@@ -837,13 +835,13 @@ impl Session {
             }
             return;
         }
-        if self.settings_acks_owed + self.ping_acks_owed.len()
+        if self.settings_acks_owed + self.control.ping_acks_owed()
             >= self.config.limits.max_pending_acks
         {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::AckFlood);
             return;
         }
-        self.ping_acks_owed.push_back(p.payload);
+        self.control.queues().ping_acks.push_back(p.payload);
     }
 
     fn recv_goaway(&mut self, g: GoAway) {
@@ -877,8 +875,8 @@ impl Session {
         self.waiting_to_open
             .retain(|id| self.store.get(*id).is_some());
         let store = &self.store;
-        self.promises
-            .retain(|(_, promised, _)| store.get(*promised).is_some());
+        self.control
+            .retain_promises(|promised| store.get(promised).is_some());
         if g.reason != Reason::NO_ERROR && self.role == Role::Client && self.store.is_empty() {
             let cause = crate::close::CloseCause::GoAwayReceived { reason: g.reason };
             let error = crate::error::ConnectionError::Remote {

@@ -213,7 +213,10 @@ impl Session {
         stream.known = true;
         stream.final_head_received = true;
         self.store.insert(stream);
-        self.promises.push_back((parent, promised, request));
+        self.control
+            .queues()
+            .promises
+            .push_back((parent, promised, request));
         Ok(promised)
     }
 
@@ -227,12 +230,12 @@ impl Session {
         self.waiting_to_open.retain(|&w| w != id);
         self.drop_queued_events(id);
         if stream.announced {
-            self.resets_to_send.push_back((id, reason));
+            self.control.queues().resets.push_back((id, reason));
             self.store.reset_locally.insert(id);
         } else {
             // The peer never heard of it: drop it without a word, and its
             // promise with it.
-            self.promises.retain(|(_, promised, _)| *promised != id);
+            self.control.retain_promises(|promised| promised != id);
         }
         self.open_waiting();
         self.maybe_finish();
@@ -269,8 +272,7 @@ impl Session {
     pub(crate) fn ping(&mut self, now: Instant) {
         self.ping_counter += 1;
         let payload = self.ping_counter.to_be_bytes();
-        self.pings_to_send.push_back(payload);
-        self.pings_sent.push_back((payload, now));
+        self.control.ping(payload, now);
     }
 
     /// Puts a stream with something to send at the back of the ready list.
@@ -322,11 +324,11 @@ impl Session {
     /// decoder over a copy, so the send path stays as it is when tracing is off.
     fn trace_sent(&mut self, chunk: &Bytes) {
         let trace = self.sent_trace.get_or_insert_with(|| {
-            (
+            Box::new((
                 FrameDecoder::new(MAX_FRAME_SIZE_LIMIT),
                 BytesMut::new(),
                 self.role == Role::Client,
-            )
+            ))
         });
         trace.1.extend_from_slice(chunk);
         if trace.2 {
@@ -390,8 +392,10 @@ impl Session {
     /// error GOAWAY nothing is read, so no PING follows it.
     fn build_control(&mut self) {
         let is_client = self.role == Role::Client;
-        while let Some(settings) = self.settings_to_send.pop_front() {
-            Frame::Settings(settings.frame(is_client)).encode(&mut self.wbuf);
+        if let Some(q) = self.control.existing() {
+            while let Some(settings) = q.settings.pop_front() {
+                Frame::Settings(settings.frame(is_client)).encode(&mut self.wbuf);
+            }
         }
         for _ in 0..std::mem::take(&mut self.settings_acks_owed) {
             Frame::Settings(Settings {
@@ -400,8 +404,10 @@ impl Session {
             })
             .encode(&mut self.wbuf);
         }
-        while let Some(payload) = self.ping_acks_owed.pop_front() {
-            Frame::Ping(Ping { ack: true, payload }).encode(&mut self.wbuf);
+        if let Some(q) = self.control.existing() {
+            while let Some(payload) = q.ping_acks.pop_front() {
+                Frame::Ping(Ping { ack: true, payload }).encode(&mut self.wbuf);
+            }
         }
         while let Some((stream_id, increment)) = self.window_updates.pop_front() {
             Frame::WindowUpdate(WindowUpdate {
@@ -410,10 +416,13 @@ impl Session {
             })
             .encode(&mut self.wbuf);
         }
-        while let Some((stream_id, reason)) = self.resets_to_send.pop_front() {
+        let Some(q) = self.control.existing() else {
+            return;
+        };
+        while let Some((stream_id, reason)) = q.resets.pop_front() {
             Frame::RstStream(RstStream { stream_id, reason }).encode(&mut self.wbuf);
         }
-        while let Some((last_stream_id, reason, debug_data)) = self.goaways_to_send.pop_front() {
+        while let Some((last_stream_id, reason, debug_data)) = q.goaways.pop_front() {
             Frame::GoAway(GoAway {
                 last_stream_id,
                 reason,
@@ -422,9 +431,9 @@ impl Session {
             .encode(&mut self.wbuf);
         }
         if self.closed {
-            self.pings_to_send.clear();
+            q.pings.clear();
         }
-        while let Some(payload) = self.pings_to_send.pop_front() {
+        while let Some(payload) = q.pings.pop_front() {
             Frame::Ping(Ping {
                 ack: false,
                 payload,
@@ -467,7 +476,7 @@ impl Session {
     /// PUSH_PROMISEs, in the order their ids were taken, ahead of stream
     /// frames so a promise precedes the parent's response (§8.4.1).
     fn write_promises(&mut self) {
-        while let Some((parent, promised, head)) = self.promises.pop_front() {
+        while let Some((parent, promised, head)) = self.control.pop_promise() {
             // The parent must still be open on our side: promised before
             // its END_STREAM went out (§6.6).
             let parent_open = self.store.get(parent).is_some_and(|p| {

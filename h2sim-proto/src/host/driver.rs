@@ -160,6 +160,14 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         endpoint.trim();
     }
 
+    /// Nothing is under way on the connection
+    /// ([`Connection::is_idle`](crate::Connection::is_idle)): after
+    /// [`Driver::read_pending`], when a transport may give back buffers of
+    /// its own as well.
+    pub fn is_idle(&self) -> bool {
+        self.endpoint.borrow().connection().is_idle()
+    }
+
     /// The read buffer itself, for a transport that fills it another way
     /// (plaintext out of a TLS session); then [`Driver::handle_input`].
     pub fn input_mut(&mut self) -> &mut ReadBuf {
