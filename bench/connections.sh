@@ -16,6 +16,7 @@
 #
 #   bench/connections.sh [h2sim binary]
 set -uo pipefail
+. "$(dirname "$0")/lib.sh"
 H2SIM=$(realpath "${1:-$(dirname "$0")/../target/release/h2sim}")
 PORT=${PORT:-18560}
 DUR=6
@@ -40,17 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 overflows() { nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}'; }
-
-wait_port() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "port $1 never opened" >&2
-    return 1
-}
 
 # start NAME CMD...: starts a server (@PORT@ in CMD is its port); sets SRV.
 start() {

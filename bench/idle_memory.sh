@@ -6,6 +6,7 @@
 #
 # usage: bench/idle_memory.sh [N] [h2sim binary]
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 N=${1:-1000}
 H2SIM=$(realpath "${2:-$(dirname "$0")/../target/release/h2sim}")
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -15,17 +16,6 @@ ulimit -n "$(ulimit -Hn)"
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
-
-rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
-
-wait_port() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    echo "port $1 never opened" >&2
-    return 1
-}
 
 # measure NAME PROTO CMD...: one server (@PORT@ in CMD is its port), one
 # round of N idle connections.
@@ -46,14 +36,14 @@ measure() {
     wait_port "$PORT"
     sleep 0.3
     local before after
-    before=$(rss_kib "$pid")
+    before=$(status_kib "$pid" VmRSS)
     coproc HOLD { timeout 60 python3 "$HERE/idle_conns.py" "$PORT" "$N" "$proto" 50; }
     local line=""
     read -r -t 55 line <&"${HOLD[0]}" || true
     if [ "$line" != READY ]; then
         echo "$name $proto: the connections did not all open" >&2
     fi
-    after=$(rss_kib "$pid")
+    after=$(status_kib "$pid" VmRSS)
     exec {HOLD[1]}>&-
     wait "$HOLD_PID" 2>/dev/null || true
     kill "$pid" 2>/dev/null || true

@@ -1,0 +1,14 @@
+# Helpers the bench scripts share (sourced, not run).
+
+# wait_port PORT: until something listens on 127.0.0.1:PORT, at most 10 s.
+wait_port() {
+    for _ in $(seq 100); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "port $1 never opened" >&2
+    return 1
+}
+
+# status_kib PID FIELD: a /proc/PID/status figure in KiB (VmRSS, VmHWM).
+status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
