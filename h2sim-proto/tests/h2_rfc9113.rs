@@ -1396,6 +1396,33 @@ fn s6_5_2_server_response_above_the_peers_header_list_size_is_an_error() {
     assert!(!no_headers_on(&peer.frames(), 1));
 }
 
+/// A response (or trailers) on a stream that is gone is `UnknownStream`
+/// whatever its size: the stream is checked before the peer's limit, so
+/// an application that meets both learns the stream is over, not that it
+/// could retry with a smaller head.
+#[test]
+fn s6_5_2_an_oversized_response_on_a_reset_stream_is_unknown_stream() {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(settings_limit(200));
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    open(&mut peer, 1, false);
+    peer.send(Frame::RstStream(RstStream {
+        stream_id: sid(1),
+        reason: Reason::CANCEL,
+    }));
+    peer.frames();
+    let mut head = ResponseHead::new(200);
+    head.fields = long_field();
+    let err = peer.conn.send_response(sid(1), head, true).unwrap_err();
+    assert_eq!(err, UserError::UnknownStream(sid(1)));
+    let err = peer.conn.send_trailers(sid(1), long_field()).unwrap_err();
+    assert_eq!(err, UserError::UnknownStream(sid(1)));
+}
+
 /// The same for a client's requests.
 #[test]
 fn s6_5_2_client_request_above_the_peers_header_list_size_is_an_error() {

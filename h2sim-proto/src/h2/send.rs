@@ -90,12 +90,15 @@ impl Session {
         if self.role != Role::Server {
             return Err(UserError::WrongRole);
         }
-        self.fits_peer_limit(fields::response_size(&head))?;
+        let max = self.peer.max_header_list_size;
         let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
         let interim = head.is_informational();
         if stream.final_head_sent || (interim && end_stream) {
             return Err(UserError::InvalidState(id));
         }
+        // After the stream's own checks: a stream that is gone is
+        // `UnknownStream` whatever the head would have been.
+        fits_limit(fields::response_size(&head), max)?;
         let next = stream
             .after_queuing(Input::SendHeaders, end_stream)
             .map_err(|_| UserError::InvalidState(id))?;
@@ -140,6 +143,9 @@ impl Session {
         id: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
+        if self.store.get(id).is_none() {
+            return Err(UserError::UnknownStream(id));
+        }
         self.fits_peer_limit(fields::section_size(&fields))?;
         self.queue(id, Outgoing::Trailers { fields }, Input::SendHeaders, true)
     }
@@ -148,11 +154,7 @@ impl Session {
     /// SETTINGS_MAX_HEADER_LIST_SIZE: one above it would only be refused
     /// (§10.5.1), so the application hears of it instead.
     fn fits_peer_limit(&self, size: usize) -> Result<(), UserError> {
-        let max = self.peer.max_header_list_size as usize;
-        if size > max {
-            return Err(UserError::HeaderListTooLarge { size, max });
-        }
-        Ok(())
+        fits_limit(size, self.peer.max_header_list_size)
     }
 
     /// Queues body bytes or trailers, after a final head on a server, while
@@ -664,6 +666,15 @@ impl Session {
             None => frame::encode_headers(id, &block, end_stream, max_frame, wbuf),
         }
     }
+}
+
+/// A head of `size` is within a SETTINGS_MAX_HEADER_LIST_SIZE of `max`.
+fn fits_limit(size: usize, max: u32) -> Result<(), UserError> {
+    let max = max as usize;
+    if size > max {
+        return Err(UserError::HeaderListTooLarge { size, max });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

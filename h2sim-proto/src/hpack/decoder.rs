@@ -285,8 +285,7 @@ fn read_string(block: &Bytes, pos: &mut usize) -> Result<Bytes, DecoderError> {
     };
     *pos = end;
     if huffman {
-        huffman::decode(octets)
-            .map(Bytes::from)
+        huffman::decode_bytes(octets)
             .map_err(|error| DecoderError::InvalidHuffman { offset, error })
     } else {
         Ok(block.slice(start..end))

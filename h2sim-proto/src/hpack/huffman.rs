@@ -15,7 +15,7 @@
 //! shorter than five bits), and whether EOS was hit. Two table lookups per
 //! input byte, no bit-by-bit tree walking.
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 /// Symbol number of EOS, the 257th symbol, which must never appear in a
 /// string (§5.2).
@@ -216,7 +216,40 @@ impl std::error::Error for HuffmanError {}
 /// Decodes a Huffman-coded string.
 pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
     // Every symbol takes at least 5 bits, so this capacity is never exceeded.
-    let mut out = Vec::with_capacity(input.len().saturating_mul(8) / 5);
+    let mut out = Vec::with_capacity(max_decoded_len(input));
+    decode_each(input, |symbol| out.push(symbol))?;
+    Ok(out)
+}
+
+/// Decoded strings up to this long are decoded on the stack.
+const STACK_DECODE: usize = 256;
+
+/// Decodes a Huffman-coded string into `Bytes` of exactly its length. A
+/// short one (a header value, nearly always) is decoded on the stack and
+/// copied once: one allocation, where a vector with spare capacity would
+/// cost a second for the shared header `Bytes` puts in front of it.
+pub(crate) fn decode_bytes(input: &[u8]) -> Result<Bytes, HuffmanError> {
+    if max_decoded_len(input) > STACK_DECODE {
+        return decode(input).map(Bytes::from);
+    }
+    let mut buf = [0u8; STACK_DECODE];
+    let mut len = 0;
+    decode_each(input, |symbol| {
+        if let Some(slot) = buf.get_mut(len) {
+            *slot = symbol;
+            len += 1;
+        }
+    })?;
+    Ok(Bytes::copy_from_slice(&buf[..len]))
+}
+
+/// The most symbols `input` can hold: each takes at least 5 bits.
+fn max_decoded_len(input: &[u8]) -> usize {
+    input.len().saturating_mul(8) / 5
+}
+
+/// Runs the decoder over `input`, handing each symbol to `emit`.
+fn decode_each(input: &[u8], mut emit: impl FnMut(u8)) -> Result<(), HuffmanError> {
     let mut state = 0u8;
     let mut flags = ACCEPT;
     for &byte in input {
@@ -226,14 +259,14 @@ pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
                 return Err(HuffmanError::EosInString);
             }
             if t.flags & EMIT != 0 {
-                out.push(t.symbol);
+                emit(t.symbol);
             }
             state = t.next;
             flags = t.flags;
         }
     }
     if flags & ACCEPT != 0 {
-        Ok(out)
+        Ok(())
     } else if flags & ONES != 0 {
         Err(HuffmanError::PaddingTooLong)
     } else {
@@ -328,6 +361,20 @@ mod tests {
             assert_eq!(encoded_len(plain), coded.len());
             assert_eq!(decode(&coded).unwrap(), plain);
         }
+    }
+
+    #[test]
+    fn short_and_long_strings_decode_to_the_same_bytes() {
+        // Both sides of the stack decoder's bound, and the bound itself.
+        for len in [0, 1, 100, 159, 160, 161, STACK_DECODE, 1000] {
+            let text: Vec<u8> = (0..len).map(|i| b"a0/-%Zz"[i % 7]).collect();
+            let coded = encode_vec(&text);
+            assert_eq!(decode_bytes(&coded).unwrap(), text, "{len} bytes");
+        }
+        assert_eq!(
+            decode_bytes(&[0xff, 0xff, 0xff, 0xff]),
+            Err(HuffmanError::EosInString)
+        );
     }
 
     #[test]
