@@ -257,6 +257,25 @@ fn unmatched_requests_get_404_and_fail_the_run() {
     assert!(!report.is_success());
 }
 
+/// A reply head above the client's SETTINGS_MAX_HEADER_LIST_SIZE cannot
+/// be sent (RFC 9113 §10.5.1): the server resets the stream, and the
+/// client counts a failure instead of waiting for ever.
+#[test]
+fn a_reply_above_the_clients_header_list_size_resets_the_stream() {
+    let mut r = rule("GET", "/user/", 200, Body::Empty);
+    r.reply
+        .headers
+        .push(HeaderField::new("x-large", "v".repeat(400)));
+    let (report, totals, _, _) = run_with(
+        Arc::new(plan(vec![step("GET", "/user/1", "")], 3, 1)),
+        shared(vec![r], None),
+        false,
+        |config| config.max_header_list_size = 300,
+    );
+    assert_eq!((report.done, report.failed), (3, 3));
+    assert_eq!((totals.resets, totals.responses), (3, 0));
+}
+
 #[test]
 fn delays_hold_responses_back_on_the_virtual_clock() {
     let mut r = rule("GET", "/slow/", 200, Body::Empty);

@@ -10,7 +10,10 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::trim::Trim;
-use crate::{Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId};
+use crate::{
+    Application, Connection, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId,
+    UserError,
+};
 use bytes::{Bytes, BytesMut};
 
 /// A complete request.
@@ -118,12 +121,20 @@ fn send(conn: &mut Connection, stream: StreamId, reply: Reply) {
 
 fn respond(conn: &mut Connection, stream: StreamId, mut head: ResponseHead, body: Bytes) {
     with_length(&mut head, body.len());
-    // These fail only if the stream is gone (the client reset it, or the
-    // connection ended); there is nobody left to answer then.
-    if body.is_empty() {
-        let _ = conn.send_response(stream, head, true);
-    } else if conn.send_response(stream, head, false).is_ok() {
-        let _ = conn.send_data(stream, body, true);
+    match conn.send_response(stream, head, body.is_empty()) {
+        Ok(()) if !body.is_empty() => {
+            let _ = conn.send_data(stream, body, true);
+        }
+        Ok(()) => {}
+        // A head above the client's SETTINGS_MAX_HEADER_LIST_SIZE never
+        // leaves (RFC 9113 §10.5.1): reset the stream rather than leave the
+        // client waiting for an answer.
+        Err(UserError::HeaderListTooLarge { .. }) => {
+            let _ = conn.reset(stream, Reason::INTERNAL_ERROR);
+        }
+        // The stream is gone (the client reset it, or the connection
+        // ended): there is nobody left to answer.
+        Err(_) => {}
     }
 }
 
@@ -252,6 +263,43 @@ mod tests {
             })
             .flatten()
             .collect()
+    }
+
+    /// A reply head the client said it would not accept resets the stream.
+    #[test]
+    fn a_reply_above_the_clients_header_list_size_resets_the_stream() {
+        let now = Instant::now();
+        let small = Config {
+            max_header_list_size: 200,
+            ..Config::default()
+        };
+        let client = Endpoint::new(Connection::client(small, now), Recorder::default(), now);
+        let app = HandlerApp::new(|_req: Request| {
+            let mut reply = Reply::new(200, Bytes::new());
+            reply.head = reply.head.field("x-large", "v".repeat(300));
+            reply
+        });
+        let server = Endpoint::new(
+            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now),
+            app,
+            now,
+        );
+        let mut pair = Pair::join(client, server, now);
+        pair.drive();
+        let head = RequestHead::new("GET", "http", "h", "/");
+        let stream = pair
+            .client
+            .connection_mut()
+            .send_request(head, true)
+            .unwrap();
+        pair.drive();
+        let events = &pair.client.application().0;
+        assert!(
+            events.iter().any(|e| matches!(e,
+                Event::StreamReset { stream: s, reason: Reason::INTERNAL_ERROR, remote: true, .. }
+                    if *s == stream)),
+            "{events:?}"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use h2sim_proto::{
     Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
+    UserError,
 };
 
 use super::files::{Disk, Files};
@@ -461,13 +462,29 @@ impl ServerApp {
             trace::dump(&mut text, &[], &head.fields, &body);
             trace.line(&text);
         }
-        let class = usize::from(status / 100).clamp(1, 5) - 1;
-        self.totals.status_classes[class] += 1;
-        self.totals.responses += 1;
-        self.totals.bytes_out += body.len() as u64;
         let empty = body.is_empty();
-        if conn.send_response(stream, head, empty).is_ok() && !empty {
-            let _ = conn.send_data(stream, body, true);
+        match conn.send_response(stream, head, empty) {
+            Ok(()) => {
+                let class = usize::from(status / 100).clamp(1, 5) - 1;
+                self.totals.status_classes[class] += 1;
+                self.totals.responses += 1;
+                self.totals.bytes_out += body.len() as u64;
+                if !empty {
+                    let _ = conn.send_data(stream, body, true);
+                }
+            }
+            // The head is above what the client said it accepts
+            // (SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §10.5.1), so it
+            // never leaves: the stream is reset rather than left waiting
+            // for an answer that will not come.
+            Err(UserError::HeaderListTooLarge { .. }) => {
+                if conn.reset(stream, Reason::INTERNAL_ERROR).is_ok() {
+                    self.totals.resets += 1;
+                }
+            }
+            // The stream is gone (the client reset it) or the connection
+            // is over: nobody is waiting.
+            Err(_) => {}
         }
     }
 
