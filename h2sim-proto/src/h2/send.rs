@@ -143,10 +143,6 @@ impl Session {
         id: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
-        if self.store.get(id).is_none() {
-            return Err(UserError::UnknownStream(id));
-        }
-        self.fits_peer_limit(fields::section_size(&fields))?;
         self.queue(id, Outgoing::Trailers { fields }, Input::SendHeaders, true)
     }
 
@@ -167,6 +163,7 @@ impl Session {
         end_stream: bool,
     ) -> Result<(), UserError> {
         let is_server = self.role == Role::Server;
+        let max = self.peer.max_header_list_size;
         let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
         if is_server && !stream.final_head_sent {
             return Err(UserError::InvalidState(id));
@@ -174,6 +171,10 @@ impl Session {
         let next = stream
             .after_queuing(input, end_stream)
             .map_err(|_| UserError::InvalidState(id))?;
+        // After the stream's own checks, as for a response head.
+        if let Outgoing::Trailers { fields } = &item {
+            fits_limit(fields::section_size(fields), max)?;
+        }
         stream.queue.push_back(item);
         stream.state = next;
         self.make_ready(id);

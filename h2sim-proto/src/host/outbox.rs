@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bytes::{Buf, Bytes};
 
+use crate::trim::Trim;
 use crate::{Application, Endpoint};
 
 /// The core's output between `poll_transmit` and the socket: the chunks
@@ -28,9 +29,7 @@ impl Outbox {
     /// Gives back the chunk queue's capacity if it is empty, as
     /// [`Connection::trim`](crate::Connection::trim) does for the core's.
     pub fn trim(&mut self) {
-        if self.chunks.is_empty() {
-            self.chunks = VecDeque::new();
-        }
+        self.chunks.trim();
     }
 
     /// Bytes waiting.
