@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use h2sim_proto::HeaderField;
 use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
 
@@ -196,9 +197,9 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
 fn post_step(scheme: &str, authority: &str, path: &str, size: &str) -> Result<Step, UsageError> {
     Ok(Step {
         method: "POST".into(),
-        scheme: scheme.into(),
-        authority: authority.into(),
-        path: format!("{path}__MDN__"),
+        scheme: Bytes::copy_from_slice(scheme.as_bytes()),
+        authority: Bytes::copy_from_slice(authority.as_bytes()),
+        path: format!("{path}__MDN__").into(),
         headers: vec![HeaderField::new("content-type", "application/json")],
         body: crate::body::sized(size).map_err(|e| usage(e.to_string()))?,
         ..Step::default()
@@ -349,8 +350,8 @@ async fn nf_section(args: &BenchArgs, dir: &std::path::Path) -> Result<bool, Usa
     let get = |path: &str| Step {
         method: "GET".into(),
         scheme: "http".into(),
-        authority: authority.clone(),
-        path: path.into(),
+        authority: Bytes::from(authority.clone()),
+        path: Bytes::copy_from_slice(path.as_bytes()),
         ..Step::default()
     };
     let item = Step {

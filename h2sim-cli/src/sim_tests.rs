@@ -27,10 +27,10 @@ fn peer() -> SocketAddr {
 
 fn step(method: &str, path: &str, body: &str) -> Step {
     Step {
-        method: method.into(),
+        method: Bytes::copy_from_slice(method.as_bytes()),
         scheme: "http".into(),
         authority: "nf.example:8080".into(),
-        path: path.into(),
+        path: Bytes::copy_from_slice(path.as_bytes()),
         headers: vec![HeaderField::new("content-type", "application/json")],
         body: Bytes::copy_from_slice(body.as_bytes()),
         ..Step::default()

@@ -16,6 +16,7 @@
 //! by `encoder_table_size`, and keyed by what we send). Keep it off any map
 //! a peer can grow.
 
+use std::collections::HashMap;
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::LazyLock;
@@ -25,7 +26,7 @@ const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
 static SEED: LazyLock<u64> = LazyLock::new(|| RandomState::new().hash_one(0x0068_3273_696d_u64));
 
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
+pub struct FastHasher(u64);
 
 impl FastHasher {
     #[inline]
@@ -79,7 +80,14 @@ impl Hasher for FastHasher {
 
 /// Builds seeded [`FastHasher`]s; use as the `S` of a `HashMap`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct FastState(u64);
+pub struct FastState(u64);
+
+/// A map from stream id to an application's state of the stream, with the
+/// core's hasher: an application looks its streams up on every event, and
+/// SipHash would cost more than the lookup. Safe for the reason above as
+/// long as the application, like the core, removes a stream's entry when
+/// the stream ends, so the peer cannot grow it past its stream limit.
+pub type StreamMap<V> = HashMap<crate::StreamId, V, FastState>;
 
 impl Default for FastState {
     fn default() -> Self {

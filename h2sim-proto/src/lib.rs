@@ -94,6 +94,7 @@ pub use event::Event;
 pub use frame::{Reason, StreamId};
 pub use h1::{HeadPart, Http1Error};
 pub use h2::LocalSettings;
+pub use hash::StreamMap;
 pub use hpack::HeaderField;
 pub use message::{RequestHead, ResponseHead};
 pub use role::{Protocol, Role};

@@ -6,7 +6,7 @@
 //! application goes on on the new one, carrying over the steps it still
 //! owes. Sans-IO: events and time in, commands out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use h2sim_proto::{
     Application, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats, StreamId,
+    StreamMap,
 };
 
 use super::correlate::{Clock, Correlations};
 use super::scenario::Step;
+use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
 use crate::report::{Report, StepStats};
@@ -216,8 +218,7 @@ struct Link {
 /// The client application of one connection slot.
 pub struct ClientApp {
     plan: Arc<Plan>,
-    slots: Vec<Option<Flight>>,
-    by_stream: HashMap<StreamId, usize>,
+    slots: Slots<Flight>,
     /// Steps owed that wait for a free slot or a new connection.
     carry: VecDeque<Pending>,
     /// Paced runs: when the next scenario may start.
@@ -234,14 +235,14 @@ pub struct ClientApp {
     /// in every request instead of the steps'.
     authority: Bytes,
     /// Pushed responses being received, by promised stream (dumps only).
-    pushed: HashMap<StreamId, PushedResponse>,
+    pushed: StreamMap<PushedResponse>,
     last_now: Option<Instant>,
 }
 
 impl ClientApp {
     /// `connect_time` is how long the transport (and TLS) took to set up.
     pub fn new(plan: Arc<Plan>, connect_time: Duration, authority: Bytes) -> Self {
-        let slots = (0..plan.slots.max(1)).map(|_| None).collect();
+        let slots = Slots::new(plan.slots.max(1));
         let report = Report {
             steps: plan
                 .steps
@@ -255,7 +256,6 @@ impl ClientApp {
         ClientApp {
             plan,
             slots,
-            by_stream: HashMap::new(),
             carry: VecDeque::new(),
             next_start: None,
             exhausted: false,
@@ -264,7 +264,7 @@ impl ClientApp {
             links: 0,
             connect_time: Some(connect_time),
             authority,
-            pushed: HashMap::new(),
+            pushed: StreamMap::default(),
             last_now: None,
         }
     }
@@ -283,14 +283,6 @@ impl ClientApp {
             self.close_link(now, None, "at the end of the run");
         }
         self.report
-    }
-
-    fn free_slot(&self) -> Option<usize> {
-        self.slots.iter().position(Option::is_none)
-    }
-
-    fn idle(&self) -> bool {
-        self.slots.iter().all(Option::is_none)
     }
 
     /// Whether this connection has sent all it may (`--requests-per-connection`).
@@ -331,7 +323,7 @@ impl ClientApp {
         self.last_now = Some(now);
         while self.link.as_ref().is_some_and(|l| !l.going_away) && !self.link_full() {
             if !self.carry.is_empty() {
-                let Some(slot) = self.free_slot() else { break };
+                let Some(slot) = self.slots.free() else { break };
                 if let Some(pending) = self.carry.pop_front() {
                     self.send(now, conn, slot, pending);
                 }
@@ -356,11 +348,10 @@ impl ClientApp {
                 self.exhaust();
                 break;
             }
-            let slot = match self.free_slot() {
+            let slot = match self.slots.free() {
                 Some(slot) => slot,
                 None if self.plan.interval.is_some() && self.slots.len() < self.plan.max_slots => {
-                    self.grow();
-                    self.slots.len() - 1
+                    self.grow()
                 }
                 None => break,
             };
@@ -384,7 +375,7 @@ impl ClientApp {
             self.send(now, conn, slot, pending);
         }
         let done_here = self.carry.is_empty() && self.exhausted || self.link_full();
-        if self.idle()
+        if self.slots.is_idle()
             && done_here
             && let Some(link) = self.link.as_mut()
             && !link.going_away
@@ -399,14 +390,15 @@ impl ClientApp {
     /// the report says how far the window grew (a notice at the moment it
     /// happens would fire on every run whose connect took longer than one
     /// send interval, as the first sends are then due together).
-    fn grow(&mut self) {
-        self.slots.push(None);
+    fn grow(&mut self) -> usize {
+        let slot = self.slots.grow();
         self.report.window_grown_to = self.report.window_grown_to.max(self.slots.len() as u64);
+        slot
     }
 
     fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, mut pending: Pending) {
-        let (mut head, body) = self.plan.steps[pending.step].request(&pending.values);
-        head.authority = self.authority.clone();
+        let (mut head, body) =
+            self.plan.steps[pending.step].request(&pending.values, &self.authority);
         if let Some(field) = self.plan.bearer.as_ref().and_then(|b| b.header()) {
             head.fields.push(field);
         }
@@ -446,16 +438,19 @@ impl ClientApp {
                 if let Some(link) = self.link.as_mut() {
                     link.requests += 1;
                 }
-                self.by_stream.insert(stream, slot);
-                self.slots[slot] = Some(Flight {
-                    pending,
+                self.slots.fill(
+                    slot,
                     stream,
-                    sent: now,
-                    first_byte: None,
-                    status: None,
-                    fields: Vec::new(),
-                    body: Vec::new(),
-                });
+                    Flight {
+                        pending,
+                        stream,
+                        sent: now,
+                        first_byte: None,
+                        status: None,
+                        fields: Vec::new(),
+                        body: Vec::new(),
+                    },
+                );
             }
             // The connection is going away (the server said so, HTTP/1.0
             // after its response): the request never left; it waits for
@@ -471,10 +466,7 @@ impl ClientApp {
 
     /// A response is complete: record it, then run the next step or scenario.
     fn complete(&mut self, now: Instant, conn: &mut Connection, stream: StreamId) {
-        let Some(slot) = self.by_stream.remove(&stream) else {
-            return;
-        };
-        let Some(flight) = self.slots[slot].take() else {
+        let Some((slot, flight)) = self.slots.remove(stream) else {
             return;
         };
         let mut flight = flight;
@@ -563,7 +555,8 @@ impl ClientApp {
             flight.pending.scenario,
             flight.pending.step,
         );
-        let (head, body) = self.plan.steps[flight.pending.step].request(&flight.pending.values);
+        let (head, body) =
+            self.plan.steps[flight.pending.step].request(&flight.pending.values, &self.authority);
         let mut text = format!(
             "{line}\nREQUEST: {} {}\n",
             String::from_utf8_lossy(&head.method),
@@ -610,10 +603,7 @@ impl ClientApp {
 
     /// A stream we opened ended without its response.
     fn lost(&mut self, now: Instant, conn: &mut Connection, stream: StreamId, timed_out: bool) {
-        let Some(slot) = self.by_stream.remove(&stream) else {
-            return;
-        };
-        let Some(flight) = self.slots[slot].take() else {
+        let Some((_, flight)) = self.slots.remove(stream) else {
             return;
         };
         if let Some(link) = self.link.as_mut() {
@@ -627,8 +617,7 @@ impl ClientApp {
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
     fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &str) {
-        let flights: Vec<Flight> = self.slots.iter_mut().filter_map(Option::take).collect();
-        self.by_stream.clear();
+        let flights = self.slots.drain();
         self.pushed.clear();
         for flight in flights {
             self.ended_without_response(now, flight.pending, false);
@@ -670,9 +659,8 @@ impl ClientApp {
             return;
         };
         let at = self
-            .by_stream
-            .get(&parent)
-            .and_then(|&s| self.slots[s].as_ref().map(|f| (s, f)))
+            .slots
+            .get(parent)
             .map(|(s, f)| format!("{}/{},{s}", f.pending.scenario, f.pending.step))
             .unwrap_or_default();
         let mut text = format!(
@@ -808,11 +796,7 @@ impl Application for ClientApp {
                     return;
                 }
                 let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
-                if let Some(flight) = self
-                    .by_stream
-                    .get(&stream)
-                    .and_then(|&s| self.slots[s].as_mut())
-                {
+                if let Some(flight) = self.slots.get_mut(stream) {
                     flight.first_byte.get_or_insert(now);
                     if !head.is_informational() {
                         flight.status = Some(head.status);
@@ -841,11 +825,7 @@ impl Application for ClientApp {
                     return;
                 }
                 let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
-                if let Some(flight) = self
-                    .by_stream
-                    .get(&stream)
-                    .and_then(|&s| self.slots[s].as_mut())
-                {
+                if let Some(flight) = self.slots.get_mut(stream) {
                     let step = &self.plan.steps[flight.pending.step];
                     let limit = if step.captures.iter().any(|c| c.needs_body()) {
                         CAPTURE_BODY_LIMIT
@@ -913,12 +893,12 @@ impl Application for ClientApp {
         let open = self.link.as_ref().is_some_and(|l| !l.going_away)
             && !self.exhausted
             && !self.link_full();
-        let can_start = self.free_slot().is_some() || self.slots.len() < self.plan.max_slots;
+        let can_start = self.slots.free().is_some() || self.slots.len() < self.plan.max_slots;
         let pacing = self.next_start.filter(|_| open && can_start);
         let timeouts = self
             .plan
             .timeout
-            .and_then(|t| self.slots.iter().flatten().map(|f| f.sent + t).min());
+            .and_then(|t| self.slots.iter().map(|f| f.sent + t).min());
         let grace = self.plan.interval.unwrap_or_default();
         let end = self.plan.stop_at.filter(|_| open).map(|t| t + grace);
         [pacing, timeouts, end].into_iter().flatten().min()
@@ -929,7 +909,6 @@ impl Application for ClientApp {
             let expired: Vec<StreamId> = self
                 .slots
                 .iter()
-                .flatten()
                 .filter(|f| f.sent + timeout <= now)
                 .map(|f| f.stream)
                 .collect();

@@ -6,5 +6,6 @@ pub mod capture;
 pub mod correlate;
 pub mod listener;
 pub mod scenario;
+pub mod slots;
 pub mod symbol;
 pub mod token;

@@ -10,10 +10,13 @@ use super::symbol::Values;
 /// One request of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Step {
-    pub method: String,
-    pub scheme: String,
-    pub authority: String,
-    pub path: String,
+    /// The request line's parts as the wire carries them: shared `Bytes`,
+    /// so each request clones a reference count, not a string.
+    pub method: Bytes,
+    pub scheme: Bytes,
+    pub authority: Bytes,
+    /// With `-R` symbols, replaced per scenario.
+    pub path: Bytes,
     pub headers: Vec<HeaderField>,
     pub body: Bytes,
     /// `--capture`: values taken from the response for the later steps.
@@ -41,31 +44,39 @@ impl Step {
 
     /// `METHOD path` (symbols unreplaced), naming the step in reports.
     pub fn label(&self) -> String {
-        format!("{} {}", self.method, self.path)
+        format!(
+            "{} {}",
+            String::from_utf8_lossy(&self.method),
+            String::from_utf8_lossy(&self.path)
+        )
     }
 
-    /// The request of this step for one scenario. Symbols are replaced in
-    /// the path, in header values (which h2simple drops instead), and in the
-    /// body; a body without symbols is shared, not copied.
-    pub fn request(&self, values: &Values) -> (RequestHead, Bytes) {
-        let mut head = RequestHead::new(
-            self.method.clone(),
-            self.scheme.clone(),
-            self.authority.clone(),
-            values.apply(&self.path),
-        );
+    /// The request of this step for one scenario, to `authority` (the
+    /// connection's server). Symbols are replaced in the path, in header
+    /// values (which h2simple drops instead), and in the body; what has no
+    /// symbols is shared, not copied.
+    pub fn request(&self, values: &Values, authority: &Bytes) -> (RequestHead, Bytes) {
+        let mut head = RequestHead {
+            method: self.method.clone(),
+            scheme: self.scheme.clone(),
+            authority: authority.clone(),
+            path: values.apply(&self.path),
+            // The step's fields, a bearer token and content-length.
+            fields: Vec::with_capacity(self.headers.len() + 2),
+        };
         for field in &self.headers {
             // A value without symbols is shared; names are lowercase already.
-            let value = values.apply_bytes(&field.value);
+            let value = values.apply(&field.value);
             head.fields
                 .push(HeaderField::new(field.name.clone(), value));
         }
-        let body = values.apply_bytes(&self.body);
+        let body = values.apply(&self.body);
         // The size is known: say it, as h2svr did, rather than leave HTTP/2
         // without content-length and HTTP/1.1 chunked (RFC 9110 §8.6).
         if !body.is_empty() && head.get(b"content-length").is_none() {
-            head.fields
-                .push(HeaderField::new("content-length", body.len().to_string()));
+            let mut digits = itoa::Buffer::new();
+            let length = Bytes::copy_from_slice(digits.format(body.len()).as_bytes());
+            head.fields.push(HeaderField::new("content-length", length));
         }
         (head, body)
     }
@@ -213,7 +224,7 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
-        let (head, body) = step.request(&values);
+        let (head, body) = step.request(&values, &step.authority);
         assert_eq!(head.path, "/user/01092000005");
         assert_eq!(head.get(b"content-type").unwrap(), "application/json");
         assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
@@ -235,10 +246,10 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[], 0);
-        let (head, _) = step.request(&values);
+        let (head, _) = step.request(&values, &step.authority);
         assert_eq!(head.get(b"content-length").unwrap(), "5");
         step.headers.push(HeaderField::new("content-length", "5"));
-        let (head, _) = step.request(&values);
+        let (head, _) = step.request(&values, &step.authority);
         assert_eq!(
             head.fields
                 .iter()
@@ -248,6 +259,11 @@ mod tests {
         );
         step.body = Bytes::new();
         step.headers.clear();
-        assert!(step.request(&values).0.get(b"content-length").is_none());
+        assert!(
+            step.request(&values, &step.authority)
+                .0
+                .get(b"content-length")
+                .is_none()
+        );
     }
 }

@@ -240,10 +240,10 @@ impl Draft {
             )));
         }
         Ok(Step {
-            method,
-            scheme,
-            authority,
-            path,
+            method: method.into(),
+            scheme: scheme.into(),
+            authority: authority.into(),
+            path: path.into(),
             headers: self.headers,
             body: self.body.unwrap_or_default(),
             captures: self.captures,
@@ -382,11 +382,11 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     if opts
         .servers
         .iter()
-        .any(|(scheme, _)| *scheme != first.scheme)
+        .any(|(scheme, _)| first.scheme != scheme.as_str())
     {
         return Err(usage(format!(
             "--server: every server must use the steps' scheme ({})",
-            first.scheme
+            String::from_utf8_lossy(&first.scheme)
         )));
     }
     if opts
@@ -614,9 +614,9 @@ mod tests {
         assert_eq!(
             o.steps
                 .iter()
-                .map(|s| s.method.as_str())
+                .map(|s| &s.method[..])
                 .collect::<Vec<_>>(),
-            ["POST", "GET", "DELETE"]
+            [&b"POST"[..], b"GET", b"DELETE"]
         );
         assert!(o.steps.iter().all(|s| s.authority == "127.0.0.1:8080"));
         assert_eq!(o.symbols.len(), 1);
@@ -687,8 +687,8 @@ mod tests {
         .unwrap();
         assert_eq!(o.steps.len(), 2);
         assert_eq!(
-            (o.steps[0].method.as_str(), o.steps[0].path.as_str()),
-            ("POST", "/first")
+            (&o.steps[0].method[..], &o.steps[0].path[..]),
+            (&b"POST"[..], &b"/first"[..])
         );
         assert_eq!(o.steps[0].headers.len(), 1);
         assert!(o.steps[1].headers.is_empty());

@@ -163,7 +163,8 @@ pub fn protocol_name(protocol: Option<h2sim_proto::Protocol>, tls: bool) -> &'st
 /// connections, or `--connections` dealt out over them in turn.
 fn targets(args: &ClientArgs) -> Vec<Target> {
     let step = &args.steps[0];
-    let mut servers = vec![(step.scheme.clone(), step.authority.clone())];
+    let text = |b: &bytes::Bytes| String::from_utf8_lossy(b).into_owned();
+    let mut servers = vec![(text(&step.scheme), text(&step.authority))];
     for server in &args.servers {
         if !servers.contains(server) {
             servers.push(server.clone());

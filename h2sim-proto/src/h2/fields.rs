@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use crate::error::Malformation;
-use crate::hpack::HeaderField;
+use crate::hpack::{FieldRef, HeaderField};
 use crate::message::{RequestHead, ResponseHead};
 
 /// Bytes allowed in a field name: visible ASCII except uppercase (§8.2.1,
@@ -218,53 +218,67 @@ pub(crate) fn status_bytes(status: u16) -> Bytes {
     }
 }
 
-/// The pseudo-header fields of a request, in the order §8.3.1 lists them;
-/// a fixed array, so sending a request allocates nothing for them.
 /// A field section's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it:
 /// every field's name and value plus 32 (RFC 9113 §6.5.2), pseudo-fields
 /// included.
-pub(crate) fn section_size<'a>(fields: impl IntoIterator<Item = &'a HeaderField>) -> usize {
-    fields.into_iter().map(HeaderField::size).sum()
+pub(crate) fn section_size(fields: &[HeaderField]) -> usize {
+    fields.iter().map(HeaderField::size).sum()
 }
 
-/// [`section_size`] of the request `head` (its pseudo-fields and fields),
-/// as a HEADERS or PUSH_PROMISE carries it.
+/// The field section of the request `head` (its pseudo-fields, then its
+/// fields), as a HEADERS or PUSH_PROMISE carries it.
+pub(crate) fn request_section(head: &RequestHead) -> impl Iterator<Item = FieldRef<'_>> + Clone {
+    request_pseudo(head)
+        .into_iter()
+        .flatten()
+        .chain(head.fields.iter().map(FieldRef::from))
+}
+
+/// [`section_size`] of the request `head`, pseudo-fields included.
 pub(crate) fn request_size(head: &RequestHead) -> usize {
-    section_size(
-        request_pseudo(head)
-            .iter()
-            .flatten()
-            .chain(head.fields.iter()),
-    )
+    let pseudo: usize = request_pseudo(head)
+        .iter()
+        .flatten()
+        .map(FieldRef::size)
+        .sum();
+    pseudo + section_size(&head.fields)
 }
 
 /// [`section_size`] of the response `head` (`:status` and its fields).
 pub(crate) fn response_size(head: &ResponseHead) -> usize {
-    let status = HeaderField::new(Bytes::from_static(b":status"), status_bytes(head.status));
-    status.size() + section_size(head.fields.iter())
+    let status = status_bytes(head.status);
+    FieldRef::new(&STATUS, &status).size() + section_size(&head.fields)
 }
 
-pub(crate) fn request_pseudo(head: &RequestHead) -> [Option<HeaderField>; 4] {
+/// Pseudo-header names, borrowed by the fields of every head sent.
+pub(crate) static STATUS: Bytes = Bytes::from_static(b":status");
+static METHOD: Bytes = Bytes::from_static(b":method");
+static SCHEME: Bytes = Bytes::from_static(b":scheme");
+static AUTHORITY: Bytes = Bytes::from_static(b":authority");
+static PATH: Bytes = Bytes::from_static(b":path");
+
+/// The pseudo-header fields of a request, in the order §8.3.1 lists them;
+/// a fixed array of borrowed fields, so sending a request builds nothing
+/// for them.
+fn request_pseudo(head: &RequestHead) -> [Option<FieldRef<'_>>; 4] {
     let connect = head.method.as_ref() == b"CONNECT";
-    let field = |name: &'static [u8], value: &Bytes| {
-        Some(HeaderField::new(Bytes::from_static(name), value.clone()))
-    };
+    let field = |name, value| Some(FieldRef::new(name, value));
     [
-        field(b":method", &head.method),
+        field(&METHOD, &head.method),
         if connect {
             None
         } else {
-            field(b":scheme", &head.scheme)
+            field(&SCHEME, &head.scheme)
         },
         if head.authority.is_empty() {
             None
         } else {
-            field(b":authority", &head.authority)
+            field(&AUTHORITY, &head.authority)
         },
         if connect {
             None
         } else {
-            field(b":path", &head.path)
+            field(&PATH, &head.path)
         },
     ]
 }

@@ -16,7 +16,7 @@ use crate::frame::{
     self, Frame, FrameDecoder, FrameKind, GoAway, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE, Ping,
     Reason, RstStream, Settings, StreamId, WindowUpdate, flags,
 };
-use crate::hpack::HeaderField;
+use crate::hpack::{FieldRef, HeaderField};
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::Role;
 
@@ -501,9 +501,12 @@ impl Session {
                 }
                 continue;
             }
-            let pseudo = fields::request_pseudo(&head);
-            let block = pseudo.iter().flatten().chain(head.fields.iter());
-            self.write_block(parent, Some(promised), block, false);
+            self.write_block(
+                parent,
+                Some(promised),
+                fields::request_section(&head),
+                false,
+            );
             if let Some(pushed) = self.store.get_mut(promised) {
                 pushed.announced = true;
                 if pushed.final_head_sent {
@@ -549,20 +552,16 @@ impl Session {
             match item {
                 Outgoing::Request { head, end_stream } => {
                     stream.announced = true;
-                    let pseudo = fields::request_pseudo(&head);
-                    let block = pseudo.iter().flatten().chain(head.fields.iter());
-                    self.write_block(id, None, block, end_stream);
+                    self.write_block(id, None, fields::request_section(&head), end_stream);
                 }
                 Outgoing::Response { head, end_stream } => {
-                    let status = [HeaderField::new(
-                        Bytes::from_static(b":status"),
-                        fields::status_bytes(head.status),
-                    )];
-                    let block = status.iter().chain(head.fields.iter());
+                    let status = fields::status_bytes(head.status);
+                    let block = std::iter::once(FieldRef::new(&fields::STATUS, &status))
+                        .chain(head.fields.iter().map(FieldRef::from));
                     self.write_block(id, None, block, end_stream);
                 }
                 Outgoing::Trailers { fields } => {
-                    self.write_block(id, None, fields.iter(), true);
+                    self.write_block(id, None, fields.iter().map(FieldRef::from), true);
                 }
                 Outgoing::Data {
                     mut data,
@@ -616,7 +615,7 @@ impl Session {
         &mut self,
         id: StreamId,
         promised: Option<StreamId>,
-        fields: impl Iterator<Item = &'a HeaderField> + Clone,
+        fields: impl Iterator<Item = FieldRef<'a>> + Clone,
         end_stream: bool,
     ) {
         let max_frame = self.peer.max_frame_size;
@@ -628,7 +627,7 @@ impl Session {
         let start = wbuf.len();
         let prefix = if promised.is_some() { 4 } else { 0 };
         wbuf.put_bytes(0, HEADER_LEN + prefix);
-        encoder.encode(fields, wbuf);
+        encoder.encode_refs(fields, wbuf);
         let payload = wbuf.len() - start - HEADER_LEN;
         stats.header_wire_bytes_sent += (payload - prefix) as u64;
         if let Ok(len) = u32::try_from(payload)

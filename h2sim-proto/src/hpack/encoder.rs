@@ -2,7 +2,7 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-use super::field::HeaderField;
+use super::field::{FieldRef, HeaderField};
 use super::huffman;
 use super::index::{Match, TableIndex};
 use super::integer;
@@ -123,6 +123,15 @@ impl Encoder {
         fields: impl IntoIterator<Item = &'a HeaderField>,
         dst: &mut BytesMut,
     ) {
+        self.encode_refs(fields.into_iter().map(FieldRef::from), dst);
+    }
+
+    /// [`Encoder::encode`] of borrowed fields.
+    pub(crate) fn encode_refs<'a>(
+        &mut self,
+        fields: impl IntoIterator<Item = FieldRef<'a>>,
+        dst: &mut BytesMut,
+    ) {
         if let Some(min) = self.pending_min.take() {
             let size = self.table_capacity();
             if min < size {
@@ -138,10 +147,10 @@ impl Encoder {
         }
     }
 
-    fn encode_field(&mut self, field: &HeaderField, dst: &mut BytesMut) {
+    fn encode_field(&mut self, field: FieldRef<'_>, dst: &mut BytesMut) {
         let never_index = field.sensitive
             || (self.policy == IndexingPolicy::Selective && never_indexed_by_default(field));
-        let found = self.index.find(&field.name, &field.value);
+        let found = self.index.find(field.name, field.value);
         let name_index = match found {
             Match::Full(index) if !never_index => {
                 // §6.1 indexed header field.
@@ -164,7 +173,7 @@ impl Encoder {
         }
     }
 
-    fn should_index(&self, field: &HeaderField) -> bool {
+    fn should_index(&self, field: FieldRef<'_>) -> bool {
         let size = field.size();
         let capacity = self.table_capacity();
         match self.policy {
@@ -177,7 +186,7 @@ impl Encoder {
 
     fn encode_literal(
         &self,
-        field: &HeaderField,
+        field: FieldRef<'_>,
         name_index: usize,
         prefix_bits: u8,
         pattern: u8,
@@ -185,9 +194,9 @@ impl Encoder {
     ) {
         integer::encode(name_index, prefix_bits, pattern, dst);
         if name_index == 0 {
-            self.encode_string(&field.name, dst);
+            self.encode_string(field.name, dst);
         }
-        self.encode_string(&field.value, dst);
+        self.encode_string(field.value, dst);
     }
 
     /// §5.2 string literal, Huffman-coded when that is shorter.
@@ -207,7 +216,7 @@ impl Encoder {
 
 /// Fields the [`Selective`](IndexingPolicy::Selective) policy sends
 /// never-indexed even when not marked sensitive (§7.1.3).
-fn never_indexed_by_default(field: &HeaderField) -> bool {
+fn never_indexed_by_default(field: FieldRef<'_>) -> bool {
     let name = &field.name[..];
     name.eq_ignore_ascii_case(b"authorization")
         || name.eq_ignore_ascii_case(b"proxy-authorization")

@@ -44,3 +44,40 @@ impl HeaderField {
         entry_size(&self.name, &self.value)
     }
 }
+
+/// A field borrowed for encoding: a [`HeaderField`] of a head, or a
+/// pseudo-header field made from a head's own parts (`:method` and the
+/// rest), so sending a head neither builds fields nor touches reference
+/// counts; only an entry the encoder adds to its table clones the `Bytes`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FieldRef<'a> {
+    pub(crate) name: &'a Bytes,
+    pub(crate) value: &'a Bytes,
+    pub(crate) sensitive: bool,
+}
+
+impl<'a> FieldRef<'a> {
+    /// A field that is not marked sensitive.
+    pub(crate) fn new(name: &'a Bytes, value: &'a Bytes) -> Self {
+        FieldRef {
+            name,
+            value,
+            sensitive: false,
+        }
+    }
+
+    /// As [`HeaderField::size`].
+    pub(crate) fn size(&self) -> usize {
+        entry_size(self.name, self.value)
+    }
+}
+
+impl<'a> From<&'a HeaderField> for FieldRef<'a> {
+    fn from(field: &'a HeaderField) -> Self {
+        FieldRef {
+            name: &field.name,
+            value: &field.value,
+            sensitive: field.sensitive,
+        }
+    }
+}
