@@ -179,7 +179,7 @@ impl Encoder {
         match self.policy {
             IndexingPolicy::All => size <= capacity,
             IndexingPolicy::Selective => {
-                size <= capacity / 4 * 3 && !is_usually_unique(&field.name)
+                size <= capacity / 4 * 3 && !is_usually_unique(field.name)
             }
         }
     }
