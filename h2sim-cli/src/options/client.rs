@@ -612,10 +612,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(
-            o.steps
-                .iter()
-                .map(|s| &s.method[..])
-                .collect::<Vec<_>>(),
+            o.steps.iter().map(|s| &s.method[..]).collect::<Vec<_>>(),
             [&b"POST"[..], b"GET", b"DELETE"]
         );
         assert!(o.steps.iter().all(|s| s.authority == "127.0.0.1:8080"));

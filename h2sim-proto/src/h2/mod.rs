@@ -377,6 +377,7 @@ impl Session {
         self.out.trim();
         self.wbuf.trim();
         self.field_scratch.trim();
+        self.hpack_decoder.trim();
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {

@@ -16,6 +16,10 @@ use super::table::{DynamicTable, Entry, STATIC_LEN, STATIC_TABLE};
 /// simulation with many streams does not hold much per stream.
 pub const DEFAULT_MAX_HEADER_LIST_SIZE: usize = 64 * 1024;
 
+/// Blocks up to this size are remembered (see [`Memo`]); real request and
+/// response heads are a few dozen to a few hundred octets.
+const MEMO_MAX_BLOCK: usize = 1024;
+
 /// Decoding context for one direction of one connection.
 ///
 /// Holds the dynamic table, which must see every header block the peer's
@@ -32,6 +36,23 @@ pub struct Decoder {
     /// smallest limit advertised since the last block).
     required_update: Option<usize>,
     max_header_list_size: usize,
+    /// The last block, made in a box when first needed (see [`Memo`]).
+    memo: Option<Box<Memo>>,
+}
+
+/// The last block decoded, when it left the table as it was, and its
+/// fields once the same octets came twice in a row: a load generator, or a
+/// server answering it, sends one head again and again, and with the table
+/// unchanged the same octets decode to the same fields, so they are cloned
+/// instead of decoded again. Any block that changes the table (an
+/// insertion, a size update) or fails, and any change of our limits,
+/// forgets it.
+#[derive(Debug, Clone, Default)]
+struct Memo {
+    block: Vec<u8>,
+    /// The fields of `block`, holding none of its octets (a raw literal is
+    /// copied), so the memo never keeps a connection's input buffer alive.
+    fields: Option<Vec<HeaderField>>,
 }
 
 impl Decoder {
@@ -44,7 +65,13 @@ impl Decoder {
             max_table_size,
             required_update: None,
             max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
+            memo: None,
         }
+    }
+
+    /// Forgets the last block (an idle connection keeps only its table).
+    pub fn trim(&mut self) {
+        self.memo = None;
     }
 
     /// Takes a new advertised SETTINGS_HEADER_TABLE_SIZE into force; call it
@@ -56,6 +83,7 @@ impl Decoder {
     /// the smallest value, if this is called several times between blocks),
     /// or decoding it fails with [`DecoderError::MissingTableSizeUpdate`].
     pub fn set_max_table_size(&mut self, size: usize) {
+        self.memo = None;
         self.max_table_size = size;
         if size < self.table.capacity() {
             self.required_update = Some(self.required_update.map_or(size, |r| r.min(size)));
@@ -66,6 +94,7 @@ impl Decoder {
     /// [`HeaderField::size`]); [`DEFAULT_MAX_HEADER_LIST_SIZE`] until then.
     /// This is our SETTINGS_MAX_HEADER_LIST_SIZE.
     pub fn set_max_header_list_size(&mut self, size: usize) {
+        self.memo = None;
         self.max_header_list_size = size;
     }
 
@@ -107,19 +136,68 @@ impl Decoder {
         block: &Bytes,
         out: &mut Vec<HeaderField>,
     ) -> Result<(), DecoderError> {
-        let start = out.len();
-        let result = self.decode_block(block, out);
-        if result.is_err() {
-            out.truncate(start);
+        if let Some(memo) = self.memo.as_deref()
+            && let Some(fields) = &memo.fields
+            && memo.block[..] == block[..]
+        {
+            out.extend(fields.iter().cloned());
+            return Ok(());
         }
-        result
+        let start = out.len();
+        match self.decode_block(block, out) {
+            Ok(table_kept) => {
+                self.remember(block, table_kept, &out[start..]);
+                Ok(())
+            }
+            Err(e) => {
+                out.truncate(start);
+                self.memo = None;
+                Err(e)
+            }
+        }
     }
 
+    /// Keeps `block` as the last one, and its `fields` if it came twice.
+    fn remember(&mut self, block: &Bytes, table_kept: bool, fields: &[HeaderField]) {
+        if !table_kept || block.len() > MEMO_MAX_BLOCK {
+            self.memo = None;
+            return;
+        }
+        let memo = self.memo.get_or_insert_with(Box::default);
+        if memo.block[..] == block[..] {
+            let inside = block.as_ptr_range();
+            let own = |b: &Bytes| {
+                if inside.contains(&b.as_ptr()) {
+                    Bytes::copy_from_slice(b)
+                } else {
+                    b.clone()
+                }
+            };
+            memo.fields = Some(
+                fields
+                    .iter()
+                    .map(|f| HeaderField {
+                        name: own(&f.name),
+                        value: own(&f.value),
+                        sensitive: f.sensitive,
+                    })
+                    .collect(),
+            );
+        } else {
+            memo.block.clear();
+            memo.block.extend_from_slice(block);
+            memo.fields = None;
+        }
+    }
+
+    /// Decodes `block` into `out`; says whether the table was left as it was
+    /// (no size update, no insertion).
     fn decode_block(
         &mut self,
         block: &Bytes,
         out: &mut Vec<HeaderField>,
-    ) -> Result<(), DecoderError> {
+    ) -> Result<bool, DecoderError> {
+        let mut table_kept = true;
         let mut pos = 0;
         let mut list = ListSize {
             size: 0,
@@ -140,6 +218,7 @@ impl Decoder {
                     });
                 }
                 self.table.set_capacity(size, |_, _| {});
+                table_kept = false;
                 if self
                     .required_update
                     .is_some_and(|required| size <= required)
@@ -173,6 +252,7 @@ impl Decoder {
                     value: value.clone(),
                 };
                 self.table.insert(entry, |_, _| {});
+                table_kept = false;
                 HeaderField {
                     name,
                     value,
@@ -193,7 +273,7 @@ impl Decoder {
         if let Some(required_max) = self.required_update {
             return Err(DecoderError::MissingTableSizeUpdate { required_max });
         }
-        list.finish()
+        list.finish().map(|()| table_kept)
     }
 
     /// The name and value at wire index `index` (≥ 1) of the combined
@@ -301,6 +381,45 @@ mod tests {
     fn decode(d: &mut Decoder, block: &'static [u8]) -> Result<Vec<HeaderField>, DecoderError> {
         let mut out = Vec::new();
         d.decode(&Bytes::from_static(block), &mut out).map(|()| out)
+    }
+
+    /// A block that comes again is cloned from the memo, which holds none
+    /// of the input's octets; one that changed the table in between, or a
+    /// lowered table limit, makes it decode afresh (RFC 7541 §2.3.2, §4.2).
+    #[test]
+    fn repeated_blocks_come_from_the_memo_while_the_table_stays() {
+        let mut d = Decoder::new(4096);
+        // "a: 1" with incremental indexing: index 62 from now on.
+        decode(&mut d, b"\x40\x01a\x011").unwrap();
+        // Index 62, then a raw literal without indexing ("x-n: v").
+        let block = || Bytes::from(b"\xbe\x00\x03x-n\x01v".to_vec());
+        let expect = vec![HeaderField::new("a", "1"), HeaderField::new("x-n", "v")];
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let block = block();
+            out.clear();
+            d.decode(&block, &mut out).unwrap();
+            assert_eq!(out, expect);
+        }
+        let last = block();
+        out.clear();
+        d.decode(&last, &mut out).unwrap();
+        assert!(
+            !last.as_ptr_range().contains(&out[1].value.as_ptr()),
+            "from the memo"
+        );
+        // "b: 2" indexed: index 62 is now b: 2, so the same octets differ.
+        decode(&mut d, b"\x40\x01b\x012").unwrap();
+        for _ in 0..3 {
+            let fields = decode(&mut d, b"\xbe\x00\x03x-n\x01v").unwrap();
+            assert_eq!(fields[0], HeaderField::new("b", "2"));
+        }
+        // A lower limit needs a size update first, memo or not.
+        d.set_max_table_size(0);
+        assert_eq!(
+            decode(&mut d, b"\xbe\x00\x03x-n\x01v"),
+            Err(DecoderError::MissingTableSizeUpdate { required_max: 0 })
+        );
     }
 
     #[test]

@@ -178,9 +178,7 @@ impl Encoder {
         let capacity = self.table_capacity();
         match self.policy {
             IndexingPolicy::All => size <= capacity,
-            IndexingPolicy::Selective => {
-                size <= capacity / 4 * 3 && !is_usually_unique(field.name)
-            }
+            IndexingPolicy::Selective => size <= capacity / 4 * 3 && !is_usually_unique(field.name),
         }
     }
 
