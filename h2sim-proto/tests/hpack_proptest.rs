@@ -119,6 +119,58 @@ proptest! {
         }
     }
 
+    /// Heads repeat on a connection, whole or in part, and the encoder
+    /// and decoder reuse their last block's work (RFC 7541 §2.3.2: the same
+    /// fields under the same table encode and decode alike): an encoder
+    /// and decoder that forget their last block before each one (`trim`)
+    /// must produce the very same octets and fields.
+    #[test]
+    fn repeated_blocks_match_fresh_work(
+        pool in prop::collection::vec(prop::collection::vec(field(), 0..8), 1..4),
+        picks in prop::collection::vec(
+            (0usize..4, 0usize..8, prop::bool::weighted(0.2), prop::bool::weighted(0.1)),
+            1..40,
+        ),
+        policy in prop::sample::select(vec![IndexingPolicy::Selective, IndexingPolicy::All]),
+    ) {
+        let (mut memo_enc, mut fresh_enc) = (Encoder::new(), Encoder::new());
+        memo_enc.set_indexing_policy(policy);
+        fresh_enc.set_indexing_policy(policy);
+        let (mut memo_dec, mut fresh_dec) = (Decoder::new(4096), Decoder::new(4096));
+        for (i, &(pick, cut, tweak, resize)) in picks.iter().enumerate() {
+            // A pooled block, or its first `cut` fields (blocks that share a
+            // prefix with the last one), or with one value changed in
+            // place (same name, same length).
+            let whole = &pool[pick % pool.len()];
+            let mut fields = if cut < whole.len() { whole[..cut].to_vec() } else { whole.clone() };
+            if tweak && !fields.is_empty() {
+                let at = cut % fields.len();
+                let value: Vec<u8> = fields[at].value.iter().map(|b| b.wrapping_add(1)).collect();
+                fields[at].value = Bytes::from(value);
+            }
+            if resize {
+                for e in [&mut memo_enc, &mut fresh_enc] {
+                    e.set_max_table_size(256);
+                }
+                for d in [&mut memo_dec, &mut fresh_dec] {
+                    d.set_max_table_size(256);
+                }
+            }
+            fresh_enc.trim();
+            let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+            memo_enc.encode(&fields, &mut a);
+            fresh_enc.encode(&fields, &mut b);
+            prop_assert_eq!(&a[..], &b[..], "block {}", i);
+            let block = a.freeze();
+            fresh_dec.trim();
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            let rx = memo_dec.decode(&block, &mut x);
+            let ry = fresh_dec.decode(&block, &mut y);
+            prop_assert_eq!(rx, ry, "block {}", i);
+            prop_assert_eq!(x, y, "block {}", i);
+        }
+    }
+
     #[test]
     fn arbitrary_blocks_never_panic(
         blocks in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..64), 1..8),

@@ -378,6 +378,7 @@ impl Session {
         self.wbuf.trim();
         self.field_scratch.trim();
         self.hpack_decoder.trim();
+        self.hpack_encoder.trim();
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {

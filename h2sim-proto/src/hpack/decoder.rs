@@ -414,6 +414,16 @@ mod tests {
             let fields = decode(&mut d, b"\xbe\x00\x03x-n\x01v").unwrap();
             assert_eq!(fields[0], HeaderField::new("b", "2"));
         }
+        // A block that inserts, sent again and again, inserts every time.
+        for n in 1..=3 {
+            decode(&mut d, b"\x40\x01c\x013").unwrap();
+            assert_eq!(
+                d.table_entries()
+                    .filter(|(name, _)| &name[..] == b"c")
+                    .count(),
+                n
+            );
+        }
         // A lower limit needs a size update first, memo or not.
         d.set_max_table_size(0);
         assert_eq!(

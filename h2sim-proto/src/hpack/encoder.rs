@@ -6,6 +6,7 @@ use super::field::{FieldRef, HeaderField};
 use super::huffman;
 use super::index::{Match, TableIndex};
 use super::integer;
+use super::sent_memo::SentMemo;
 
 /// Dynamic table size the encoder starts with: the HTTP/2 default of
 /// SETTINGS_HEADER_TABLE_SIZE (RFC 9113 §6.5.2).
@@ -57,6 +58,8 @@ pub struct Encoder {
     signaled: usize,
     huffman: bool,
     policy: IndexingPolicy,
+    /// The last block's fields, made in a box when first needed.
+    memo: Option<Box<SentMemo>>,
 }
 
 impl Default for Encoder {
@@ -75,7 +78,13 @@ impl Encoder {
             signaled: DEFAULT_TABLE_SIZE,
             huffman: true,
             policy: IndexingPolicy::default(),
+            memo: None,
         }
+    }
+
+    /// Forgets the last block (an idle connection keeps only its table).
+    pub fn trim(&mut self) {
+        self.memo = None;
     }
 
     /// The peer's SETTINGS_HEADER_TABLE_SIZE changed to `size`: the table
@@ -85,6 +94,7 @@ impl Encoder {
     /// one, then the final one (§4.2).
     pub fn set_max_table_size(&mut self, size: usize) {
         let size = size.min(MAX_ENCODER_TABLE_SIZE);
+        self.memo = None;
         self.pending_min = Some(self.pending_min.map_or(size, |min| min.min(size)));
         self.index.set_capacity(size);
     }
@@ -92,11 +102,13 @@ impl Encoder {
     /// Whether to Huffman-code strings that get shorter that way (the
     /// default) or to send every string raw.
     pub fn set_huffman(&mut self, enabled: bool) {
+        self.memo = None;
         self.huffman = enabled;
     }
 
     /// Chooses which fields are added to the dynamic table.
     pub fn set_indexing_policy(&mut self, policy: IndexingPolicy) {
+        self.memo = None;
         self.policy = policy;
     }
 
@@ -142,9 +154,21 @@ impl Encoder {
             }
             self.signaled = size;
         }
+        // Leading fields that repeat the last block's are copied from the
+        // memo; the rest are encoded (and remembered).
+        let mut memo = self.memo.take().unwrap_or_default();
+        let mut cursor = memo.start();
         for field in fields {
+            if memo.take(&mut cursor, field) {
+                continue;
+            }
+            memo.flush(&mut cursor, dst);
+            let before = dst.len();
             self.encode_field(field, dst);
+            memo.record(&mut cursor, field, &dst[before..]);
         }
+        memo.finish(&mut cursor, self.index.table().next_seq(), dst);
+        self.memo = Some(memo);
     }
 
     fn encode_field(&mut self, field: FieldRef<'_>, dst: &mut BytesMut) {

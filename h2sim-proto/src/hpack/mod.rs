@@ -29,6 +29,7 @@ mod field;
 mod huffman;
 mod index;
 mod integer;
+mod sent_memo;
 mod table;
 
 pub use decoder::{DEFAULT_MAX_HEADER_LIST_SIZE, Decoder};
