@@ -52,7 +52,10 @@ impl Session {
         stream.head_request = head.method.as_ref() == b"HEAD";
         stream
             .queue
-            .push_back(Outgoing::Request { head, end_stream });
+            .push_back(Outgoing::Request {
+                head: Box::new(head),
+                end_stream,
+            });
         self.store.insert(stream);
         self.waiting_to_open.push_back(id);
         self.open_waiting();
