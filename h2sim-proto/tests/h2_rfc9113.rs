@@ -677,6 +677,45 @@ fn s8_2_1_uppercase_field_name_is_malformed() {
     malformed_request(&[("X-Upper", "1")]);
 }
 
+/// §8.2.1 holds for every block, also one that repeats the last one octet
+/// for octet (the decoder hands back the same fields without decoding
+/// them again): a malformed head is refused each time, a valid one is
+/// taken each time.
+#[test]
+fn s8_2_1_repeated_blocks_are_checked_like_any_other() {
+    for (extra, valid) in [(("x-fine", "1"), true), (("X-Upper", "1"), false)] {
+        let mut peer = server();
+        let mut fields = GET.to_vec();
+        fields.push(extra);
+        // The first block indexes its fields; the next ones only refer to
+        // them, so they leave the table as it is and repeat exactly.
+        let first = peer.block(&fields);
+        let again = peer.block(&fields);
+        peer.send(headers(1, first, true));
+        for id in [3, 5, 7, 9] {
+            peer.send(headers(id, again.clone(), true));
+        }
+        let requests = peer
+            .events()
+            .iter()
+            .filter(|e| matches!(e, Event::Request { .. }))
+            .count();
+        if valid {
+            assert_eq!(requests, 5);
+        } else {
+            assert_eq!(requests, 0);
+            let frames = peer.frames();
+            for id in [1, 3, 5, 7, 9] {
+                assert!(
+                    frames.iter().any(|f| matches!(f, Frame::RstStream(r)
+                        if r.stream_id == sid(id) && r.reason == Reason::PROTOCOL_ERROR)),
+                    "stream {id}: {frames:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn s8_2_1_field_value_with_newline_is_malformed() {
     malformed_request(&[("x", "a\r\nb")]);

@@ -73,10 +73,12 @@ fn check_field(field: &HeaderField) -> Result<(), Malformation> {
 }
 
 /// Splits a decoded field section into pseudo-headers (handed to `pseudo`)
-/// and ordinary fields, enforcing order and field syntax. The decoder's
+/// and ordinary fields, enforcing order and field syntax; `checked`: the
+/// same fields passed [`check_field`] in the block before. The decoder's
 /// vector is the caller's to reuse; the ordinary fields move out of it.
 fn split(
     fields: &mut Vec<HeaderField>,
+    checked: bool,
     mut pseudo: impl FnMut(&[u8], Bytes) -> Result<(), Malformation>,
 ) -> Result<Vec<HeaderField>, Malformation> {
     let leading = fields
@@ -90,7 +92,9 @@ fn split(
         if field.name.first() == Some(&b':') {
             return Err(Malformation::PseudoHeaderAfterField);
         }
-        check_field(field)?;
+        if !checked {
+            check_field(field)?;
+        }
     }
     // Exactly sized, and no allocation at all for a message without fields;
     // `mem::take` would hand over the reused vector's capacity instead.
@@ -106,9 +110,12 @@ fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> 
 }
 
 /// A request head from a decoded field section (§8.3.1).
-pub(crate) fn request(fields: &mut Vec<HeaderField>) -> Result<RequestHead, Malformation> {
+pub(crate) fn request(
+    fields: &mut Vec<HeaderField>,
+    checked: bool,
+) -> Result<RequestHead, Malformation> {
     let (mut method, mut scheme, mut authority, mut path) = (None, None, None, None);
-    let fields = split(fields, |name, value| match name {
+    let fields = split(fields, checked, |name, value| match name {
         b"method" => set_once(&mut method, value),
         b"scheme" => set_once(&mut scheme, value),
         b"authority" => set_once(&mut authority, value),
@@ -164,9 +171,12 @@ pub(crate) fn request(fields: &mut Vec<HeaderField>) -> Result<RequestHead, Malf
 }
 
 /// A response head from a decoded field section (§8.3.2).
-pub(crate) fn response(fields: &mut Vec<HeaderField>) -> Result<ResponseHead, Malformation> {
+pub(crate) fn response(
+    fields: &mut Vec<HeaderField>,
+    checked: bool,
+) -> Result<ResponseHead, Malformation> {
     let mut status = None;
-    let fields = split(fields, |name, value| match name {
+    let fields = split(fields, checked, |name, value| match name {
         b"status" => set_once(&mut status, value),
         _ => Err(Malformation::UnknownPseudoHeader),
     })?;
@@ -186,8 +196,13 @@ fn parse_status(digits: &[u8]) -> Option<u16> {
 }
 
 /// Trailers: ordinary fields only (§8.1).
-pub(crate) fn trailers(fields: &mut Vec<HeaderField>) -> Result<Vec<HeaderField>, Malformation> {
-    split(fields, |_, _| Err(Malformation::PseudoHeaderInTrailers))
+pub(crate) fn trailers(
+    fields: &mut Vec<HeaderField>,
+    checked: bool,
+) -> Result<Vec<HeaderField>, Malformation> {
+    split(fields, checked, |_, _| {
+        Err(Malformation::PseudoHeaderInTrailers)
+    })
 }
 
 /// The declared body length, if any; repeated values must agree (RFC 9110 §8.6).
@@ -318,7 +333,7 @@ mod tests {
     fn valid_request() {
         let mut fields = get();
         fields.push(f("accept", "*/*"));
-        let head = request(&mut fields).unwrap();
+        let head = request(&mut fields, false).unwrap();
         assert_eq!(head.method, "GET");
         assert_eq!(head.fields, vec![f("accept", "*/*")]);
     }
@@ -373,31 +388,38 @@ mod tests {
             ),
         ];
         for (fields, want) in cases {
-            assert_eq!(request(&mut fields.clone()), Err(want), "{fields:?}");
+            assert_eq!(request(&mut fields.clone(), false), Err(want), "{fields:?}");
         }
-        assert!(request(&mut [get(), vec![f("te", "trailers")]].concat()).is_ok());
-        assert!(request(&mut [get(), vec![f("host", "EXAMPLE")]].concat()).is_err());
-        assert!(request(&mut [get(), vec![f("host", "a")]].concat()).is_ok());
+        assert!(request(&mut [get(), vec![f("te", "trailers")]].concat(), false).is_ok());
+        assert!(request(&mut [get(), vec![f("host", "EXAMPLE")]].concat(), false).is_err());
+        assert!(request(&mut [get(), vec![f("host", "a")]].concat(), false).is_ok());
         assert!(
-            request(&mut [get(), vec![f("host", "A")]].concat()).is_ok(),
+            request(&mut [get(), vec![f("host", "A")]].concat(), false).is_ok(),
             "host names compare without case"
         );
         assert_eq!(
-            request(&mut [get(), vec![f("host", "other")]].concat()),
+            request(&mut [get(), vec![f("host", "other")]].concat(), false),
             Err(Malformation::HostMismatch)
         );
     }
 
     #[test]
     fn connect_takes_authority_only() {
-        let head = request(&mut vec![f(":method", "CONNECT"), f(":authority", "h:443")]).unwrap();
+        let head = request(
+            &mut vec![f(":method", "CONNECT"), f(":authority", "h:443")],
+            false,
+        )
+        .unwrap();
         assert_eq!(head.authority, "h:443");
         assert!(
-            request(&mut vec![
-                f(":method", "CONNECT"),
-                f(":authority", "h"),
-                f(":path", "/")
-            ])
+            request(
+                &mut vec![
+                    f(":method", "CONNECT"),
+                    f(":authority", "h"),
+                    f(":path", "/")
+                ],
+                false
+            )
             .is_err()
         );
     }
@@ -405,18 +427,20 @@ mod tests {
     #[test]
     fn response_status_rules() {
         assert_eq!(
-            response(&mut vec![f(":status", "204")]).unwrap().status,
+            response(&mut vec![f(":status", "204")], false)
+                .unwrap()
+                .status,
             204
         );
         for bad in ["20", "2000", "abc", "101", "099", "600"] {
             assert_eq!(
-                response(&mut vec![HeaderField::new(":status", bad)]),
+                response(&mut vec![HeaderField::new(":status", bad)], false),
                 Err(Malformation::InvalidStatus),
                 "{bad}"
             );
         }
         assert_eq!(
-            response(&mut vec![]),
+            response(&mut vec![], false),
             Err(Malformation::MissingPseudoHeader(":status"))
         );
     }
@@ -446,9 +470,9 @@ mod tests {
     #[test]
     fn trailers_reject_pseudo() {
         assert_eq!(
-            trailers(&mut vec![f(":status", "200")]),
+            trailers(&mut vec![f(":status", "200")], false),
             Err(Malformation::PseudoHeaderInTrailers)
         );
-        assert!(trailers(&mut vec![f("grpc-status", "0")]).is_ok());
+        assert!(trailers(&mut vec![f("grpc-status", "0")], false).is_ok());
     }
 }

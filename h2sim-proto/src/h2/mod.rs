@@ -179,6 +179,12 @@ pub(crate) struct Session {
     sent_trace: Option<Box<(FrameDecoder, BytesMut, bool)>>,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
+    /// The ordinary fields of the last block decoded passed
+    /// `fields::check_field`, and the block being handled repeats that one
+    /// ([`hpack::Decoder::repeated`]): a load generator's requests and a
+    /// server's answers repeat their heads, which need checking once.
+    fields_checked: bool,
+    repeat_checked: bool,
 }
 
 impl Session {
@@ -228,6 +234,8 @@ impl Session {
                 limits.empty_frame_period,
             ),
             field_scratch: Vec::new(),
+            fields_checked: false,
+            repeat_checked: false,
             stats: crate::stats::Stats::default(),
             sent_trace: None,
             config,

@@ -259,6 +259,8 @@ impl Session {
         let mut fields = std::mem::take(&mut self.field_scratch);
         fields.clear();
         let decoded = self.hpack_decoder.decode(block, &mut fields);
+        self.repeat_checked = self.fields_checked && self.hpack_decoder.repeated();
+        self.fields_checked = false;
         self.stats.header_wire_bytes_received += block.len() as u64;
         self.stats.header_bytes_received += fields
             .iter()
@@ -346,8 +348,9 @@ impl Session {
                 );
                 return;
             }
-            match fields::trailers(fields) {
+            match fields::trailers(fields, self.repeat_checked) {
                 Ok(fields) => {
+                    self.fields_checked = true;
                     if let Err(m) = check_length_at_end(stream) {
                         self.malformed(now, id, m);
                         return;
@@ -377,8 +380,11 @@ impl Session {
             self.malformed(now, id, Malformation::UnexpectedEndStream);
             return;
         }
-        let head = match fields::response(fields) {
-            Ok(head) => head,
+        let head = match fields::response(fields, self.repeat_checked) {
+            Ok(head) => {
+                self.fields_checked = true;
+                head
+            }
             Err(m) => {
                 self.malformed(now, id, m);
                 return;
@@ -502,8 +508,11 @@ impl Session {
             self.answer_too_large(now, id, end_stream, violation);
             return;
         }
-        let head = match fields::request(fields) {
-            Ok(head) => head,
+        let head = match fields::request(fields, self.repeat_checked) {
+            Ok(head) => {
+                self.fields_checked = true;
+                head
+            }
             Err(m) => {
                 self.malformed(now, id, m);
                 return;
@@ -998,8 +1007,11 @@ impl Session {
             self.stream_error(now, promised, Reason::PROTOCOL_ERROR, violation);
             return;
         }
-        let request = match fields::request(fields) {
-            Ok(head) => head,
+        let request = match fields::request(fields, self.repeat_checked) {
+            Ok(head) => {
+                self.fields_checked = true;
+                head
+            }
             Err(m) => {
                 self.malformed(now, promised, m);
                 return;

@@ -50,12 +50,10 @@ impl Session {
         let mut stream = Stream::new(id, State::Idle, self.peer.initial_window_size, recv);
         stream.known = true;
         stream.head_request = head.method.as_ref() == b"HEAD";
-        stream
-            .queue
-            .push_back(Outgoing::Request {
-                head: Box::new(head),
-                end_stream,
-            });
+        stream.queue.push_back(Outgoing::Request {
+            head: Box::new(head),
+            end_stream,
+        });
         self.store.insert(stream);
         self.waiting_to_open.push_back(id);
         self.open_waiting();

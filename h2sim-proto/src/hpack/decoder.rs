@@ -38,6 +38,8 @@ pub struct Decoder {
     max_header_list_size: usize,
     /// The last block, made in a box when first needed (see [`Memo`]).
     memo: Option<Box<Memo>>,
+    /// The last block decoded came from the memo.
+    repeated: bool,
 }
 
 /// The last block decoded, when it left the table as it was, and its
@@ -66,7 +68,15 @@ impl Decoder {
             required_update: None,
             max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
             memo: None,
+            repeated: false,
         }
+    }
+
+    /// Whether the last block decoded repeated the one before it, octet for
+    /// octet, with the table unchanged: its fields are that block's, so
+    /// whatever the caller checked of them holds again.
+    pub fn repeated(&self) -> bool {
+        self.repeated
     }
 
     /// Forgets the last block (an idle connection keeps only its table).
@@ -141,8 +151,10 @@ impl Decoder {
             && memo.block[..] == block[..]
         {
             out.extend(fields.iter().cloned());
+            self.repeated = true;
             return Ok(());
         }
+        self.repeated = false;
         let start = out.len();
         match self.decode_block(block, out) {
             Ok(table_kept) => {
