@@ -18,9 +18,6 @@ mod signals;
 #[cfg(test)]
 mod sim_tests;
 mod tokio_run;
-
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod trace;
 
 use std::path::Path;

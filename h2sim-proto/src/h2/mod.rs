@@ -10,6 +10,7 @@ mod flow;
 mod limits;
 mod recv;
 mod send;
+mod send_queue;
 mod settings;
 mod store;
 mod stream;

@@ -6,11 +6,10 @@
 //! it. Sends are applied when the application queues them (frames leave in
 //! that order, so the wire catches up); received frames when they arrive.
 
-use std::collections::VecDeque;
-
 use bytes::Bytes;
 
 use super::flow::{RecvWindow, Window};
+use super::send_queue::SendQueue;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -225,7 +224,7 @@ pub(crate) struct Stream {
     pub(crate) state: State,
     pub(crate) send_window: Window,
     pub(crate) recv: RecvWindow,
-    pub(crate) queue: VecDeque<Outgoing>,
+    pub(crate) queue: SendQueue,
     /// In the connection's ready list (so it is there once at most).
     pub(crate) ready: bool,
     /// The application has heard of it (it opened it, or had an event).
@@ -255,7 +254,7 @@ impl Stream {
             state,
             send_window: Window::new(send_window),
             recv,
-            queue: VecDeque::new(),
+            queue: SendQueue::default(),
             ready: false,
             known: false,
             final_head_received: false,
