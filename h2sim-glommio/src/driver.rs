@@ -77,7 +77,7 @@ async fn drive<A: Application>(
         {
             return Ok(ending);
         }
-        let deadline = driver.deadline(now);
+        let mut deadline = driver.deadline(now);
         let shutdown_seen = driver.state() != State::Running;
         let read_now = driver.wants_read();
         let wake = poll_fn(|cx| {
@@ -89,10 +89,13 @@ async fn drive<A: Application>(
                 return Poll::Ready(Wake::Io(r));
             }
             if read_now {
-                // Quiet: the read buffer and what the queues grew to go
-                // back, and with nothing under way the staging buffer too.
-                driver.read_pending();
-                if driver.is_idle() {
+                // Quiet: the read buffer goes back, and what the queues
+                // grew to now or at a new deadline; with them the staging
+                // buffers.
+                if driver.read_pending(now) {
+                    deadline = driver.deadline(now);
+                }
+                if driver.is_trimmed() {
                     transport.trim();
                 }
             }
@@ -111,7 +114,12 @@ async fn drive<A: Application>(
                 // The transport moved the outbox on itself.
                 Progress::Wrote => driver.did_write(now, 0),
             },
-            Wake::Timer => driver.handle_timeout(now),
+            Wake::Timer => {
+                driver.handle_timeout(now);
+                if driver.is_trimmed() {
+                    transport.trim();
+                }
+            }
         }
     }
 }

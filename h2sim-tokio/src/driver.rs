@@ -150,6 +150,9 @@ where
             Poll::Pending => {}
         }
     }
+    // Going quiet sets the deadline to give buffers back: the loop takes
+    // the new deadline before it sleeps.
+    let mut deadline_set = false;
     if read {
         let mut buf = tokio::io::ReadBuf::new(driver.read_buf());
         match Pin::new(&mut *io).poll_read(cx, &mut buf) {
@@ -167,10 +170,10 @@ where
             }
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             // Quiet: the buffer goes back to the pool until data comes.
-            Poll::Pending => driver.read_pending(),
+            Poll::Pending => deadline_set = driver.read_pending(Instant::now()),
         }
     }
-    if wrote {
+    if wrote || deadline_set {
         Poll::Ready(Ok(()))
     } else {
         Poll::Pending

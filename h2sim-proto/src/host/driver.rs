@@ -25,10 +25,24 @@
 use std::borrow::BorrowMut;
 use std::io::{self, IoSlice, Read, Write};
 use std::marker::PhantomData;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
 use crate::{Application, Endpoint};
+
+/// How long a connection that has been busy stays idle before its queues
+/// give back their capacity. A busy connection is idle for a moment
+/// between every two bursts of a load generator; giving back then would
+/// grow the same maps and queues again on the next burst, and lose the
+/// HPACK memos with them.
+const TRIM_DELAY: Duration = Duration::from_millis(100);
+
+/// Below this many bytes read and written since the last trim, a
+/// connection gives back at once when it goes idle: it did too little
+/// for regrowing to cost much, and a burst of new connections (a
+/// handshake each, or one request) then reuses the memory each gives back
+/// instead of all of them holding it for [`TRIM_DELAY`].
+const QUICK_TRIM_BYTES: usize = 16 * 1024;
 
 /// Where a driven connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +73,11 @@ pub struct Driver<A, E = Endpoint<A>> {
     peer_closed: bool,
     shutdown: bool,
     flush_expired: bool,
+    /// Idle since a read found nothing: when the endpoint and the outbox
+    /// give back what they grew to ([`TRIM_DELAY`] later).
+    trim_at: Option<Instant>,
+    /// Bytes read and written since the last trim.
+    moved: usize,
     app: PhantomData<fn(A)>,
 }
 
@@ -86,6 +105,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
             peer_closed: false,
             shutdown: false,
             flush_expired: false,
+            trim_at: None,
+            moved: 0,
             app: PhantomData,
         }
     }
@@ -139,6 +160,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
 
     /// `n` bytes were read into [`Driver::read_buf`]; 0 is end of stream.
     pub fn did_read(&mut self, now: Instant, n: usize) {
+        self.trim_at = None;
+        self.moved = self.moved.saturating_add(n);
         if n == 0 {
             self.handle_eof(now);
         } else {
@@ -149,23 +172,50 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
 
     /// A read found nothing to read (it would block, or is pending): the
     /// connection is quiet, so its read buffer goes back to the thread's
-    /// pool unless it holds partial input, and with nothing under way the
+    /// pool unless it holds partial input; with nothing under way, the
     /// endpoint and the outbox give back what their queues grew to
-    /// ([`Endpoint::trim`]). An idle connection
-    /// then costs its state, not its buffers.
-    pub fn read_pending(&mut self) {
+    /// ([`Endpoint::trim`]): at once after a little traffic
+    /// ([`QUICK_TRIM_BYTES`]), else if it stays idle for [`TRIM_DELAY`] (the
+    /// [`Driver::deadline`] includes it). An idle connection then costs its
+    /// state, not its buffers. Returns whether that set a new deadline: a
+    /// loop sleeping to an earlier [`Driver::deadline`] must take it again.
+    pub fn read_pending(&mut self, now: Instant) -> bool {
         self.input.release();
-        self.out.trim();
-        let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
-        endpoint.trim();
+        if !self.is_idle() {
+            self.trim_at = None;
+            return false;
+        }
+        if self.moved < QUICK_TRIM_BYTES {
+            self.trim();
+            return false;
+        }
+        let unset = self.trim_at.is_none();
+        self.trim_at.get_or_insert(now + TRIM_DELAY);
+        unset
+    }
+
+    /// Gives back what the queues grew to, if the connection is still idle.
+    fn trim(&mut self) {
+        self.trim_at = None;
+        self.moved = 0;
+        if self.is_idle() {
+            self.out.trim();
+            let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
+            endpoint.trim();
+        }
     }
 
     /// Nothing is under way on the connection
-    /// ([`Connection::is_idle`](crate::Connection::is_idle)): after
-    /// [`Driver::read_pending`], when a transport may give back buffers of
-    /// its own as well.
+    /// ([`Connection::is_idle`](crate::Connection::is_idle)).
     pub fn is_idle(&self) -> bool {
         self.endpoint.borrow().connection().is_idle()
+    }
+
+    /// The endpoint and the outbox gave back their capacity (see
+    /// [`Driver::read_pending`]) and the connection is still idle: when a
+    /// transport may give back buffers of its own as well.
+    pub fn is_trimmed(&self) -> bool {
+        self.moved == 0 && self.is_idle()
     }
 
     /// The read buffer itself, for a transport that fills it another way
@@ -214,6 +264,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// `n` bytes of [`Driver::write_slices`] were written (or, with
     /// [`Driver::outbox_mut`], the transport moved output on).
     pub fn did_write(&mut self, now: Instant, n: usize) {
+        self.moved = self.moved.saturating_add(n);
         self.out.advance(n);
         self.flush.wrote(now);
     }
@@ -221,12 +272,19 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// The one deadline to sleep to: the core's, the application's, and
     /// once the core is closed, the final flush's.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
-        self.flush.deadline(self.endpoint.borrow(), now)
+        let deadline = self.flush.deadline(self.endpoint.borrow(), now);
+        match (deadline, self.trim_at) {
+            (Some(d), Some(t)) => Some(d.min(t)),
+            (d, t) => d.or(t),
+        }
     }
 
     /// The deadline came: fires what is due, or gives up on a final flush
     /// that stopped moving ([`Ending::FlushExpired`]).
     pub fn handle_timeout(&mut self, now: Instant) {
+        if self.trim_at.is_some_and(|t| now >= t) {
+            self.trim();
+        }
         if self.flush.expired(now) {
             self.flush_expired = true;
         } else {
@@ -281,7 +339,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
                     progress = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.read_pending();
+                    self.read_pending(now);
                     break;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -381,14 +439,43 @@ mod tests {
         let mut d = driver(now);
         read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
         let _ = written(&mut d, now);
-        d.read_pending();
+        d.read_pending(now);
         assert!(!d.input.holds_buffer());
         // A request cut short keeps its buffer through a quiet spell.
         read(&mut d, now, b"GET / HTTP/1.1\r\nho");
-        d.read_pending();
+        d.read_pending(now);
         assert!(d.input.holds_buffer());
         read(&mut d, now, b"st: a\r\n\r\n");
         assert!(written(&mut d, now).starts_with(b"HTTP/1.1 200"));
+    }
+
+    /// An idle connection gives its queues back once it has stayed idle
+    /// for `TRIM_DELAY` (the deadline says when); input before then calls
+    /// it off, so a busy connection does not regrow them every burst.
+    #[test]
+    fn an_idle_connection_trims_after_a_delay() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        let _ = written(&mut d, now);
+        // After a little traffic, at once.
+        assert!(!d.read_pending(now));
+        assert_eq!((d.trim_at, d.moved), (None, 0));
+        // After a busy spell, later.
+        d.moved = QUICK_TRIM_BYTES;
+        assert!(d.read_pending(now), "a new deadline");
+        assert!(!d.read_pending(now), "the same one");
+        let at = now + TRIM_DELAY;
+        assert!(d.deadline(now).is_some_and(|t| t <= at));
+        // More input: the trim is called off until the next quiet spell.
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        assert_eq!(d.trim_at, None);
+        let _ = written(&mut d, now);
+        assert!(d.read_pending(now));
+        assert!(d.moved >= QUICK_TRIM_BYTES);
+        d.handle_timeout(at);
+        assert_eq!((d.trim_at, d.moved), (None, 0), "trimmed at the deadline");
+        assert!(d.deadline(at).is_none_or(|t| t > at));
     }
 
     /// A partial write leaves the rest at the front of the next slices.
