@@ -18,7 +18,7 @@ use h2sim_proto::{
 };
 
 use super::correlate::{Clock, Correlations};
-use super::scenario::Step;
+use super::scenario::{Lengths, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
@@ -236,6 +236,7 @@ pub struct ClientApp {
     authority: Bytes,
     /// Pushed responses being received, by promised stream (dumps only).
     pushed: StreamMap<PushedResponse>,
+    lengths: Lengths,
     last_now: Option<Instant>,
 }
 
@@ -265,6 +266,7 @@ impl ClientApp {
             connect_time: Some(connect_time),
             authority,
             pushed: StreamMap::default(),
+            lengths: Lengths::default(),
             last_now: None,
         }
     }
@@ -397,8 +399,11 @@ impl ClientApp {
     }
 
     fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, mut pending: Pending) {
-        let (mut head, body) =
-            self.plan.steps[pending.step].request(&pending.values, &self.authority);
+        let (mut head, body) = self.plan.steps[pending.step].request(
+            &pending.values,
+            &self.authority,
+            &mut self.lengths,
+        );
         if let Some(field) = self.plan.bearer.as_ref().and_then(|b| b.header()) {
             head.fields.push(field);
         }
@@ -555,8 +560,11 @@ impl ClientApp {
             flight.pending.scenario,
             flight.pending.step,
         );
-        let (head, body) =
-            self.plan.steps[flight.pending.step].request(&flight.pending.values, &self.authority);
+        let (head, body) = self.plan.steps[flight.pending.step].request(
+            &flight.pending.values,
+            &self.authority,
+            &mut Lengths::default(),
+        );
         let mut text = format!(
             "{line}\nREQUEST: {} {}\n",
             String::from_utf8_lossy(&head.method),

@@ -55,7 +55,12 @@ impl Step {
     /// connection's server). Symbols are replaced in the path, in header
     /// values (which h2simple drops instead), and in the body; what has no
     /// symbols is shared, not copied.
-    pub fn request(&self, values: &Values, authority: &Bytes) -> (RequestHead, Bytes) {
+    pub fn request(
+        &self,
+        values: &Values,
+        authority: &Bytes,
+        lengths: &mut Lengths,
+    ) -> (RequestHead, Bytes) {
         let mut head = RequestHead {
             method: self.method.clone(),
             scheme: self.scheme.clone(),
@@ -74,11 +79,29 @@ impl Step {
         // The size is known: say it, as h2svr did, rather than leave HTTP/2
         // without content-length and HTTP/1.1 chunked (RFC 9110 §8.6).
         if !body.is_empty() && head.get(b"content-length").is_none() {
-            let mut digits = itoa::Buffer::new();
-            let length = Bytes::copy_from_slice(digits.format(body.len()).as_bytes());
+            let length = lengths.value(body.len());
             head.fields.push(HeaderField::new("content-length", length));
         }
         (head, body)
+    }
+}
+
+/// The last content-length value sent: a load's requests carry bodies of
+/// one size, so they share one `Bytes` instead of each formatting and
+/// allocating its own.
+#[derive(Debug, Default)]
+pub struct Lengths(Option<(usize, Bytes)>);
+
+impl Lengths {
+    fn value(&mut self, len: usize) -> Bytes {
+        match &self.0 {
+            Some((n, value)) if *n == len => value.clone(),
+            _ => {
+                let value = Bytes::copy_from_slice(itoa::Buffer::new().format(len).as_bytes());
+                self.0 = Some((len, value.clone()));
+                value
+            }
+        }
     }
 }
 
@@ -224,12 +247,24 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
-        let (head, body) = step.request(&values, &step.authority);
+        let (head, body) = step.request(&values, &step.authority, &mut Lengths::default());
         assert_eq!(head.path, "/user/01092000005");
         assert_eq!(head.get(b"content-type").unwrap(), "application/json");
         assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
         assert_eq!(&body[..], b"{\"m\":\"01092000005\"}");
         assert_eq!(head.get(b"content-length").unwrap(), "19");
+    }
+
+    /// Bodies of one size share one content-length value; another size
+    /// gets its own.
+    #[test]
+    fn content_lengths_are_shared_between_requests() {
+        let mut lengths = Lengths::default();
+        let a = lengths.value(1024);
+        let b = lengths.value(1024);
+        assert_eq!((&a[..], a.as_ptr()), (&b"1024"[..], b.as_ptr()));
+        assert_eq!(lengths.value(7), "7");
+        assert_eq!(lengths.value(1024), "1024");
     }
 
     /// RFC 9110 §8.6: a fixed body's size goes in content-length; a step
@@ -246,10 +281,10 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[], 0);
-        let (head, _) = step.request(&values, &step.authority);
+        let (head, _) = step.request(&values, &step.authority, &mut Lengths::default());
         assert_eq!(head.get(b"content-length").unwrap(), "5");
         step.headers.push(HeaderField::new("content-length", "5"));
-        let (head, _) = step.request(&values, &step.authority);
+        let (head, _) = step.request(&values, &step.authority, &mut Lengths::default());
         assert_eq!(
             head.fields
                 .iter()
@@ -260,7 +295,7 @@ mod tests {
         step.body = Bytes::new();
         step.headers.clear();
         assert!(
-            step.request(&values, &step.authority)
+            step.request(&values, &step.authority, &mut Lengths::default())
                 .0
                 .get(b"content-length")
                 .is_none()
