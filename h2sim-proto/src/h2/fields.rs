@@ -8,9 +8,10 @@ use crate::error::Malformation;
 use crate::hpack::{FieldRef, HeaderField};
 use crate::message::{RequestHead, ResponseHead};
 
-/// Byte classes of §8.2.1: `NAME` marks bytes a field name may not hold
-/// (anything but visible ASCII, uppercase, and `:` past the start), `VALUE`
-/// those a value may not (NUL, CR, LF).
+/// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
+/// not hold (anything but visible ASCII, uppercase letters, `:`; RFC 9110
+/// §5.1 tchar is stricter, HTTP/2 only forbids these), `VALUE` those a
+/// value may not (NUL, CR, LF).
 const NAME: u8 = 1;
 const VALUE: u8 = 2;
 
@@ -247,9 +248,8 @@ pub(crate) fn status_bytes(status: u16) -> Bytes {
     }
 }
 
-/// A field section's size as SETTINGS_MAX_HEADER_LIST_SIZE counts it:
-/// every field's name and value plus 32 (RFC 9113 §6.5.2), pseudo-fields
-/// included.
+/// The size of `fields` as SETTINGS_MAX_HEADER_LIST_SIZE counts it: every
+/// field's name and value plus 32 (RFC 9113 §6.5.2).
 pub(crate) fn section_size(fields: &[HeaderField]) -> usize {
     fields.iter().map(HeaderField::size).sum()
 }
