@@ -409,6 +409,30 @@ impl Connection {
         dispatch!(self, s => s.send_response(stream, head, end_stream), undecided => Err(UserError::UnknownStream(stream)))
     }
 
+    /// Server: sends a whole response, its head and `body` (none if
+    /// empty). A head above the client's SETTINGS_MAX_HEADER_LIST_SIZE
+    /// never leaves (RFC 9113 §10.5.1): the stream is reset with
+    /// INTERNAL_ERROR instead of leaving the client waiting for an answer,
+    /// and the error says so; any other error means nobody is waiting (the
+    /// stream or the connection is gone).
+    pub fn send_reply(
+        &mut self,
+        stream: StreamId,
+        head: ResponseHead,
+        body: Bytes,
+    ) -> Result<(), UserError> {
+        let empty = body.is_empty();
+        match self.send_response(stream, head, empty) {
+            Ok(()) if empty => Ok(()),
+            Ok(()) => self.send_data(stream, body, true),
+            Err(e @ UserError::HeaderListTooLarge { .. }) => {
+                let _ = self.reset(stream, Reason::INTERNAL_ERROR);
+                Err(e)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Sends body bytes, without copying them, as flow control allows.
     pub fn send_data(
         &mut self,

@@ -10,10 +10,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::trim::Trim;
-use crate::{
-    Application, Connection, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId,
-    UserError,
-};
+use crate::{Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId};
 use bytes::{Bytes, BytesMut};
 
 /// A complete request.
@@ -121,21 +118,9 @@ fn send(conn: &mut Connection, stream: StreamId, reply: Reply) {
 
 fn respond(conn: &mut Connection, stream: StreamId, mut head: ResponseHead, body: Bytes) {
     with_length(&mut head, body.len());
-    match conn.send_response(stream, head, body.is_empty()) {
-        Ok(()) if !body.is_empty() => {
-            let _ = conn.send_data(stream, body, true);
-        }
-        Ok(()) => {}
-        // A head above the client's SETTINGS_MAX_HEADER_LIST_SIZE never
-        // leaves (RFC 9113 §10.5.1): reset the stream rather than leave the
-        // client waiting for an answer.
-        Err(UserError::HeaderListTooLarge { .. }) => {
-            let _ = conn.reset(stream, Reason::INTERNAL_ERROR);
-        }
-        // The stream is gone (the client reset it, or the connection
-        // ended): there is nobody left to answer.
-        Err(_) => {}
-    }
+    // A failure has nothing left to do here: the core reset a stream
+    // whose head was too large, or nobody is waiting any more.
+    let _ = conn.send_reply(stream, head, body);
 }
 
 /// The whole body is at hand, so its size goes in `content-length` (RFC
@@ -296,7 +281,7 @@ mod tests {
         let events = &pair.client.application().0;
         assert!(
             events.iter().any(|e| matches!(e,
-                Event::StreamReset { stream: s, reason: Reason::INTERNAL_ERROR, remote: true, .. }
+                Event::StreamReset { stream: s, reason: crate::Reason::INTERNAL_ERROR, remote: true, .. }
                     if *s == stream)),
             "{events:?}"
         );

@@ -462,26 +462,17 @@ impl ServerApp {
             trace::dump(&mut text, &[], &head.fields, &body);
             trace.line(&text);
         }
-        let empty = body.is_empty();
-        match conn.send_response(stream, head, empty) {
+        let len = body.len() as u64;
+        match conn.send_reply(stream, head, body) {
             Ok(()) => {
                 let class = usize::from(status / 100).clamp(1, 5) - 1;
                 self.totals.status_classes[class] += 1;
                 self.totals.responses += 1;
-                self.totals.bytes_out += body.len() as u64;
-                if !empty {
-                    let _ = conn.send_data(stream, body, true);
-                }
+                self.totals.bytes_out += len;
             }
-            // The head is above what the client said it accepts
-            // (SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §10.5.1), so it
-            // never leaves: the stream is reset rather than left waiting
-            // for an answer that will not come.
-            Err(UserError::HeaderListTooLarge { .. }) => {
-                if conn.reset(stream, Reason::INTERNAL_ERROR).is_ok() {
-                    self.totals.resets += 1;
-                }
-            }
+            // The head was above what the client accepts: the core reset
+            // the stream.
+            Err(UserError::HeaderListTooLarge { .. }) => self.totals.resets += 1,
             // The stream is gone (the client reset it) or the connection
             // is over: nobody is waiting.
             Err(_) => {}
