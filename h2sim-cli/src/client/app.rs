@@ -175,7 +175,6 @@ struct Pending {
 #[derive(Debug)]
 struct Flight {
     pending: Pending,
-    stream: StreamId,
     sent: Instant,
     first_byte: Option<Instant>,
     status: Option<u16>,
@@ -448,7 +447,6 @@ impl ClientApp {
                     stream,
                     Flight {
                         pending,
-                        stream,
                         sent: now,
                         first_byte: None,
                         status: None,
@@ -906,7 +904,7 @@ impl Application for ClientApp {
         let timeouts = self
             .plan
             .timeout
-            .and_then(|t| self.slots.iter().map(|f| f.sent + t).min());
+            .and_then(|t| self.slots.iter().map(|(_, f)| f.sent + t).min());
         let grace = self.plan.interval.unwrap_or_default();
         let end = self.plan.stop_at.filter(|_| open).map(|t| t + grace);
         [pacing, timeouts, end].into_iter().flatten().min()
@@ -917,8 +915,8 @@ impl Application for ClientApp {
             let expired: Vec<StreamId> = self
                 .slots
                 .iter()
-                .filter(|f| f.sent + timeout <= now)
-                .map(|f| f.stream)
+                .filter(|(_, f)| f.sent + timeout <= now)
+                .map(|(stream, _)| stream)
                 .collect();
             for stream in expired {
                 let _ = conn.reset(stream, Reason::CANCEL);

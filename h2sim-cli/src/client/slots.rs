@@ -75,9 +75,11 @@ impl<F> Slots<F> {
         Some((slot, flight))
     }
 
-    /// The flights in slot order.
-    pub fn iter(&self) -> impl Iterator<Item = &F> {
-        self.flights.iter().flatten()
+    /// The flights with their streams, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (StreamId, &F)> {
+        self.by_stream
+            .iter()
+            .filter_map(|(&stream, &slot)| Some((stream, self.flights[slot].as_ref()?)))
     }
 
     /// Empties every slot; returns the flights in slot order.
@@ -113,6 +115,9 @@ mod tests {
         assert_eq!(slots.free(), Some(0));
         slots.fill(2, StreamId::new(5), "c");
         assert_eq!(slots.free(), Some(0));
+        let mut flying: Vec<_> = slots.iter().map(|(s, f)| (s.value(), *f)).collect();
+        flying.sort_unstable();
+        assert_eq!(flying, [(3, "b"), (5, "c")]);
         assert_eq!(slots.grow(), 3);
         assert_eq!(slots.free(), Some(0));
         assert!(!slots.is_idle());
