@@ -269,14 +269,12 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         self.flush.wrote(now);
     }
 
-    /// The one deadline to sleep to: the core's, the application's, and
-    /// once the core is closed, the final flush's.
+    /// The one deadline to sleep to: the core's, the application's, the
+    /// delayed trim's (see [`Driver::read_pending`]), and once the core is
+    /// closed, the final flush's.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
         let deadline = self.flush.deadline(self.endpoint.borrow(), now);
-        match (deadline, self.trim_at) {
-            (Some(d), Some(t)) => Some(d.min(t)),
-            (d, t) => d.or(t),
-        }
+        deadline.into_iter().chain(self.trim_at).min()
     }
 
     /// The deadline came: fires what is due, or gives up on a final flush
