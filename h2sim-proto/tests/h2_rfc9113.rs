@@ -1399,6 +1399,19 @@ fn settings_limit(max: u32) -> Frame {
     })
 }
 
+/// A server whose client has said SETTINGS_MAX_HEADER_LIST_SIZE = `max`,
+/// with our SETTINGS acknowledged.
+fn server_with_peer_limit(max: u32) -> RawPeer {
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(settings_limit(max));
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    peer
+}
+
 fn no_headers_on(frames: &[Frame], stream: u32) -> bool {
     !frames.iter().any(|f| {
         matches!(f, Frame::Headers(h) if h.stream_id == sid(stream))
@@ -1412,13 +1425,7 @@ fn no_headers_on(frames: &[Frame], stream: u32) -> bool {
 /// one on the same stream goes out.
 #[test]
 fn s6_5_2_server_response_above_the_peers_header_list_size_is_an_error() {
-    let mut peer = RawPeer::server(Config::default());
-    peer.send_bytes(h2sim_proto::frame::PREFACE);
-    peer.send(settings_limit(200));
-    peer.send(Frame::Settings(Settings {
-        ack: true,
-        values: vec![],
-    }));
+    let mut peer = server_with_peer_limit(200);
     open(&mut peer, 1, true);
     peer.frames();
     let mut head = ResponseHead::new(200);
@@ -1441,13 +1448,7 @@ fn s6_5_2_server_response_above_the_peers_header_list_size_is_an_error() {
 /// could retry with a smaller head.
 #[test]
 fn s6_5_2_an_oversized_response_on_a_reset_stream_is_unknown_stream() {
-    let mut peer = RawPeer::server(Config::default());
-    peer.send_bytes(h2sim_proto::frame::PREFACE);
-    peer.send(settings_limit(200));
-    peer.send(Frame::Settings(Settings {
-        ack: true,
-        values: vec![],
-    }));
+    let mut peer = server_with_peer_limit(200);
     open(&mut peer, 1, false);
     peer.send(Frame::RstStream(RstStream {
         stream_id: sid(1),
