@@ -1,19 +1,5 @@
-//! The adapters depend on the core, never on each other, not even for
-//! their tests or examples: what both need lives in `h2sim-proto`.
+//! The dependency rule of the adapters, shared with h2sim-glommio (a file
+//! include, as with the interop matrix: not a dependency).
 
-/// Keys set in this crate's manifest, in any table, without a dotted
-/// suffix (`name.workspace = true` is `name`): dependency names among them.
-fn declared() -> Vec<String> {
-    include_str!("../Cargo.toml")
-        .lines()
-        .filter_map(|line| line.split_once('='))
-        .filter_map(|(key, _)| key.trim().split('.').next().map(str::to_owned))
-        .collect()
-}
-
-#[test]
-fn h2sim_tokio_does_not_depend_on_h2sim_glommio() {
-    let names = declared();
-    assert!(names.iter().any(|n| n == "h2sim-proto"), "{names:?}");
-    assert!(!names.iter().any(|n| n == "h2sim-glommio"), "{names:?}");
-}
+#[path = "../../h2sim-glommio/tests/dependencies.rs"]
+mod rule;
