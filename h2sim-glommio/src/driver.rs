@@ -4,7 +4,7 @@
 //!
 //! Each turn takes the core's output into an outbox (up to a bound), then
 //! waits for whichever comes first: the shutdown signal (→ `go_away`), the
-//! socket (one write of everything staged, and a read → `handle_input`),
+//! socket (one write of everything staged, and a read → `did_fill`),
 //! or the one timer (→ `handle_timeout`), armed for the earliest of the
 //! core's deadlines (idle, drain, head read, its protocol timers), the
 //! application's, and the final flush once the core is closed.
@@ -108,12 +108,18 @@ async fn drive<A: Application>(
         let now = Instant::now();
         match wake {
             Wake::Shutdown => driver.shutdown(now),
-            Wake::Io(progress) => match progress? {
-                Progress::Read => driver.handle_input(now),
-                Progress::Eof => driver.handle_eof(now),
+            Wake::Io(progress) => {
+                let Progress { wrote, read } = progress?;
                 // The transport moved the outbox on itself.
-                Progress::Wrote => driver.did_write(now, 0),
-            },
+                if wrote > 0 {
+                    driver.did_send(now, wrote);
+                }
+                match read {
+                    Some(0) => driver.handle_eof(now),
+                    Some(n) => driver.did_fill(now, n),
+                    None => {}
+                }
+            }
             Wake::Timer => {
                 driver.handle_timeout(now);
                 if driver.is_trimmed() {

@@ -41,15 +41,14 @@ const TLS_READ: usize = 32 * 1024;
 /// The most plaintext one TLS record carries.
 const MAX_RECORD: usize = 16 * 1024;
 
-/// What one poll of the socket achieved.
+/// What one poll of the socket moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Progress {
-    /// Bytes left for the socket and nothing was read.
-    Wrote,
-    /// Input arrived (for TLS: records were read, maybe with no plaintext).
-    Read,
-    /// The peer closed its side.
-    Eof,
+pub(crate) struct Progress {
+    /// Bytes that left for the socket.
+    pub(crate) wrote: usize,
+    /// Bytes that arrived (for TLS: records, maybe with no plaintext in
+    /// them), 0 when the peer closed its side; `None`: nothing was read.
+    pub(crate) read: Option<usize>,
 }
 
 /// A connection's socket, with TLS when it has it.
@@ -125,21 +124,22 @@ impl Transport {
         read: bool,
     ) -> Poll<io::Result<Progress>> {
         let wrote = match self.poll_write(cx, out) {
-            Poll::Ready(Ok(n)) => n > 0,
+            Poll::Ready(Ok(n)) => n,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => false,
+            Poll::Pending => 0,
         };
         if read {
             let polled = match self.tls {
                 None => self.poll_read_plain(cx, input),
                 Some(_) => self.poll_read_tls(cx, input),
             };
-            if let Poll::Ready(progress) = polled {
-                return Poll::Ready(progress);
+            if let Poll::Ready(n) = polled {
+                let read = Some(n?);
+                return Poll::Ready(Ok(Progress { wrote, read }));
             }
         }
-        if wrote {
-            Poll::Ready(Ok(Progress::Wrote))
+        if wrote > 0 {
+            Poll::Ready(Ok(Progress { wrote, read: None }))
         } else {
             Poll::Pending
         }
@@ -223,42 +223,37 @@ impl Transport {
         Ok(())
     }
 
+    /// One read into `input`: the bytes read, 0 at the end of the stream.
     fn poll_read_plain(
         &mut self,
         cx: &mut Context<'_>,
         input: &mut ReadBuf,
-    ) -> Poll<io::Result<Progress>> {
+    ) -> Poll<io::Result<usize>> {
         let room = input.room();
-        let Poll::Ready(read) = Pin::new(&mut self.tcp).poll_read(cx, room) else {
-            return Poll::Pending;
-        };
-        match read {
-            Ok(0) => Poll::Ready(Ok(Progress::Eof)),
-            Ok(n) => {
-                input.commit(n);
-                Poll::Ready(Ok(Progress::Read))
-            }
-            Err(e) => Poll::Ready(Err(e)),
-        }
+        let n = std::task::ready!(Pin::new(&mut self.tcp).poll_read(cx, room))?;
+        input.commit(n);
+        Poll::Ready(Ok(n))
     }
 
     /// Plaintext rustls already holds comes first; then the socket, whose
-    /// records rustls decrypts.
+    /// records rustls decrypts. Returns the bytes moved (records read, or
+    /// plaintext), 0 once the session or the socket ended and no plaintext
+    /// is left.
     fn poll_read_tls(
         &mut self,
         cx: &mut Context<'_>,
         input: &mut ReadBuf,
-    ) -> Poll<io::Result<Progress>> {
+    ) -> Poll<io::Result<usize>> {
         let Some(tls) = self.tls.as_deref_mut() else {
             return Poll::Pending;
         };
         let drained = drain_plaintext(tls, input)?;
-        if drained.moved {
-            return Poll::Ready(Ok(Progress::Read));
+        if drained.moved > 0 {
+            return Poll::Ready(Ok(drained.moved));
         }
         self.tls_eof |= drained.closed;
         if self.tls_eof {
-            return Poll::Ready(Ok(Progress::Eof));
+            return Poll::Ready(Ok(0));
         }
         let read = poll_cipher(&mut self.tcp, cx, |records| {
             (records.len(), feed(tls, records, input))
@@ -267,15 +262,18 @@ impl Transport {
             return Poll::Pending;
         };
         let (n, fed) = read?;
-        if let Err(e) = fed {
+        if fed.is_err() {
             // The alert rustls queued goes out if the socket takes it now.
             self.flush_alert(cx);
-            return Poll::Ready(Err(e));
         }
+        let plaintext = fed?;
         if n == 0 {
+            // The socket ended: the plaintext it brought goes to the core
+            // first, and the next read reports the end.
             self.tls_eof = true;
+            return Poll::Ready(Ok(plaintext));
         }
-        Poll::Ready(Ok(Progress::Read))
+        Poll::Ready(Ok(n))
     }
 
     /// Best effort: writes whatever rustls queued (an alert) without waiting.
@@ -398,24 +396,25 @@ fn handshake_records(tls: &mut rustls::Connection, mut records: &[u8]) -> io::Re
 
 /// Gives rustls the records in `data` (empty: the socket's end of stream),
 /// moving the plaintext into `input` as it comes so rustls's buffer never
-/// fills up.
-fn feed(tls: &mut rustls::Connection, mut data: &[u8], input: &mut ReadBuf) -> io::Result<()> {
+/// fills up; returns the plaintext bytes moved.
+fn feed(tls: &mut rustls::Connection, mut data: &[u8], input: &mut ReadBuf) -> io::Result<usize> {
+    let mut moved = 0;
     loop {
         let n = match tls.read_tls(&mut data) {
             Ok(n) => n,
             // rustls's plaintext buffer is full: empty it and go on.
             Err(e) if e.kind() == io::ErrorKind::Other => {
-                drain_plaintext(tls, input)?;
+                moved += drain_plaintext(tls, input)?.moved;
                 continue;
             }
             Err(e) => return Err(e),
         };
         tls.process_new_packets()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        drain_plaintext(tls, input)?;
+        moved += drain_plaintext(tls, input)?.moved;
         // 0: end of stream, or close_notify came and rustls reads no more.
         if n == 0 || data.is_empty() {
-            return Ok(());
+            return Ok(moved);
         }
     }
 }
@@ -423,8 +422,8 @@ fn feed(tls: &mut rustls::Connection, mut data: &[u8], input: &mut ReadBuf) -> i
 /// What moving rustls's plaintext found.
 #[derive(Debug, Clone, Copy, Default)]
 struct Drained {
-    /// Some plaintext was moved.
-    moved: bool,
+    /// Plaintext bytes moved.
+    moved: usize,
     /// The TLS session is over (close_notify, or the socket ended).
     closed: bool,
 }
@@ -454,7 +453,7 @@ fn drain_plaintext(tls: &mut rustls::Connection, input: &mut ReadBuf) -> io::Res
         let n = chunk.len();
         input.push(chunk);
         reader.consume(n);
-        drained.moved = true;
+        drained.moved += n;
     }
 }
 

@@ -1,6 +1,7 @@
 //! How glommio connections begin and end: graceful shutdown with streams
 //! open, the idle and TLS handshake timeouts, HTTP/1.1 pipelining past the
-//! core's limit, and a peer that does not read meeting backpressure.
+//! core's limit, a peer that does not read meeting backpressure, and when a
+//! quiet connection gives back its queues.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -307,4 +308,80 @@ fn closed_event_names_idle_timeout_and_peer_close() {
     running.join();
     let causes = log.lock().unwrap().clone();
     assert_eq!(causes, [CloseCause::IdleTimeout, CloseCause::PeerClosed]);
+}
+
+/// When the application was told to trim, and when it answered.
+#[derive(Default)]
+struct Times {
+    answered: Option<Instant>,
+    trims: Vec<Instant>,
+}
+
+/// Answers every request with 32 KiB and notes when it trims.
+struct TrimLog(Arc<std::sync::Mutex<Times>>);
+
+impl Application for TrimLog {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            conn.send_response(stream, ResponseHead::new(200), false)
+                .unwrap();
+            conn.send_data(stream, Bytes::from(vec![b'x'; 32 * 1024]), true)
+                .unwrap();
+            self.0.lock().unwrap().answered = Some(Instant::now());
+        }
+    }
+
+    fn trim(&mut self) {
+        self.0.lock().unwrap().trims.push(Instant::now());
+    }
+}
+
+/// A connection that moved more than a little (here 32 KiB out) keeps its
+/// queues through a short quiet spell and gives them back only after the
+/// driver's delay (100 ms), so the next burst does not grow them again: the
+/// bytes the transport moves itself count as traffic.
+#[test]
+fn a_busy_connection_trims_only_after_a_quiet_spell() {
+    let server = Server::bind(
+        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
+        options(Config::default(), DriverOptions::default()),
+    )
+    .unwrap();
+    let addr = server.local_addrs()[0].0;
+    let times = Arc::new(std::sync::Mutex::new(Times::default()));
+    let shared = times.clone();
+    let running = server.start(move |_| TrimLog(shared.clone())).unwrap();
+
+    let mut sock = TcpStream::connect(addr).unwrap();
+    sock.write_all(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        .unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while !got.ends_with(&[b'x'; 64]) || got.len() < 32 * 1024 {
+        let n = sock.read(&mut buf).unwrap();
+        assert!(n > 0, "the server closed early");
+        got.extend_from_slice(&buf[..n]);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let times = std::mem::take(&mut *times.lock().unwrap());
+    drop(sock);
+    running.shutdown().trigger();
+    running.join();
+
+    let answered = times.answered.expect("the request was answered");
+    let after: Vec<Duration> = times
+        .trims
+        .iter()
+        .filter_map(|t| t.checked_duration_since(answered))
+        .collect();
+    assert!(
+        !after.is_empty(),
+        "no trim in the quiet spell after the answer"
+    );
+    assert!(
+        after[0] >= Duration::from_millis(90),
+        "trimmed {:?} after answering 32 KiB: at once, not after the delay",
+        after[0]
+    );
 }

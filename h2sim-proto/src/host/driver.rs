@@ -160,14 +160,26 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
 
     /// `n` bytes were read into [`Driver::read_buf`]; 0 is end of stream.
     pub fn did_read(&mut self, now: Instant, n: usize) {
-        self.trim_at = None;
-        self.moved = self.moved.saturating_add(n);
         if n == 0 {
+            self.trim_at = None;
             self.handle_eof(now);
         } else {
             self.input.commit(n);
-            self.handle_input(now);
+            self.did_fill(now, n);
         }
+    }
+
+    /// `n` bytes went into the read buffer another way than
+    /// [`Driver::read_buf`] (a transport that reads into
+    /// [`Driver::buffers_mut`] itself, or plaintext out of a TLS session):
+    /// hands what it holds to the core. Like a read, the bytes count
+    /// towards the delayed trim (see [`Driver::read_pending`]).
+    pub fn did_fill(&mut self, now: Instant, n: usize) {
+        self.trim_at = None;
+        self.moved = self.moved.saturating_add(n);
+        let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
+        self.input
+            .take_input(|bytes| endpoint.handle_input(now, bytes));
     }
 
     /// A read found nothing to read (it would block, or is pending): the
@@ -218,19 +230,6 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         self.moved == 0 && self.is_idle()
     }
 
-    /// The read buffer itself, for a transport that fills it another way
-    /// (plaintext out of a TLS session); then [`Driver::handle_input`].
-    pub fn input_mut(&mut self) -> &mut ReadBuf {
-        &mut self.input
-    }
-
-    /// Hands what the read buffer holds to the core.
-    pub fn handle_input(&mut self, now: Instant) {
-        let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
-        self.input
-            .take_input(|bytes| endpoint.handle_input(now, bytes));
-    }
-
     /// The peer closed its side.
     pub fn handle_eof(&mut self, now: Instant) {
         if !self.peer_closed {
@@ -250,7 +249,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     }
 
     /// The outbox itself, for a transport that stages or encrypts the
-    /// output; report what left with [`Driver::did_write`] (0 too).
+    /// output; report what it moved on with [`Driver::did_send`].
     pub fn outbox_mut(&mut self) -> &mut Outbox {
         &mut self.out
     }
@@ -261,11 +260,18 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         (&mut self.out, &mut self.input)
     }
 
-    /// `n` bytes of [`Driver::write_slices`] were written (or, with
-    /// [`Driver::outbox_mut`], the transport moved output on).
+    /// `n` bytes of [`Driver::write_slices`] were written.
     pub fn did_write(&mut self, now: Instant, n: usize) {
-        self.moved = self.moved.saturating_add(n);
         self.out.advance(n);
+        self.did_send(now, n);
+    }
+
+    /// A transport that takes its output from [`Driver::outbox_mut`] (or
+    /// [`Driver::buffers_mut`]) itself wrote `n` bytes of it (staged or
+    /// encrypted) to the socket: they count towards the delayed trim, and a
+    /// final flush that moves is not given up on.
+    pub fn did_send(&mut self, now: Instant, n: usize) {
+        self.moved = self.moved.saturating_add(n);
         self.flush.wrote(now);
     }
 
