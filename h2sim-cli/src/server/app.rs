@@ -6,7 +6,6 @@
 //! sinks its dumps and lines go to ([`Trace`], stdout and stderr in the
 //! binary). Tests give it memory for both.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use h2sim_proto::{
     Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
-    UserError,
+    StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -215,7 +214,7 @@ struct Delayed {
 pub struct ServerApp {
     shared: Arc<Shared>,
     peer: SocketAddr,
-    pending: HashMap<StreamId, Pending>,
+    pending: StreamMap<Pending>,
     /// Responses held back by a rule's delay.
     delayed: Vec<Delayed>,
     totals: Totals,
@@ -235,7 +234,7 @@ impl ServerApp {
         ServerApp {
             shared,
             peer,
-            pending: HashMap::new(),
+            pending: StreamMap::default(),
             delayed: Vec::new(),
             totals: Totals {
                 connections: 1,
@@ -274,11 +273,8 @@ impl ServerApp {
     ) {
         let head = pending.head;
         let body = Bytes::from(pending.body);
-        let found = rules::find(
-            &self.shared.rules,
-            &self.shared.paths,
-            &Request::new(&head, &body),
-        );
+        let request = Request::new(&head, &body);
+        let found = rules::find(&self.shared.rules, &self.shared.paths, &request);
         if let Some(trace) = &self.shared.trace {
             let mut text = format!(
                 "REQUEST[{}, stream {}]: {} {}",
@@ -307,16 +303,17 @@ impl ServerApp {
                     found,
                 });
             }
-            None => self.respond(now, stream, &head, &body, found, conn),
+            None => self.respond(now, stream, &request, found, conn),
         }
     }
 
+    /// Answers `request` by the rule `found` picked (the same view of it,
+    /// so a JSON body is parsed once for both).
     fn respond(
         &mut self,
         now: Instant,
         stream: StreamId,
-        head: &RequestHead,
-        body: &[u8],
+        request: &Request<'_>,
         found: Option<Found>,
         conn: &mut Connection,
     ) {
@@ -330,15 +327,14 @@ impl ServerApp {
         self.totals.rule_hits[i] += 1;
         let rule = &shared.rules[i];
         let answers = &shared.answers[i];
-        let request = Request::new(head, body);
         let mut vars = Vars {
             captures: &found.captures,
             clock: shared.clock,
-            ..Vars::of(&request, rule.prefix())
+            ..Vars::of(request, rule.prefix())
         };
         // A request turned away for its token does not count.
         if rule.require_token
-            && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, &request, now)
+            && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, request, now)
         {
             self.send(stream, reply, body, conn, "RESPONSE");
             return;
@@ -350,7 +346,7 @@ impl ServerApp {
         let (reply, body, id) = match &rule.kind {
             Kind::Reply => {
                 for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
-                    self.push(stream, head, push, answer, &vars, conn);
+                    self.push(stream, request.head, push, answer, &vars, conn);
                 }
                 let (reply, body) = match &rule.dir {
                     Some(dir) => {
@@ -370,7 +366,7 @@ impl ServerApp {
             Kind::Resource(resource) => {
                 let collection = &request.path[..found.item.collection_end];
                 let id = found.item.id.clone().and_then(|r| request.path.get(r));
-                let a = resource::handle(resource, &shared.store, &request, collection, id);
+                let a = resource::handle(resource, &shared.store, request, collection, id);
                 (a.head, a.body, a.id)
             }
             Kind::List(list) => {
@@ -379,7 +375,7 @@ impl ServerApp {
                     .as_ref()
                     .map(|c| c.render(&vars).into_owned())
                     .unwrap_or_default();
-                list_items = resource::list(list, &shared.store, &request, &collection);
+                list_items = resource::list(list, &shared.store, request, &collection);
                 let items = String::from_utf8_lossy(&list_items);
                 let vars = Vars {
                     items: &items,
@@ -398,7 +394,7 @@ impl ServerApp {
                 (reply, body, None)
             }
             Kind::Token(endpoint) => {
-                let (reply, body) = oauth::token(endpoint, &shared.tokens, &request, now);
+                let (reply, body) = oauth::token(endpoint, &shared.tokens, request, now);
                 (reply, body, None)
             }
         };
@@ -575,7 +571,7 @@ impl Application for ServerApp {
     /// queue give back what a burst grew them to.
     fn trim(&mut self) {
         if self.pending.is_empty() && self.pending.capacity() > 0 {
-            self.pending = HashMap::new();
+            self.pending = StreamMap::default();
         }
         if self.delayed.is_empty() && self.delayed.capacity() > 0 {
             self.delayed = Vec::new();
@@ -659,7 +655,8 @@ impl Application for ServerApp {
             .partition(|d| d.due <= now);
         self.delayed = later;
         for d in due {
-            self.respond(now, d.stream, &d.head, &d.body, d.found, conn);
+            let request = Request::new(&d.head, &d.body);
+            self.respond(now, d.stream, &request, d.found, conn);
         }
     }
 }
