@@ -39,7 +39,7 @@ fn step(method: &str, path: &str, body: &str) -> Step {
 
 fn plan(steps: Vec<Step>, scenarios: u64, slots: usize) -> Plan {
     let mut plan = Plan::new(steps, Some(scenarios), slots);
-    plan.symbols = vec![Symbol::parse("__MDN__=01092%06d").unwrap()];
+    plan.set_symbols(vec![Symbol::parse("__MDN__=01092%06d").unwrap()]);
     plan
 }
 

@@ -125,6 +125,22 @@ impl Plan {
         }
     }
 
+    /// The `-R` symbols; each step notes which of its texts hold none of
+    /// them nor a captured one, to send those without scanning them.
+    pub fn set_symbols(&mut self, symbols: Vec<Symbol>) {
+        let captured = self.steps.iter().flat_map(|s| &s.captures);
+        let names: Vec<String> = symbols
+            .iter()
+            .map(|s| s.name.clone())
+            .chain(captured.map(|c| c.symbol.clone()))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        for step in &mut self.steps {
+            step.find_symbols(&names);
+        }
+        self.symbols = symbols;
+    }
+
     /// Ctrl-C: no new scenario or step starts from now on.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::Relaxed);

@@ -23,6 +23,20 @@ pub struct Step {
     pub captures: Vec<Capture>,
     /// `--expect`: the statuses that count as this step's success.
     pub expect: Option<Expect>,
+    /// Which of the texts above hold no symbol ([`Step::find_symbols`]).
+    pub(crate) plain: Plain,
+}
+
+/// Which of a step's texts hold none of the run's symbols, found once
+/// when they are known, so that each request shares those texts without
+/// scanning them for every symbol. Until then (all false) every text is
+/// scanned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Plain {
+    path: bool,
+    /// One per field of `headers`.
+    headers: Vec<bool>,
+    body: bool,
 }
 
 impl Step {
@@ -40,6 +54,21 @@ impl Step {
     /// without either go on whatever the answer, as h2cli's did.)
     pub fn ends_scenario_on_failure(&self) -> bool {
         self.expect.is_some() || !self.captures.is_empty()
+    }
+
+    /// Notes which texts hold none of `names`, the run's symbols (the
+    /// `-R` ones and every capture's): those are sent as they are.
+    pub fn find_symbols(&mut self, names: &[&str]) {
+        let plain = |text: &[u8]| {
+            !names
+                .iter()
+                .any(|n| !n.is_empty() && memchr::memmem::find(text, n.as_bytes()).is_some())
+        };
+        self.plain = Plain {
+            path: plain(&self.path),
+            headers: self.headers.iter().map(|f| plain(&f.value)).collect(),
+            body: plain(&self.body),
+        };
     }
 
     /// `METHOD path` (symbols unreplaced), naming the step in reports.
@@ -61,21 +90,29 @@ impl Step {
         authority: &Bytes,
         lengths: &mut Lengths,
     ) -> (RequestHead, Bytes) {
+        let plain = &self.plain;
+        let fill = |plain: bool, text: &Bytes| {
+            if plain {
+                text.clone()
+            } else {
+                values.apply(text)
+            }
+        };
         let mut head = RequestHead {
             method: self.method.clone(),
             scheme: self.scheme.clone(),
             authority: authority.clone(),
-            path: values.apply(&self.path),
+            path: fill(plain.path, &self.path),
             // The step's fields, a bearer token and content-length.
             fields: Vec::with_capacity(self.headers.len() + 2),
         };
-        for field in &self.headers {
+        for (i, field) in self.headers.iter().enumerate() {
             // A value without symbols is shared; names are lowercase already.
-            let value = values.apply(&field.value);
+            let value = fill(plain.headers.get(i).copied().unwrap_or(false), &field.value);
             head.fields
                 .push(HeaderField::new(field.name.clone(), value));
         }
-        let body = values.apply(&self.body);
+        let body = fill(plain.body, &self.body);
         // The size is known: say it, as h2svr did, rather than leave HTTP/2
         // without content-length and HTTP/1.1 chunked (RFC 9110 §8.6).
         if !body.is_empty() && head.get(b"content-length").is_none() {
@@ -253,6 +290,43 @@ mod tests {
         assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
         assert_eq!(&body[..], b"{\"m\":\"01092000005\"}");
         assert_eq!(head.get(b"content-length").unwrap(), "19");
+    }
+
+    /// Once the run's symbols are known, texts without any are shared as
+    /// they are, and texts with one (a `-R` symbol or a captured one) are
+    /// still filled in.
+    #[test]
+    fn texts_without_symbols_are_shared_unscanned() {
+        let mut step = Step {
+            method: "POST".into(),
+            scheme: "http".into(),
+            authority: "h".into(),
+            path: "/user/__MDN__".into(),
+            headers: vec![
+                HeaderField::new("content-type", "application/json"),
+                HeaderField::new("x-sub", "__SUB__"),
+            ],
+            body: Bytes::from_static(b"{\"plain\":true}"),
+            ..Step::default()
+        };
+        step.find_symbols(&["__MDN__", "__SUB__"]);
+        let plain = Plain {
+            path: false,
+            headers: vec![true, false],
+            body: true,
+        };
+        assert_eq!(step.plain, plain);
+        let mut values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
+        values.set("__SUB__", "sub-1".into());
+        let (head, body) = step.request(&values, &step.authority, &mut Lengths::default());
+        assert_eq!(head.path, "/user/01092000005");
+        assert_eq!(head.get(b"x-sub").unwrap(), "sub-1");
+        let shared = |a: &Bytes, b: &Bytes| a.as_ptr() == b.as_ptr() && a.len() == b.len();
+        assert!(shared(
+            head.get(b"content-type").unwrap(),
+            &step.headers[0].value
+        ));
+        assert!(shared(&body, &step.body));
     }
 
     /// Bodies of one size share one content-length value; another size

@@ -3,8 +3,10 @@
 //! turns scenario 7 into 01092000007).
 
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use bytes::Bytes;
+use memchr::memmem::Finder;
 
 /// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
 /// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
@@ -127,8 +129,16 @@ impl Format {
             return;
         };
         let _ = match (radix, zero) {
-            (Radix::Decimal, true) => write!(out, "{n:0width$}"),
-            (Radix::Decimal, false) => write!(out, "{n:width$}"),
+            // Every request of a `-R` run formats one: digits and padding
+            // by hand cost a fraction of the formatting machinery.
+            (Radix::Decimal, _) => {
+                let mut digits = itoa::Buffer::new();
+                let digits = digits.format(n);
+                let pad = if zero { '0' } else { ' ' };
+                out.extend(std::iter::repeat_n(pad, width.saturating_sub(digits.len())));
+                out.push_str(digits);
+                Ok(())
+            }
             (Radix::Hex, true) => write!(out, "{n:0width$x}"),
             (Radix::Hex, false) => write!(out, "{n:width$x}"),
             (Radix::HexUpper, true) => write!(out, "{n:0width$X}"),
@@ -140,7 +150,10 @@ impl Format {
     }
 
     pub fn format(&self, n: u64) -> String {
-        let mut out = String::new();
+        // Room for any u64 in any radix this takes (22 octal digits) and
+        // the width, so the string is allocated once.
+        let width = self.conversion.map_or(0, |c| c.width);
+        let mut out = String::with_capacity(self.prefix.len() + width.max(22) + self.suffix.len());
         self.write(n, &mut out);
         out
     }
@@ -151,9 +164,18 @@ impl Format {
 pub struct Symbol {
     pub name: String,
     pub format: Format,
+    needle: Needle,
 }
 
 impl Symbol {
+    pub fn new(name: &str, format: Format) -> Symbol {
+        Symbol {
+            name: name.to_owned(),
+            format,
+            needle: Needle::new(name),
+        }
+    }
+
     /// Parses `SYMBOL=FORMAT`.
     pub fn parse(s: &str) -> Result<Symbol, String> {
         let (name, format) = s
@@ -163,23 +185,67 @@ impl Symbol {
             return Err(format!("-R {s:?}: empty symbol"));
         }
         let format = Format::parse(format).map_err(|e| format!("-R {s:?}: {e}"))?;
-        Ok(Symbol {
-            name: name.to_owned(),
-            format,
-        })
+        Ok(Symbol::new(name, format))
     }
 }
 
+/// A symbol's name with its searcher (memchr's SIMD one), built once and
+/// shared: every request with symbols scans its path, field values and
+/// whole body for each of them.
+#[derive(Debug, Clone)]
+struct Needle(Arc<Finder<'static>>);
+
+impl Needle {
+    fn new(name: &str) -> Needle {
+        Needle(Arc::new(Finder::new(name.as_bytes()).into_owned()))
+    }
+
+    fn name(&self) -> &[u8] {
+        self.0.needle()
+    }
+
+    /// `text` with every occurrence of the name replaced by `with`, built
+    /// at its exact size (so it becomes `Bytes` without a reallocation);
+    /// `None` when the name does not occur (an empty one never does).
+    fn replace(&self, text: &[u8], with: &[u8]) -> Option<Vec<u8>> {
+        if self.name().is_empty() {
+            return None;
+        }
+        let count = self.0.find_iter(text).count();
+        if count == 0 {
+            return None;
+        }
+        let len = text.len() - count * self.name().len() + count * with.len();
+        let mut out = Vec::with_capacity(len);
+        let mut from = 0;
+        for at in self.0.find_iter(text) {
+            out.extend_from_slice(&text[from..at]);
+            out.extend_from_slice(with);
+            from = at + self.name().len();
+        }
+        out.extend_from_slice(&text[from..]);
+        Some(out)
+    }
+}
+
+impl PartialEq for Needle {
+    fn eq(&self, other: &Needle) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Needle {}
+
 /// The symbols' values for one scenario number, ready to substitute.
 #[derive(Debug, Clone, Default)]
-pub struct Values(Vec<(String, String)>);
+pub struct Values(Vec<(Needle, String)>);
 
 impl Values {
     pub fn new(symbols: &[Symbol], number: u64) -> Values {
         Values(
             symbols
                 .iter()
-                .map(|s| (s.name.clone(), s.format.format(number)))
+                .map(|s| (s.needle.clone(), s.format.format(number)))
                 .collect(),
         )
     }
@@ -187,9 +253,9 @@ impl Values {
     /// Sets a captured symbol for the later steps of this scenario
     /// instance (a later capture of the same symbol replaces it).
     pub fn set(&mut self, name: &str, value: String) {
-        match self.0.iter_mut().find(|(n, _)| n == name) {
+        match self.0.iter_mut().find(|(n, _)| n.name() == name.as_bytes()) {
             Some((_, v)) => *v = value,
-            None => self.0.push((name.to_owned(), value)),
+            None => self.0.push((Needle::new(name), value)),
         }
     }
 
@@ -203,35 +269,14 @@ impl Values {
     /// `Bytes`, not a copy.
     pub fn apply(&self, body: &Bytes) -> Bytes {
         let mut out: Option<Vec<u8>> = None;
-        for (name, value) in &self.0 {
+        for (needle, value) in &self.0 {
             let current = out.as_deref().unwrap_or(body);
-            if find(current, name.as_bytes()).is_some() {
-                out = Some(replace_bytes(current, name.as_bytes(), value.as_bytes()));
+            if let Some(replaced) = needle.replace(current, value.as_bytes()) {
+                out = Some(replaced);
             }
         }
         out.map_or_else(|| body.clone(), Bytes::from)
     }
-}
-
-/// Where `needle` first occurs: memchr's SIMD search, since every request
-/// with `-R` symbols scans its whole body for each symbol.
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return None;
-    }
-    memchr::memmem::find(haystack, needle)
-}
-
-fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(haystack.len() + with.len());
-    let mut rest = haystack;
-    while let Some(at) = find(rest, needle) {
-        out.extend_from_slice(&rest[..at]);
-        out.extend_from_slice(with);
-        rest = &rest[at + needle.len()..];
-    }
-    out.extend_from_slice(rest);
-    out
 }
 
 #[cfg(test)]
@@ -274,6 +319,17 @@ mod tests {
         assert_eq!(v.apply(&plain).as_ptr(), plain.as_ptr(), "not copied");
         assert!(Symbol::parse("noequals").is_err());
         assert!(Symbol::parse("=%d").is_err());
+    }
+
+    /// Occurrences do not overlap, and the text is built at its size.
+    #[test]
+    fn replacing_builds_the_text_at_its_size() {
+        let out = Needle::new("ab").replace(b"xabyabab", b"123").unwrap();
+        assert_eq!(out, b"x123y123123");
+        assert_eq!(out.capacity(), out.len());
+        assert_eq!(Needle::new("aa").replace(b"aaa", b"b").unwrap(), b"ba");
+        assert_eq!(Needle::new("ab").replace(b"ba", b"x"), None);
+        assert_eq!(Needle::new("").replace(b"anything", b"x"), None);
     }
 
     /// Captured symbols join the scenario's values and replace like `-R`

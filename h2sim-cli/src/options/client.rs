@@ -248,6 +248,7 @@ impl Draft {
             body: self.body.unwrap_or_default(),
             captures: self.captures,
             expect: self.expect,
+            ..Step::default()
         })
     }
 }
@@ -352,10 +353,10 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     }
     if let Some(url) = &opts.listen {
         // Callback URIs in steps name the listener without repeating it.
-        opts.symbols.push(Symbol {
-            name: LISTEN_SYMBOL.to_owned(),
-            format: Format::constant(url.trim_end_matches('/')),
-        });
+        opts.symbols.push(Symbol::new(
+            LISTEN_SYMBOL,
+            Format::constant(url.trim_end_matches('/')),
+        ));
     }
     for spec in flags.settings {
         match H2simpleKey::parse(&spec) {

@@ -62,7 +62,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     let targets = targets(args);
     let connections: usize = targets.iter().map(|t| t.connections).sum();
     let mut plan = Plan::new(args.steps.clone(), args.count, args.parallel);
-    plan.symbols = args.symbols.clone();
+    plan.set_symbols(args.symbols.clone());
     plan.wrap = args.wrap;
     plan.stop_at = args
         .duration
