@@ -187,7 +187,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// pool unless it holds partial input; with nothing under way, the
     /// endpoint and the outbox give back what their queues grew to
     /// ([`Endpoint::trim`]): at once after a little traffic
-    /// ([`QUICK_TRIM_BYTES`]), else if it stays idle for [`TRIM_DELAY`] (the
+    /// (under 16 KiB moved), else if it stays idle for 100 ms (the
     /// [`Driver::deadline`] includes it). An idle connection then costs its
     /// state, not its buffers. Returns whether that set a new deadline: a
     /// loop sleeping to an earlier [`Driver::deadline`] must take it again.

@@ -43,8 +43,9 @@ pub(crate) struct Cursor {
     octets: usize,
     /// Still matching: nothing written yet.
     copying: bool,
-    /// A field was too large to remember: the ones after it are not
-    /// remembered either, as the memo's fields must be the block's first.
+    /// A field was too large to remember, or may encode otherwise next
+    /// time: the ones after it are not remembered either, as the memo's
+    /// fields must be the block's first.
     full: bool,
 }
 
@@ -96,9 +97,18 @@ impl SentMemo {
         }
     }
 
-    /// Remembers `field`, which encoded to `octets`, after the kept ones.
-    pub(crate) fn record(&mut self, cursor: &mut Cursor, field: FieldRef<'_>, octets: &[u8]) {
-        cursor.full |= self.keys.len() + field.name.len() + field.value.len() > MAX_KEYS;
+    /// Remembers `field`, which encoded to `octets`, after the kept ones;
+    /// unless the field may encode otherwise next time (not `reusable`),
+    /// which ends the memo's leading run there.
+    pub(crate) fn record(
+        &mut self,
+        cursor: &mut Cursor,
+        field: FieldRef<'_>,
+        octets: &[u8],
+        reusable: bool,
+    ) {
+        cursor.full |=
+            !reusable || self.keys.len() + field.name.len() + field.value.len() > MAX_KEYS;
         if cursor.full {
             return;
         }
