@@ -2,12 +2,15 @@
 //! the buffers each connection reuses for its whole life.
 //!
 //! glommio's `TcpStream` has no vectored write (the trait's default writes
-//! only the first slice), so one write per turn comes from a staging
-//! buffer: small chunks of the core's output (frame heads, HEADERS, small
-//! DATA) are copied into it and leave in one `send`, while a large chunk at
-//! the front (a big DATA payload) is written straight from its `Bytes`,
-//! without a copy. Over TLS the staging buffer holds the records rustls
-//! encrypted (`write_tls`), so a turn's output is still one `send`.
+//! only the first slice), so plain output leaves by a `sendmsg` of our own
+//! on the stream's socket, tried without waiting as glommio's own write
+//! starts (on loopback and a healthy link it nearly always succeeds): the
+//! core's chunks go straight from their `Bytes`, up to 64 of them per call
+//! (the core copies small payloads in behind their frame heads, so a turn
+//! of small responses is a few chunks). Only a full socket makes the write
+//! go through glommio, which waits for room through io_uring. Over TLS a
+//! staging buffer holds the records rustls encrypted (`write_tls`), so a
+//! turn's output is still one `send`.
 //!
 //! Reads land in the core's [`ReadBuf`], whose spare room is kept initialized
 //! and which comes from the executor's pool only while data is in flight (a
@@ -23,7 +26,7 @@
 
 use std::cell::RefCell;
 use std::future::poll_fn;
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, IoSlice, Write};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -31,10 +34,9 @@ use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
 use h2sim_proto::host::{Outbox, ReadBuf};
 
-/// A chunk at least this long, at the front of the output, is written
-/// from its own memory instead of being copied into the staging buffer.
-const DIRECT_WRITE: usize = 16 * 1024;
-/// The staging buffer is filled up to about this much per write.
+/// Chunks of the output handed to one `sendmsg`.
+const MAX_IOV: usize = 64;
+/// The TLS staging buffer is filled up to about this much per write.
 const STAGE_TARGET: usize = 64 * 1024;
 /// Ciphertext read from the socket per `recv` before rustls takes it.
 const TLS_READ: usize = 32 * 1024;
@@ -147,17 +149,12 @@ impl Transport {
 
     /// One write to the socket: `Ready(Ok(0))` when there was nothing to write.
     fn poll_write(&mut self, cx: &mut Context<'_>, out: &mut Outbox) -> Poll<io::Result<usize>> {
+        if self.tls.is_none() {
+            return self.poll_write_plain(cx, out);
+        }
         if self.sent == self.staged.len() {
             self.staged.clear();
             self.sent = 0;
-            if self.tls.is_none()
-                && let Some(front) = out.front()
-                && front.len() >= DIRECT_WRITE
-            {
-                let written = std::task::ready!(Pin::new(&mut self.tcp).poll_write(cx, front))?;
-                out.advance(written);
-                return Poll::Ready(Ok(written));
-            }
             self.stage(out)?;
             if self.staged.is_empty() {
                 return Poll::Ready(Ok(0));
@@ -172,52 +169,65 @@ impl Transport {
         Poll::Ready(Ok(written))
     }
 
-    /// Fills the (empty) staging buffer from `out`: copies of the small
-    /// chunks at the front, or records rustls encrypted from them.
+    /// Plain output: one `sendmsg` of the chunks at the front of `out`, tried
+    /// without waiting; a full socket is left to glommio's write, which
+    /// writes what fits of the first chunk or registers the wake-up.
+    fn poll_write_plain(
+        &mut self,
+        cx: &mut Context<'_>,
+        out: &mut Outbox,
+    ) -> Poll<io::Result<usize>> {
+        let mut iov = [IoSlice::new(&[]); MAX_IOV];
+        let count = out.slices(&mut iov);
+        if count == 0 {
+            return Poll::Ready(Ok(0));
+        }
+        let sent = match send_now(&self.tcp, &iov[..count]) {
+            Some(sent) => sent?,
+            None => std::task::ready!(Pin::new(&mut self.tcp).poll_write(cx, &iov[0]))?,
+        };
+        if sent == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        out.advance(sent);
+        Poll::Ready(Ok(sent))
+    }
+
+    /// Fills the (empty) staging buffer with the records rustls encrypted
+    /// from the chunks at the front of `out`.
     fn stage(&mut self, out: &mut Outbox) -> io::Result<()> {
-        match &mut self.tls {
-            None => {
-                while let Some(front) = out.front()
-                    && front.len() < DIRECT_WRITE
-                    && self.staged.len() < STAGE_TARGET
-                {
+        let Some(tls) = &mut self.tls else {
+            return Ok(());
+        };
+        // rustls makes at least one record of every `write`: small chunks
+        // are gathered first, so a turn's frames share records (and their
+        // 22-byte overhead and AEAD pass).
+        while self.staged.len() < STAGE_TARGET {
+            self.plain.clear();
+            match out.front() {
+                Some(front) if front.len() >= MAX_RECORD => {
                     let n = front.len();
-                    self.staged.extend_from_slice(front);
+                    tls.writer().write_all(front)?;
                     out.advance(n);
                 }
-            }
-            Some(tls) => {
-                // rustls makes at least one record of every `write`: small
-                // chunks are gathered first, so a turn's frames share
-                // records (and their 22-byte overhead and AEAD pass).
-                while self.staged.len() < STAGE_TARGET {
-                    self.plain.clear();
-                    match out.front() {
-                        Some(front) if front.len() >= MAX_RECORD => {
-                            let n = front.len();
-                            tls.writer().write_all(front)?;
-                            out.advance(n);
-                        }
-                        _ => {
-                            while let Some(front) = out.front()
-                                && self.plain.len() < MAX_RECORD
-                            {
-                                let take = front.len().min(MAX_RECORD - self.plain.len());
-                                self.plain.extend_from_slice(&front[..take]);
-                                out.advance(take);
-                            }
-                            if !self.plain.is_empty() {
-                                tls.writer().write_all(&self.plain)?;
-                            }
-                        }
+                _ => {
+                    while let Some(front) = out.front()
+                        && self.plain.len() < MAX_RECORD
+                    {
+                        let take = front.len().min(MAX_RECORD - self.plain.len());
+                        self.plain.extend_from_slice(&front[..take]);
+                        out.advance(take);
                     }
-                    if !tls.wants_write() {
-                        break;
-                    }
-                    while tls.wants_write() {
-                        tls.write_tls(&mut self.staged)?;
+                    if !self.plain.is_empty() {
+                        tls.writer().write_all(&self.plain)?;
                     }
                 }
+            }
+            if !tls.wants_write() {
+                break;
+            }
+            while tls.wants_write() {
+                tls.write_tls(&mut self.staged)?;
             }
         }
         Ok(())
@@ -467,4 +477,27 @@ async fn write_all(tcp: &mut TcpStream, mut data: &[u8]) -> io::Result<()> {
         data = &data[n..];
     }
     Ok(())
+}
+
+/// One non-blocking `sendmsg` of `iov` on the stream's socket: `None` when
+/// the socket has no room (nothing was written).
+fn send_now(tcp: &TcpStream, iov: &[IoSlice<'_>]) -> Option<io::Result<usize>> {
+    use std::os::fd::{AsRawFd, BorrowedFd};
+    // SAFETY: the descriptor belongs to `tcp`, which is borrowed for the
+    // whole life of `fd`, so it stays open (glommio lends its sockets only
+    // as raw descriptors, without a safe borrowed handle).
+    #[allow(unsafe_code)]
+    let fd = unsafe { BorrowedFd::borrow_raw(tcp.as_raw_fd()) };
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
+    match socket2::SockRef::from(&fd).send_vectored_with_flags(iov, flags) {
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            None
+        }
+        other => Some(other),
+    }
 }
