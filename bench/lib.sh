@@ -10,5 +10,15 @@ wait_port() {
     return 1
 }
 
+# port_free PORT: nothing listens on 127.0.0.1:PORT yet. A server of ours
+# that cannot bind its port would leave the measurement to whatever holds
+# it, so the scripts check first and stop with the port named.
+port_free() {
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then
+        echo "port $1 is already in use: stop what listens there and run again" >&2
+        return 1
+    fi
+}
+
 # status_kib PID FIELD: a /proc/PID/status figure in KiB (VmRSS, VmHWM).
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }

@@ -25,6 +25,7 @@
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/bench/lib.sh"
 QUICK=0
 INSTALL=1
 OUT=""
@@ -129,6 +130,8 @@ declare -A PORTS=(
     [hyper]="19150 - 19150"
 )
 SERVERS=(h2sim-tokio h2sim-glommio nghttpd h2o nginx hyper)
+# The pair's server: h2c here, TLS on the next port.
+PAIR_PORT=19200
 # The peers the ratio column compares against.
 PEERS=(nghttpd h2o nginx hyper)
 declare -A SPID=()
@@ -141,14 +144,6 @@ port_of() { # SERVER h2c|tls|h1
     tls) echo "${p[1]}" ;;
     h1) echo "${p[2]}" ;;
     esac
-}
-
-wait_port() {
-    for _ in $(seq 100); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
 }
 
 docroot() {
@@ -175,6 +170,14 @@ start() { # NAME CMD...: pinned to the server core, pid recorded
 
 start_servers() {
     local rules
+    for s in "${SERVERS[@]}"; do
+        for proto in h2c tls h1; do
+            local p
+            p=$(port_of "$s" "$proto")
+            [ "$p" = - ] || port_free "$p" || exit 1
+        done
+    done
+    port_free "$PAIR_PORT" && port_free "$((PAIR_PORT + 1))" || exit 1
     rules=$(h2sim_rules)
     for rt in tokio glommio; do
         local p
@@ -494,7 +497,7 @@ pair() {
     printf '| runtime | protocol | body | TPS | vs h2simple pair (~66k, 1k h2c) |\n|---|---|---|---:|---:|\n'
     local rts=(tokio glommio)
     for rt in "${rts[@]}"; do
-        local port=19200
+        local port=$PAIR_PORT
         taskset -c "$SRV_CPU" "$H2SIM" server --runtime "$rt" --threads 1 -S "http://127.0.0.1:$port" \
             -k "$KEY" -c "$CERT" -S "https://127.0.0.1:$((port + 1))" \
             -m POST -p /user1k/ -s 200 -x content-type=application/json -e 1k \
