@@ -130,7 +130,8 @@ declare -A PORTS=(
     [hyper]="19150 - 19150"
 )
 SERVERS=(h2sim-tokio h2sim-glommio nghttpd h2o nginx hyper)
-# The pair's server: h2c here, TLS on the next port.
+# The pair's servers: tokio's h2c here and TLS on the next port, glommio's
+# on the two after.
 PAIR_PORT=19200
 # The peers the ratio column compares against.
 PEERS=(nghttpd h2o nginx hyper)
@@ -177,7 +178,9 @@ start_servers() {
             [ "$p" = - ] || port_free "$p" || exit 1
         done
     done
-    port_free "$PAIR_PORT" && port_free "$((PAIR_PORT + 1))" || exit 1
+    for p in $(seq "$PAIR_PORT" $((PAIR_PORT + 3))); do
+        port_free "$p" || exit 1
+    done
     rules=$(h2sim_rules)
     for rt in tokio glommio; do
         local p
@@ -492,38 +495,57 @@ print_client_table() {
 
 # The pair: h2sim client against h2sim server with h2simple's performance
 # commands (-P 100 -C 100000 -R __MDN__=01092%06d, POST with a 1k/4k/10k body).
+# pair_once RT PROTO SIZE PORT: TPS of one run of the pair's client.
+pair_once() {
+    local rt=$1 proto=$2 size=$3 port=$4
+    local scheme=http p=$port one=()
+    [ "$proto" = tls ] && scheme=https p=$((port + 1))
+    [ "$proto" = h1 ] && one=(-1)
+    timeout 60 taskset -c "$LG_CPU" "$H2SIM" client --runtime "$rt" --threads 1 "${one[@]}" \
+        -P 100 -C 100000 -R __MDN__=01092%06d -m POST \
+        -u "$scheme://127.0.0.1:$p/user$size/__MDN__" -x content-type=application/json -e "$size" -q 2>&1 |
+        awk '/^finished in/ { print $4 }'
+}
+
+# Both runtimes' servers at once (tokio on PAIR_PORT, glommio two ports up,
+# each with its TLS listener on the next port); each cell runs the two
+# runtimes' pairs alternately, twice (A B A B), and shows the mean.
 pair() {
-    printf '\n## The pair: h2sim client -> h2sim server, h2simple performance commands (-P 100 -C 100000)\n\n'
+    printf '\n## The pair: h2sim client -> h2sim server, h2simple performance commands (-P 100 -C 100000, mean of 2 alternating rounds)\n\n'
     printf '| runtime | protocol | body | TPS | vs h2simple pair (~66k, 1k h2c) |\n|---|---|---|---:|---:|\n'
-    local rts=(tokio glommio)
+    local rts=(tokio glommio) sp=()
+    local -A port=([tokio]=$PAIR_PORT [glommio]=$((PAIR_PORT + 2)))
     for rt in "${rts[@]}"; do
-        local port=$PAIR_PORT
-        taskset -c "$SRV_CPU" "$H2SIM" server --runtime "$rt" --threads 1 -S "http://127.0.0.1:$port" \
-            -k "$KEY" -c "$CERT" -S "https://127.0.0.1:$((port + 1))" \
+        taskset -c "$SRV_CPU" "$H2SIM" server --runtime "$rt" --threads 1 -S "http://127.0.0.1:${port[$rt]}" \
+            -k "$KEY" -c "$CERT" -S "https://127.0.0.1:$((port[$rt] + 1))" \
             -m POST -p /user1k/ -s 200 -x content-type=application/json -e 1k \
             -m POST -p /user4k/ -s 200 -x content-type=application/json -e 4k \
-            -m POST -p /user10k/ -s 200 -x content-type=application/json -e 10k -q >"$WORK/pair.log" 2>&1 &
-        local sp=$!
-        PIDS+=("$sp")
-        wait_port "$port"
-        for proto in h2c tls h1; do
-            for size in "${SIZES[@]}"; do
-                local scheme=http p=$port one=()
-                [ "$proto" = tls ] && scheme=https p=$((port + 1))
-                [ "$proto" = h1 ] && one=(-1)
-                local out
-                out=$(timeout 60 taskset -c "$LG_CPU" "$H2SIM" client --runtime "$rt" --threads 1 "${one[@]}" \
-                    -P 100 -C 100000 -R __MDN__=01092%06d -m POST \
-                    -u "$scheme://127.0.0.1:$p/user$size/__MDN__" -x content-type=application/json -e "$size" -q 2>&1)
-                local tps
-                tps=$(echo "$out" | awk '/^finished in/ { print $4 }')
-                printf '| %s | %s | %s | %.0f | %s |\n' "$rt" "$proto" "$size" "${tps:-0}" \
-                    "$([ "$proto$size" = h2c1k ] && echo "${tps:-0}" | awk '{ printf "%.1fx", $1 / 66000 }')"
+            -m POST -p /user10k/ -s 200 -x content-type=application/json -e 10k -q >"$WORK/pair-$rt.log" 2>&1 &
+        sp+=($!)
+        PIDS+=($!)
+        wait_port "${port[$rt]}"
+    done
+    for proto in h2c tls h1; do
+        for size in "${SIZES[@]}"; do
+            local -A sum=([tokio]=0 [glommio]=0)
+            for _ in 1 2; do
+                for rt in "${rts[@]}"; do
+                    local tps
+                    tps=$(pair_once "$rt" "$proto" "$size" "${port[$rt]}")
+                    log "pair $rt $proto $size: ${tps:-0} TPS"
+                    sum[$rt]=$(echo "${sum[$rt]} + ${tps:-0}" | bc -l)
+                done
+            done
+            for rt in "${rts[@]}"; do
+                local mean
+                mean=$(echo "${sum[$rt]} / 2" | bc -l)
+                printf '| %s | %s | %s | %.0f | %s |\n' "$rt" "$proto" "$size" "$mean" \
+                    "$([ "$proto$size" = h2c1k ] && echo "$mean" | awk '{ printf "%.1fx", $1 / 66000 }')"
             done
         done
-        kill "$sp" 2>/dev/null
-        wait "$sp" 2>/dev/null
     done
+    kill "${sp[@]}" 2>/dev/null
+    wait "${sp[@]}" 2>/dev/null
 }
 
 machine() {
