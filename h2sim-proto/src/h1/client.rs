@@ -137,6 +137,13 @@ impl Client {
     /// output, and after a response or a command that frees the pipeline.
     pub(super) fn flush(&mut self, io: &mut Io) {
         let depth = io.config.http1.max_pipeline.max(1);
+        // A response that closes the connection ends the pipeline: what is
+        // not written by then is retryable. Only a connection that takes no
+        // new request has such an exchange (`last` comes with `no_new`), so
+        // others never scan for it; it is looked for once, then kept up as
+        // requests start (a scan per request would make a flush of N
+        // requests cost N² steps).
+        let mut closing = self.no_new && self.exchanges.iter().take(self.started).any(|ex| ex.last);
         loop {
             if let Some(writing) = self
                 .started
@@ -148,9 +155,6 @@ impl Client {
                     break;
                 }
             }
-            // A response that closes the connection ends the pipeline: what
-            // is not written by then is retryable.
-            let closing = self.exchanges.iter().take(self.started).any(|ex| ex.last);
             if self.awaiting >= depth || (closing && !self.exchanges.is_empty()) {
                 break;
             }
@@ -159,6 +163,7 @@ impl Client {
                 break;
             };
             next.last = last;
+            closing |= last;
             self.started += 1;
             self.awaiting += 1;
         }
