@@ -74,6 +74,13 @@ fn options(config: Config, driver: DriverOptions) -> ServerOptions {
     }
 }
 
+/// A server on one plain loopback listener with `config`, not started.
+fn bind_plain(config: Config) -> (SocketAddr, Server) {
+    let spec = ListenerSpec::plain("127.0.0.1:0").unwrap();
+    let server = Server::bind(vec![spec], options(config, DriverOptions::default())).unwrap();
+    (server.local_addrs()[0].0, server)
+}
+
 fn start_hello(options: ServerOptions, tls: bool) -> (SocketAddr, RunningServer) {
     let spec = if tls {
         ListenerSpec::tls("127.0.0.1:0", server_tls()).unwrap()
@@ -124,12 +131,7 @@ fn frames(bytes: &[u8]) -> Vec<Frame> {
 
 #[test]
 fn shutdown_lets_open_streams_finish() {
-    let server = Server::bind(
-        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
-        options(Config::default(), DriverOptions::default()),
-    )
-    .unwrap();
-    let addr = server.local_addrs()[0].0;
+    let (addr, server) = bind_plain(Config::default());
     let shutdown = server.shutdown();
     let running = server
         .start(|_| Delayed {
@@ -287,12 +289,7 @@ fn closed_event_names_idle_timeout_and_peer_close() {
         idle_timeout: Some(Duration::from_millis(200)),
         ..Config::default()
     };
-    let server = Server::bind(
-        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
-        options(config, DriverOptions::default()),
-    )
-    .unwrap();
-    let addr = server.local_addrs()[0].0;
+    let (addr, server) = bind_plain(config);
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
     let shared = log.clone();
     let running = server.start(move |_| CauseLog(shared.clone())).unwrap();
@@ -342,12 +339,7 @@ impl Application for TrimLog {
 /// bytes the transport moves itself count as traffic.
 #[test]
 fn a_busy_connection_trims_only_after_a_quiet_spell() {
-    let server = Server::bind(
-        vec![ListenerSpec::plain("127.0.0.1:0").unwrap()],
-        options(Config::default(), DriverOptions::default()),
-    )
-    .unwrap();
-    let addr = server.local_addrs()[0].0;
+    let (addr, server) = bind_plain(Config::default());
     let times = Arc::new(std::sync::Mutex::new(Times::default()));
     let shared = times.clone();
     let running = server.start(move |_| TrimLog(shared.clone())).unwrap();

@@ -406,6 +406,14 @@ mod tests {
         Driver::new(Endpoint::new(conn, app, now), DriverOptions::default())
     }
 
+    /// A driver that has answered one request and written the answer.
+    fn answered_once(now: Instant) -> Driver<Hello> {
+        let mut d = driver(now);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        let _ = written(&mut d, now);
+        d
+    }
+
     fn read(d: &mut Driver<Hello>, now: Instant, bytes: &[u8]) {
         d.read_buf()[..bytes.len()].copy_from_slice(bytes);
         d.did_read(now, bytes.len());
@@ -440,9 +448,7 @@ mod tests {
     #[test]
     fn a_quiet_connection_gives_its_read_buffer_back() {
         let now = Instant::now();
-        let mut d = driver(now);
-        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
-        let _ = written(&mut d, now);
+        let mut d = answered_once(now);
         d.read_pending(now);
         assert!(!d.input.holds_buffer());
         // A request cut short keeps its buffer through a quiet spell.
@@ -459,9 +465,7 @@ mod tests {
     #[test]
     fn an_idle_connection_trims_after_a_delay() {
         let now = Instant::now();
-        let mut d = driver(now);
-        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
-        let _ = written(&mut d, now);
+        let mut d = answered_once(now);
         // After a little traffic, at once.
         assert!(!d.read_pending(now));
         assert_eq!((d.trim_at, d.moved), (None, 0));
