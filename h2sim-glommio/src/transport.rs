@@ -149,13 +149,13 @@ impl Transport {
 
     /// One write to the socket: `Ready(Ok(0))` when there was nothing to write.
     fn poll_write(&mut self, cx: &mut Context<'_>, out: &mut Outbox) -> Poll<io::Result<usize>> {
-        if self.tls.is_none() {
+        let Some(tls) = self.tls.as_deref_mut() else {
             return self.poll_write_plain(cx, out);
-        }
+        };
         if self.sent == self.staged.len() {
             self.staged.clear();
             self.sent = 0;
-            self.stage(out)?;
+            stage(tls, &mut self.plain, &mut self.staged, out)?;
             if self.staged.is_empty() {
                 return Poll::Ready(Ok(0));
             }
@@ -191,46 +191,6 @@ impl Transport {
         }
         out.advance(sent);
         Poll::Ready(Ok(sent))
-    }
-
-    /// Fills the (empty) staging buffer with the records rustls encrypted
-    /// from the chunks at the front of `out`.
-    fn stage(&mut self, out: &mut Outbox) -> io::Result<()> {
-        let Some(tls) = &mut self.tls else {
-            return Ok(());
-        };
-        // rustls makes at least one record of every `write`: small chunks
-        // are gathered first, so a turn's frames share records (and their
-        // 22-byte overhead and AEAD pass).
-        while self.staged.len() < STAGE_TARGET {
-            self.plain.clear();
-            match out.front() {
-                Some(front) if front.len() >= MAX_RECORD => {
-                    let n = front.len();
-                    tls.writer().write_all(front)?;
-                    out.advance(n);
-                }
-                _ => {
-                    while let Some(front) = out.front()
-                        && self.plain.len() < MAX_RECORD
-                    {
-                        let take = front.len().min(MAX_RECORD - self.plain.len());
-                        self.plain.extend_from_slice(&front[..take]);
-                        out.advance(take);
-                    }
-                    if !self.plain.is_empty() {
-                        tls.writer().write_all(&self.plain)?;
-                    }
-                }
-            }
-            if !tls.wants_write() {
-                break;
-            }
-            while tls.wants_write() {
-                tls.write_tls(&mut self.staged)?;
-            }
-        }
-        Ok(())
     }
 
     /// One read into `input`: the bytes read, 0 at the end of the stream.
@@ -366,6 +326,49 @@ impl Transport {
         }
         sink.release();
     }
+}
+
+/// Fills the (empty) staging buffer `staged` with the records rustls
+/// encrypted from the chunks at the front of `out`; `plain` gathers small
+/// chunks first.
+fn stage(
+    tls: &mut rustls::Connection,
+    plain: &mut Vec<u8>,
+    staged: &mut Vec<u8>,
+    out: &mut Outbox,
+) -> io::Result<()> {
+    // rustls makes at least one record of every `write`: small chunks are
+    // gathered first, so a turn's frames share records (and their 22-byte
+    // overhead and AEAD pass).
+    while staged.len() < STAGE_TARGET {
+        plain.clear();
+        match out.front() {
+            Some(front) if front.len() >= MAX_RECORD => {
+                let n = front.len();
+                tls.writer().write_all(front)?;
+                out.advance(n);
+            }
+            _ => {
+                while let Some(front) = out.front()
+                    && plain.len() < MAX_RECORD
+                {
+                    let take = front.len().min(MAX_RECORD - plain.len());
+                    plain.extend_from_slice(&front[..take]);
+                    out.advance(take);
+                }
+                if !plain.is_empty() {
+                    tls.writer().write_all(plain)?;
+                }
+            }
+        }
+        if !tls.wants_write() {
+            break;
+        }
+        while tls.wants_write() {
+            tls.write_tls(staged)?;
+        }
+    }
+    Ok(())
 }
 
 thread_local! {
