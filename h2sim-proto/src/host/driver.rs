@@ -37,11 +37,15 @@ use crate::{Application, Endpoint};
 /// HPACK memos with them.
 const TRIM_DELAY: Duration = Duration::from_millis(100);
 
-/// Below this many bytes read and written since the last trim, a
-/// connection gives back at once when it goes idle: it did too little
-/// for regrowing to cost much, and a burst of new connections (a
-/// handshake each, or one request) then reuses the memory each gives back
-/// instead of all of them holding it for [`TRIM_DELAY`].
+/// Until a connection has read and written this many bytes since it
+/// opened or last stayed idle for [`TRIM_DELAY`], it gives back at once
+/// whenever it goes idle: it did too little for regrowing to cost much,
+/// and a burst of new connections (a handshake each, or one request) then
+/// reuses the memory each gives back instead of all of them holding it for
+/// [`TRIM_DELAY`]. The count is not restarted by such a quick trim: a
+/// keep-alive connection with one request at a time (`wrk`, `h2load -m1`)
+/// is idle after every answer, and would give back and regrow its queues
+/// and write buffer for each request.
 const QUICK_TRIM_BYTES: usize = 16 * 1024;
 
 /// Where a driven connection is.
@@ -76,8 +80,12 @@ pub struct Driver<A, E = Endpoint<A>> {
     /// Idle since a read found nothing: when the endpoint and the outbox
     /// give back what they grew to ([`TRIM_DELAY`] later).
     trim_at: Option<Instant>,
-    /// Bytes read and written since the last trim.
+    /// Bytes read and written since the connection opened or was last
+    /// idle for [`TRIM_DELAY`].
     moved: usize,
+    /// The endpoint and the outbox gave back their capacity, and no byte
+    /// moved since.
+    trimmed: bool,
     app: PhantomData<fn(A)>,
 }
 
@@ -107,6 +115,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
             flush_expired: false,
             trim_at: None,
             moved: 0,
+            trimmed: false,
             app: PhantomData,
         }
     }
@@ -176,7 +185,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// towards the delayed trim (see [`Driver::read_pending`]).
     pub fn did_fill(&mut self, now: Instant, n: usize) {
         self.trim_at = None;
-        self.moved = self.moved.saturating_add(n);
+        self.count_moved(n);
         let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
         self.input
             .take_input(|bytes| endpoint.handle_input(now, bytes));
@@ -186,8 +195,9 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// connection is quiet, so its read buffer goes back to the thread's
     /// pool unless it holds partial input; with nothing under way, the
     /// endpoint and the outbox give back what their queues grew to
-    /// ([`Endpoint::trim`]): at once after a little traffic
-    /// (under 16 KiB moved), else if it stays idle for 100 ms (the
+    /// ([`Endpoint::trim`]): at once after a little traffic (under 16 KiB
+    /// moved since it opened or was last idle for 100 ms), else if it
+    /// stays idle for 100 ms (the
     /// [`Driver::deadline`] includes it). An idle connection then costs its
     /// state, not its buffers. Returns whether that set a new deadline: a
     /// loop sleeping to an earlier [`Driver::deadline`] must take it again.
@@ -206,15 +216,23 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         unset
     }
 
-    /// Gives back what the queues grew to, if the connection is still idle.
-    fn trim(&mut self) {
+    fn count_moved(&mut self, n: usize) {
+        self.moved = self.moved.saturating_add(n);
+        self.trimmed &= n == 0;
+    }
+
+    /// Gives back what the queues grew to, if the connection is still idle;
+    /// returns whether it did.
+    fn trim(&mut self) -> bool {
         self.trim_at = None;
-        self.moved = 0;
-        if self.is_idle() {
-            self.out.trim();
-            let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
-            endpoint.trim();
+        if !self.is_idle() {
+            return false;
         }
+        self.out.trim();
+        let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
+        endpoint.trim();
+        self.trimmed = true;
+        true
     }
 
     /// Nothing is under way on the connection
@@ -227,7 +245,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// [`Driver::read_pending`]) and the connection is still idle: when a
     /// transport may give back buffers of its own as well.
     pub fn is_trimmed(&self) -> bool {
-        self.moved == 0 && self.is_idle()
+        self.trimmed && self.is_idle()
     }
 
     /// The peer closed its side.
@@ -271,7 +289,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// encrypted) to the socket: they count towards the delayed trim, and a
     /// final flush that moves is not given up on.
     pub fn did_send(&mut self, now: Instant, n: usize) {
-        self.moved = self.moved.saturating_add(n);
+        self.count_moved(n);
         self.flush.wrote(now);
     }
 
@@ -286,8 +304,9 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// The deadline came: fires what is due, or gives up on a final flush
     /// that stopped moving ([`Ending::FlushExpired`]).
     pub fn handle_timeout(&mut self, now: Instant) {
-        if self.trim_at.is_some_and(|t| now >= t) {
-            self.trim();
+        if self.trim_at.is_some_and(|t| now >= t) && self.trim() {
+            // Idle for the whole delay: it starts over as a new connection.
+            self.moved = 0;
         }
         if self.flush.expired(now) {
             self.flush_expired = true;
@@ -468,7 +487,8 @@ mod tests {
         let mut d = answered_once(now);
         // After a little traffic, at once.
         assert!(!d.read_pending(now));
-        assert_eq!((d.trim_at, d.moved), (None, 0));
+        assert_eq!(d.trim_at, None);
+        assert!(d.is_trimmed());
         // After a busy spell, later.
         d.moved = QUICK_TRIM_BYTES;
         assert!(d.read_pending(now), "a new deadline");
@@ -484,6 +504,34 @@ mod tests {
         d.handle_timeout(at);
         assert_eq!((d.trim_at, d.moved), (None, 0), "trimmed at the deadline");
         assert!(d.deadline(at).is_none_or(|t| t > at));
+    }
+
+    /// A keep-alive connection answering one request at a time is idle
+    /// after every answer: it gives back at once only while it has moved
+    /// little in all, then waits for a quiet spell like any busy one, so
+    /// it does not regrow its queues for every request.
+    #[test]
+    fn a_steady_keep_alive_connection_stops_trimming_at_once() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        let mut quick = 0;
+        while quick < 1000 {
+            read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+            assert!(written(&mut d, now).starts_with(b"HTTP/1.1 200"));
+            if d.moved >= QUICK_TRIM_BYTES {
+                break;
+            }
+            assert!(!d.read_pending(now), "gives back at once");
+            assert!(d.is_trimmed());
+            quick += 1;
+        }
+        assert!((100..1000).contains(&quick), "{quick} quick trims");
+        assert!(d.read_pending(now), "a delayed trim instead");
+        assert!(!d.is_trimmed());
+        // A whole delay idle: trimmed, and counted as new again.
+        d.handle_timeout(now + TRIM_DELAY);
+        assert!(d.is_trimmed());
+        assert_eq!(d.moved, 0);
     }
 
     /// A partial write leaves the rest at the front of the next slices.
