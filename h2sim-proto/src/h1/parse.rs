@@ -6,6 +6,8 @@
 //! (when already lowercase) and values are then `Bytes` slices of it, so a
 //! head costs one `Vec` of fields and no per-value copy.
 
+use std::mem::MaybeUninit;
+
 use bytes::{Buf, Bytes, BytesMut};
 
 use crate::error::{HeadPart, Http1Error};
@@ -48,7 +50,7 @@ pub(super) fn skip_empty_lines(input: &mut BytesMut) -> bool {
 /// once, not once per byte.
 pub(super) fn find_head_end(buf: &[u8], scanned: &mut usize) -> Option<usize> {
     let mut from = *scanned;
-    while let Some(pos) = buf.get(from..)?.iter().position(|&b| b == b'\n') {
+    while let Some(pos) = memchr::memchr(b'\n', buf.get(from..)?) {
         let lf = from + pos;
         match (buf.get(lf + 1), buf.get(lf + 2)) {
             (Some(b'\n'), _) => return Some(lf + 2),
@@ -294,12 +296,71 @@ fn field_name(head: &Bytes, name: &str) -> Bytes {
     }
 }
 
-/// Room for the field lines of `head`: no more than it has lines, and no
-/// more than the limit, so httparse reports `TooManyHeaders` exactly when
-/// the limit is exceeded.
-fn header_room(head: &[u8], max_headers: usize) -> Vec<httparse::Header<'_>> {
-    let lines = head.iter().filter(|&&b| b == b'\n').count();
-    vec![httparse::EMPTY_HEADER; lines.min(max_headers)]
+/// Field slots on the stack: a head with more lines (and a limit that
+/// allows them) gets its slots on the heap.
+const STACK_HEADERS: usize = 32;
+
+/// The line endings of a head: how many lines it has, and whether one of
+/// them ends in LF alone; one vectorized search for LF, as every head of
+/// every request passes here.
+#[derive(Debug, Clone, Copy)]
+struct Lines {
+    count: usize,
+    /// A line ends in LF alone. RFC 9112 §2.2 lets a recipient accept
+    /// that, and we do in responses; a server does not: a front end that
+    /// ends lines only at CRLF would read other fields (or another
+    /// request) out of the same bytes than we do, the ground request
+    /// smuggling grows on.
+    bare_lf: bool,
+}
+
+impl Lines {
+    fn of(head: &[u8]) -> Lines {
+        let mut lines = Lines {
+            count: 0,
+            bare_lf: false,
+        };
+        for lf in memchr::memchr_iter(b'\n', head) {
+            lines.count += 1;
+            lines.bare_lf |= lf.checked_sub(1).and_then(|cr| head.get(cr)) != Some(&b'\r');
+        }
+        lines
+    }
+}
+
+/// Room for the field lines of a head: no more slots than the head has
+/// lines, and no more than the limit, so httparse reports
+/// `TooManyHeaders` exactly when the limit is exceeded. A request's slots
+/// are left uninitialized (httparse writes those it fills); httparse's
+/// response parser takes only initialized ones.
+struct HeaderRoom<T> {
+    stack: [T; STACK_HEADERS],
+    heap: Vec<T>,
+    len: usize,
+}
+
+impl<T: Copy> HeaderRoom<T> {
+    fn new(empty: T, lines: Lines, max_headers: usize) -> Self {
+        let len = lines.count.min(max_headers);
+        let heap = if len > STACK_HEADERS {
+            vec![empty; len]
+        } else {
+            Vec::new()
+        };
+        HeaderRoom {
+            stack: [empty; STACK_HEADERS],
+            heap,
+            len,
+        }
+    }
+
+    fn slots(&mut self) -> &mut [T] {
+        if self.len > STACK_HEADERS {
+            &mut self.heap
+        } else {
+            &mut self.stack[..self.len]
+        }
+    }
 }
 
 /// Checks httparse's verdict on a whole head: it must end exactly where our
@@ -351,12 +412,14 @@ pub(super) fn parse_request(
     max_headers: usize,
     secure: bool,
 ) -> Result<ParsedRequest, Http1Error> {
-    if has_bare_lf(head) {
+    let lines = Lines::of(head);
+    if lines.bare_lf {
         return Err(Http1Error::Syntax(HeadPart::LineEnding));
     }
-    let mut room = header_room(head, max_headers);
-    let mut req = httparse::Request::new(&mut room);
-    complete(req.parse(head), head, max_headers)?;
+    let mut room = HeaderRoom::new(MaybeUninit::uninit(), lines, max_headers);
+    let mut req = httparse::Request::new(&mut []);
+    let status = req.parse_with_uninit_headers(head, room.slots());
+    complete(status, head, max_headers)?;
     let http10 = req.version == Some(0);
     let method = head.slice_ref(req.method.unwrap_or_default().as_bytes());
     let target = head.slice_ref(req.path.unwrap_or_default().as_bytes());
@@ -402,15 +465,6 @@ pub(super) fn parse_request(
         body,
         controls,
     })
-}
-
-/// Whether a line of `head` ends in LF alone. RFC 9112 §2.2 lets a
-/// recipient accept that, and we do in responses; a server does not: a
-/// front end that ends lines only at CRLF would read other fields (or
-/// another request) out of the same bytes than we do, the ground request
-/// smuggling grows on.
-fn has_bare_lf(head: &[u8]) -> bool {
-    head.first() == Some(&b'\n') || head.windows(2).any(|w| w[1] == b'\n' && w[0] != b'\r')
 }
 
 /// Authority and path from the request-target (RFC 9112 §3.2): the path of
@@ -501,8 +555,8 @@ pub(super) fn parse_response(
     head: &Bytes,
     max_headers: usize,
 ) -> Result<ParsedResponse, Http1Error> {
-    let mut room = header_room(head, max_headers);
-    let mut res = httparse::Response::new(&mut room);
+    let mut room = HeaderRoom::new(httparse::EMPTY_HEADER, Lines::of(head), max_headers);
+    let mut res = httparse::Response::new(room.slots());
     complete(res.parse(head), head, max_headers)?;
     let http10 = res.version == Some(0);
     let status = res.code.unwrap_or_default();
@@ -529,8 +583,8 @@ pub(super) fn parse_trailers(
     section: &Bytes,
     max_headers: usize,
 ) -> Result<Vec<HeaderField>, Http1Error> {
-    let mut room = header_room(section, max_headers);
-    let parsed = match httparse::parse_headers(section, &mut room) {
+    let mut room = HeaderRoom::new(httparse::EMPTY_HEADER, Lines::of(section), max_headers);
+    let parsed = match httparse::parse_headers(section, room.slots()) {
         Ok(httparse::Status::Complete((n, parsed))) if n == section.len() => parsed,
         Ok(_) => return Err(Http1Error::Syntax(HeadPart::LineEnding)),
         Err(e) => return Err(Http1Error::from_httparse(e, max_headers)),
