@@ -81,6 +81,7 @@ mod message;
 #[cfg(any(test, feature = "pair"))]
 pub mod pair;
 mod role;
+mod send_queue;
 mod stats;
 mod timers;
 mod trim;

@@ -14,6 +14,7 @@ use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::RequestHead;
+use crate::send_queue::SendQueue;
 use crate::trim::Trim;
 
 #[derive(Debug)]
@@ -46,7 +47,7 @@ struct Exchange {
     id: StreamId,
     /// The response has no body whatever its fields say (RFC 9110 §9.3.2).
     head_request: bool,
-    queue: VecDeque<Outgoing<RequestHead>>,
+    queue: SendQueue<Outgoing<RequestHead>>,
     framing: Framing,
     /// Everything of the request has been queued.
     send_ended: bool,
@@ -93,7 +94,7 @@ impl Client {
             return Err(UserError::QueueFull);
         }
         let id = self.ids.allocate().ok_or(UserError::StreamIdsExhausted)?;
-        let mut queue = VecDeque::new();
+        let mut queue = SendQueue::default();
         let head_request = head.method.as_ref() == b"HEAD";
         queue.push_back(Outgoing::Head { head, end_stream });
         self.exchanges.push_back(Exchange {

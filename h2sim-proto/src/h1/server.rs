@@ -17,6 +17,7 @@ use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
 use crate::message::ResponseHead;
+use crate::send_queue::SendQueue;
 use crate::trim::Trim;
 
 /// Requests parsed ahead of their responses (`server_max_pipeline`, at
@@ -73,7 +74,7 @@ struct Exchange {
     taken: bool,
     /// The request body has been read completely.
     request_done: bool,
-    queue: VecDeque<Outgoing<ResponseHead>>,
+    queue: SendQueue<Outgoing<ResponseHead>>,
     framing: Framing,
     final_queued: bool,
     final_written: bool,
@@ -97,7 +98,7 @@ impl Exchange {
             expect_continue: request.controls.expect_continue && !request.http10 && !request_done,
             taken: false,
             request_done,
-            queue: VecDeque::new(),
+            queue: SendQueue::default(),
             framing: Framing::None,
             final_queued: false,
             final_written: false,
@@ -303,7 +304,7 @@ impl Server {
                 expect_continue: false,
                 taken: true,
                 request_done: true,
-                queue: VecDeque::new(),
+                queue: SendQueue::default(),
                 framing: Framing::None,
                 final_queued: false,
                 final_written: false,

@@ -10,7 +10,6 @@ mod flow;
 mod limits;
 mod recv;
 mod send;
-mod send_queue;
 mod settings;
 mod store;
 mod stream;

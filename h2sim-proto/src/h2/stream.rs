@@ -9,10 +9,10 @@
 use bytes::Bytes;
 
 use super::flow::{RecvWindow, Window};
-use super::send_queue::SendQueue;
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
+use crate::send_queue::SendQueue;
 
 /// The states of RFC 9113 §5.1, Figure 2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ pub(crate) struct Stream {
     pub(crate) state: State,
     pub(crate) send_window: Window,
     pub(crate) recv: RecvWindow,
-    pub(crate) queue: SendQueue,
+    pub(crate) queue: SendQueue<Outgoing>,
     /// In the connection's ready list (so it is there once at most).
     pub(crate) ready: bool,
     /// The application has heard of it (it opened it, or had an event).
