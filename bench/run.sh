@@ -308,7 +308,7 @@ run_load() {
     oha)
         local body=()
         [ -n "$post" ] && body=(-m POST -D "$WORK/www/1k")
-        { time timeout "$BOUND" taskset -c "$LG_CPU" "$OHA" --no-tui --http2 -z "${DUR}s" -c "$conns" \
+        { time timeout "$BOUND" taskset -c "$LG_CPU" "$OHA" --no-tui --http2 --insecure -z "${DUR}s" -c "$conns" \
             -p "$streams" "${body[@]}" "$url" >"$out" 2>&1; } 2>"$timing"
         rps=$(awk '/Requests\/sec:/ { print $2 }' "$out")
         reqs=$(awk -v r="$rps" -v d="$DUR" 'BEGIN { printf "%d", r * d }')
@@ -441,11 +441,14 @@ CRESULTS=$WORK/cresults
 : >"$CRESULTS"
 
 # The client matrix: each load generator against nghttpd and h2o (on the
-# server core), same shapes; the client's own CPU per request.
+# server core), over h2c and TLS, same shapes; the client's own CPU per
+# request.
 client_matrix() {
-    local shapes=("1x100")
-    [ "$QUICK" = 0 ] && shapes=("1x100" "10x100")
-    for target in nghttpd h2o; do
+    local shapes=("1x100") targets=("nghttpd h2c" "nghttpd tls" "h2o h2c")
+    [ "$QUICK" = 0 ] && shapes=("1x100" "10x100") targets+=("h2o tls")
+    for spec in "${targets[@]}"; do
+        local target=${spec% *} proto=${spec#* } scheme=http cellname=${spec% *}
+        [ "$proto" = tls ] && scheme=https cellname=$target-tls
         for shape in "${shapes[@]}"; do
             for method in GET POST; do
                 local c=${shape%x*} m=${shape#*x} post=""
@@ -458,7 +461,7 @@ client_matrix() {
                         [ "$tool" = oha ] && [ ! -x "$OHA" ] && continue
                         local reqs rps lg wall ok
                         read -r reqs rps lg wall ok <<<"$(run_load "$tool" \
-                            "http://127.0.0.1:$(port_of $target h2c)/1k" "$c" "$m" $post)"
+                            "$scheme://127.0.0.1:$(port_of "$target" "$proto")/1k" "$c" "$m" $post)"
                         [ "$reqs" = 0 ] && reqs=1
                         local us
                         us=$(echo "$lg * 1000000 / $reqs" | bc -l)
@@ -466,12 +469,12 @@ client_matrix() {
                         add sum_us "$tool" "$us"
                         at_least lgmax "$tool" "$(echo "100 * $lg / $wall" | bc)"
                         [ "$ok" = 0 ] && okall[$tool]=0
-                        log "client $target $method $shape $tool round $round: $rps req/s, $us us/req"
+                        log "client $cellname $method $shape $tool round $round: $rps req/s, $us us/req"
                     done
                 done
                 for tool in "${CLIENTS[@]}"; do
                     [ -n "${sum_rps[$tool]:-}" ] || continue
-                    echo "$target/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
+                    echo "$cellname/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
 ${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
                 done
             done
@@ -480,7 +483,7 @@ ${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
 }
 
 print_client_table() {
-    printf '\n## Client matrix (client on cpu %s, server on cpu %s, h2c, %ss per run, mean of 2 alternating rounds)\n\n' \
+    printf '\n## Client matrix (client on cpu %s, server on cpu %s, h2c and TLS, %ss per run, mean of 2 alternating rounds)\n\n' \
         "$LG_CPU" "$SRV_CPU" "$DUR"
     printf '| cell | client | req/s | client CPU µs/req | req/s ratio to h2load | CPU ratio to h2load | client CPU |\n'
     printf '|---|---|---:|---:|---:|---:|---:|\n'

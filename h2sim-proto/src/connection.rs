@@ -109,6 +109,17 @@ enum Inner {
     Http2(Box<h2::Session>),
 }
 
+#[cfg(test)]
+impl Connection {
+    /// The HTTP/2 session, for the core's own tests of its internals.
+    pub(crate) fn h2_session(&self) -> Option<&h2::Session> {
+        match &self.inner {
+            Inner::Http2(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
 /// Held-back HTTP/1.1 input beyond which `wants_input` turns false.
 const HELD_INPUT_LIMIT: usize = 256 * 1024;
 
@@ -687,8 +698,9 @@ impl Connection {
     }
 
     /// Gives back the capacity that busy moments grew the connection's
-    /// queues to, if it [`is_idle`](Connection::is_idle): a connection waiting for its next request then
-    /// costs its state, not its buffers. A host calls it when the
+    /// queues and write buffer to, if it [`is_idle`](Connection::is_idle):
+    /// a connection waiting for its next request then costs its state, not
+    /// its buffers. A host calls it when the
     /// connection goes quiet (a read finds nothing), as
     /// [`host::Driver`](crate::host::Driver) does; it is cheap when there
     /// is nothing to give back, and calling it at any other time only

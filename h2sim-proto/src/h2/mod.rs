@@ -169,6 +169,10 @@ pub(crate) struct Session {
     preface_owed: bool,
     events: VecDeque<Event>,
     out: VecDeque<Bytes>,
+    /// Frames are written here and split off as output chunks; kept from
+    /// one turn to the next (a keep-alive connection answering one request
+    /// at a time would otherwise allocate it anew for each), given back by
+    /// [`Session::trim`].
     wbuf: BytesMut,
     peer_resets: RateLimit,
     local_resets: RateLimit,

@@ -326,10 +326,7 @@ impl Session {
         if self.out.is_empty() {
             self.build_output();
         }
-        let Some(chunk) = self.out.pop_front() else {
-            self.release_wbuf();
-            return None;
-        };
+        let chunk = self.out.pop_front()?;
         if self.config.trace_frames {
             self.trace_sent(&chunk);
         }
@@ -359,16 +356,6 @@ impl Session {
                 outgoing: true,
                 frame,
             });
-        }
-    }
-
-    /// Nothing more to send and no stream live: the connection is quiet,
-    /// so the write buffer is let go (its memory is freed once the output
-    /// split off it has been written) and allocated again on the next
-    /// frame, so an idle connection holds no write buffer.
-    fn release_wbuf(&mut self) {
-        if self.wbuf.capacity() > 0 && self.store.is_empty() {
-            self.wbuf = BytesMut::new();
         }
     }
 
@@ -819,5 +806,41 @@ mod tests {
                 violation: Violation::FrameOnIdleStream { .. },
             })
         ));
+    }
+
+    /// A connection answering one request at a time is idle after every
+    /// answer: it keeps its write buffer from one turn to the next (rather
+    /// than allocating one per request) and gives it back when trimmed.
+    #[test]
+    fn the_write_buffer_outlives_a_turn_until_trimmed() {
+        let mut pair = Pair::with_defaults(0);
+        pair.connect();
+        let wbuf = |pair: &Pair| pair.server.h2_session().map(|s| s.wbuf.capacity());
+        for _ in 0..3 {
+            let head = RequestHead::new("GET", "http", "a", "/");
+            pair.client.send_request(head, true).unwrap();
+            pair.drive();
+            let stream = pair
+                .server_events()
+                .into_iter()
+                .find_map(|e| match e {
+                    Event::Request { stream, .. } => Some(stream),
+                    _ => None,
+                })
+                .unwrap();
+            pair.server
+                .send_response(stream, ResponseHead::new(204), true)
+                .unwrap();
+            pair.drive();
+            assert!(
+                pair.client_events()
+                    .iter()
+                    .any(|e| matches!(e, Event::Response { .. }))
+            );
+            assert!(pair.server.is_idle());
+            assert!(wbuf(&pair).is_some_and(|c| c > 0), "kept");
+        }
+        pair.server.trim();
+        assert_eq!(wbuf(&pair), Some(0), "given back");
     }
 }
