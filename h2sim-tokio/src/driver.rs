@@ -7,7 +7,10 @@
 //! whichever comes first: the shutdown signal (→ `shutdown`), the socket
 //! accepting bytes (one vectored write of everything queued) or giving
 //! bytes (→ `did_read`), or the one deadline (→ `handle_timeout`). The
-//! timer is re-armed only when the deadline moves, not every turn.
+//! timer is re-armed only when the deadline moves earlier: a deadline that
+//! moved later (a keep-alive connection pushes its idle and trim deadlines
+//! on with every request) lets the armed timer fire early, once, and be
+//! armed again then; the core fires only what is due.
 
 use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
@@ -73,7 +76,8 @@ where
 {
     let mut flush_owed = false;
     let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
-    let mut armed_for = None;
+    // When the timer fires, if it is armed.
+    let mut armed: Option<Instant> = None;
     // Made once, not every turn: registering a fresh waiter with the
     // cancellation token and dropping it again cost ~2% of an HTTP/1.1
     // request (perf, h2load --h1 -c 100).
@@ -86,13 +90,12 @@ where
         {
             return Ok(ending);
         }
-        let deadline = driver.deadline(now);
-        if deadline != armed_for
-            && let Some(t) = deadline
+        if let Some(t) = driver.deadline(now)
+            && armed.is_none_or(|a| t < a)
         {
             timer.as_mut().reset(tokio::time::Instant::from_std(t));
+            armed = Some(t);
         }
-        armed_for = deadline;
         let shutdown_seen = driver.state() != State::Running;
         let read_now = driver.wants_read();
         tokio::select! {
@@ -101,8 +104,8 @@ where
             progress = poll_fn(|cx| poll_io(cx, io, driver, &mut flush_owed, read_now)) => {
                 progress?;
             }
-            () = &mut timer, if deadline.is_some() => {
-                armed_for = None;
+            () = &mut timer, if armed.is_some() => {
+                armed = None;
                 driver.handle_timeout(Instant::now());
             }
         }
