@@ -169,11 +169,14 @@ pub(crate) struct Session {
     preface_owed: bool,
     events: VecDeque<Event>,
     out: VecDeque<Bytes>,
-    /// Frames are written here and split off as output chunks; kept from
-    /// one turn to the next (a keep-alive connection answering one request
-    /// at a time would otherwise allocate it anew for each), given back by
-    /// [`Session::trim`].
+    /// Frames are written here and split off as output chunks. A buffer of
+    /// the quiet size is kept from one turn to the next (a keep-alive
+    /// connection answering one request at a time would otherwise
+    /// allocate it anew for each) and given back by [`Session::trim`]; a
+    /// busy turn's larger one is let go as soon as no stream is left.
     wbuf: BytesMut,
+    /// The room the write buffer was last given, in one piece.
+    wbuf_size: usize,
     peer_resets: RateLimit,
     local_resets: RateLimit,
     empty_frames: RateLimit,
@@ -231,6 +234,7 @@ impl Session {
             events: VecDeque::new(),
             out: VecDeque::new(),
             wbuf: BytesMut::new(),
+            wbuf_size: 0,
             peer_resets: RateLimit::new(limits.max_resets_per_period, limits.reset_period),
             local_resets: RateLimit::new(limits.max_local_resets_per_period, limits.reset_period),
             empty_frames: RateLimit::new(
@@ -388,6 +392,9 @@ impl Session {
         self.events.trim();
         self.out.trim();
         self.wbuf.trim();
+        if self.wbuf.capacity() == 0 {
+            self.wbuf_size = 0;
+        }
         self.field_scratch.trim();
         self.hpack_decoder.trim();
         self.hpack_encoder.trim();

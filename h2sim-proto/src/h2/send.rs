@@ -326,7 +326,10 @@ impl Session {
         if self.out.is_empty() {
             self.build_output();
         }
-        let chunk = self.out.pop_front()?;
+        let Some(chunk) = self.out.pop_front() else {
+            self.release_busy_wbuf();
+            return None;
+        };
         if self.config.trace_frames {
             self.trace_sent(&chunk);
         }
@@ -369,7 +372,19 @@ impl Session {
     fn wbuf_room(&mut self, n: usize, size: usize) {
         if self.wbuf.capacity() - self.wbuf.len() < n {
             self.flush_wbuf();
-            self.wbuf.reserve(n.max(size));
+            self.wbuf_size = n.max(size);
+            self.wbuf.reserve(self.wbuf_size);
+        }
+    }
+
+    /// Nothing more to send and no stream live: a write buffer grown past
+    /// the quiet size by a busy turn is let go (its memory is freed once
+    /// the output split off it has been written), so a connection between
+    /// bursts holds at most a quiet-sized one.
+    fn release_busy_wbuf(&mut self) {
+        if self.wbuf_size > WBUF_SIZE && self.store.is_empty() {
+            self.wbuf = BytesMut::new();
+            self.wbuf_size = 0;
         }
     }
 
@@ -693,6 +708,7 @@ fn fits_limit(size: usize, max: u32) -> Result<(), UserError> {
 mod tests {
     use bytes::{Bytes, BytesMut};
 
+    use super::WBUF_SIZE;
     use crate::frame::{self, StreamId};
     use crate::pair::Pair;
     use crate::{Config, ConnectionError, Event, Reason, RequestHead, ResponseHead, Violation};
@@ -842,5 +858,37 @@ mod tests {
         }
         pair.server.trim();
         assert_eq!(wbuf(&pair), Some(0), "given back");
+
+        // A busy turn (20 small bodies, past the quiet size) takes a larger
+        // buffer, let go once no stream is left: what the connection keeps
+        // is at most a quiet-sized one.
+        for _ in 0..20 {
+            let head = RequestHead::new("GET", "http", "a", "/");
+            pair.client.send_request(head, true).unwrap();
+        }
+        pair.drive();
+        let streams: Vec<_> = pair
+            .server_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Request { stream, .. } => Some(stream),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(streams.len(), 20);
+        for stream in streams {
+            let body = Bytes::from(vec![b'x'; 1024]);
+            pair.server
+                .send_response(stream, ResponseHead::new(200), false)
+                .unwrap();
+            pair.server.send_data(stream, body, true).unwrap();
+        }
+        pair.drive();
+        assert!(pair.server.is_idle());
+        let size = pair.server.h2_session().map(|s| s.wbuf_size);
+        assert!(
+            size.is_some_and(|n| n <= WBUF_SIZE),
+            "a busy turn's buffer let go: {size:?}"
+        );
     }
 }
