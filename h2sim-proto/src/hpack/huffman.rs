@@ -15,7 +15,7 @@
 //! shorter than five bits), and whether EOS was hit. Two table lookups per
 //! input byte, no bit-by-bit tree walking.
 
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 /// Symbol number of EOS, the 257th symbol, which must never appear in a
 /// string (§5.2).
@@ -286,26 +286,40 @@ pub(crate) fn encoded_len(input: &[u8]) -> usize {
 }
 
 /// Appends the Huffman coding of `input`, padded with the most significant
-/// bits of EOS (ones) to a whole byte.
+/// bits of EOS (ones) to a whole byte. The coding's length is known up
+/// front, so its room is made once and filled four bytes at a time.
 pub(crate) fn encode(input: &[u8], dst: &mut BytesMut) {
-    dst.reserve(encoded_len(input));
-    // Pending bits are the low `pending` bits of `acc`; never more than
-    // 7 + 30 of them, so a u64 has room. Bits shifted out at the top have
-    // already been written.
+    let start = dst.len();
+    dst.resize(start + encoded_len(input), 0);
+    let out = &mut dst[start..];
+    // Pending bits are the low `pending` bits of `acc`: under 32 before a
+    // code is added, so at most 32 + 30 after, and a u64 has room. Bits
+    // shifted out at the top have already been written.
     let mut acc: u64 = 0;
     let mut pending: u32 = 0;
+    let mut at = 0;
     for &byte in input {
         let (code, len) = CODES[usize::from(byte)];
         acc = (acc << len) | u64::from(code);
         pending += u32::from(len);
-        while pending >= 8 {
-            pending -= 8;
-            dst.put_u8((acc >> pending) as u8);
+        if pending >= 32 {
+            pending -= 32;
+            let word = (acc >> pending) as u32;
+            if let Some(slot) = out.get_mut(at..at + 4) {
+                slot.copy_from_slice(&word.to_be_bytes());
+            }
+            at += 4;
         }
     }
-    if pending > 0 {
-        let pad = 8 - pending;
-        dst.put_u8(((acc << pad) | ((1 << pad) - 1)) as u8);
+    let pad = (8 - pending % 8) % 8;
+    acc = (acc << pad) | ((1 << pad) - 1);
+    pending += pad;
+    while pending > 0 {
+        pending -= 8;
+        if let Some(slot) = out.get_mut(at) {
+            *slot = (acc >> pending) as u8;
+        }
+        at += 1;
     }
 }
 
