@@ -161,8 +161,8 @@ impl Encoder {
             }
             self.signaled = size;
         }
-        // Leading fields that repeat the last block's are copied from the
-        // memo; the rest are encoded (and remembered).
+        // Fields that repeat the last block's in the same place are copied
+        // from the memo; the others are encoded (and remembered there).
         let mut memo = self.memo.take().unwrap_or_default();
         let mut cursor = memo.start();
         for field in fields {
@@ -170,9 +170,10 @@ impl Encoder {
                 continue;
             }
             memo.flush(&mut cursor, dst);
-            let before = dst.len();
+            let (before, seq) = (dst.len(), self.index.table().next_seq());
             let reusable = self.encode_field(field, dst);
-            memo.record(&mut cursor, field, &dst[before..], reusable);
+            let table_changed = self.index.table().next_seq() != seq;
+            memo.record(&mut cursor, field, &dst[before..], reusable, table_changed);
         }
         memo.finish(&mut cursor, self.index.table().next_seq(), dst);
         self.memo = Some(memo);
@@ -324,5 +325,36 @@ mod tests {
         let changing = first_octets(&mut encoder, &["1", "2", "3", "2"]);
         assert_eq!(changing, [0x0f; 4]);
         assert_eq!(encoder.table_size(), 0);
+    }
+
+    /// Requests that differ only in a usually-unique value (a new `:path`
+    /// each, sent as a literal that leaves the table as it is) copy the
+    /// fields after it from the memo, and encode to the octets a fresh
+    /// encoder writes; the memo keeps every field, the new path in its
+    /// place.
+    #[test]
+    fn fields_after_a_new_path_are_copied() {
+        let request = |n: usize| {
+            [
+                HeaderField::new(":method", "POST"),
+                HeaderField::new(":path", format!("/user/0109200{n:04}")),
+                HeaderField::new("content-type", "application/json"),
+                HeaderField::new("x-trace", "abc"),
+            ]
+        };
+        let (mut memo, mut fresh) = (Encoder::new(), Encoder::new());
+        let mut tails = Vec::new();
+        for n in 0..6 {
+            let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+            memo.encode(&request(n), &mut a);
+            fresh.trim();
+            fresh.encode(&request(n), &mut b);
+            assert_eq!(a, b, "request {n}");
+            tails.push(a.split_off(a.len() - 2));
+        }
+        // From the third request on the two fields after the path are
+        // indexed (two octets), the same each time.
+        assert!(tails[2..].iter().all(|t| t == &tails[2]));
+        assert_eq!(memo.memo.as_ref().map(|m| m.len()), Some(4));
     }
 }

@@ -1,5 +1,5 @@
 //! The encoder's memo of the last block it encoded: each field's octets,
-//! reused while the same fields come again in the same places and the
+//! reused for the fields that come again in the same places while the
 //! table has not changed.
 
 use bytes::BytesMut;
@@ -17,14 +17,19 @@ struct Slot {
     value_len: usize,
     sensitive: bool,
     octets_len: usize,
+    /// The same field would encode to the same octets again (not so for a
+    /// usually-unique literal, which its next repeat indexes): it may be
+    /// copied.
+    reusable: bool,
 }
 
 /// A client sends one request head again and again, a server one response
 /// head: field for field, the same octets, as long as the dynamic table is
 /// as it was when they were encoded (a field's representation depends on
 /// the table, not on its neighbours). The memo keeps the last block that
-/// left the table unchanged; the next block copies the octets of its
-/// leading fields that match, and encodes from the first that differs.
+/// left the table unchanged; the next block copies the octets of each
+/// field that matches the memo's in the same place, and encodes the others
+/// (a request's new `:path`), which then take that place in the memo.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SentMemo {
     /// The table's insertion count when the last block ended.
@@ -37,16 +42,16 @@ pub(crate) struct SentMemo {
 /// Where a block stands against the memo while it is being encoded.
 #[derive(Debug, Default)]
 pub(crate) struct Cursor {
-    /// Leading fields that matched, and the ends of their keys and octets.
-    matched: usize,
+    /// The memo's field the block's next one is compared with, and where
+    /// its key and octets start.
+    slot: usize,
     keys: usize,
     octets: usize,
-    /// Still matching: nothing written yet.
-    copying: bool,
-    /// A field was too large to remember, or may encode otherwise next
-    /// time: the ones after it are not remembered either, as the memo's
-    /// fields must be the block's first.
-    full: bool,
+    /// Matched octets from here to `octets` are not written out yet.
+    run: usize,
+    /// The block changed the table, or outgrew [`MAX_KEYS`]: nothing more
+    /// is copied or remembered.
+    done: bool,
 }
 
 impl SentMemo {
@@ -54,85 +59,145 @@ impl SentMemo {
     /// [`SentMemo::finish`] forgets the octets of one that did, so what
     /// is remembered holds for the table as it is now.
     pub(crate) fn start(&self) -> Cursor {
-        Cursor {
-            copying: true,
-            ..Cursor::default()
-        }
+        Cursor::default()
     }
 
-    /// Whether `field`, the next of the block, is the memo's next field; if
-    /// so it is taken (its octets are written by [`SentMemo::flush`]).
+    /// Whether `field`, the next of the block, is the memo's field in its
+    /// place; if so it is taken (its octets are written by
+    /// [`SentMemo::flush`]).
     pub(crate) fn take(&self, cursor: &mut Cursor, field: FieldRef<'_>) -> bool {
-        if !cursor.copying {
+        if cursor.done {
             return false;
         }
-        let hit = self.slots.get(cursor.matched).is_some_and(|slot| {
-            let (name, value) = (&field.name[..], &field.value[..]);
-            let end = cursor.keys + slot.name_len + slot.value_len;
-            slot.name_len == name.len()
-                && slot.value_len == value.len()
-                && slot.sensitive == field.sensitive
-                && self.keys[cursor.keys..cursor.keys + slot.name_len] == *name
-                && self.keys[cursor.keys + slot.name_len..end] == *value
-        });
+        let Some(&slot) = self.slots.get(cursor.slot) else {
+            return false;
+        };
+        let (name, value) = (&field.name[..], &field.value[..]);
+        let hit = slot.reusable
+            && slot.name_len == name.len()
+            && slot.value_len == value.len()
+            && slot.sensitive == field.sensitive
+            && self.keys.get(cursor.keys..cursor.keys + slot.name_len) == Some(name)
+            && self
+                .keys
+                .get(cursor.keys + slot.name_len..cursor.keys + slot.name_len + slot.value_len)
+                == Some(value);
         if hit {
-            let slot = self.slots[cursor.matched];
-            cursor.matched += 1;
+            cursor.slot += 1;
             cursor.keys += slot.name_len + slot.value_len;
             cursor.octets += slot.octets_len;
         }
         hit
     }
 
-    /// Ends the copying, if not yet ended: writes the matched fields'
-    /// octets to `dst` and forgets the fields after them, which this block
-    /// replaces.
-    pub(crate) fn flush(&mut self, cursor: &mut Cursor, dst: &mut BytesMut) {
-        if cursor.copying {
-            cursor.copying = false;
-            dst.extend_from_slice(&self.octets[..cursor.octets]);
-            self.slots.truncate(cursor.matched);
-            self.keys.truncate(cursor.keys);
-            self.octets.truncate(cursor.octets);
+    /// Writes the octets of the fields taken since the last flush to `dst`.
+    pub(crate) fn flush(&self, cursor: &mut Cursor, dst: &mut BytesMut) {
+        if let Some(run) = self.octets.get(cursor.run..cursor.octets) {
+            dst.extend_from_slice(run);
         }
+        cursor.run = cursor.octets;
     }
 
-    /// Remembers `field`, which encoded to `octets`, after the kept ones;
-    /// unless the field may encode otherwise next time (not `reusable`),
-    /// which ends the memo's leading run there.
+    /// Remembers `field`, which did not match and encoded to `octets`, in
+    /// its place (after [`SentMemo::flush`]); `reusable` as in [`Slot`].
+    /// An encoding that changed the table (`table_changed`) ends the
+    /// copying: the memo's octets assume the table as it was.
     pub(crate) fn record(
         &mut self,
         cursor: &mut Cursor,
         field: FieldRef<'_>,
         octets: &[u8],
         reusable: bool,
+        table_changed: bool,
     ) {
-        cursor.full |=
-            !reusable || self.keys.len() + field.name.len() + field.value.len() > MAX_KEYS;
-        if cursor.full {
+        if cursor.done {
             return;
         }
-        self.keys.extend_from_slice(field.name);
-        self.keys.extend_from_slice(field.value);
-        self.octets.extend_from_slice(octets);
-        self.slots.push(Slot {
+        if table_changed {
+            cursor.done = true;
+            return;
+        }
+        let (old_keys, old_octets) = self
+            .slots
+            .get(cursor.slot)
+            .map_or((0, 0), |s| (s.name_len + s.value_len, s.octets_len));
+        let key_len = field.name.len() + field.value.len();
+        if self.keys.len() - old_keys + key_len > MAX_KEYS {
+            // Too much to remember: the memo ends before this field.
+            self.truncate(cursor);
+            cursor.done = true;
+            return;
+        }
+        replace(
+            &mut self.keys,
+            cursor.keys,
+            old_keys,
+            &[field.name, field.value],
+        );
+        replace(&mut self.octets, cursor.octets, old_octets, &[octets]);
+        let slot = Slot {
             name_len: field.name.len(),
             value_len: field.value.len(),
             sensitive: field.sensitive,
             octets_len: octets.len(),
-        });
+            reusable,
+        };
+        match self.slots.get_mut(cursor.slot) {
+            Some(old) => *old = slot,
+            None => self.slots.push(slot),
+        }
+        cursor.slot += 1;
+        cursor.keys += key_len;
+        cursor.octets += octets.len();
+        cursor.run = cursor.octets;
     }
 
-    /// The block is done, and the table is at insertion count `seq`: if
-    /// the block changed it, its octets hold for the table as it was and
-    /// are forgotten.
+    /// The block is done, and the table is at insertion count `seq`: the
+    /// matched octets still owed go to `dst`; the memo's fields past the
+    /// block's end are forgotten, and all of them if the block changed the
+    /// table (their octets hold for the table as it was).
     pub(crate) fn finish(&mut self, cursor: &mut Cursor, seq: u64, dst: &mut BytesMut) {
         self.flush(cursor, dst);
-        if seq != self.seq {
+        if seq == self.seq {
+            self.truncate(cursor);
+        } else {
             self.slots.clear();
             self.keys.clear();
             self.octets.clear();
         }
         self.seq = seq;
+    }
+
+    /// Fields remembered, for tests.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Forgets the fields from the cursor on.
+    fn truncate(&mut self, cursor: &Cursor) {
+        self.slots.truncate(cursor.slot);
+        self.keys.truncate(cursor.keys);
+        self.octets.truncate(cursor.octets);
+    }
+}
+
+/// Replaces the `old` bytes of `buf` at `at` with `parts`, one after the
+/// other, moving what follows by the difference (nothing moves when the
+/// lengths agree, as a new `:path` of the same length does).
+fn replace(buf: &mut Vec<u8>, at: usize, old: usize, parts: &[&[u8]]) {
+    let new: usize = parts.iter().map(|p| p.len()).sum();
+    let (end, len) = (at + old, buf.len());
+    if new > old {
+        buf.resize(len + new - old, 0);
+    }
+    buf.copy_within(end..len, at + new);
+    buf.truncate(len + new - old);
+    let mut to = at;
+    for part in parts {
+        if let Some(dst) = buf.get_mut(to..to + part.len()) {
+            dst.copy_from_slice(part);
+        }
+        to += part.len();
     }
 }
