@@ -824,6 +824,22 @@ mod tests {
         ));
     }
 
+    /// Sends `n` GETs and returns the streams the server heard them on.
+    fn requests(pair: &mut Pair, n: usize) -> Vec<StreamId> {
+        for _ in 0..n {
+            let head = RequestHead::new("GET", "http", "a", "/");
+            pair.client.send_request(head, true).unwrap();
+        }
+        pair.drive();
+        pair.server_events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Request { stream, .. } => Some(stream),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A connection answering one request at a time is idle after every
     /// answer: it keeps its write buffer from one turn to the next (rather
     /// than allocating one per request) and gives it back when trimmed.
@@ -833,17 +849,9 @@ mod tests {
         pair.connect();
         let wbuf = |pair: &Pair| pair.server.h2_session().map(|s| s.wbuf.capacity());
         for _ in 0..3 {
-            let head = RequestHead::new("GET", "http", "a", "/");
-            pair.client.send_request(head, true).unwrap();
-            pair.drive();
-            let stream = pair
-                .server_events()
-                .into_iter()
-                .find_map(|e| match e {
-                    Event::Request { stream, .. } => Some(stream),
-                    _ => None,
-                })
-                .unwrap();
+            let [stream] = requests(&mut pair, 1)[..] else {
+                panic!("one request")
+            };
             pair.server
                 .send_response(stream, ResponseHead::new(204), true)
                 .unwrap();
@@ -862,19 +870,7 @@ mod tests {
         // A busy turn (20 small bodies, past the quiet size) takes a larger
         // buffer, let go once no stream is left: what the connection keeps
         // is at most a quiet-sized one.
-        for _ in 0..20 {
-            let head = RequestHead::new("GET", "http", "a", "/");
-            pair.client.send_request(head, true).unwrap();
-        }
-        pair.drive();
-        let streams: Vec<_> = pair
-            .server_events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Request { stream, .. } => Some(stream),
-                _ => None,
-            })
-            .collect();
+        let streams = requests(&mut pair, 20);
         assert_eq!(streams.len(), 20);
         for stream in streams {
             let body = Bytes::from(vec![b'x'; 1024]);
