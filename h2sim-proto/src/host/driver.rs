@@ -197,9 +197,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// endpoint and the outbox give back what their queues grew to
     /// ([`Endpoint::trim`]): at once after a little traffic (under 16 KiB
     /// moved since it opened or was last idle for 100 ms), else if it
-    /// stays idle for 100 ms (the
-    /// [`Driver::deadline`] includes it). An idle connection then costs its
-    /// state, not its buffers. Returns whether that set a new deadline: a
+    /// stays idle for 100 ms (the [`Driver::deadline`] includes it). An
+    /// idle connection then costs its state, not its buffers. Returns whether that set a new deadline: a
     /// loop sleeping to an earlier [`Driver::deadline`] must take it again.
     pub fn read_pending(&mut self, now: Instant) -> bool {
         self.input.release();
@@ -216,6 +215,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         unset
     }
 
+    /// `n` bytes went in or out: they count towards the busy rule, and
+    /// what was given back may be in use again.
     fn count_moved(&mut self, n: usize) {
         self.moved = self.moved.saturating_add(n);
         self.trimmed &= n == 0;
