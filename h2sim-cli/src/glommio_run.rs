@@ -113,7 +113,7 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
             ServerApp::new(shared.clone(), info.peer).accepted_before(info.connect_time)
         })
         .map_err(|e| usage(e.to_string()))?;
-    print_listening(&running.local_addrs());
+    print_listening("h2sim server", &running.local_addrs());
     running.join();
     launcher.finish(&parts.shared.notifier);
     Ok(finish_server(&args, &parts.shared))
@@ -205,6 +205,6 @@ fn listen(
             )
         })
         .map_err(|e| usage(format!("--listen: {e}")))?;
-    print_listening(&running.local_addrs());
+    print_listening("h2sim client --listen", &running.local_addrs());
     Ok(Some(running))
 }

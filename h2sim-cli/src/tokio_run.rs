@@ -112,7 +112,7 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         .shutdown()
         .trigger_on_signals()
         .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
-    print_listening(&server.local_addrs());
+    print_listening("h2sim server", &server.local_addrs());
     let shared = parts.shared.clone();
     server
         .run(move |info| {
@@ -207,7 +207,7 @@ async fn listen(
     let server = Server::bind(server_parts.specs, server_parts.options)
         .await
         .map_err(|e| usage(format!("--listen: {e}")))?;
-    print_listening(&server.local_addrs());
+    print_listening("h2sim client --listen", &server.local_addrs());
     let shutdown = server.shutdown();
     let shared = server_parts.shared;
     let serving = tokio::spawn(server.run(move |info| {

@@ -366,6 +366,11 @@ fn notifications_are_received_and_timed() {
             "{runtime}: {report}"
         );
         assert!(report.contains("notification delay:"), "{report}");
+        // The listener says what it is: the client's, not a server.
+        assert!(
+            report.contains(&format!("h2sim client --listen listening on {listen}")),
+            "{runtime}: {report}"
+        );
         let answers = &peer.stats()["notifications"];
         assert_eq!(
             answers,

@@ -73,10 +73,12 @@ pub fn server_parts<R: Default>(
     })
 }
 
-pub fn print_listening(addrs: &[(std::net::SocketAddr, bool)]) {
+/// One line per listener, `who` naming what listens ("h2sim server", or a
+/// client's notification listener), so a script can wait for the line.
+pub fn print_listening(who: &str, addrs: &[(std::net::SocketAddr, bool)]) {
     for (addr, secure) in addrs {
         eprintln!(
-            "h2sim server listening on {}://{addr}",
+            "{who} listening on {}://{addr}",
             if *secure { "https" } else { "http" }
         );
     }
