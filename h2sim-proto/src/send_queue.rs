@@ -32,6 +32,10 @@ impl<T> SendQueue<T> {
         self.first.is_none()
     }
 
+    pub(crate) fn front(&self) -> Option<&T> {
+        self.first.as_ref()
+    }
+
     pub(crate) fn back(&self) -> Option<&T> {
         self.rest
             .back()

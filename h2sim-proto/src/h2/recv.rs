@@ -905,10 +905,7 @@ impl Session {
                 self.connection_error(Reason::FLOW_CONTROL_ERROR, Violation::WindowOverflow);
                 return;
             }
-            let blocked = std::mem::take(&mut self.conn_blocked);
-            for id in blocked {
-                self.make_ready(id);
-            }
+            self.wake_conn_blocked();
             return;
         }
         let id = w.stream_id;
