@@ -72,7 +72,7 @@ EXAMPLES
   h2sim server -S http://0.0.0.0:8080 -S https://0.0.0.0:8081 -m POST -p /user/ -s 200 -x content-type=application/json -t '{ \"RESULT\" : \"SUCCESS\" }' -m GET -p /user2/ -s 404
   h2sim server -S http://127.0.0.1:8080 -m POST -p /user1k/ -s 200 -e 1k -o /user1k/name1 -s 200 -t '1k_name1'
   h2sim server -S http://127.0.0.1:8080 -m GET -p /files/ -d . -m GET -p /slow/ --delay 10-50 -s 204
-  h2sim server -S https://127.0.0.1:8443 -k certs/server-ec.key -c certs/server-ec.crt -V verify,trust_dir=certs/trust -m GET -p / -s 200 -q";
+  h2sim server -k certs/server-ec.key -c certs/server-ec.crt -V verify,trust_dir=certs/trust -S https://127.0.0.1:8443 -m GET -p / -s 200 -q";
 
 pub const CLIENT_ABOUT: &str = "\
 Drive request scenarios (a successor of h2cli).
@@ -136,7 +136,7 @@ EXAMPLES
   h2sim client -P 100 -C 100000 -R __MDN__=01092%06d -m POST -u http://127.0.0.1:8080/user1k/__MDN__ -x content-type=application/json -e 1k -q
   h2sim client -R __MDN__=01092%06d -s http -a 127.0.0.1:8080 -m POST -p /user/__MDN__ -t '{ \"USER_MDN\" : \"__MDN__\" }' -m GET -p /user/__MDN__ -m DELETE -p /user/__MDN__
   h2sim client -T 1000 -P 100 --duration 2s --json run.json -q http://127.0.0.1:8080/user1k/nobody
-  h2sim client -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
+  h2sim client -k certs/client-ec.key -c certs/client-ec.crt -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
 
 Exit status: 0 when every request succeeded; 1 when any failed or was lost,
 a -T send was missed, or a server was never reached; 2 on bad options.";

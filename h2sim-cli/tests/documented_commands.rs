@@ -7,7 +7,8 @@
 //! Each server line runs in a temporary directory holding what the
 //! documents assume is there: h2simple's `eckey.pem`/`eccert.pem` (the dev
 //! EC server key and certificate), `certs/` as a trust directory (the dev CA
-//! and its CRL) that also has the README's `certs/server-ec.*`, the
+//! and its CRL, again under `certs/trust` as in the checkout) that also has
+//! the README's `certs/server-ec.*` and `certs/client-ec.*`, the
 //! `nf2_svr.*`/`nf1_cli.*` pair of the TLS example (the dev server and
 //! client certificates under those names: signed by the same CA, with the
 //! serverAuth/clientAuth purposes `-V …,purpose` checks) and the request
@@ -294,14 +295,20 @@ fn workdir(name: &str, with_default_cert: bool) -> PathBuf {
     let certs = repo().join("certs");
     let dir = std::env::temp_dir().join(format!("h2sim-doc-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("certs")).unwrap();
+    // The trust directory both as h2simple's lines name it (`certs`) and
+    // as the checkout has it (`certs/trust`, the `--help` examples').
+    std::fs::create_dir_all(dir.join("certs/trust")).unwrap();
     for entry in std::fs::read_dir(certs.join("trust")).unwrap() {
         let entry = entry.unwrap();
-        std::fs::copy(entry.path(), dir.join("certs").join(entry.file_name())).unwrap();
+        for to in ["certs", "certs/trust"] {
+            std::fs::copy(entry.path(), dir.join(to).join(entry.file_name())).unwrap();
+        }
     }
     let copies = [
         ("server-ec.key", "certs/server-ec.key"),
         ("server-ec.crt", "certs/server-ec.crt"),
+        ("client-ec.key", "certs/client-ec.key"),
+        ("client-ec.crt", "certs/client-ec.crt"),
         ("server-ec.key", "nf2_svr.key"),
         ("server-ec.crt", "nf2_svr.crt"),
         ("client-ec.key", "nf1_cli.key"),

@@ -326,6 +326,9 @@ enum Target {
 /// Replays the listener and rule grammar in order.
 fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Result<(), UsageError> {
     let mut tls = TlsFiles::default();
+    // A `-k -c -V` no https listener has taken yet: one left at the end
+    // would be ignored, and its listener would run without it.
+    let mut untaken: Option<&str> = None;
     let mut target = Target::None;
     for Occurrence { id, flag, value } in occurrences {
         let flag = flag.as_str();
@@ -333,14 +336,22 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
         match *id {
             "listen" => {
                 let (secure, addr) = parse_listen(value)?;
+                if secure {
+                    untaken = None;
+                }
                 opts.listen.push(Listen {
                     addr,
                     tls: secure.then(|| tls.clone()),
                 });
             }
-            "key" => tls.key = Some(dir.join(value)),
-            "cert" => tls.cert = Some(dir.join(value)),
-            "verify" => tls.verify = Verify::parse(value)?.relative_to(dir),
+            "key" | "cert" | "verify" => {
+                untaken.get_or_insert(flag);
+                match *id {
+                    "key" => tls.key = Some(dir.join(value)),
+                    "cert" => tls.cert = Some(dir.join(value)),
+                    _ => tls.verify = Verify::parse(value)?.relative_to(dir),
+                }
+            }
             "rules" => {
                 // The file's rules take their place in the order given.
                 let file = super::rules_file::load(&dir.join(value))?;
@@ -403,6 +414,11 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
                 apply_reply(reply, &format!("-{}", short_of(id)), flag, value, dir)?;
             }
         }
+    }
+    if let Some(flag) = untaken {
+        return Err(usage(format!(
+            "{flag}: no https listener follows it (-k, -c and -V apply to the -S https://... after them)"
+        )));
     }
     Ok(())
 }
@@ -600,6 +616,19 @@ mod tests {
             "-S https://127.0.0.1:1 -k a.key -c a.crt -S https://127.0.0.1:2 -m GET",
         ))
         .unwrap();
+        // After the last https listener they would apply to none.
+        let err = |s: &str| parse(args(s)).unwrap_err().0;
+        for tail in [
+            "-k a.key -c a.crt",
+            "-V verify",
+            "-k a.key -c a.crt -S http://127.0.0.1:2",
+        ] {
+            let line = format!("-S https://127.0.0.1:1 {tail} -m GET");
+            assert!(
+                err(&line).contains("no https listener follows it"),
+                "{line}"
+            );
+        }
         let first = o.listen[0].tls.clone().unwrap();
         let second = o.listen[1].tls.clone().unwrap();
         assert!(first.key.is_none() && !first.self_signed_for.is_empty());
