@@ -700,9 +700,8 @@ impl Connection {
     /// Gives back the capacity that busy moments grew the connection's
     /// queues and write buffer to, if it [`is_idle`](Connection::is_idle):
     /// a connection waiting for its next request then costs its state, not
-    /// its buffers. A host calls it when the
-    /// connection goes quiet (a read finds nothing), as
-    /// [`host::Driver`](crate::host::Driver) does; it is cheap when there
+    /// its buffers. A host calls it when the connection goes quiet (a read
+    /// finds nothing), as [`host::Driver`](crate::host::Driver) does; it is cheap when there
     /// is nothing to give back, and calling it at any other time only
     /// costs the next burst a few allocations.
     pub fn trim(&mut self) {

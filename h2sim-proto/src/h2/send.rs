@@ -319,10 +319,7 @@ impl Session {
                 break;
             };
             let next = self.store.get(id).map_or(0, |s| match s.queue.front() {
-                Some(Outgoing::Data { data, .. }) => u32::try_from(data.len())
-                    .unwrap_or(u32::MAX)
-                    .min(s.send_window.available())
-                    .min(max_frame),
+                Some(Outgoing::Data { data, .. }) => s.frame_allowance(data.len(), max_frame),
                 _ => 0,
             });
             room = room.saturating_sub(next.max(1));
@@ -618,12 +615,10 @@ impl Session {
                     mut data,
                     end_stream,
                 } => {
-                    let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
-                    let allowed = len
-                        .min(stream.send_window.available())
-                        .min(self.send_window.available())
-                        .min(max_frame);
-                    if allowed == 0 && len > 0 {
+                    let allowed = stream
+                        .frame_allowance(data.len(), max_frame)
+                        .min(self.send_window.available());
+                    if allowed == 0 && !data.is_empty() {
                         // Blocked: by the stream's window (a WINDOW_UPDATE on it
                         // wakes it) or the connection's (any stream-0 update).
                         stream.queue.push_front(Outgoing::Data { data, end_stream });

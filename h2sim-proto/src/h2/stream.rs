@@ -269,6 +269,16 @@ impl Stream {
     /// Ours and not opened yet (idle, or reserved (local) before its
     /// HEADERS): what the application queues waits, and is not sent, until
     /// `Session::open_waiting` gives it a concurrency slot.
+    /// How much of a `len`-byte payload the stream's next DATA frame may
+    /// carry: what its window and the peer's frame size allow (the
+    /// connection's window aside).
+    pub(crate) fn frame_allowance(&self, len: usize, max_frame: u32) -> u32 {
+        u32::try_from(len)
+            .unwrap_or(u32::MAX)
+            .min(self.send_window.available())
+            .min(max_frame)
+    }
+
     pub(crate) fn waiting(&self) -> bool {
         matches!(self.state, State::Idle | State::ReservedLocal)
     }
