@@ -336,6 +336,32 @@ impl Stream {
     pub(crate) fn is_finished(&self) -> bool {
         self.state == State::Closed && self.queue.is_empty()
     }
+
+    /// Where a turn of output left the stream.
+    pub(crate) fn turn_end(&self) -> TurnEnd {
+        if self.is_finished() {
+            TurnEnd::Finished
+        } else if !self.known && self.queue.is_empty() && self.state == State::HalfClosedLocal {
+            TurnEnd::OwnAnswerSent
+        } else {
+            TurnEnd::Live
+        }
+    }
+}
+
+/// Where a stream's turn of output left it, told by the turn so that the
+/// send loop need not look the stream up again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TurnEnd {
+    /// Still open, or with more to send.
+    Live,
+    /// Closed with nothing left to send: to be forgotten.
+    Finished,
+    /// The core's own answer (not the application's) is out while the
+    /// peer is still sending.
+    OwnAnswerSent,
+    /// Reset and forgotten during the turn.
+    Gone,
 }
 
 #[cfg(test)]
