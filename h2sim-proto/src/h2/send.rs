@@ -291,16 +291,10 @@ impl Session {
         self.control.ping(payload, now);
     }
 
-    /// Puts a stream with something to send at the back of the ready list.
-    /// Streams still waiting to open stay out: they join in the order they
-    /// open, which keeps new stream ids increasing on the wire (§5.1.1).
+    /// Puts a stream with something to send at the back of the ready list
+    /// (when [`Stream::join_ready`] lets it).
     pub(super) fn make_ready(&mut self, id: StreamId) {
-        if let Some(stream) = self.store.get_mut(id)
-            && !stream.ready
-            && !stream.waiting()
-            && !stream.queue.is_empty()
-        {
-            stream.ready = true;
+        if self.store.get_mut(id).is_some_and(Stream::join_ready) {
             self.ready.push_back(id);
         }
     }
@@ -574,7 +568,7 @@ impl Session {
 
     /// One turn of one stream, taken off the ready list; returns the bytes
     /// written and where the turn left the stream, read while the stream is
-    /// at hand (a busy turn looked each stream up five times; now twice).
+    /// at hand so that the send loop needs no lookup of its own.
     fn write_stream_turn(&mut self, id: StreamId) -> (usize, TurnEnd) {
         let max_frame = self.peer.max_frame_size;
         let max_list = self.peer.max_header_list_size;
@@ -632,8 +626,7 @@ impl Session {
                     }
                     // One DATA frame per turn keeps streams fair: a stream
                     // with more goes to the back of the ready list.
-                    if !stream.queue.is_empty() {
-                        stream.ready = true;
+                    if stream.join_ready() {
                         self.ready.push_back(id);
                     }
                     let end = stream.turn_end();

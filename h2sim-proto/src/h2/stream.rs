@@ -337,6 +337,18 @@ impl Stream {
         self.state == State::Closed && self.queue.is_empty()
     }
 
+    /// Marks the stream ready and says whether it joins the back of the
+    /// ready list: not when already on it, when it has nothing to send, or
+    /// while it waits to open (waiting streams join in the order they open,
+    /// which keeps new stream ids increasing on the wire, §5.1.1).
+    pub(crate) fn join_ready(&mut self) -> bool {
+        if self.ready || self.waiting() || self.queue.is_empty() {
+            return false;
+        }
+        self.ready = true;
+        true
+    }
+
     /// Where a turn of output left the stream.
     pub(crate) fn turn_end(&self) -> TurnEnd {
         if self.is_finished() {
