@@ -582,9 +582,10 @@ impl Session {
                 return (written, stream.turn_end());
             };
             if max_list != u32::MAX && item.section_size().is_some_and(|n| n > max_list as usize) {
+                // Reset, and so forgotten (the stream was live: the reset
+                // finds it).
                 self.drop_oversized(id);
-                let end = self.store.get(id).map_or(TurnEnd::Gone, Stream::turn_end);
-                return (written, end);
+                return (written, TurnEnd::Gone);
             }
             let start = self.wbuf.len();
             match item {
