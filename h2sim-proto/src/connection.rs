@@ -660,18 +660,20 @@ impl Connection {
         if let Some(event) = self.handover_events.pop_front() {
             return Some(event);
         }
-        let mut event = dispatch!(self, s => s.poll_event(), undecided => None)?;
+        // The event stays in the `Option` it came in, so it is not moved
+        // out and back in on its way to the caller.
+        let mut event = dispatch!(self, s => s.poll_event(), undecided => None);
         match &mut event {
-            Event::GoAway { reason, .. } => {
+            Some(Event::GoAway { reason, .. }) => {
                 self.cause
                     .note(CloseCause::GoAwayReceived { reason: *reason });
             }
-            Event::Closed { error, cause } => {
+            Some(Event::Closed { error, cause }) => {
                 *cause = self.cause.resolve(error.as_ref(), cause.clone());
             }
             _ => {}
         }
-        Some(event)
+        event
     }
 
     /// The error the connection ended with, once it has ended: the one its

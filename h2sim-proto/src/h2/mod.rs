@@ -405,15 +405,15 @@ impl Session {
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {
-        let event = self.events.pop_front()?;
-        if let Event::Data { stream, data, .. } = &event
+        let event = self.events.pop_front();
+        if let Some(Event::Data { stream, data, .. }) = &event
             && self.config.window_policy == crate::config::WindowPolicy::Automatic
         {
             // Released as handed over: the application has the bytes now.
             let n = u32::try_from(data.len()).unwrap_or(u32::MAX);
             self.release(*stream, n);
         }
-        Some(event)
+        event
     }
 
     /// Returns `n` bytes of receive window on `stream` and the connection.
