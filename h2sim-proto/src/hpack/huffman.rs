@@ -215,9 +215,9 @@ impl std::error::Error for HuffmanError {}
 
 /// Decodes a Huffman-coded string.
 pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
-    // Every symbol takes at least 5 bits, so this capacity is never exceeded.
-    let mut out = Vec::with_capacity(max_decoded_len(input));
-    decode_each(input, |symbol| out.push(symbol))?;
+    let mut out = vec![0; room_for(input)];
+    let len = decode_into(input, &mut out)?;
+    out.truncate(len);
     Ok(out)
 }
 
@@ -229,44 +229,46 @@ const STACK_DECODE: usize = 256;
 /// copied once: one allocation, where a vector with spare capacity would
 /// cost a second for the shared header `Bytes` puts in front of it.
 pub(crate) fn decode_bytes(input: &[u8]) -> Result<Bytes, HuffmanError> {
-    if max_decoded_len(input) > STACK_DECODE {
+    let mut buf = [0u8; STACK_DECODE + 1];
+    if room_for(input) > buf.len() {
         return decode(input).map(Bytes::from);
     }
-    let mut buf = [0u8; STACK_DECODE];
-    let mut len = 0;
-    decode_each(input, |symbol| {
-        if let Some(slot) = buf.get_mut(len) {
-            *slot = symbol;
-            len += 1;
-        }
-    })?;
+    let len = decode_into(input, &mut buf)?;
     Ok(Bytes::copy_from_slice(&buf[..len]))
 }
 
-/// The most symbols `input` can hold: each takes at least 5 bits.
-fn max_decoded_len(input: &[u8]) -> usize {
-    input.len().saturating_mul(8) / 5
+/// The room [`decode_into`] needs for `input`: one more than the most
+/// symbols it can hold, each taking at least 5 bits.
+fn room_for(input: &[u8]) -> usize {
+    input.len().saturating_mul(8) / 5 + 1
 }
 
-/// Runs the decoder over `input`, handing each symbol to `emit`.
-fn decode_each(input: &[u8], mut emit: impl FnMut(u8)) -> Result<(), HuffmanError> {
+/// Decodes `input` into `out` (at least [`room_for`] long); returns the
+/// decoded length. Every nibble's symbol is stored and the length moves
+/// on only when the nibble completed one: whether it did follows no
+/// pattern a branch predictor could learn, so it is not a branch.
+fn decode_into(input: &[u8], out: &mut [u8]) -> Result<usize, HuffmanError> {
     let mut state = 0u8;
     let mut flags = ACCEPT;
+    let mut len = 0;
     for &byte in input {
         for nibble in [byte >> 4, byte & 0x0f] {
             let t = DECODE_TABLE[usize::from(state)][usize::from(nibble)];
             if t.flags & FAIL != 0 {
                 return Err(HuffmanError::EosInString);
             }
-            if t.flags & EMIT != 0 {
-                emit(t.symbol);
+            // Within the room: `len` counts symbols, of which `input`
+            // holds fewer than `out.len()`.
+            if let Some(slot) = out.get_mut(len) {
+                *slot = t.symbol;
             }
+            len += usize::from(t.flags & EMIT);
             state = t.next;
             flags = t.flags;
         }
     }
     if flags & ACCEPT != 0 {
-        Ok(())
+        Ok(len.min(out.len()))
     } else if flags & ONES != 0 {
         Err(HuffmanError::PaddingTooLong)
     } else {
