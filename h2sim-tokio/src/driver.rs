@@ -22,6 +22,7 @@ use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
 use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::shutdown::Shutdown;
 
@@ -31,6 +32,32 @@ const MAX_IOV: usize = 64;
 const LINGER: Duration = Duration::from_millis(500);
 /// Bytes read and dropped while lingering, at most.
 const LINGER_BYTES: usize = 1 << 20;
+
+/// A byte stream a connection runs over, and how it is best read.
+pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin {
+    /// Reads into uninitialized memory: plain TCP does (the kernel writes
+    /// the bytes), so it reads into the read buffer's spare capacity and
+    /// nothing is zero-filled. A TLS session does not: tokio-rustls
+    /// zero-fills whatever room it is given before copying plaintext in, so
+    /// it gets the buffer's initialized room, zeroed once as it grows.
+    const READS_UNINIT: bool;
+}
+
+impl Stream for TcpStream {
+    const READS_UNINIT: bool = true;
+}
+
+impl Stream for tokio_rustls::client::TlsStream<TcpStream> {
+    const READS_UNINIT: bool = false;
+}
+
+impl Stream for tokio_rustls::server::TlsStream<TcpStream> {
+    const READS_UNINIT: bool = false;
+}
+
+impl<S: Stream + ?Sized> Stream for Box<S> {
+    const READS_UNINIT: bool = S::READS_UNINIT;
+}
 
 /// Runs `endpoint` over `io` until the connection is over, then closes the
 /// transport. A transport error is also handed to the core as end of
@@ -46,7 +73,7 @@ pub(crate) fn run<'a, S, A>(
     options: &'a DriverOptions,
 ) -> impl Future<Output = io::Result<Ending>> + 'a
 where
-    S: AsyncRead + AsyncWrite + Unpin + 'a,
+    S: Stream + 'a,
     A: Application,
 {
     async move {
@@ -71,7 +98,7 @@ async fn drive<S, A>(
     shutdown: &Shutdown,
 ) -> io::Result<Ending>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: Stream,
     A: Application,
 {
     let mut flush_owed = false;
@@ -123,7 +150,7 @@ fn poll_io<S, A>(
     read: bool,
 ) -> Poll<io::Result<()>>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: Stream,
     A: Application,
 {
     let mut wrote = false;
@@ -157,10 +184,15 @@ where
     // the new deadline before it sleeps.
     let mut deadline_set = false;
     if read {
-        let mut buf = tokio::io::ReadBuf::new(driver.read_buf());
-        match Pin::new(&mut *io).poll_read(cx, &mut buf) {
-            Poll::Ready(Ok(())) => {
-                let n = buf.filled().len();
+        let polled = if S::READS_UNINIT {
+            tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, driver.read_spare())
+        } else {
+            let mut buf = tokio::io::ReadBuf::new(driver.read_buf());
+            let polled = Pin::new(&mut *io).poll_read(cx, &mut buf);
+            polled.map_ok(|()| buf.filled().len())
+        };
+        match polled {
+            Poll::Ready(Ok(n)) => {
                 driver.did_read(Instant::now(), n);
                 return Poll::Ready(Ok(()));
             }
@@ -217,6 +249,11 @@ mod tests {
     use super::*;
     use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
+
+    /// An in-memory pipe copies into whatever room it is given.
+    impl Stream for tokio::io::DuplexStream {
+        const READS_UNINIT: bool = true;
+    }
 
     /// HEADERS frames for GET requests (END_STREAM) on streams `first,
     /// first+2, …`: HPACK from the static table, a literal `:authority`,

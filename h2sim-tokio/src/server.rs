@@ -293,7 +293,7 @@ impl<F> ConnectionTask<F> {
         mut endpoint: Endpoint<A>,
     ) -> impl Future<Output = (io::Result<Ending>, h2sim_proto::Stats)>
     where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+        S: driver::Stream,
         A: Application,
     {
         async move {

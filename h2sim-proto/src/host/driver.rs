@@ -27,6 +27,8 @@ use std::io::{self, IoSlice, Read, Write};
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
+use bytes::BytesMut;
+
 use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
 use crate::{Application, Endpoint};
 
@@ -165,6 +167,13 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// so a cancelled or short read leaves nothing behind.
     pub fn read_buf(&mut self) -> &mut [u8] {
         self.input.room()
+    }
+
+    /// Room to read into as spare capacity, for a runtime that reads into
+    /// uninitialized memory (see [`ReadBuf::spare`]); [`Driver::did_read`]
+    /// reports the bytes the read appended.
+    pub fn read_spare(&mut self) -> &mut BytesMut {
+        self.input.spare()
     }
 
     /// `n` bytes were read into [`Driver::read_buf`]; 0 is end of stream.
