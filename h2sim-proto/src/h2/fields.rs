@@ -86,10 +86,15 @@ fn split(
         .iter()
         .take_while(|f| f.name.first() == Some(&b':'))
         .count();
-    for field in fields.drain(..leading) {
+    // The ordinary fields move out first, exactly sized (no allocation at
+    // all for a message without fields; `mem::take` would hand over the
+    // reused vector's capacity instead), so the pseudo-headers' removal
+    // leaves nothing behind them to shift down.
+    let ordinary: Vec<HeaderField> = fields.drain(leading..).collect();
+    for field in fields.drain(..) {
         pseudo(&field.name[1..], field.value)?;
     }
-    for field in fields.iter() {
+    for field in &ordinary {
         if field.name.first() == Some(&b':') {
             return Err(Malformation::PseudoHeaderAfterField);
         }
@@ -97,10 +102,7 @@ fn split(
             check_field(field)?;
         }
     }
-    // Exactly sized, and no allocation at all for a message without fields;
-    // `mem::take` would hand over the reused vector's capacity instead.
-    #[allow(clippy::drain_collect)]
-    Ok(fields.drain(..).collect())
+    Ok(ordinary)
 }
 
 fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> {
