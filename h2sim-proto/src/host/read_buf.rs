@@ -47,7 +47,10 @@ impl ReadPool {
         if self.free.len() >= POOL_KEEP || buf.capacity() > POOL_MAX_BUFFER {
             return;
         }
-        if buf.len() < MIN_READ_ROOM {
+        // Room is what the buffer can still hold, initialized or not: a
+        // buffer read through [`ReadBuf::spare`] comes back with none of it
+        // initialized, and must be kept as it is, not freed.
+        if buf.capacity() < MIN_READ_ROOM {
             // Little room is left after the input split off its front: take
             // the whole allocation back when the application has let go of
             // that input, as growing in place would, rather than free it
@@ -364,6 +367,27 @@ mod tests {
         again.release();
         assert_eq!(ReadPool::idle_buffers(), before, "input still held: freed");
         drop(held);
+    }
+
+    /// A buffer read through its spare capacity goes back to the pool with
+    /// what capacity it has left as room, even while the application holds
+    /// the input read before (a server holding a request body): freeing it
+    /// would cost every quiet moment of a connection a new allocation.
+    #[test]
+    fn a_spare_read_buffer_is_pooled_while_its_input_is_held() {
+        use bytes::BufMut;
+        let before = ReadPool::idle_buffers();
+        let mut rb = ReadBuf::default();
+        rb.spare().put_slice(b"request");
+        rb.commit(7);
+        let mut held = Bytes::new();
+        rb.take_input(|input| held = input.split().freeze());
+        rb.release();
+        assert_eq!(ReadPool::idle_buffers(), before + 1, "pooled as it is");
+        let mut next = ReadBuf::default();
+        assert!(next.spare().capacity() >= READ_GROWTH - 7);
+        assert_eq!(ReadPool::idle_buffers(), before);
+        assert_eq!(&held[..], b"request");
     }
 
     /// Partial input (a frame cut by the read) keeps the buffer through a
