@@ -105,12 +105,9 @@ impl ReadBuf {
     /// earlier input is no longer referenced, so a steady connection does
     /// not allocate.
     pub fn room_for(&mut self, min: usize) -> &mut [u8] {
-        if self.buf.capacity() == 0 {
-            self.buf = ReadPool::with(ReadPool::take);
-        }
+        self.hold();
         if self.buf.len() - self.filled < min {
-            self.buf.truncate(self.filled);
-            self.buf.reserve(min.max(READ_GROWTH));
+            self.grow(min);
             let capacity = self.buf.capacity();
             self.buf.resize(capacity, 0);
         }
@@ -124,14 +121,29 @@ impl ReadBuf {
     /// connection a 64 KiB memset every 56 KiB of input. After the read,
     /// [`ReadBuf::commit`] the bytes it appended.
     pub fn spare(&mut self) -> &mut BytesMut {
+        self.hold();
+        self.grow(MIN_READ_ROOM);
+        &mut self.buf
+    }
+
+    /// A buffer from the pool, if none is held.
+    fn hold(&mut self) {
         if self.buf.capacity() == 0 {
             self.buf = ReadPool::with(ReadPool::take);
         }
+    }
+
+    /// Drops the initialized room and makes the capacity behind the input
+    /// at least `min`, growing by [`READ_GROWTH`] at a time (in place when
+    /// the core's earlier input is no longer referenced). The capacity, not
+    /// the initialized length, decides: a buffer read through
+    /// [`ReadBuf::spare`] has room that was never initialized, and a slice
+    /// reader that gets it zeroes that room instead of allocating anew.
+    fn grow(&mut self, min: usize) {
         self.buf.truncate(self.filled);
-        if self.buf.capacity() - self.filled < MIN_READ_ROOM {
-            self.buf.reserve(READ_GROWTH);
+        if self.buf.capacity() - self.filled < min {
+            self.buf.reserve(min.max(READ_GROWTH));
         }
-        &mut self.buf
     }
 
     /// The connection went quiet (a read found nothing): the buffer goes
@@ -388,6 +400,28 @@ mod tests {
         assert!(next.spare().capacity() >= READ_GROWTH - 7);
         assert_eq!(ReadPool::idle_buffers(), before);
         assert_eq!(&held[..], b"request");
+    }
+
+    /// A slice reader that gets a buffer read through its spare capacity
+    /// (plain and TLS connections share a thread's pool) zeroes the room
+    /// it has instead of allocating a new buffer while the input before it
+    /// is still held.
+    #[test]
+    fn a_slice_reader_uses_the_room_a_spare_reader_left() {
+        use bytes::BufMut;
+        let mut rb = ReadBuf::default();
+        rb.spare().put_slice(&[b'i'; 10 * 1024]);
+        rb.commit(10 * 1024);
+        let mut held = Bytes::new();
+        rb.take_input(|input| held = input.split().freeze());
+        let left = rb.buf.capacity();
+        assert!((MIN_READ_ROOM..READ_GROWTH).contains(&left));
+        rb.release();
+        let mut next = ReadBuf::default();
+        let room = next.room();
+        assert_eq!(room.len(), left, "the same memory, not a new buffer");
+        assert!(room.iter().all(|&b| b == 0));
+        assert!(held.iter().all(|&b| b == b'i'));
     }
 
     /// Partial input (a frame cut by the read) keeps the buffer through a
