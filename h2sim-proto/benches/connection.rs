@@ -12,7 +12,10 @@
 //! - `h2sim`: a client and a server [`Connection`] on the bench's own thread,
 //!   no runtime, joined by the crate's test harness `h2sim_proto::pair::Pair`
 //!   (feature `pair`) on its virtual clock: what one transmits is copied
-//!   into the other's input buffer whole, as a socket read would.
+//!   into the other's input buffer whole, as a socket read would. Both
+//!   sides build their heads' fields in [`Connection::spare_fields`] and
+//!   give received ones back with [`Connection::recycle_fields`], as the
+//!   simulator's client and server do.
 //! - `h2_crate`: an `h2` client and server on one current-thread tokio
 //!   runtime (one core, like the other side), joined by
 //!   `tokio::io::duplex`, windows and concurrency raised to h2sim's defaults.
@@ -41,7 +44,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use h2sim_proto::pair::Pair;
-use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
+use h2sim_proto::{Config, Connection, Event, HeaderField, RequestHead, ResponseHead};
 
 /// Complete requests per iteration.
 const REQUESTS: usize = 1000;
@@ -143,8 +146,13 @@ impl SimPair {
                 self.pair.client.send_request(head, true).unwrap();
             }
             Workload::Post => {
-                let mut head = head.field("content-type", JSON);
-                head.method = Bytes::from_static(b"POST");
+                let mut fields = self.pair.client.spare_fields();
+                fields.push(HeaderField::new("content-type", JSON));
+                let head = RequestHead {
+                    method: Bytes::from_static(b"POST"),
+                    fields,
+                    ..head
+                };
                 let stream = self.pair.client.send_request(head, false).unwrap();
                 self.pair
                     .client
@@ -168,8 +176,13 @@ impl SimPair {
             while let Some(event) = self.pair.server.poll_event() {
                 let (stream, finished) = match event {
                     Event::Request {
-                        stream, end_stream, ..
-                    } => (stream, end_stream),
+                        stream,
+                        head,
+                        end_stream,
+                    } => {
+                        self.pair.server.recycle_fields(head.fields);
+                        (stream, end_stream)
+                    }
                     Event::Data {
                         stream,
                         data,
@@ -191,7 +204,12 @@ impl SimPair {
                         .send_response(stream, ResponseHead::new(200), true)
                         .unwrap(),
                     Workload::Post => {
-                        let head = ResponseHead::new(200).field("content-type", JSON);
+                        let mut fields = self.pair.server.spare_fields();
+                        fields.push(HeaderField::new("content-type", JSON));
+                        let head = ResponseHead {
+                            fields,
+                            ..ResponseHead::new(200)
+                        };
                         self.pair.server.send_response(stream, head, false).unwrap();
                         self.pair
                             .server
@@ -207,6 +225,7 @@ impl SimPair {
                         head, end_stream, ..
                     } => {
                         assert_eq!(head.status, 200);
+                        self.pair.client.recycle_fields(head.fields);
                         end_stream
                     }
                     Event::Data {

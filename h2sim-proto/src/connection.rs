@@ -689,6 +689,23 @@ impl Connection {
         }
     }
 
+    /// An empty vector for the fields of a head the application builds:
+    /// one a written head or a recycled one left behind (with room), or a
+    /// new one. With [`recycle_fields`](Connection::recycle_fields) a load
+    /// of requests (or responses) reuses the same few vectors instead of
+    /// allocating one per head.
+    pub fn spare_fields(&mut self) -> Vec<HeaderField> {
+        dispatch!(self, s => s.spares().fields(), undecided => Vec::new())
+    }
+
+    /// Takes back the fields of a head the application is done with (a
+    /// received response's or request's): their vector serves the next
+    /// head decoded here or [`spare_fields`](Connection::spare_fields).
+    /// What is kept is bounded and given back by [`trim`](Connection::trim).
+    pub fn recycle_fields(&mut self, fields: Vec<HeaderField>) {
+        dispatch!(self, s => s.spares().give_fields(fields), undecided => ())
+    }
+
     /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1
     /// exchange is in progress (or the protocol is not known yet).
     pub fn is_idle(&self) -> bool {

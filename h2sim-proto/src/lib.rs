@@ -82,6 +82,7 @@ mod message;
 pub mod pair;
 mod role;
 mod send_queue;
+mod spares;
 mod stats;
 mod timers;
 mod trim;

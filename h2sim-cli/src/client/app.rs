@@ -418,6 +418,7 @@ impl ClientApp {
             &pending.values,
             &self.authority,
             &mut self.lengths,
+            conn.spare_fields(),
         );
         if let Some(field) = self.plan.bearer.as_ref().and_then(|b| b.header()) {
             head.fields.push(field);
@@ -578,6 +579,7 @@ impl ClientApp {
             &flight.pending.values,
             &self.authority,
             &mut Lengths::default(),
+            Vec::new(),
         );
         let mut text = format!(
             "{line}\nREQUEST: {} {}\n",
@@ -825,6 +827,8 @@ impl Application for ClientApp {
                         let step = &self.plan.steps[flight.pending.step];
                         if dumps || step.captures.iter().any(|c| c.needs_fields()) {
                             flight.fields = head.fields;
+                        } else {
+                            conn.recycle_fields(head.fields);
                         }
                     }
                 }

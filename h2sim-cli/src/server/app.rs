@@ -303,7 +303,11 @@ impl ServerApp {
                     found,
                 });
             }
-            None => self.respond(now, stream, &request, found, conn),
+            None => {
+                self.respond(now, stream, &request, found, conn);
+                // Its vector serves the next head decoded or answered.
+                conn.recycle_fields(head.fields);
+            }
         }
     }
 
@@ -355,11 +359,13 @@ impl ServerApp {
                             .strip_prefix(rule.prefix())
                             .unwrap_or(request.path);
                         match shared.files.read(dir, relative) {
-                            Ok(bytes) => answers.reply.render_file(&vars, bytes),
+                            Ok(bytes) => {
+                                answers.reply.render_file(&vars, bytes, conn.spare_fields())
+                            }
                             Err(_) => (rules::not_found(), Bytes::new()),
                         }
                     }
-                    None => answers.reply.render(&vars),
+                    None => answers.reply.render(&vars, conn.spare_fields()),
                 };
                 (reply, body, None)
             }
@@ -389,7 +395,7 @@ impl ServerApp {
                         rule.reply.headers.clone(),
                     )
                 } else {
-                    answers.reply.render(&vars)
+                    answers.reply.render(&vars, conn.spare_fields())
                 };
                 (reply, body, None)
             }
@@ -433,7 +439,7 @@ impl ServerApp {
         // A client that disabled push, or HTTP/1.1, simply gets no pushes.
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
-            let (reply, body) = answer.render(vars);
+            let (reply, body) = answer.render(vars, conn.spare_fields());
             self.send(promised, reply, body, conn, "PUSH RESPONSE");
         }
     }
@@ -657,6 +663,7 @@ impl Application for ServerApp {
         for d in due {
             let request = Request::new(&d.head, &d.body);
             self.respond(now, d.stream, &request, d.found, conn);
+            conn.recycle_fields(d.head.fields);
         }
     }
 }

@@ -170,19 +170,32 @@ impl Answer {
             || self.status_template.as_ref().is_some_and(Template::counts)
     }
 
-    /// The head and body for one request.
-    pub fn render(&self, vars: &Vars<'_>) -> (ResponseHead, Bytes) {
+    /// The head and body for one request, the head's fields collected in
+    /// `fields` (its room is reused and what it held dropped: a spare
+    /// vector saves allocating one per response).
+    pub fn render(&self, vars: &Vars<'_>, fields: Vec<HeaderField>) -> (ResponseHead, Bytes) {
         let body = self.body.render_for(vars);
-        (self.head(vars, body.len(), true), body)
+        (self.head(vars, body.len(), true, fields), body)
     }
 
     /// The head and body for one request answered with a file's bytes
     /// (`-d DIR`) instead of the rule's body.
-    pub fn render_file(&self, vars: &Vars<'_>, body: Bytes) -> (ResponseHead, Bytes) {
-        (self.head(vars, body.len(), false), body)
+    pub fn render_file(
+        &self,
+        vars: &Vars<'_>,
+        body: Bytes,
+        fields: Vec<HeaderField>,
+    ) -> (ResponseHead, Bytes) {
+        (self.head(vars, body.len(), false, fields), body)
     }
 
-    fn head(&self, vars: &Vars<'_>, len: usize, own_body: bool) -> ResponseHead {
+    fn head(
+        &self,
+        vars: &Vars<'_>,
+        len: usize,
+        own_body: bool,
+        mut fields: Vec<HeaderField>,
+    ) -> ResponseHead {
         let status = match &self.status_template {
             None => self.status,
             Some(t) => t
@@ -193,7 +206,8 @@ impl Answer {
                 .filter(|s| (100..=999).contains(s))
                 .unwrap_or(500),
         };
-        let mut fields = Vec::with_capacity(self.fields.len() + 1);
+        fields.clear();
+        fields.reserve(self.fields.len() + 1);
         fields.extend_from_slice(&self.fields);
         for (i, template) in &self.templated {
             fields[*i].value = Bytes::from(template.render(vars));
@@ -563,7 +577,7 @@ mod tests {
         assert_eq!(answer.templated.len(), 1);
         let head = h2sim_proto::RequestHead::new("GET", "http", "h", "/user/42?x=1");
         let request = Request::new(&head, b"");
-        let (head, body) = answer.render(&Vars::of(&request, "/user/"));
+        let (head, body) = answer.render(&Vars::of(&request, "/user/"), Vec::new());
         assert_eq!(head.status, 201);
         assert_eq!(&head.get(b"location").unwrap()[..], b"/nudm/42?from=user");
         assert_eq!(&head.get(b"x-left").unwrap()[..], b"${nope} ${unclosed");
@@ -584,7 +598,7 @@ mod tests {
         let request = Request::new(&head, b"");
         let parts = Vars::of(&request, "");
         let length = |r: &Reply| {
-            let (head, _) = Answer::new(r, None, &[]).render(&parts);
+            let (head, _) = Answer::new(r, None, &[]).render(&parts, Vec::new());
             head.fields
                 .iter()
                 .filter(|f| f.name == "content-length")
@@ -597,8 +611,11 @@ mod tests {
         assert_eq!(length(&reply(204, vec![], Body::Empty)).len(), 0);
         let own = vec![HeaderField::new("content-length", "3")];
         assert_eq!(length(&reply(200, own, fixed)), ["3"]);
-        let (head, _) = Answer::new(&reply(200, vec![], Body::Empty), None, &[])
-            .render_file(&parts, Bytes::from_static(b"file!"));
+        let (head, _) = Answer::new(&reply(200, vec![], Body::Empty), None, &[]).render_file(
+            &parts,
+            Bytes::from_static(b"file!"),
+            Vec::new(),
+        );
         assert_eq!(&head.get(b"content-length").unwrap()[..], b"5");
     }
 

@@ -259,10 +259,11 @@ impl Client {
 
     /// A complete response head for the exchange at `at`.
     fn on_head(&mut self, io: &mut Io, at: usize, head: &Bytes) {
-        let response = match parse::parse_response(head, io.config.http1.max_headers) {
-            Ok(response) => response,
-            Err(e) => return self.fail(io, Some(at), e),
-        };
+        let response =
+            match parse::parse_response(head, io.config.http1.max_headers, io.spares.fields()) {
+                Ok(response) => response,
+                Err(e) => return self.fail(io, Some(at), e),
+            };
         let Some(ex) = self.exchanges.get_mut(at) else {
             return;
         };
@@ -457,9 +458,13 @@ fn write_queued(io: &mut Io, ex: &mut Exchange) {
                     encode::put_field(buf, b"connection", b"close");
                 }
                 buf.extend_from_slice(b"\r\n");
+                io.spares.give_fields(head.fields);
             }
             Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
-            Outgoing::Trailers(fields) => io.out.trailers(ex.framing, &fields),
+            Outgoing::Trailers(fields) => {
+                io.out.trailers(ex.framing, &fields);
+                io.spares.give_fields(fields);
+            }
         }
     }
 }

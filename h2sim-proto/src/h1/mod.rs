@@ -47,6 +47,7 @@ use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::Role;
+use crate::spares::Spares;
 use crate::stats::Stats;
 use crate::trim::Trim;
 
@@ -95,6 +96,8 @@ struct Io {
     /// Heads and bodies received and body bytes sent; HTTP/1.1 heads are
     /// not compressed, so their wire and decoded sizes are the same.
     stats: Stats,
+    /// Written heads' field vectors, for the next heads.
+    spares: Spares,
 }
 
 impl Io {
@@ -206,6 +209,7 @@ impl Session {
             error: None,
             cause: None,
             stats: Stats::default(),
+            spares: Spares::default(),
         };
         io.emit(Event::Connected);
         let side = match role {
@@ -282,6 +286,11 @@ impl Session {
         }
         self.io.events.trim();
         self.io.out.trim();
+        self.io.spares.trim();
+    }
+
+    pub(crate) fn spares(&mut self) -> &mut Spares {
+        &mut self.io.spares
     }
 
     /// Server: waiting for the next request head, with room to read it

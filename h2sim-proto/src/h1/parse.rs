@@ -449,12 +449,14 @@ pub(super) struct ParsedRequest {
     pub(super) controls: Controls,
 }
 
-/// Parses a request head (`head` runs to and including its empty line).
+/// Parses a request head (`head` runs to and including its empty line),
+/// its fields collected in `fields` (a spare vector, emptied first).
 /// `secure` picks the scheme: HTTP/1.1 does not carry it (RFC 9112 §3.3).
 pub(super) fn parse_request(
     head: &Bytes,
     max_headers: usize,
     secure: bool,
+    mut fields: Vec<HeaderField>,
 ) -> Result<ParsedRequest, Http1Error> {
     let lines = Lines::of(head);
     if lines.bare_lf {
@@ -469,7 +471,8 @@ pub(super) fn parse_request(
     let target = head.slice_ref(req.path.unwrap_or_default().as_bytes());
 
     let mut controls = Controls::default();
-    let mut fields = Vec::with_capacity(req.headers.len());
+    fields.clear();
+    fields.reserve(req.headers.len());
     let mut host = None;
     let mut hosts = 0usize;
     for h in req.headers.iter() {
@@ -590,10 +593,12 @@ pub(super) struct ParsedResponse {
     pub(super) controls: Controls,
 }
 
-/// Parses a response head (`head` runs to and including its empty line).
+/// Parses a response head (`head` runs to and including its empty line),
+/// its fields collected in `fields` (a spare vector, emptied first).
 pub(super) fn parse_response(
     head: &Bytes,
     max_headers: usize,
+    mut fields: Vec<HeaderField>,
 ) -> Result<ParsedResponse, Http1Error> {
     let mut room = HeaderRoom::new(httparse::EMPTY_HEADER, Lines::of(head), max_headers);
     let mut res = httparse::Response::new(room.slots());
@@ -601,7 +606,8 @@ pub(super) fn parse_response(
     let http10 = res.version == Some(0);
     let status = res.code.unwrap_or_default();
     let mut controls = Controls::default();
-    let mut fields = Vec::with_capacity(res.headers.len());
+    fields.clear();
+    fields.reserve(res.headers.len());
     for h in res.headers.iter() {
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);
@@ -642,7 +648,7 @@ mod tests {
     use super::*;
 
     fn request(text: &str) -> Result<ParsedRequest, Http1Error> {
-        parse_request(&Bytes::from(text.to_owned()), 100, false)
+        parse_request(&Bytes::from(text.to_owned()), 100, false, Vec::new())
     }
 
     /// Capitalized names come out lowercase, known ones without a copy
@@ -696,7 +702,7 @@ mod tests {
     fn fields_are_slices_of_the_head() {
         let head =
             Bytes::from_static(b"GET /p HTTP/1.1\r\nHost: h\r\nX-Mixed: v\r\nlow: w\r\n\r\n");
-        let parsed = parse_request(&head, 100, true).unwrap();
+        let parsed = parse_request(&head, 100, true, Vec::new()).unwrap();
         assert_eq!(parsed.head.method, "GET");
         assert_eq!(parsed.head.scheme, "https");
         assert_eq!(parsed.head.authority, "h");
@@ -799,7 +805,7 @@ mod tests {
     #[test]
     fn response_framing_rules() {
         let kind = |text: &str, head_request: bool| {
-            let p = parse_response(&Bytes::from(text.to_owned()), 100).unwrap();
+            let p = parse_response(&Bytes::from(text.to_owned()), 100, Vec::new()).unwrap();
             p.controls
                 .response_body(p.http10, p.head.status, head_request)
         };
@@ -841,7 +847,11 @@ mod tests {
             request("GET / FTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
             Http1Error::Syntax(HeadPart::Version)
         );
-        let p = parse_response(&Bytes::from_static(b"HTTP/3.0 200 OK\r\n\r\n"), 10);
+        let p = parse_response(
+            &Bytes::from_static(b"HTTP/3.0 200 OK\r\n\r\n"),
+            10,
+            Vec::new(),
+        );
         assert_eq!(p.unwrap_err(), Http1Error::UnsupportedVersion);
     }
 
@@ -866,9 +876,9 @@ mod tests {
     #[test]
     fn field_limit() {
         let head = Bytes::from_static(b"GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n");
-        assert!(parse_request(&head, 3, false).is_ok());
+        assert!(parse_request(&head, 3, false, Vec::new()).is_ok());
         assert_eq!(
-            parse_request(&head, 2, false).unwrap_err(),
+            parse_request(&head, 2, false, Vec::new()).unwrap_err(),
             Http1Error::TooManyHeaders { max: 2 }
         );
     }

@@ -223,7 +223,8 @@ impl Server {
     /// A complete request head arrived.
     fn on_head(&mut self, io: &mut Io, head: &Bytes) {
         let http1 = &io.config.http1;
-        let request = match parse::parse_request(head, http1.max_headers, http1.secure) {
+        let fields = io.spares.fields();
+        let request = match parse::parse_request(head, http1.max_headers, http1.secure, fields) {
             Ok(request) => request,
             Err(e) => return self.reject(io, e),
         };
@@ -598,12 +599,17 @@ fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
                 encode::put_status_line(buf, head.status);
                 encode::put_fields(buf, &head.fields, false);
                 buf.extend_from_slice(b"\r\n");
+                io.spares.give_fields(head.fields);
             }
             Outgoing::Head { head, end_stream } => {
                 write_final_head(io, ex, &head, end_stream, closing);
+                io.spares.give_fields(head.fields);
             }
             Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
-            Outgoing::Trailers(fields) => io.out.trailers(ex.framing, &fields),
+            Outgoing::Trailers(fields) => {
+                io.out.trailers(ex.framing, &fields);
+                io.spares.give_fields(fields);
+            }
         }
     }
 }

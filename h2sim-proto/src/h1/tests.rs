@@ -1676,7 +1676,7 @@ proptest! {
         let wire = buf.freeze();
         let mut scanned = 0;
         prop_assert_eq!(parse::find_head_end(&wire, &mut scanned), Some(wire.len()));
-        let parsed = parse::parse_request(&wire, 100, false).unwrap();
+        let parsed = parse::parse_request(&wire, 100, false, Vec::new()).unwrap();
         prop_assert_eq!(parsed.head, head);
     }
 
@@ -1687,7 +1687,7 @@ proptest! {
         encode::put_status_line(&mut buf, status);
         encode::put_fields(&mut buf, &head.fields, false);
         buf.extend_from_slice(b"\r\n");
-        let parsed = parse::parse_response(&buf.freeze(), 100).unwrap();
+        let parsed = parse::parse_response(&buf.freeze(), 100, Vec::new()).unwrap();
         prop_assert_eq!(parsed.head, head);
     }
 

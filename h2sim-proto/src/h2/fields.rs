@@ -7,6 +7,7 @@ use bytes::Bytes;
 use crate::error::Malformation;
 use crate::hpack::{FieldRef, HeaderField};
 use crate::message::{RequestHead, ResponseHead};
+use crate::spares::Spares;
 
 /// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
 /// not hold (anything but visible ASCII, uppercase letters, `:`; RFC 9110
@@ -76,21 +77,27 @@ fn check_field(field: &HeaderField) -> Result<(), Malformation> {
 /// Splits a decoded field section into pseudo-headers (handed to `pseudo`)
 /// and ordinary fields, enforcing order and field syntax; `checked`: the
 /// same fields passed [`check_field`] in the block before. The decoder's
-/// vector is the caller's to reuse; the ordinary fields move out of it.
+/// vector is the caller's to reuse; the ordinary fields move out of it,
+/// into a spare vector.
 fn split(
     fields: &mut Vec<HeaderField>,
     checked: bool,
+    spares: &mut Spares,
     mut pseudo: impl FnMut(&[u8], Bytes) -> Result<(), Malformation>,
 ) -> Result<Vec<HeaderField>, Malformation> {
     let leading = fields
         .iter()
         .take_while(|f| f.name.first() == Some(&b':'))
         .count();
-    // The ordinary fields move out first, exactly sized (no allocation at
-    // all for a message without fields; `mem::take` would hand over the
-    // reused vector's capacity instead), so the pseudo-headers' removal
-    // leaves nothing behind them to shift down.
-    let ordinary: Vec<HeaderField> = fields.drain(leading..).collect();
+    // The ordinary fields move out first (a message without any takes no
+    // vector; `mem::take` would hand over the decoder's, whose room then
+    // goes with the message), so the pseudo-headers' removal leaves
+    // nothing behind them to shift down.
+    let mut ordinary = Vec::new();
+    if leading < fields.len() {
+        ordinary = spares.fields();
+        ordinary.extend(fields.drain(leading..));
+    }
     for field in fields.drain(..) {
         pseudo(&field.name[1..], field.value)?;
     }
@@ -116,9 +123,10 @@ fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> 
 pub(crate) fn request(
     fields: &mut Vec<HeaderField>,
     checked: bool,
+    spares: &mut Spares,
 ) -> Result<RequestHead, Malformation> {
     let (mut method, mut scheme, mut authority, mut path) = (None, None, None, None);
-    let fields = split(fields, checked, |name, value| match name {
+    let fields = split(fields, checked, spares, |name, value| match name {
         b"method" => set_once(&mut method, value),
         b"scheme" => set_once(&mut scheme, value),
         b"authority" => set_once(&mut authority, value),
@@ -177,9 +185,10 @@ pub(crate) fn request(
 pub(crate) fn response(
     fields: &mut Vec<HeaderField>,
     checked: bool,
+    spares: &mut Spares,
 ) -> Result<ResponseHead, Malformation> {
     let mut status = None;
-    let fields = split(fields, checked, |name, value| match name {
+    let fields = split(fields, checked, spares, |name, value| match name {
         b"status" => set_once(&mut status, value),
         _ => Err(Malformation::UnknownPseudoHeader),
     })?;
@@ -202,8 +211,9 @@ fn parse_status(digits: &[u8]) -> Option<u16> {
 pub(crate) fn trailers(
     fields: &mut Vec<HeaderField>,
     checked: bool,
+    spares: &mut Spares,
 ) -> Result<Vec<HeaderField>, Malformation> {
-    split(fields, checked, |_, _| {
+    split(fields, checked, spares, |_, _| {
         Err(Malformation::PseudoHeaderInTrailers)
     })
 }
@@ -317,6 +327,25 @@ fn request_pseudo(head: &RequestHead) -> [Option<FieldRef<'_>>; 4] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // The checks under test, each with spares of its own.
+    fn request(fields: &mut Vec<HeaderField>, checked: bool) -> Result<RequestHead, Malformation> {
+        super::request(fields, checked, &mut Spares::default())
+    }
+
+    fn response(
+        fields: &mut Vec<HeaderField>,
+        checked: bool,
+    ) -> Result<ResponseHead, Malformation> {
+        super::response(fields, checked, &mut Spares::default())
+    }
+
+    fn trailers(
+        fields: &mut Vec<HeaderField>,
+        checked: bool,
+    ) -> Result<Vec<HeaderField>, Malformation> {
+        super::trailers(fields, checked, &mut Spares::default())
+    }
 
     fn f(name: &'static str, value: &'static str) -> HeaderField {
         HeaderField::new(name.as_bytes(), value.as_bytes())

@@ -38,6 +38,7 @@ use crate::frame::{
 use crate::hpack;
 use crate::message::RequestHead;
 use crate::role::Role;
+use crate::spares::Spares;
 use crate::timers::{Timer, TimerTable};
 use crate::trim::Trim;
 
@@ -186,6 +187,8 @@ pub(crate) struct Session {
     sent_trace: Option<Box<(FrameDecoder, BytesMut, bool)>>,
     /// Field sections decoded here, reused between blocks.
     field_scratch: Vec<hpack::HeaderField>,
+    /// Written heads' vectors and boxes, for the next heads.
+    spares: Spares,
     /// The ordinary fields of the last block decoded passed
     /// `fields::check_field`, and the block being handled repeats that one
     /// ([`hpack::Decoder::repeated`]): a load generator's requests and a
@@ -242,6 +245,7 @@ impl Session {
                 limits.empty_frame_period,
             ),
             field_scratch: Vec::new(),
+            spares: Spares::default(),
             fields_checked: false,
             repeat_checked: false,
             stats: crate::stats::Stats::default(),
@@ -396,12 +400,17 @@ impl Session {
             self.wbuf_size = 0;
         }
         self.field_scratch.trim();
+        self.spares.trim();
         self.hpack_decoder.trim();
         self.hpack_encoder.trim();
     }
 
     pub(crate) fn error(&self) -> Option<&ConnectionError> {
         self.error.as_deref()
+    }
+
+    pub(crate) fn spares(&mut self) -> &mut Spares {
+        &mut self.spares
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {

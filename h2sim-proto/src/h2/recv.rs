@@ -348,7 +348,7 @@ impl Session {
                 );
                 return;
             }
-            match fields::trailers(fields, self.repeat_checked) {
+            match fields::trailers(fields, self.repeat_checked, &mut self.spares) {
                 Ok(fields) => {
                     self.fields_checked = true;
                     if let Err(m) = check_length_at_end(stream) {
@@ -380,7 +380,7 @@ impl Session {
             self.malformed(now, id, Malformation::UnexpectedEndStream);
             return;
         }
-        let head = match fields::response(fields, self.repeat_checked) {
+        let head = match fields::response(fields, self.repeat_checked, &mut self.spares) {
             Ok(head) => {
                 self.fields_checked = true;
                 head
@@ -508,7 +508,7 @@ impl Session {
             self.answer_too_large(now, id, end_stream, violation);
             return;
         }
-        let head = match fields::request(fields, self.repeat_checked) {
+        let head = match fields::request(fields, self.repeat_checked, &mut self.spares) {
             Ok(head) => {
                 self.fields_checked = true;
                 head
@@ -1004,7 +1004,7 @@ impl Session {
             self.stream_error(now, promised, Reason::PROTOCOL_ERROR, violation);
             return;
         }
-        let request = match fields::request(fields, self.repeat_checked) {
+        let request = match fields::request(fields, self.repeat_checked, &mut self.spares) {
             Ok(head) => {
                 self.fields_checked = true;
                 head

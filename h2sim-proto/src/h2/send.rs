@@ -63,7 +63,7 @@ impl Session {
         stream.known = true;
         stream.head_request = head.method.as_ref() == b"HEAD";
         stream.queue.push_back(Outgoing::Request {
-            head: Box::new(head),
+            head: self.spares.boxed(head),
             end_stream,
         });
         self.store.insert(stream);
@@ -592,15 +592,18 @@ impl Session {
                 Outgoing::Request { head, end_stream } => {
                     stream.announced = true;
                     self.write_block(id, None, fields::request_section(&head), end_stream);
+                    self.spares.give_head(head);
                 }
                 Outgoing::Response { head, end_stream } => {
                     let status = fields::status_bytes(head.status);
                     let block = std::iter::once(FieldRef::new(&fields::STATUS, &status))
                         .chain(head.fields.iter().map(FieldRef::from));
                     self.write_block(id, None, block, end_stream);
+                    self.spares.give_fields(head.fields);
                 }
                 Outgoing::Trailers { fields } => {
                     self.write_block(id, None, fields.iter().map(FieldRef::from), true);
+                    self.spares.give_fields(fields);
                 }
                 Outgoing::Data {
                     mut data,
