@@ -109,7 +109,7 @@ impl Step {
             fields: {
                 // The step's fields, a bearer token and content-length.
                 fields.clear();
-                fields.reserve(self.headers.len() + 2);
+                fields.reserve_exact(self.headers.len() + 2);
                 fields
             },
         };

@@ -207,7 +207,7 @@ impl Answer {
                 .unwrap_or(500),
         };
         fields.clear();
-        fields.reserve(self.fields.len() + 1);
+        fields.reserve_exact(self.fields.len() + 1);
         fields.extend_from_slice(&self.fields);
         for (i, template) in &self.templated {
             fields[*i].value = Bytes::from(template.render(vars));

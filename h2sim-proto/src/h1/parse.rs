@@ -472,7 +472,7 @@ pub(super) fn parse_request(
 
     let mut controls = Controls::default();
     fields.clear();
-    fields.reserve(req.headers.len());
+    fields.reserve_exact(req.headers.len());
     let mut host = None;
     let mut hosts = 0usize;
     for h in req.headers.iter() {
@@ -607,7 +607,7 @@ pub(super) fn parse_response(
     let status = res.code.unwrap_or_default();
     let mut controls = Controls::default();
     fields.clear();
-    fields.reserve(res.headers.len());
+    fields.reserve_exact(res.headers.len());
     for h in res.headers.iter() {
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);

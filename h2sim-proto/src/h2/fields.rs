@@ -96,6 +96,9 @@ fn split(
     let mut ordinary = Vec::new();
     if leading < fields.len() {
         ordinary = spares.fields();
+        // Exactly: a vector that circulates grows to the largest head it
+        // carries, not to twice that.
+        ordinary.reserve_exact(fields.len() - leading);
         ordinary.extend(fields.drain(leading..));
     }
     for field in fields.drain(..) {
