@@ -20,8 +20,11 @@ use crate::trim::Trim;
 const KEPT: usize = 128;
 
 /// A vector with room for more fields than this is not kept: one large
-/// head should not pin its room for every later one.
-const MAX_FIELDS: usize = 32;
+/// head should not pin its room for every later one, and what a peer's
+/// heads can leave here stays small (`KEPT` vectors of at most 16 fields,
+/// about 150 KiB, until the connection goes quiet). Real request and
+/// response heads have fewer ordinary fields.
+const MAX_FIELDS: usize = 16;
 
 #[derive(Debug, Default)]
 pub(crate) struct Spares {
