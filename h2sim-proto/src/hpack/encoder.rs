@@ -4,7 +4,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 
 use super::field::{FieldRef, HeaderField};
 use super::huffman;
-use super::index::{Match, TableIndex};
+use super::index::{Match, TableIndex, static_pseudo};
 use super::integer;
 use super::sent_memo::SentMemo;
 
@@ -161,11 +161,23 @@ impl Encoder {
             }
             self.signaled = size;
         }
-        // Fields that repeat the last block's in the same place are copied
-        // from the memo; the others are encoded (and remembered there).
+        // A pseudo-header with an exact static entry (`:method: GET`,
+        // `:status: 200`) is one octet, written at once: no policy makes it
+        // anything else unless it is sensitive, and the memo neither sees
+        // nor keeps it. Fields that repeat the last block's other fields in
+        // the same place are copied from the memo; the rest are encoded
+        // (and remembered there).
         let mut memo = self.memo.take().unwrap_or_default();
         let mut cursor = memo.start();
         for field in fields {
+            if !field.sensitive
+                && let Some(index) = static_pseudo(field.name, field.value)
+            {
+                // §6.1 indexed header field: a static index fits the prefix.
+                memo.flush(&mut cursor, dst);
+                dst.put_u8(0b1000_0000 | index);
+                continue;
+            }
             if memo.take(&mut cursor, field) {
                 continue;
             }
@@ -330,8 +342,9 @@ mod tests {
     /// Requests that differ only in a usually-unique value (a new `:path`
     /// each, sent as a literal that leaves the table as it is) copy the
     /// fields after it from the memo, and encode to the octets a fresh
-    /// encoder writes; the memo keeps every field, the new path in its
-    /// place.
+    /// encoder writes; the memo keeps every field but `:method: POST`
+    /// (a static entry, written directly), the path's place without its
+    /// octets.
     #[test]
     fn fields_after_a_new_path_are_copied() {
         let request = |n: usize| {
@@ -355,6 +368,6 @@ mod tests {
         // From the third request on the two fields after the path are
         // indexed (two octets), the same each time.
         assert!(tails[2..].iter().all(|t| t == &tails[2]));
-        assert_eq!(memo.memo.as_ref().map(|m| m.len()), Some(4));
+        assert_eq!(memo.memo.as_ref().map(|m| m.len()), Some(3));
     }
 }

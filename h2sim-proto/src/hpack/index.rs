@@ -72,6 +72,34 @@ fn static_names(name: &[u8]) -> Option<Range<usize>> {
     })
 }
 
+/// The static entry holding exactly the pseudo-header `name: value`, if
+/// there is one (Appendix A, entries 1-14): its index is the whole encoding
+/// (§6.1), whatever the dynamic table holds. Every request and response
+/// carries one or more, so they are matched directly, a dispatch on a few
+/// bytes, not through [`static_names`].
+pub(crate) fn static_pseudo(name: &[u8], value: &[u8]) -> Option<u8> {
+    Some(match (name, value) {
+        (b":authority", b"") => 1,
+        (b":method", b"GET") => 2,
+        (b":method", b"POST") => 3,
+        (b":path", b"/") => 4,
+        (b":path", b"/index.html") => 5,
+        (b":scheme", b"http") => 6,
+        (b":scheme", b"https") => 7,
+        (b":status", status) => match status {
+            b"200" => 8,
+            b"204" => 9,
+            b"206" => 10,
+            b"304" => 11,
+            b"400" => 12,
+            b"404" => 13,
+            b"500" => 14,
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 /// Best way to refer to a field through the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Match {
@@ -194,6 +222,24 @@ fn forget(names: &mut HashMap<Bytes, NameEntries, FastState>, seq: u64, evicted:
 
 #[cfg(test)]
 mod tests {
+
+    /// `static_pseudo` finds exactly the pseudo-header entries of Appendix
+    /// A that `find` finds in the table itself.
+    #[test]
+    fn static_pseudo_agrees_with_appendix_a() {
+        let index = TableIndex::new(4096);
+        for (i, &(name, value)) in STATIC_TABLE.iter().enumerate() {
+            let direct = static_pseudo(name, value).map(usize::from);
+            let expected = name.starts_with(b":").then_some(i + 1);
+            assert_eq!(direct, expected, "{:?}", String::from_utf8_lossy(name));
+            if let Some(direct) = direct {
+                assert_eq!(index.find(name, value), Match::Full(direct));
+            }
+        }
+        assert_eq!(static_pseudo(b":method", b"PUT"), None);
+        assert_eq!(static_pseudo(b":status", b"201"), None);
+        assert_eq!(static_pseudo(b":authority", b"a"), None);
+    }
 
     #[test]
     fn static_names_cover_appendix_a_exactly() {

@@ -10,7 +10,8 @@ use super::field::FieldRef;
 const MAX_KEYS: usize = 2048;
 
 /// One remembered field: its name and value (in [`SentMemo::keys`]) and
-/// what it encoded to (in [`SentMemo::octets`]).
+/// what it encoded to (in [`SentMemo::octets`]); for a field that may not be
+/// copied, only its place (no key, no octets).
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     name_len: usize,
@@ -77,11 +78,12 @@ impl SentMemo {
             && slot.name_len == name.len()
             && slot.value_len == value.len()
             && slot.sensitive == field.sensitive
-            && self.keys.get(cursor.keys..cursor.keys + slot.name_len) == Some(name)
+            // The value first: in a field's place it is what changes.
             && self
                 .keys
                 .get(cursor.keys + slot.name_len..cursor.keys + slot.name_len + slot.value_len)
-                == Some(value);
+                == Some(value)
+            && self.keys.get(cursor.keys..cursor.keys + slot.name_len) == Some(name);
         if hit {
             cursor.slot += 1;
             cursor.keys += slot.name_len + slot.value_len;
@@ -121,23 +123,25 @@ impl SentMemo {
             .slots
             .get(cursor.slot)
             .map_or((0, 0), |s| (s.name_len + s.value_len, s.octets_len));
-        let key_len = field.name.len() + field.value.len();
+        // A field that may not be copied is never compared either: its slot
+        // only holds the place, with no octets or key behind it.
+        let (name, value, octets): (&[u8], &[u8], &[u8]) = if reusable {
+            (field.name, field.value, octets)
+        } else {
+            (&[], &[], &[])
+        };
+        let key_len = name.len() + value.len();
         if self.keys.len() - old_keys + key_len > MAX_KEYS {
             // Too much to remember: the memo ends before this field.
             self.truncate(cursor);
             cursor.done = true;
             return;
         }
-        replace(
-            &mut self.keys,
-            cursor.keys,
-            old_keys,
-            &[field.name, field.value],
-        );
+        replace(&mut self.keys, cursor.keys, old_keys, &[name, value]);
         replace(&mut self.octets, cursor.octets, old_octets, &[octets]);
         let slot = Slot {
-            name_len: field.name.len(),
-            value_len: field.value.len(),
+            name_len: name.len(),
+            value_len: value.len(),
             sensitive: field.sensitive,
             octets_len: octets.len(),
             reusable,
@@ -187,12 +191,14 @@ impl SentMemo {
 /// lengths agree, as a new `:path` of the same length does).
 fn replace(buf: &mut Vec<u8>, at: usize, old: usize, parts: &[&[u8]]) {
     let new: usize = parts.iter().map(|p| p.len()).sum();
-    let (end, len) = (at + old, buf.len());
-    if new > old {
-        buf.resize(len + new - old, 0);
+    if new != old {
+        let (end, len) = (at + old, buf.len());
+        if new > old {
+            buf.resize(len + new - old, 0);
+        }
+        buf.copy_within(end..len, at + new);
+        buf.truncate(len + new - old);
     }
-    buf.copy_within(end..len, at + new);
-    buf.truncate(len + new - old);
     let mut to = at;
     for part in parts {
         if let Some(dst) = buf.get_mut(to..to + part.len()) {
