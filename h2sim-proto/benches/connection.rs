@@ -14,8 +14,9 @@
 //!   (feature `pair`) on its virtual clock: what one transmits is copied
 //!   into the other's input buffer whole, as a socket read would. Both
 //!   sides build their heads' fields in [`Connection::spare_fields`] and
-//!   give received ones back with [`Connection::recycle_fields`], as the
-//!   simulator's client and server do.
+//!   give received heads back ([`Connection::recycle_request`],
+//!   [`Connection::recycle_fields`]), as the simulator's client and server
+//!   do.
 //! - `h2_crate`: an `h2` client and server on one current-thread tokio
 //!   runtime (one core, like the other side), joined by
 //!   `tokio::io::duplex`, windows and concurrency raised to h2sim's defaults.
@@ -180,7 +181,7 @@ impl SimPair {
                         head,
                         end_stream,
                     } => {
-                        self.pair.server.recycle_fields(head.fields);
+                        self.pair.server.recycle_request(head);
                         (stream, end_stream)
                     }
                     Event::Data {

@@ -706,6 +706,16 @@ impl Connection {
         dispatch!(self, s => s.spares().give_fields(fields), undecided => ())
     }
 
+    /// Takes back a received request head ([`Event::Request`]) the
+    /// application is done with: its box and its field vector serve the
+    /// next request decoded here, as
+    /// [`recycle_fields`](Connection::recycle_fields) does for the fields
+    /// alone. What is kept is bounded and given back by
+    /// [`trim`](Connection::trim).
+    pub fn recycle_request(&mut self, head: Box<RequestHead>) {
+        dispatch!(self, s => s.spares().give_head(head), undecided => ())
+    }
+
     /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1
     /// exchange is in progress (or the protocol is not known yet).
     pub fn is_idle(&self) -> bool {

@@ -16,10 +16,13 @@ use crate::message::{RequestHead, ResponseHead};
 pub enum Event {
     /// The peer's first SETTINGS arrived: the connection is up.
     Connected,
-    /// Server: a request head. `end_stream` means it has no body.
+    /// Server: a request head. `end_stream` means it has no body. The head
+    /// comes boxed, which keeps every event small to move; give the box
+    /// back with [`Connection::recycle_request`](crate::Connection::recycle_request)
+    /// and the next request is decoded into it.
     Request {
         stream: StreamId,
-        head: RequestHead,
+        head: Box<RequestHead>,
         end_stream: bool,
     },
     /// Client: a response head, interim (1xx) or final.
@@ -46,7 +49,7 @@ pub enum Event {
     PushPromise {
         parent: StreamId,
         promised: StreamId,
-        request: RequestHead,
+        request: Box<RequestHead>,
     },
     /// A stream ended abnormally. `remote` tells whether the peer sent the
     /// RST_STREAM; a local reset caused by the peer says which rule it broke.

@@ -450,7 +450,7 @@ impl Application for FetchApp {
                             parent,
                             response: PushedResponse {
                                 stream: promised,
-                                request,
+                                request: *request,
                                 head: None,
                                 body: Bytes::new(),
                                 completed_at: None,

@@ -145,13 +145,16 @@ impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
         match event {
             Event::Request {
                 stream,
-                head,
+                mut head,
                 end_stream,
             } => {
+                // The head moves out; its box serves the next request.
+                let taken = std::mem::take(&mut *head);
+                conn.recycle_request(head);
                 self.pending.insert(
                     stream,
                     Pending {
-                        head,
+                        head: taken,
                         body: BytesMut::new(),
                         refused: false,
                     },

@@ -795,7 +795,7 @@ impl World {
                     promised,
                     ClientStream {
                         parent: Some(parent),
-                        request,
+                        request: *request,
                         body: BytesMut::new(),
                         trailers: None,
                         upload_open: false,
@@ -949,7 +949,7 @@ impl World {
                 let previous = self.server.streams.insert(
                     stream,
                     ServerStream {
-                        request: Some(head),
+                        request: Some(*head),
                         request_done: end_stream,
                         ..ServerStream::default()
                     },

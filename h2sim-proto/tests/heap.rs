@@ -10,9 +10,10 @@
 //! What an exchange allocates under load. A load generator and the server
 //! it measures each move a head out and a head in per exchange. The vector
 //! a written head leaves serves the next head decoded
-//! ([`Connection::recycle_fields`] and [`Connection::spare_fields`] close
-//! the loop through the application), so a steady load of requests with
-//! fields allocates no field vector or boxed head per exchange: under load
+//! ([`Connection::recycle_fields`], [`Connection::recycle_request`] and
+//! [`Connection::spare_fields`] close the loop through the application),
+//! so a steady load of requests with fields allocates no field vector or
+//! boxed head per exchange: under load
 //! those were the allocator's slow path, a hundred of one size at a time.
 #![allow(clippy::unwrap_used)]
 
@@ -188,7 +189,7 @@ fn round(pair: &mut Pair, window: usize) {
     pair.drive();
     while let Some(event) = pair.server.poll_event() {
         if let Event::Request { stream, head, .. } = event {
-            pair.server.recycle_fields(head.fields);
+            pair.server.recycle_request(head);
             let mut fields = pair.server.spare_fields();
             fields.push(HeaderField::new("content-type", "application/json"));
             fields.push(HeaderField::new("server", "h2sim"));
@@ -227,8 +228,9 @@ fn allocations_per_exchange(pair: &mut Pair, window: usize) -> f64 {
     (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / (rounds * window) as f64
 }
 
-// Four head vectors and (over HTTP/2) a boxed request head pass through
-// each exchange: request and response, each built and decoded. With them
+// Four head vectors and a boxed request head (two over HTTP/2: the one
+// queued to send, the one received) pass through each exchange: request
+// and response, each built and decoded. With them
 // recycled, what is left is the output's, a few per round.
 
 #[test]

@@ -190,7 +190,9 @@ impl Totals {
 
 /// A request being received.
 struct Pending {
-    head: RequestHead,
+    /// In the box the core delivered it in, which goes back with
+    /// `Connection::recycle_request` for the next request decoded.
+    head: Box<RequestHead>,
     /// Kept for the rules that read bodies (up to [`MAX_BODY`]) and for the
     /// trace (up to [`TRACE_BODY_LIMIT`]).
     body: Vec<u8>,
@@ -205,7 +207,7 @@ const MAX_BODY: usize = 1 << 20;
 struct Delayed {
     due: Instant,
     stream: StreamId,
-    head: RequestHead,
+    head: Box<RequestHead>,
     body: Bytes,
     found: Option<Found>,
 }
@@ -305,8 +307,8 @@ impl ServerApp {
             }
             None => {
                 self.respond(now, stream, &request, found, conn);
-                // Its vector serves the next head decoded or answered.
-                conn.recycle_fields(head.fields);
+                // Its box and vector serve the next head decoded or answered.
+                conn.recycle_request(head);
             }
         }
     }
@@ -663,7 +665,7 @@ impl Application for ServerApp {
         for d in due {
             let request = Request::new(&d.head, &d.body);
             self.respond(now, d.stream, &request, d.found, conn);
-            conn.recycle_fields(d.head.fields);
+            conn.recycle_request(d.head);
         }
     }
 }

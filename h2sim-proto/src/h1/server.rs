@@ -263,9 +263,10 @@ impl Server {
             });
         }
         self.exchanges.push_back(exchange);
+        let head = io.spares.boxed(request.head);
         io.emit(Event::Request {
             stream: id,
-            head: request.head,
+            head,
             end_stream,
         });
         self.read = match decoder {

@@ -311,7 +311,7 @@ impl Session {
         session.store.active_peer += 1;
         session.events.push_back(Event::Request {
             stream: id,
-            head: request,
+            head: Box::new(request),
             end_stream: true,
         });
         session

@@ -550,6 +550,7 @@ impl Session {
         }
         self.store.insert(stream);
         self.store.active_peer += 1;
+        let head = self.spares.boxed(head);
         self.events.push_back(Event::Request {
             stream: id,
             head,
@@ -1029,6 +1030,7 @@ impl Session {
         stream.announced = true;
         stream.head_request = request.method.as_ref() == b"HEAD";
         self.store.insert(stream);
+        let request = self.spares.boxed(request);
         self.events.push_back(Event::PushPromise {
             parent,
             promised,
