@@ -369,5 +369,9 @@ mod tests {
         // indexed (two octets), the same each time.
         assert!(tails[2..].iter().all(|t| t == &tails[2]));
         assert_eq!(memo.memo.as_ref().map(|m| m.len()), Some(3));
+        // Only the two copied fields' names and values are kept: the
+        // path, never copied, leaves no key behind.
+        let kept = "content-type".len() + "application/json".len() + "x-trace".len() + 3;
+        assert_eq!(memo.memo.as_ref().map(|m| m.key_bytes()), Some(kept));
     }
 }

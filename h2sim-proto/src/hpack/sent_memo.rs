@@ -178,6 +178,12 @@ impl SentMemo {
         self.slots.len()
     }
 
+    /// Octets of names and values remembered, for tests.
+    #[cfg(test)]
+    pub(crate) fn key_bytes(&self) -> usize {
+        self.keys.len()
+    }
+
     /// Forgets the fields from the cursor on.
     fn truncate(&mut self, cursor: &Cursor) {
         self.slots.truncate(cursor.slot);
