@@ -394,6 +394,35 @@ fn fixed_rate_duration_reports_missed_sends() {
     );
 }
 
+/// A client that wakes up a few milliseconds after the end of a paced
+/// `--duration` run (a loaded machine; CI once saw `-T 1000 --duration 2s`
+/// miss its last send this way and fail) still sends what was due before
+/// the end: here 20 sends due every millisecond, the client first running
+/// 5 ms after the last was due (five intervals late).
+#[test]
+fn fixed_rate_sends_due_before_the_end_survive_a_late_wake_up() {
+    let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
+    p.interval = Some(Duration::from_millis(1));
+    p.max_slots = 64;
+    let run_start = Instant::now()
+        .checked_sub(Duration::from_millis(25))
+        .unwrap();
+    p.paced_from = Some(run_start);
+    p.stop_at = Some(run_start + Duration::from_millis(20));
+    let (report, _, _) = run(
+        Arc::new(p),
+        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+        false,
+    );
+    assert_eq!(
+        (report.started, report.missed, report.succeeded),
+        (20, 0, 20),
+        "{}",
+        report.render()
+    );
+    assert!(report.is_success());
+}
+
 /// Issue 10 item 1: a paced `--duration` run intends rate × duration
 /// sends, counted from the run's start. The send times used to start at
 /// the connection's start instead, so the time spent connecting (here

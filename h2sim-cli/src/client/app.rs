@@ -310,6 +310,19 @@ impl ClientApp {
         }
     }
 
+    /// A slot is free, or the window may grow by one.
+    fn can_start(&self) -> bool {
+        self.slots.free().is_some() || self.slots.len() < self.plan.max_slots
+    }
+
+    /// `--duration` runs: until when a send due before the end may wait
+    /// for a slot (one interval after the end); what still waits then was
+    /// missed.
+    fn last_send_by(&self) -> Option<Instant> {
+        let grace = self.plan.interval.unwrap_or_default();
+        self.plan.stop_at.map(|t| t + grace)
+    }
+
     /// Paced runs: when the next scenario is due (the run's start before
     /// the first).
     fn next_send(&self) -> Option<Instant> {
@@ -354,13 +367,12 @@ impl ClientApp {
                 (Some(_), at) => at.unwrap_or(now),
                 (None, _) => now,
             };
-            // A paced send due before the end still goes out if the timer
-            // woke up to one interval late; later, what is left was missed.
-            let grace = self.plan.interval.unwrap_or_default();
-            let over = self
-                .plan
-                .stop_at
-                .is_some_and(|t| intended >= t || now >= t + grace);
+            // A send due before the end goes out late, like any other, if
+            // a slot takes it when the client runs (its timer may wake up
+            // well after the end on a busy machine); one still waiting for
+            // a slot an interval after the end was missed.
+            let over = self.plan.stop_at.is_some_and(|t| intended >= t)
+                || (!self.can_start() && self.last_send_by().is_some_and(|last| now >= last));
             if self.plan.is_stopping() || over {
                 self.exhaust();
                 break;
@@ -919,14 +931,12 @@ impl Application for ClientApp {
         let open = self.link.as_ref().is_some_and(|l| !l.going_away)
             && !self.exhausted
             && !self.link_full();
-        let can_start = self.slots.free().is_some() || self.slots.len() < self.plan.max_slots;
-        let pacing = self.next_start.filter(|_| open && can_start);
+        let pacing = self.next_start.filter(|_| open && self.can_start());
         let timeouts = self
             .plan
             .timeout
             .and_then(|t| self.slots.iter().map(|(_, f)| f.sent + t).min());
-        let grace = self.plan.interval.unwrap_or_default();
-        let end = self.plan.stop_at.filter(|_| open).map(|t| t + grace);
+        let end = self.last_send_by().filter(|_| open);
         [pacing, timeouts, end].into_iter().flatten().min()
     }
 
