@@ -394,6 +394,37 @@ fn fixed_rate_duration_reports_missed_sends() {
     );
 }
 
+/// A paced `--duration` run of GET /user/x (answered at once) that
+/// started `started_ago` before the client first runs: one send every
+/// `interval` for `duration`, up to `max_slots` in flight. Returns what
+/// was (started, missed, succeeded), and whether the run counts as a
+/// success.
+fn late_paced_run(
+    interval_ms: u64,
+    started_ago_ms: u64,
+    duration_ms: u64,
+    max_slots: usize,
+    http1: bool,
+) -> ((u64, u64, u64), bool) {
+    let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
+    p.interval = Some(Duration::from_millis(interval_ms));
+    p.max_slots = max_slots;
+    let run_start = Instant::now()
+        .checked_sub(Duration::from_millis(started_ago_ms))
+        .unwrap();
+    p.paced_from = Some(run_start);
+    p.stop_at = Some(run_start + Duration::from_millis(duration_ms));
+    let (report, _, _) = run(
+        Arc::new(p),
+        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+        http1,
+    );
+    (
+        (report.started, report.missed, report.succeeded),
+        report.is_success(),
+    )
+}
+
 /// A client that wakes up a few milliseconds after the end of a paced
 /// `--duration` run (a loaded machine; CI once saw `-T 1000 --duration 2s`
 /// miss its last send this way and fail) still sends what was due before
@@ -401,26 +432,9 @@ fn fixed_rate_duration_reports_missed_sends() {
 /// 5 ms after the last was due (five intervals late).
 #[test]
 fn fixed_rate_sends_due_before_the_end_survive_a_late_wake_up() {
-    let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
-    p.interval = Some(Duration::from_millis(1));
-    p.max_slots = 64;
-    let run_start = Instant::now()
-        .checked_sub(Duration::from_millis(25))
-        .unwrap();
-    p.paced_from = Some(run_start);
-    p.stop_at = Some(run_start + Duration::from_millis(20));
-    let (report, _, _) = run(
-        Arc::new(p),
-        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
-        false,
-    );
-    assert_eq!(
-        (report.started, report.missed, report.succeeded),
-        (20, 0, 20),
-        "{}",
-        report.render()
-    );
-    assert!(report.is_success());
+    let (counts, success) = late_paced_run(1, 25, 20, 64, false);
+    assert_eq!(counts, (20, 0, 20));
+    assert!(success);
 }
 
 /// Issue 10 item 1: a paced `--duration` run intends rate × duration
@@ -432,24 +446,13 @@ fn fixed_rate_sends_due_before_the_end_survive_a_late_wake_up() {
 #[test]
 fn fixed_rate_send_times_count_from_the_run_start() {
     for http1 in [false, true] {
-        let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
-        p.interval = Some(Duration::from_millis(10));
-        let run_start = Instant::now()
-            .checked_sub(Duration::from_millis(15))
-            .unwrap();
-        p.paced_from = Some(run_start);
-        p.stop_at = Some(run_start + Duration::from_millis(100));
-        let (report, _, _) = run(
-            Arc::new(p),
-            shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
-            http1,
-        );
+        let (counts, success) = late_paced_run(10, 15, 100, 1, http1);
         assert_eq!(
-            (report.started, report.missed, report.succeeded),
+            counts,
             (10, 0, 10),
             "sends due at 0, 10, … 90 ms, http1={http1}"
         );
-        assert!(report.is_success());
+        assert!(success);
     }
 }
 
