@@ -62,7 +62,7 @@ impl Spares {
     pub(crate) fn give_fields(&mut self, mut fields: Vec<HeaderField>) {
         let room = fields.capacity();
         if room > 0 && room <= MAX_FIELDS && self.fields.len() < KEPT {
-            fields.clear();
+            crate::hpack::clear_fields(&mut fields);
             self.fields.push(fields);
         }
     }

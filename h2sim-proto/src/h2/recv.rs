@@ -254,10 +254,11 @@ impl Session {
     /// A complete field block. It is always decompressed first, whatever
     /// becomes of the stream, so the HPACK context stays in step (§4.3).
     fn recv_block(&mut self, now: Instant, id: StreamId, kind: BlockKind, block: &Bytes) {
-        // Decoded into a vector kept between blocks: a message takes only its
-        // ordinary fields out of it, so one with none allocates nothing here.
+        // Decoded into a vector kept between blocks, and kept empty: a
+        // message takes only its ordinary fields out of it, so one with none
+        // allocates nothing here.
         let mut fields = std::mem::take(&mut self.field_scratch);
-        fields.clear();
+        debug_assert!(fields.is_empty());
         let decoded = self.hpack_decoder.decode(block, &mut fields);
         self.repeat_checked = self.fields_checked && self.hpack_decoder.repeated();
         self.fields_checked = false;
@@ -299,7 +300,7 @@ impl Session {
                 self.recv_promise(now, id, promised, &mut fields, too_large);
             }
         }
-        fields.clear();
+        crate::hpack::clear_fields(&mut fields);
         self.field_scratch = fields;
     }
 

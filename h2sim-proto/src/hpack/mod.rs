@@ -37,5 +37,5 @@ pub use encoder::{
     DEFAULT_TABLE_SIZE, Encoder, IndexingPolicy, MAX_ENCODER_TABLE_SIZE, MIN_INDEXED_COOKIE_LEN,
 };
 pub use error::{DecoderError, HuffmanError};
-pub(crate) use field::FieldRef;
 pub use field::HeaderField;
+pub(crate) use field::{FieldRef, clear as clear_fields};
