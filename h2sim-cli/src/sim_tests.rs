@@ -109,6 +109,9 @@ fn run_with(
             let report = client_app.into_report();
             let totals = shared.totals.lock().unwrap().clone();
             assert_eq!(report.done, report.succeeded + report.failed);
+            // Every answered request's time, once (its step's latency).
+            let answered = report.done - report.errored - report.timed_out;
+            assert_eq!(report.request_time.count(), answered);
             return (report, totals, now - start, connections);
         }
     }

@@ -293,11 +293,17 @@ impl ClientApp {
         self
     }
 
-    /// This slot's statistics, once its last connection is over.
+    /// This slot's statistics, once its last connection is over. The time
+    /// for a request overall is the sum of its steps' (every completed
+    /// request counts in its step's latency): added here, once, rather
+    /// than recorded twice per response.
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
             self.close_link(now, None, "at the end of the run");
+        }
+        for step in &self.report.steps {
+            self.report.request_time.merge(&step.latency);
         }
         self.report
     }
@@ -518,7 +524,6 @@ impl ClientApp {
         } else {
             self.report.record_response(status, ok);
             self.report.last_done = self.report.last_done.max(Some(now));
-            self.report.request_time.record(elapsed);
             if let Some(first) = flight.first_byte {
                 self.report
                     .request_first_byte
