@@ -133,12 +133,13 @@ fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> 
     Ok(())
 }
 
-/// A request head from a decoded field section (§8.3.1).
+/// A request head from a decoded field section (§8.3.1), in the box it
+/// is handed on in (a spare one): built there, not moved into it.
 pub(crate) fn request(
     fields: &mut Vec<HeaderField>,
     checked: bool,
     spares: &mut Spares,
-) -> Result<RequestHead, Malformation> {
+) -> Result<Box<RequestHead>, Malformation> {
     let (mut method, mut scheme, mut authority, mut path) = (None, None, None, None);
     let fields = split(fields, checked, spares, |name, value| match name {
         b"method" => set_once(&mut method, value),
@@ -161,13 +162,13 @@ pub(crate) fn request(
             return Err(Malformation::UnknownPseudoHeader);
         }
         let authority = authority.ok_or(Malformation::MissingPseudoHeader(":authority"))?;
-        return Ok(RequestHead {
+        return Ok(spares.boxed(RequestHead {
             method,
             scheme: Bytes::new(),
             authority,
             path: Bytes::new(),
             fields,
-        });
+        }));
     }
     let scheme = scheme
         .filter(|s| !s.is_empty())
@@ -186,13 +187,13 @@ pub(crate) fn request(
     {
         return Err(Malformation::HostMismatch);
     }
-    Ok(RequestHead {
+    Ok(spares.boxed(RequestHead {
         method,
         scheme,
         authority: authority.unwrap_or_default(),
         path,
         fields,
-    })
+    }))
 }
 
 /// A response head from a decoded field section (§8.3.2).
@@ -344,7 +345,7 @@ mod tests {
 
     // The checks under test, each with spares of its own.
     fn request(fields: &mut Vec<HeaderField>, checked: bool) -> Result<RequestHead, Malformation> {
-        super::request(fields, checked, &mut Spares::default())
+        super::request(fields, checked, &mut Spares::default()).map(|head| *head)
     }
 
     fn response(

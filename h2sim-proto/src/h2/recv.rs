@@ -551,7 +551,6 @@ impl Session {
         }
         self.store.insert(stream);
         self.store.active_peer += 1;
-        let head = self.spares.boxed(head);
         self.events.push_back(Event::Request {
             stream: id,
             head,
@@ -1031,7 +1030,6 @@ impl Session {
         stream.announced = true;
         stream.head_request = request.method.as_ref() == b"HEAD";
         self.store.insert(stream);
-        let request = self.spares.boxed(request);
         self.events.push_back(Event::PushPromise {
             parent,
             promised,
