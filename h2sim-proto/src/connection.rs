@@ -701,19 +701,24 @@ impl Connection {
     /// Takes back the fields of a head the application is done with (a
     /// received response's or request's): their vector serves the next
     /// head decoded here or [`spare_fields`](Connection::spare_fields).
-    /// What is kept is bounded and given back by [`trim`](Connection::trim).
+    /// Over HTTP/2 a client's response fields given back as they came are
+    /// handed out whole for the next response whose head block repeats
+    /// theirs, so a load generator's identical responses are neither
+    /// decoded nor checked again. What is kept is bounded and given back
+    /// by [`trim`](Connection::trim).
     pub fn recycle_fields(&mut self, fields: Vec<HeaderField>) {
-        dispatch!(self, s => s.spares().give_fields(fields), undecided => ())
+        dispatch!(self, s => s.recycle_fields(fields), undecided => ())
     }
 
     /// Takes back a received request head ([`Event::Request`]) the
     /// application is done with: its box and its field vector serve the
     /// next request decoded here, as
     /// [`recycle_fields`](Connection::recycle_fields) does for the fields
-    /// alone. What is kept is bounded and given back by
-    /// [`trim`](Connection::trim).
+    /// alone. Over HTTP/2 a head given back as it came is handed out whole
+    /// for the next request whose head block repeats its block. What is
+    /// kept is bounded and given back by [`trim`](Connection::trim).
     pub fn recycle_request(&mut self, head: Box<RequestHead>) {
-        dispatch!(self, s => s.spares().give_head(head), undecided => ())
+        dispatch!(self, s => s.recycle_request(head), undecided => ())
     }
 
     /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1

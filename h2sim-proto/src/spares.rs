@@ -17,7 +17,7 @@ use crate::trim::Trim;
 
 /// Spare vectors and boxes kept at most: a burst of requests in flight
 /// (a hundred is the usual window) comes back as a burst of responses.
-const KEPT: usize = 128;
+pub(crate) const KEPT: usize = 128;
 
 /// A vector with room for more fields than this is not kept: one large
 /// head should not pin its room for every later one, and what a peer's

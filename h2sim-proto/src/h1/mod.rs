@@ -293,6 +293,14 @@ impl Session {
         &mut self.io.spares
     }
 
+    pub(crate) fn recycle_request(&mut self, head: Box<RequestHead>) {
+        self.io.spares.give_head(head);
+    }
+
+    pub(crate) fn recycle_fields(&mut self, fields: Vec<HeaderField>) {
+        self.io.spares.give_fields(fields);
+    }
+
     /// Server: waiting for the next request head, with room to read it
     /// (not with its pipeline full). Bytes left unread now are a head in
     /// progress, which `Config::head_read_timeout` bounds.

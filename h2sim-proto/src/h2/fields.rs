@@ -213,7 +213,7 @@ pub(crate) fn response(
 }
 
 /// Three digits, 100–599, and not 101: HTTP/2 has no Upgrade (§8.6).
-fn parse_status(digits: &[u8]) -> Option<u16> {
+pub(crate) fn parse_status(digits: &[u8]) -> Option<u16> {
     let &[a, b, c] = digits else { return None };
     if ![a, b, c].iter().all(u8::is_ascii_digit) {
         return None;

@@ -5,6 +5,7 @@
 //! the application's commands and the building of output.
 
 mod control;
+mod echo;
 mod fields;
 mod flow;
 mod limits;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 use bytes::{Bytes, BytesMut};
 
 use self::control::Control;
+use self::echo::Echoes;
 use self::flow::RecvWindow;
 use self::limits::RateLimit;
 use self::settings::Local;
@@ -189,6 +191,9 @@ pub(crate) struct Session {
     field_scratch: Vec<hpack::HeaderField>,
     /// Written heads' vectors and boxes, for the next heads.
     spares: Spares,
+    /// Received heads given back unchanged, for the next repeat of their
+    /// block.
+    echoes: Echoes,
     /// The ordinary fields of the last block decoded passed
     /// `fields::check_field`, and the block being handled repeats that one
     /// ([`hpack::Decoder::repeated`]): a load generator's requests and a
@@ -246,6 +251,7 @@ impl Session {
             ),
             field_scratch: Vec::new(),
             spares: Spares::default(),
+            echoes: Echoes::default(),
             fields_checked: false,
             repeat_checked: false,
             stats: crate::stats::Stats::default(),
@@ -401,6 +407,7 @@ impl Session {
         }
         self.field_scratch.trim();
         self.spares.trim();
+        self.echoes.trim();
         self.hpack_decoder.trim();
         self.hpack_encoder.trim();
     }
@@ -411,6 +418,30 @@ impl Session {
 
     pub(crate) fn spares(&mut self) -> &mut Spares {
         &mut self.spares
+    }
+
+    /// Takes back a received request head: kept whole for the next repeat
+    /// of its block if it is still exactly what that block builds (a
+    /// server's), or its storage becomes spares.
+    pub(crate) fn recycle_request(&mut self, head: Box<RequestHead>) {
+        if self.role == Role::Server {
+            let memo = self.hpack_decoder.remembered();
+            self.echoes.keep_request(memo, head, &mut self.spares);
+        } else {
+            self.spares.give_head(head);
+        }
+    }
+
+    /// Takes back the fields of a received head: kept for the next repeat
+    /// of a response block if they are still exactly its fields (a
+    /// client's), or the vector becomes a spare.
+    pub(crate) fn recycle_fields(&mut self, fields: Vec<hpack::HeaderField>) {
+        if self.role == Role::Client {
+            let memo = self.hpack_decoder.remembered();
+            self.echoes.keep_response(memo, fields, &mut self.spares);
+        } else {
+            self.spares.give_fields(fields);
+        }
     }
 
     pub(crate) fn poll_event(&mut self) -> Option<Event> {
@@ -760,5 +791,50 @@ mod tests {
         assert_eq!(s.poll_timeout(), s.timers.earliest());
         assert_eq!(s.poll_timeout(), Some(t2 + secs(10)));
         assert!(!s.ended());
+    }
+
+    /// A request block that repeats the last one, once the head the last
+    /// repeat built came back unchanged, is that head again: the decoder
+    /// takes the block without producing fields (RFC 7541 §2.3: the table
+    /// is untouched either way) and the head is checked, by identity, to be
+    /// built of the strings the decoder remembers, not merely equal to
+    /// them.
+    #[test]
+    fn a_repeated_request_block_is_answered_with_the_head_given_back() {
+        let t0 = Instant::now();
+        let mut s = Session::new(Role::Server, Config::default(), t0);
+        let mut bytes = crate::frame::PREFACE.to_vec();
+        bytes.extend(frame(0x4, 0, &[]));
+        feed(&mut s, t0, &bytes);
+        // :method GET, :scheme http, :path / (static), :authority "a" as a
+        // raw literal without indexing: a slice of the input when decoded.
+        let block = [0x82, 0x86, 0x84, 0x01, 0x01, b'a'];
+        let mut seen = Vec::new();
+        for id in [1u32, 3, 5, 7, 9] {
+            let mut headers = frame(0x1, 0x5, &block);
+            headers[5..9].copy_from_slice(&id.to_be_bytes());
+            feed(&mut s, t0, &headers);
+            let head = std::iter::from_fn(|| s.poll_event())
+                .find_map(|e| match e {
+                    Event::Request { head, .. } => Some(head),
+                    _ => None,
+                })
+                .expect("a request");
+            assert_eq!(head.authority.as_ref(), b"a");
+            assert_eq!(head.path.as_ref(), b"/");
+            seen.push((&*head as *const RequestHead, s.hpack_decoder.repeated()));
+            s.recycle_request(head);
+        }
+        // Stream 3's head holds the input's "a", not the remembered copy:
+        // not kept. Stream 5's is the remembered strings' clone: kept, and
+        // stream 7 gets it; stream 7's comes back for stream 9, and only
+        // stream 9's is left (had 7 and 9 been decoded, all three would).
+        let (boxes, repeated): (Vec<_>, Vec<_>) = seen.into_iter().unzip();
+        assert_eq!(repeated, [false, false, true, true, true]);
+        assert_eq!(boxes[3], boxes[2]);
+        assert_eq!(boxes[4], boxes[2]);
+        let memo = s.hpack_decoder.remembered().expect("remembered").id;
+        assert!(s.echoes.request(memo).is_some(), "stream 9's head kept");
+        assert!(s.echoes.request(memo).is_none(), "no other head kept");
     }
 }

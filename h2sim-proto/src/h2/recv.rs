@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+use super::echo::Echo;
 use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{Input, Refusal, State, Stream, transition_frame};
@@ -15,6 +16,8 @@ use crate::frame::{
     Data, ErrorScope, Frame, FrameErrorKind, GoAway, Headers, PREFACE, Ping, PushPromise, Reason,
     RstStream, Setting, Settings, StreamId, WindowUpdate,
 };
+use crate::hpack::HeaderField;
+use crate::message::RequestHead;
 use crate::role::Role;
 use crate::timers::Timer;
 
@@ -259,14 +262,18 @@ impl Session {
         // allocates nothing here.
         let mut fields = std::mem::take(&mut self.field_scratch);
         debug_assert!(fields.is_empty());
-        let decoded = self.hpack_decoder.decode(block, &mut fields);
+        self.stats.header_wire_bytes_received += block.len() as u64;
+        let echo = self.echo(id, &kind, block);
+        let decoded = match echo {
+            Some(_) => Ok(()),
+            None => {
+                let decoded = self.hpack_decoder.decode(block, &mut fields);
+                self.stats.header_bytes_received += octets(&fields);
+                decoded
+            }
+        };
         self.repeat_checked = self.fields_checked && self.hpack_decoder.repeated();
         self.fields_checked = false;
-        self.stats.header_wire_bytes_received += block.len() as u64;
-        self.stats.header_bytes_received += fields
-            .iter()
-            .map(|f| (f.name.len() + f.value.len()) as u64)
-            .sum::<u64>();
         let too_large = match decoded {
             Ok(()) => None,
             Err(e) if e.is_compression_error() => {
@@ -294,7 +301,7 @@ impl Session {
                 self.stream_error(now, id, Reason::PROTOCOL_ERROR, Violation::Frame(kind));
             }
             BlockKind::Headers { end_stream, .. } => {
-                self.recv_field_section(now, id, &mut fields, end_stream, too_large);
+                self.recv_field_section(now, id, &mut fields, echo, end_stream, too_large);
             }
             BlockKind::PushPromise { promised } => {
                 self.recv_promise(now, id, promised, &mut fields, too_large);
@@ -304,20 +311,57 @@ impl Session {
         self.field_scratch = fields;
     }
 
+    /// The head kept from the last block ([`Echoes`](super::echo::Echoes)),
+    /// if `block` repeats it, that block's fields passed their checks, and
+    /// this one goes where that head went: a new request on a server, a
+    /// response head on a client. The block is then taken as decoded.
+    fn echo(&mut self, id: StreamId, kind: &BlockKind, block: &[u8]) -> Option<Echo> {
+        if !self.fields_checked
+            || !matches!(
+                kind,
+                BlockKind::Headers {
+                    self_dependent: false,
+                    ..
+                }
+            )
+        {
+            return None;
+        }
+        let memo = self.hpack_decoder.repeat_of(block)?;
+        let echo = match self.role {
+            Role::Server if self.store.get(id).is_none() => {
+                Echo::Request(self.echoes.request(memo.id)?)
+            }
+            Role::Client if self.store.get(id).is_some_and(|s| !s.final_head_received) => {
+                Echo::Response(self.echoes.response(memo.id)?)
+            }
+            _ => return None,
+        };
+        self.stats.header_bytes_received += octets(memo.fields);
+        self.hpack_decoder.take_repeat();
+        Some(echo)
+    }
+
     /// A HEADERS field section: opens a stream, or is a response head,
     /// interim head or trailers on a live one.
     fn recv_field_section(
         &mut self,
         now: Instant,
         id: StreamId,
-        fields: &mut Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<HeaderField>,
+        echo: Option<Echo>,
         end_stream: bool,
         too_large: Option<Violation>,
     ) {
         let peer_streams_full =
             self.store.active_peer >= self.local.effective.max_concurrent_streams;
+        let (echoed_request, echoed_response) = match echo {
+            Some(Echo::Request(head)) => (Some(head), None),
+            Some(Echo::Response(head)) => (None, Some(head)),
+            None => (None, None),
+        };
         let Some(stream) = self.store.get_mut(id) else {
-            self.recv_new_stream(now, id, fields, end_stream, too_large);
+            self.recv_new_stream(now, id, fields, echoed_request, end_stream, too_large);
             return;
         };
         let next = match stream.on_recv(Input::RecvHeaders, end_stream) {
@@ -381,7 +425,11 @@ impl Session {
             self.malformed(now, id, Malformation::UnexpectedEndStream);
             return;
         }
-        let head = match fields::response(fields, self.repeat_checked, &mut self.spares) {
+        let built = match echoed_response {
+            Some(head) => Ok(head),
+            None => fields::response(fields, self.repeat_checked, &mut self.spares),
+        };
+        let head = match built {
             Ok(head) => {
                 self.fields_checked = true;
                 head
@@ -440,7 +488,8 @@ impl Session {
         &mut self,
         now: Instant,
         id: StreamId,
-        fields: &mut Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<HeaderField>,
+        echo: Option<Box<RequestHead>>,
         end_stream: bool,
         too_large: Option<Violation>,
     ) {
@@ -509,7 +558,11 @@ impl Session {
             self.answer_too_large(now, id, end_stream, violation);
             return;
         }
-        let head = match fields::request(fields, self.repeat_checked, &mut self.spares) {
+        let built = match echo {
+            Some(head) => Ok(head),
+            None => fields::request(fields, self.repeat_checked, &mut self.spares),
+        };
+        let head = match built {
             Ok(head) => {
                 self.fields_checked = true;
                 head
@@ -960,7 +1013,7 @@ impl Session {
         now: Instant,
         parent: StreamId,
         promised: StreamId,
-        fields: &mut Vec<crate::hpack::HeaderField>,
+        fields: &mut Vec<HeaderField>,
         too_large: Option<Violation>,
     ) {
         if !promised.is_server_initiated() || promised <= self.store.last_peer {
@@ -1090,4 +1143,13 @@ fn frame_type(frame: &Frame) -> u8 {
         Frame::Continuation(_) => 0x9,
         Frame::Unknown(u) => u.kind,
     }
+}
+
+/// The octets of a decoded field section's names and values, as the
+/// statistics count them.
+fn octets(fields: &[HeaderField]) -> u64 {
+    fields
+        .iter()
+        .map(|f| (f.name.len() + f.value.len()) as u64)
+        .sum()
 }

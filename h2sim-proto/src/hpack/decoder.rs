@@ -40,6 +40,21 @@ pub struct Decoder {
     memo: Option<Box<Memo>>,
     /// The last block decoded came from the memo.
     repeated: bool,
+    /// Counts the memo's field lists: each new one gets the next number
+    /// (see [`Remembered::id`]).
+    memo_id: u64,
+}
+
+/// The fields the decoder remembers of the last block, once it came twice
+/// in a row (see [`Decoder::remembered`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Remembered<'a> {
+    /// Names this list of fields: a later list, even of equal fields, has
+    /// another id, so a head checked against one id is known to be built
+    /// of that list's strings.
+    pub id: u64,
+    /// What the block decodes to; their strings own their octets.
+    pub fields: &'a [HeaderField],
 }
 
 /// The last block decoded, when it left the table as it was, and its
@@ -69,6 +84,7 @@ impl Decoder {
             max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
             memo: None,
             repeated: false,
+            memo_id: 0,
         }
     }
 
@@ -77,6 +93,38 @@ impl Decoder {
     /// whatever the caller checked of them holds again.
     pub fn repeated(&self) -> bool {
         self.repeated
+    }
+
+    /// The fields remembered of the last block, if it came twice in a row
+    /// and left the table as it was. A head the caller built from them
+    /// (clones of these very strings) is what decoding that block again
+    /// would build: see [`repeat_of`](Self::repeat_of).
+    pub fn remembered(&self) -> Option<Remembered<'_>> {
+        let memo = self.memo.as_deref()?;
+        Some(Remembered {
+            id: self.memo_id,
+            fields: memo.fields.as_deref()?,
+        })
+    }
+
+    /// The remembered fields, if `block` repeats the last block octet for
+    /// octet: decoding it would clone them. A caller that holds a head
+    /// built from them takes the block with
+    /// [`take_repeat`](Self::take_repeat) instead, and clones nothing.
+    pub fn repeat_of(&self, block: &[u8]) -> Option<Remembered<'_>> {
+        let memo = self.memo.as_deref()?;
+        if memo.block[..] != *block {
+            return None;
+        }
+        self.remembered()
+    }
+
+    /// Takes the block that [`repeat_of`](Self::repeat_of) just matched as
+    /// decoded, without producing its fields (the table is unchanged by
+    /// it): [`repeated`](Self::repeated) is true.
+    pub fn take_repeat(&mut self) {
+        debug_assert!(self.remembered().is_some());
+        self.repeated = true;
     }
 
     /// Forgets the last block (an idle connection keeps only its table).
@@ -177,6 +225,7 @@ impl Decoder {
         }
         let memo = self.memo.get_or_insert_with(Box::default);
         if memo.block[..] == block[..] {
+            self.memo_id += 1;
             let inside = block.as_ptr_range();
             let own = |b: &Bytes| {
                 if inside.contains(&b.as_ptr()) {

@@ -32,7 +32,7 @@ mod integer;
 mod sent_memo;
 mod table;
 
-pub use decoder::{DEFAULT_MAX_HEADER_LIST_SIZE, Decoder};
+pub use decoder::{DEFAULT_MAX_HEADER_LIST_SIZE, Decoder, Remembered};
 pub use encoder::{
     DEFAULT_TABLE_SIZE, Encoder, IndexingPolicy, MAX_ENCODER_TABLE_SIZE, MIN_INDEXED_COOKIE_LEN,
 };

@@ -1,0 +1,304 @@
+//! Heads handed out again when their block comes again.
+//!
+//! A load generator sends one request head again and again, and a server
+//! answers it with one response head: the HPACK decoder remembers the
+//! fields of a block that came twice ([`hpack::Decoder::remembered`]), and
+//! every repeat would clone them, split them into a head, check them and,
+//! once the application gives the head back, drop them again. A head the
+//! application gives back exactly as it was built from those fields is the
+//! head the next repeat builds, so it is kept whole here and handed out
+//! for the next repeat instead: nothing is cloned, split, checked or
+//! dropped.
+//!
+//! "Exactly as built" is checked by identity, not by content: every string
+//! of the head must be one of the remembered strings (the same octets at
+//! the same address, which the head's clone keeps alive, so no other
+//! string can be there), in its place. A head the application changed, or
+//! built from strings of its own, goes to the spares as before. Remembered
+//! strings own their octets, so a kept head pins no input buffer.
+
+use bytes::Bytes;
+
+use super::fields::parse_status;
+use crate::hpack::{HeaderField, Remembered};
+use crate::message::{RequestHead, ResponseHead};
+use crate::spares::{KEPT, Spares};
+use crate::trim::Trim;
+
+/// A head handed out again, for the path its block takes.
+#[derive(Debug)]
+pub(crate) enum Echo {
+    /// A new request, on a server.
+    Request(Box<RequestHead>),
+    /// A response head, on a client.
+    Response(ResponseHead),
+}
+
+/// Heads built from the decoder's remembered fields, given back unchanged;
+/// in a box made when the first is kept, so a connection that never
+/// repeats a head (or has gone quiet) holds a pointer.
+#[derive(Debug, Default)]
+pub(crate) struct Echoes(Option<Box<Kept>>);
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// The [`Remembered::id`] the heads below were built from.
+    memo: u64,
+    /// Request heads (a server's).
+    #[allow(clippy::vec_box, reason = "the boxes are what is handed out")]
+    requests: Vec<Box<RequestHead>>,
+    /// The ordinary fields of response heads (a client's), and their
+    /// status.
+    responses: Vec<Vec<HeaderField>>,
+    status: u16,
+}
+
+impl Echoes {
+    /// Keeps `head` if it is the request `memo` builds; otherwise it
+    /// becomes a spare.
+    pub(crate) fn keep_request(
+        &mut self,
+        memo: Option<Remembered<'_>>,
+        head: Box<RequestHead>,
+        spares: &mut Spares,
+    ) {
+        match memo {
+            Some(memo) if is_request_of(&head, memo.fields) => {
+                let kept = self.follow(memo.id, spares);
+                if kept.requests.len() < KEPT {
+                    kept.requests.push(head);
+                } else {
+                    spares.give_head(head);
+                }
+            }
+            _ => spares.give_head(head),
+        }
+    }
+
+    /// Keeps `fields` if they are the ordinary fields of the response
+    /// `memo` builds; otherwise they become a spare.
+    pub(crate) fn keep_response(
+        &mut self,
+        memo: Option<Remembered<'_>>,
+        fields: Vec<HeaderField>,
+        spares: &mut Spares,
+    ) {
+        let status = memo.and_then(|memo| Some((memo.id, response_of(&fields, memo.fields)?)));
+        match status {
+            Some((id, status)) => {
+                let kept = self.follow(id, spares);
+                if kept.responses.len() < KEPT {
+                    kept.status = status;
+                    kept.responses.push(fields);
+                } else {
+                    spares.give_fields(fields);
+                }
+            }
+            None => spares.give_fields(fields),
+        }
+    }
+
+    /// A kept request head built from the fields `memo` names.
+    pub(crate) fn request(&mut self, memo: u64) -> Option<Box<RequestHead>> {
+        let kept = self.0.as_deref_mut().filter(|k| k.memo == memo)?;
+        kept.requests.pop()
+    }
+
+    /// A kept response head built from the fields `memo` names.
+    pub(crate) fn response(&mut self, memo: u64) -> Option<ResponseHead> {
+        let kept = self.0.as_deref_mut().filter(|k| k.memo == memo)?;
+        let fields = kept.responses.pop()?;
+        Some(ResponseHead {
+            status: kept.status,
+            fields,
+        })
+    }
+
+    /// The heads of `memo`: those of an older list of fields will never
+    /// be handed out, so their storage becomes spares.
+    fn follow(&mut self, memo: u64, spares: &mut Spares) -> &mut Kept {
+        let kept = self.0.get_or_insert_with(Box::default);
+        if kept.memo != memo {
+            kept.memo = memo;
+            for head in kept.requests.drain(..) {
+                spares.give_head(head);
+            }
+            for fields in kept.responses.drain(..) {
+                spares.give_fields(fields);
+            }
+        }
+        kept
+    }
+}
+
+impl Trim for Echoes {
+    /// All capacity, like the spares: a quiet connection keeps none.
+    fn trim(&mut self) {
+        self.0 = None;
+    }
+}
+
+/// The same string: the same octets at the same address (an empty string
+/// is empty wherever it points).
+fn same(a: &Bytes, b: &Bytes) -> bool {
+    a.len() == b.len() && (a.is_empty() || a.as_ptr() == b.as_ptr())
+}
+
+fn same_field(a: &HeaderField, b: &HeaderField) -> bool {
+    a.sensitive == b.sensitive && same(&a.name, &b.name) && same(&a.value, &b.value)
+}
+
+/// `memo` split into its leading pseudo-fields and the ordinary fields.
+fn split(memo: &[HeaderField]) -> (&[HeaderField], &[HeaderField]) {
+    let leading = memo
+        .iter()
+        .take_while(|f| f.name.first() == Some(&b':'))
+        .count();
+    memo.split_at(leading)
+}
+
+/// `head` is, string for string, the request head built from `memo`.
+fn is_request_of(head: &RequestHead, memo: &[HeaderField]) -> bool {
+    let (pseudo, ordinary) = split(memo);
+    let slots = [&head.method, &head.scheme, &head.authority, &head.path];
+    let mut seen = [false; 4];
+    for field in pseudo {
+        // Array patterns: compared in a few loads, not a `memcmp` call each.
+        let slot = match *field.name {
+            [b':', b'm', b'e', b't', b'h', b'o', b'd'] => 0,
+            [b':', b's', b'c', b'h', b'e', b'm', b'e'] => 1,
+            [b':', b'a', b'u', b't', b'h', b'o', b'r', b'i', b't', b'y'] => 2,
+            [b':', b'p', b'a', b't', b'h'] => 3,
+            _ => return false,
+        };
+        if seen[slot] || !same(slots[slot], &field.value) {
+            return false;
+        }
+        seen[slot] = true;
+    }
+    slots.iter().zip(seen).all(|(s, seen)| seen || s.is_empty())
+        && head.fields.len() == ordinary.len()
+        && head
+            .fields
+            .iter()
+            .zip(ordinary)
+            .all(|(a, b)| same_field(a, b))
+}
+
+/// The status of the response built from `memo`, if `fields` are, string
+/// for string, its ordinary fields.
+fn response_of(fields: &[HeaderField], memo: &[HeaderField]) -> Option<u16> {
+    let (pseudo, ordinary) = split(memo);
+    let [status] = pseudo else { return None };
+    if status.name.as_ref() != b":status"
+        || fields.len() != ordinary.len()
+        || !fields.iter().zip(ordinary).all(|(a, b)| same_field(a, b))
+    {
+        return None;
+    }
+    parse_status(&status.value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memo_request() -> Vec<HeaderField> {
+        vec![
+            HeaderField::new(":method", "GET"),
+            HeaderField::new(":scheme", "http"),
+            HeaderField::new(":authority", Bytes::copy_from_slice(b"a.example")),
+            HeaderField::new(":path", Bytes::copy_from_slice(b"/x")),
+            HeaderField::new("accept", Bytes::copy_from_slice(b"*/*")),
+        ]
+    }
+
+    fn built(memo: &[HeaderField]) -> Box<RequestHead> {
+        let mut head = RequestHead::new(
+            memo[0].value.clone(),
+            memo[1].value.clone(),
+            memo[2].value.clone(),
+            memo[3].value.clone(),
+        );
+        head.fields = memo[4..].to_vec();
+        Box::new(head)
+    }
+
+    fn remembered(id: u64, fields: &[HeaderField]) -> Option<Remembered<'_>> {
+        Some(Remembered { id, fields })
+    }
+
+    /// A head built of the remembered strings is kept and handed out for
+    /// that list only; an equal head of other strings, a changed one, or
+    /// one missing a field is not.
+    #[test]
+    fn only_a_head_of_the_remembered_strings_is_kept() {
+        let memo = memo_request();
+        let mut echoes = Echoes::default();
+        let mut spares = Spares::default();
+        let head = built(&memo);
+        let at = &*head as *const RequestHead;
+        echoes.keep_request(remembered(7, &memo), head, &mut spares);
+        assert!(echoes.request(6).is_none());
+        let again = echoes.request(7).expect("kept");
+        assert_eq!(&*again as *const RequestHead, at);
+        assert!(echoes.request(7).is_none());
+
+        // Equal content, other strings.
+        let copy =
+            Box::new(RequestHead::new("GET", "http", "a.example", "/x").field("accept", "*/*"));
+        echoes.keep_request(remembered(7, &memo), copy, &mut spares);
+        // A changed path, a dropped field, a sensitive flag, an extra
+        // authority where the block had none.
+        let mut path = built(&memo);
+        path.path = memo[2].value.clone();
+        let mut fewer = built(&memo);
+        fewer.fields.clear();
+        let mut sensitive = built(&memo);
+        sensitive.fields[0].sensitive = true;
+        let mut no_authority = memo.clone();
+        no_authority.remove(2);
+        for head in [path, fewer, sensitive] {
+            echoes.keep_request(remembered(7, &memo), head, &mut spares);
+        }
+        echoes.keep_request(remembered(7, &no_authority), built(&memo), &mut spares);
+        echoes.keep_request(None, built(&memo), &mut spares);
+        assert!(echoes.request(7).is_none());
+    }
+
+    /// Heads of an older list become spares once a newer list's head is
+    /// kept.
+    #[test]
+    fn a_new_list_of_fields_lets_the_old_heads_go() {
+        let (old, new) = (memo_request(), memo_request());
+        let mut echoes = Echoes::default();
+        let mut spares = Spares::default();
+        echoes.keep_request(remembered(1, &old), built(&old), &mut spares);
+        echoes.keep_request(remembered(2, &new), built(&new), &mut spares);
+        assert!(echoes.request(1).is_none());
+        assert!(echoes.request(2).is_some());
+        assert!(echoes.request(2).is_none());
+        // The old head's vector is a spare now.
+        assert!(spares.fields().capacity() > 0);
+    }
+
+    #[test]
+    fn a_response_keeps_its_fields_and_status() {
+        let memo = vec![
+            HeaderField::new(":status", "204"),
+            HeaderField::new("server", Bytes::copy_from_slice(b"s")),
+        ];
+        let mut echoes = Echoes::default();
+        let mut spares = Spares::default();
+        echoes.keep_response(remembered(3, &memo), memo[1..].to_vec(), &mut spares);
+        let head = echoes.response(3).expect("kept");
+        assert_eq!(head.status, 204);
+        assert!(same_field(&head.fields[0], &memo[1]));
+        // Not a response block: a request's, or a bad status.
+        let request = memo_request();
+        echoes.keep_response(remembered(3, &request), request[4..].to_vec(), &mut spares);
+        let bad = vec![HeaderField::new(":status", "2x0")];
+        echoes.keep_response(remembered(3, &bad), Vec::new(), &mut spares);
+        assert!(echoes.response(3).is_none());
+    }
+}
