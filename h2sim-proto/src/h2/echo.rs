@@ -42,15 +42,68 @@ pub(crate) struct Echoes(Option<Box<Kept>>);
 
 #[derive(Debug, Default)]
 struct Kept {
-    /// The [`Remembered::id`] the heads below were built from.
+    /// The [`Remembered::id`] the heads below were built from (0: none).
     memo: u64,
+    /// Where a head's strings sit among that list's fields.
+    layout: Layout,
     /// Request heads (a server's).
     #[allow(clippy::vec_box, reason = "the boxes are what is handed out")]
     requests: Vec<Box<RequestHead>>,
-    /// The ordinary fields of response heads (a client's), and their
-    /// status.
+    /// The ordinary fields of response heads (a client's).
     responses: Vec<Vec<HeaderField>>,
-    status: u16,
+}
+
+/// Where the strings of the head built from a list of remembered fields
+/// sit in that list: worked out once per list, so checking a head given
+/// back compares addresses only.
+#[derive(Debug, Default, Clone, Copy)]
+struct Layout {
+    /// The places of `:method`, `:scheme`, `:authority` and `:path`, if
+    /// the list's pseudo-fields are a request's.
+    request: Option<[Option<usize>; 4]>,
+    /// The status, if the only pseudo-field is a valid `:status`.
+    status: Option<u16>,
+    /// Where the ordinary fields start.
+    ordinary: usize,
+}
+
+impl Layout {
+    fn of(memo: &[HeaderField]) -> Self {
+        let ordinary = memo
+            .iter()
+            .take_while(|f| f.name.first() == Some(&b':'))
+            .count();
+        let pseudo = &memo[..ordinary];
+        let mut request = Some([None; 4]);
+        for (at, field) in pseudo.iter().enumerate() {
+            let slot = match field.name.as_ref() {
+                b":method" => 0,
+                b":scheme" => 1,
+                b":authority" => 2,
+                b":path" => 3,
+                _ => {
+                    request = None;
+                    break;
+                }
+            };
+            if let Some(slots) = &mut request {
+                if slots[slot].is_some() {
+                    request = None;
+                    break;
+                }
+                slots[slot] = Some(at);
+            }
+        }
+        let status = match pseudo {
+            [status] if status.name.as_ref() == b":status" => parse_status(&status.value),
+            _ => None,
+        };
+        Layout {
+            request,
+            status,
+            ordinary,
+        }
+    }
 }
 
 impl Echoes {
@@ -62,16 +115,14 @@ impl Echoes {
         head: Box<RequestHead>,
         spares: &mut Spares,
     ) {
-        match memo {
-            Some(memo) if is_request_of(&head, memo.fields) => {
-                let kept = self.follow(memo.id, spares);
-                if kept.requests.len() < KEPT {
-                    kept.requests.push(head);
-                } else {
-                    spares.give_head(head);
-                }
-            }
-            _ => spares.give_head(head),
+        let Some(memo) = memo else {
+            return spares.give_head(head);
+        };
+        let kept = self.follow(memo, spares);
+        if kept.requests.len() < KEPT && is_request_of(&head, memo.fields, &kept.layout) {
+            kept.requests.push(head);
+        } else {
+            spares.give_head(head);
         }
     }
 
@@ -83,18 +134,18 @@ impl Echoes {
         fields: Vec<HeaderField>,
         spares: &mut Spares,
     ) {
-        let status = memo.and_then(|memo| Some((memo.id, response_of(&fields, memo.fields)?)));
-        match status {
-            Some((id, status)) => {
-                let kept = self.follow(id, spares);
-                if kept.responses.len() < KEPT {
-                    kept.status = status;
-                    kept.responses.push(fields);
-                } else {
-                    spares.give_fields(fields);
-                }
-            }
-            None => spares.give_fields(fields),
+        let Some(memo) = memo else {
+            return spares.give_fields(fields);
+        };
+        let kept = self.follow(memo, spares);
+        let layout = kept.layout;
+        if kept.responses.len() < KEPT
+            && layout.status.is_some()
+            && same_fields(&fields, &memo.fields[layout.ordinary..])
+        {
+            kept.responses.push(fields);
+        } else {
+            spares.give_fields(fields);
         }
     }
 
@@ -107,19 +158,18 @@ impl Echoes {
     /// A kept response head built from the fields `memo` names.
     pub(crate) fn response(&mut self, memo: u64) -> Option<ResponseHead> {
         let kept = self.0.as_deref_mut().filter(|k| k.memo == memo)?;
+        let status = kept.layout.status?;
         let fields = kept.responses.pop()?;
-        Some(ResponseHead {
-            status: kept.status,
-            fields,
-        })
+        Some(ResponseHead { status, fields })
     }
 
     /// The heads of `memo`: those of an older list of fields will never
     /// be handed out, so their storage becomes spares.
-    fn follow(&mut self, memo: u64, spares: &mut Spares) -> &mut Kept {
+    fn follow(&mut self, memo: Remembered<'_>, spares: &mut Spares) -> &mut Kept {
         let kept = self.0.get_or_insert_with(Box::default);
-        if kept.memo != memo {
-            kept.memo = memo;
+        if kept.memo != memo.id {
+            kept.memo = memo.id;
+            kept.layout = Layout::of(memo.fields);
             for head in kept.requests.drain(..) {
                 spares.give_head(head);
             }
@@ -144,59 +194,25 @@ fn same(a: &Bytes, b: &Bytes) -> bool {
     a.len() == b.len() && (a.is_empty() || a.as_ptr() == b.as_ptr())
 }
 
-fn same_field(a: &HeaderField, b: &HeaderField) -> bool {
-    a.sensitive == b.sensitive && same(&a.name, &b.name) && same(&a.value, &b.value)
+/// The same fields, string for string.
+fn same_fields(a: &[HeaderField], b: &[HeaderField]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a.sensitive == b.sensitive && same(&a.name, &b.name) && same(&a.value, &b.value)
+        })
 }
 
-/// `memo` split into its leading pseudo-fields and the ordinary fields.
-fn split(memo: &[HeaderField]) -> (&[HeaderField], &[HeaderField]) {
-    let leading = memo
-        .iter()
-        .take_while(|f| f.name.first() == Some(&b':'))
-        .count();
-    memo.split_at(leading)
-}
-
-/// `head` is, string for string, the request head built from `memo`.
-fn is_request_of(head: &RequestHead, memo: &[HeaderField]) -> bool {
-    let (pseudo, ordinary) = split(memo);
-    let slots = [&head.method, &head.scheme, &head.authority, &head.path];
-    let mut seen = [false; 4];
-    for field in pseudo {
-        // Array patterns: compared in a few loads, not a `memcmp` call each.
-        let slot = match *field.name {
-            [b':', b'm', b'e', b't', b'h', b'o', b'd'] => 0,
-            [b':', b's', b'c', b'h', b'e', b'm', b'e'] => 1,
-            [b':', b'a', b'u', b't', b'h', b'o', b'r', b'i', b't', b'y'] => 2,
-            [b':', b'p', b'a', b't', b'h'] => 3,
-            _ => return false,
-        };
-        if seen[slot] || !same(slots[slot], &field.value) {
-            return false;
-        }
-        seen[slot] = true;
-    }
-    slots.iter().zip(seen).all(|(s, seen)| seen || s.is_empty())
-        && head.fields.len() == ordinary.len()
-        && head
-            .fields
-            .iter()
-            .zip(ordinary)
-            .all(|(a, b)| same_field(a, b))
-}
-
-/// The status of the response built from `memo`, if `fields` are, string
-/// for string, its ordinary fields.
-fn response_of(fields: &[HeaderField], memo: &[HeaderField]) -> Option<u16> {
-    let (pseudo, ordinary) = split(memo);
-    let [status] = pseudo else { return None };
-    if status.name.as_ref() != b":status"
-        || fields.len() != ordinary.len()
-        || !fields.iter().zip(ordinary).all(|(a, b)| same_field(a, b))
-    {
-        return None;
-    }
-    parse_status(&status.value)
+/// `head` is, string for string, the request head built from `memo`,
+/// whose `layout` is given.
+fn is_request_of(head: &RequestHead, memo: &[HeaderField], layout: &Layout) -> bool {
+    let Some(slots) = layout.request else {
+        return false;
+    };
+    let strings = [&head.method, &head.scheme, &head.authority, &head.path];
+    strings.iter().zip(slots).all(|(s, at)| match at {
+        Some(at) => same(s, &memo[at].value),
+        None => s.is_empty(),
+    }) && same_fields(&head.fields, &memo[layout.ordinary..])
 }
 
 #[cfg(test)]
@@ -261,9 +277,11 @@ mod tests {
         for head in [path, fewer, sensitive] {
             echoes.keep_request(remembered(7, &memo), head, &mut spares);
         }
-        echoes.keep_request(remembered(7, &no_authority), built(&memo), &mut spares);
         echoes.keep_request(None, built(&memo), &mut spares);
         assert!(echoes.request(7).is_none());
+        // A list without the authority the head has.
+        echoes.keep_request(remembered(8, &no_authority), built(&memo), &mut spares);
+        assert!(echoes.request(8).is_none());
     }
 
     /// Heads of an older list become spares once a newer list's head is
@@ -293,12 +311,13 @@ mod tests {
         echoes.keep_response(remembered(3, &memo), memo[1..].to_vec(), &mut spares);
         let head = echoes.response(3).expect("kept");
         assert_eq!(head.status, 204);
-        assert!(same_field(&head.fields[0], &memo[1]));
+        assert!(same_fields(&head.fields, &memo[1..]));
         // Not a response block: a request's, or a bad status.
         let request = memo_request();
-        echoes.keep_response(remembered(3, &request), request[4..].to_vec(), &mut spares);
+        echoes.keep_response(remembered(4, &request), request[4..].to_vec(), &mut spares);
+        assert!(echoes.response(4).is_none());
         let bad = vec![HeaderField::new(":status", "2x0")];
-        echoes.keep_response(remembered(3, &bad), Vec::new(), &mut spares);
-        assert!(echoes.response(3).is_none());
+        echoes.keep_response(remembered(5, &bad), Vec::new(), &mut spares);
+        assert!(echoes.response(5).is_none());
     }
 }
