@@ -141,7 +141,10 @@ impl Echoes {
         let layout = kept.layout;
         if kept.responses.len() < KEPT
             && layout.status.is_some()
-            && same_fields(&fields, &memo.fields[layout.ordinary..])
+            && memo
+                .fields
+                .get(layout.ordinary..)
+                .is_some_and(|ordinary| same_fields(&fields, ordinary))
         {
             kept.responses.push(fields);
         } else {
@@ -188,18 +191,24 @@ impl Trim for Echoes {
     }
 }
 
-/// The same string: the same octets at the same address (an empty string
-/// is empty wherever it points).
+/// The same string: the same octets at the same address. Two empty
+/// strings may point anywhere; taking them for different only keeps a
+/// head out.
 fn same(a: &Bytes, b: &Bytes) -> bool {
-    a.len() == b.len() && (a.is_empty() || a.as_ptr() == b.as_ptr())
+    a.as_ptr() == b.as_ptr() && a.len() == b.len()
 }
 
 /// The same fields, string for string.
 fn same_fields(a: &[HeaderField], b: &[HeaderField]) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b).all(|(a, b)| {
-            a.sensitive == b.sensitive && same(&a.name, &b.name) && same(&a.value, &b.value)
-        })
+    if a.len() != b.len() {
+        return false;
+    }
+    for (a, b) in a.iter().zip(b) {
+        if a.sensitive != b.sensitive || !same(&a.name, &b.name) || !same(&a.value, &b.value) {
+            return false;
+        }
+    }
+    true
 }
 
 /// `head` is, string for string, the request head built from `memo`,
@@ -209,10 +218,17 @@ fn is_request_of(head: &RequestHead, memo: &[HeaderField], layout: &Layout) -> b
         return false;
     };
     let strings = [&head.method, &head.scheme, &head.authority, &head.path];
-    strings.iter().zip(slots).all(|(s, at)| match at {
-        Some(at) => same(s, &memo[at].value),
-        None => s.is_empty(),
-    }) && same_fields(&head.fields, &memo[layout.ordinary..])
+    for (s, at) in strings.into_iter().zip(slots) {
+        let ok = match at {
+            Some(at) => memo.get(at).is_some_and(|field| same(s, &field.value)),
+            None => s.is_empty(),
+        };
+        if !ok {
+            return false;
+        }
+    }
+    memo.get(layout.ordinary..)
+        .is_some_and(|ordinary| same_fields(&head.fields, ordinary))
 }
 
 #[cfg(test)]
