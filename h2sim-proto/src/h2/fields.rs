@@ -2,6 +2,8 @@
 //! RFC 9113 §8.2–§8.3. A message that breaks these rules is malformed: the
 //! stream is reset with PROTOCOL_ERROR, the connection lives on (§8.1.1).
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 
 use crate::error::Malformation;
@@ -260,18 +262,22 @@ fn parse_decimal(digits: &[u8]) -> Option<u64> {
     })
 }
 
-/// The text of a status code, without allocating for the common ones.
-pub(crate) fn status_bytes(status: u16) -> Bytes {
-    match status {
-        200 => Bytes::from_static(b"200"),
-        201 => Bytes::from_static(b"201"),
-        204 => Bytes::from_static(b"204"),
-        206 => Bytes::from_static(b"206"),
-        304 => Bytes::from_static(b"304"),
-        400 => Bytes::from_static(b"400"),
-        404 => Bytes::from_static(b"404"),
-        500 => Bytes::from_static(b"500"),
-        other => Bytes::from(other.to_string()),
+/// The text of a status code: a common one is borrowed from a static,
+/// so it is neither built nor dropped per response.
+pub(crate) fn status_bytes(status: u16) -> Cow<'static, Bytes> {
+    static COMMON: [(u16, Bytes); 8] = [
+        (200, Bytes::from_static(b"200")),
+        (201, Bytes::from_static(b"201")),
+        (204, Bytes::from_static(b"204")),
+        (206, Bytes::from_static(b"206")),
+        (304, Bytes::from_static(b"304")),
+        (400, Bytes::from_static(b"400")),
+        (404, Bytes::from_static(b"404")),
+        (500, Bytes::from_static(b"500")),
+    ];
+    match COMMON.iter().find(|(code, _)| *code == status) {
+        Some((_, text)) => Cow::Borrowed(text),
+        None => Cow::Owned(Bytes::from(status.to_string())),
     }
 }
 
@@ -302,8 +308,8 @@ pub(crate) fn request_size(head: &RequestHead) -> usize {
 
 /// [`section_size`] of the response `head` (`:status` and its fields).
 pub(crate) fn response_size(head: &ResponseHead) -> usize {
-    let status = status_bytes(head.status);
-    FieldRef::new(&STATUS, &status).size() + section_size(&head.fields)
+    let digits = head.status.checked_ilog10().map_or(1, |d| d as usize + 1);
+    STATUS.len() + digits + 32 + section_size(&head.fields)
 }
 
 /// Pseudo-header names, borrowed by the fields of every head sent.

@@ -270,7 +270,7 @@ impl Encoder {
             let coded_len = huffman::encoded_len(s);
             if coded_len < s.len() {
                 integer::encode(coded_len, 7, 0b1000_0000, dst);
-                huffman::encode(s, dst);
+                huffman::encode(s, coded_len, dst);
                 return;
             }
         }

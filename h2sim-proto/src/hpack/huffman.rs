@@ -304,11 +304,14 @@ pub(crate) fn encoded_len(input: &[u8]) -> usize {
 }
 
 /// Appends the Huffman coding of `input`, padded with the most significant
-/// bits of EOS (ones) to a whole byte. The coding's length is known up
-/// front, so its room is made once and filled four bytes at a time.
-pub(crate) fn encode(input: &[u8], dst: &mut BytesMut) {
+/// bits of EOS (ones) to a whole byte. Its length, `coded_len`, is what
+/// [`encoded_len`] gave (the caller needed it first, to choose the coding
+/// and write the length prefix), so its room is made once and filled four
+/// bytes at a time.
+pub(crate) fn encode(input: &[u8], coded_len: usize, dst: &mut BytesMut) {
+    debug_assert_eq!(coded_len, encoded_len(input));
     let start = dst.len();
-    dst.resize(start + encoded_len(input), 0);
+    dst.resize(start + coded_len, 0);
     let out = &mut dst[start..];
     // Pending bits are the low `pending` bits of `acc`: under 32 before a
     // code is added, so at most 32 + 30 after, and a u64 has room. Bits
@@ -350,7 +353,7 @@ mod tests {
 
     fn encode_vec(input: &[u8]) -> Vec<u8> {
         let mut dst = BytesMut::new();
-        encode(input, &mut dst);
+        encode(input, encoded_len(input), &mut dst);
         dst.to_vec()
     }
 
