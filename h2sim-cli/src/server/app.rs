@@ -212,6 +212,78 @@ struct Delayed {
     found: Option<Found>,
 }
 
+/// What answering a request needs of its connection's application: the
+/// shared rules, the peer (for the trace) and the totals to count in.
+struct Outlet<'a> {
+    shared: &'a Shared,
+    peer: SocketAddr,
+    totals: &'a mut Totals,
+}
+
+impl Outlet<'_> {
+    /// Promises `push` on `parent` and sends its response; its templates
+    /// are filled from the request that triggered it (`parts`).
+    fn push(
+        &mut self,
+        parent: StreamId,
+        head: &RequestHead,
+        push: &rules::Push,
+        answer: &Answer,
+        vars: &Vars<'_>,
+        conn: &mut Connection,
+    ) {
+        let request = RequestHead::new(
+            "GET",
+            head.scheme.clone(),
+            head.authority.clone(),
+            push.path.clone(),
+        );
+        // A client that disabled push, or HTTP/1.1, simply gets no pushes.
+        if let Ok(promised) = conn.push_promise(parent, request) {
+            self.totals.pushes += 1;
+            let (reply, body) = answer.render(vars, conn.spare_fields());
+            self.send(promised, reply, body, conn, "PUSH RESPONSE");
+        }
+    }
+
+    fn send(
+        &mut self,
+        stream: StreamId,
+        head: ResponseHead,
+        body: Bytes,
+        conn: &mut Connection,
+        what: &str,
+    ) {
+        let status = head.status;
+        if let Some(trace) = &self.shared.trace {
+            let mut text = format!(
+                "{what}[{}, stream {}]: {}",
+                self.peer,
+                stream.value(),
+                status
+            );
+            text.push('\n');
+            trace::dump(&mut text, &[], &head.fields, &body);
+            trace.line(&text);
+        }
+        let len = body.len() as u64;
+        match conn.send_reply(stream, head, body) {
+            Ok(()) => {
+                let class = usize::from(status / 100).clamp(1, 5) - 1;
+                self.totals.status_classes[class] += 1;
+                self.totals.responses += 1;
+                self.totals.bytes_out += len;
+            }
+            // The head was above what the client accepts: the core reset
+            // the stream.
+            Err(UserError::HeaderListTooLarge { .. }) => self.totals.resets += 1,
+            // The stream is gone (the client reset it) or the connection
+            // is over: nobody is waiting.
+            Err(_) => {}
+        }
+    }
+}
+
 /// The server application of one connection.
 pub struct ServerApp {
     shared: Arc<Shared>,
@@ -323,14 +395,21 @@ impl ServerApp {
         found: Option<Found>,
         conn: &mut Connection,
     ) {
-        let shared = Arc::clone(&self.shared);
+        // Borrowed, not cloned: an `Arc` clone per request is two atomic
+        // operations.
+        let mut out = Outlet {
+            shared: &self.shared,
+            peer: self.peer,
+            totals: &mut self.totals,
+        };
+        let shared = out.shared;
         let Some(found) = found else {
-            self.totals.not_found += 1;
-            self.send(stream, rules::not_found(), Bytes::new(), conn, "RESPONSE");
+            out.totals.not_found += 1;
+            out.send(stream, rules::not_found(), Bytes::new(), conn, "RESPONSE");
             return;
         };
         let i = found.rule;
-        self.totals.rule_hits[i] += 1;
+        out.totals.rule_hits[i] += 1;
         let rule = &shared.rules[i];
         let answers = &shared.answers[i];
         let mut vars = Vars {
@@ -342,7 +421,7 @@ impl ServerApp {
         if rule.require_token
             && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, request, now)
         {
-            self.send(stream, reply, body, conn, "RESPONSE");
+            out.send(stream, reply, body, conn, "RESPONSE");
             return;
         }
         if let Some(counter) = &answers.counter {
@@ -352,7 +431,7 @@ impl ServerApp {
         let (reply, body, id) = match &rule.kind {
             Kind::Reply => {
                 for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
-                    self.push(stream, request.head, push, answer, &vars, conn);
+                    out.push(stream, request.head, push, answer, &vars, conn);
                 }
                 let (reply, body) = match &rule.dir {
                     Some(dir) => {
@@ -407,7 +486,7 @@ impl ServerApp {
             }
         };
         let ok = (200..300).contains(&reply.status);
-        self.send(stream, reply, body, conn, "RESPONSE");
+        out.send(stream, reply, body, conn, "RESPONSE");
         // Only what succeeded notifies: a refused subscription has no one
         // to tell.
         if ok && !answers.notify.is_empty() {
@@ -418,68 +497,6 @@ impl ServerApp {
             for notify in &answers.notify {
                 shared.notifier.trigger(notify, &vars, now);
             }
-        }
-    }
-
-    /// Promises `push` on `parent` and sends its response; its templates
-    /// are filled from the request that triggered it (`parts`).
-    fn push(
-        &mut self,
-        parent: StreamId,
-        head: &RequestHead,
-        push: &rules::Push,
-        answer: &Answer,
-        vars: &Vars<'_>,
-        conn: &mut Connection,
-    ) {
-        let request = RequestHead::new(
-            "GET",
-            head.scheme.clone(),
-            head.authority.clone(),
-            push.path.clone(),
-        );
-        // A client that disabled push, or HTTP/1.1, simply gets no pushes.
-        if let Ok(promised) = conn.push_promise(parent, request) {
-            self.totals.pushes += 1;
-            let (reply, body) = answer.render(vars, conn.spare_fields());
-            self.send(promised, reply, body, conn, "PUSH RESPONSE");
-        }
-    }
-
-    fn send(
-        &mut self,
-        stream: StreamId,
-        head: ResponseHead,
-        body: Bytes,
-        conn: &mut Connection,
-        what: &str,
-    ) {
-        let status = head.status;
-        if let Some(trace) = &self.shared.trace {
-            let mut text = format!(
-                "{what}[{}, stream {}]: {}",
-                self.peer,
-                stream.value(),
-                status
-            );
-            text.push('\n');
-            trace::dump(&mut text, &[], &head.fields, &body);
-            trace.line(&text);
-        }
-        let len = body.len() as u64;
-        match conn.send_reply(stream, head, body) {
-            Ok(()) => {
-                let class = usize::from(status / 100).clamp(1, 5) - 1;
-                self.totals.status_classes[class] += 1;
-                self.totals.responses += 1;
-                self.totals.bytes_out += len;
-            }
-            // The head was above what the client accepts: the core reset
-            // the stream.
-            Err(UserError::HeaderListTooLarge { .. }) => self.totals.resets += 1,
-            // The stream is gone (the client reset it) or the connection
-            // is over: nobody is waiting.
-            Err(_) => {}
         }
     }
 
