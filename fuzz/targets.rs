@@ -91,8 +91,11 @@ pub fn server_connection(data: &[u8]) {
         reads,
         input,
         |conn, ledger, event, _| {
-            if let Event::Request { stream, .. } = event {
+            if let Event::Request { stream, head, .. } = event {
                 answer(conn, ledger, stream, push);
+                // Given back: a request block the peer repeats hands it
+                // out again.
+                conn.recycle_request(head);
             }
         },
     );
@@ -964,13 +967,19 @@ impl World {
     /// Both sides' events into their applications.
     fn drain(&mut self) {
         let excuses = self.excuses();
+        // Heads go back once heard, as the simulator's client and server
+        // give them: a block that repeats hands them out again.
         while let Some(event) = self.pair.client.poll_event() {
             self.client.heard(&event, excuses);
+            if let Event::Response { head, .. } = event {
+                self.pair.client.recycle_fields(head.fields);
+            }
         }
         while let Some(event) = self.pair.server.poll_event() {
             self.server.heard(&event, excuses);
-            if let Event::Request { stream, .. } = event {
+            if let Event::Request { stream, head, .. } = event {
                 self.server.todo.push(stream);
+                self.pair.server.recycle_request(head);
             }
         }
     }
