@@ -47,11 +47,30 @@ impl RecentIds {
     }
 }
 
+/// Stream boxes kept for the next streams (see [`Store::streams`]): the
+/// streams of a window of requests in flight.
+const SPARE_STREAMS: usize = 128;
+
+/// What the caller learns of a stream it removed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Removed {
+    /// The application had heard of the stream.
+    pub(crate) known: bool,
+    /// The peer had heard of it.
+    pub(crate) announced: bool,
+}
+
 /// All live streams plus what is needed to classify an id that is not live:
 /// idle (never used), or closed (and how).
 #[derive(Debug)]
 pub(crate) struct Store {
-    streams: IdMap<Stream>,
+    /// Boxed: a stream is about two hundred bytes, and the map moves its
+    /// values on insertion and removal (a stream each way per request),
+    /// so a box's pointer moves instead; the boxes of ended streams serve
+    /// the next ones (`spare`), so no stream allocates under a steady load.
+    streams: IdMap<Box<Stream>>,
+    #[allow(clippy::vec_box, reason = "the boxes are what is kept")]
+    spare: Vec<Box<Stream>>,
     /// The next id we will open (odd for clients, even for servers).
     pub(crate) next_local: u32,
     /// The highest id the peer opened or promised.
@@ -72,6 +91,7 @@ impl Store {
     pub(crate) fn new(is_client: bool, remembered: usize) -> Self {
         Store {
             streams: IdMap::default(),
+            spare: Vec::new(),
             next_local: if is_client { 1 } else { 2 },
             last_peer: StreamId::ZERO,
             active_local: 0,
@@ -81,26 +101,36 @@ impl Store {
         }
     }
 
-    /// Gives back the map's capacity once no stream is live.
+    /// Gives back the map's capacity, and the spare boxes, once no stream
+    /// is live.
     pub(crate) fn trim(&mut self) {
         self.streams.trim();
+        self.spare = Vec::new();
     }
 
     pub(crate) fn get(&self, id: StreamId) -> Option<&Stream> {
-        self.streams.get(&id)
+        self.streams.get(&id).map(|s| &**s)
     }
 
     pub(crate) fn get_mut(&mut self, id: StreamId) -> Option<&mut Stream> {
-        self.streams.get_mut(&id)
+        self.streams.get_mut(&id).map(|s| &mut **s)
     }
 
     pub(crate) fn insert(&mut self, stream: Stream) {
-        self.streams.insert(stream.id, stream);
+        let boxed = match self.spare.pop() {
+            Some(mut spare) => {
+                *spare = stream;
+                spare
+            }
+            None => Box::new(stream),
+        };
+        self.streams.insert(boxed.id, boxed);
     }
 
-    /// Removes a stream and gives back its concurrency slot.
-    pub(crate) fn remove(&mut self, id: StreamId, local: bool) -> Option<Stream> {
-        let stream = self.streams.remove(&id)?;
+    /// Removes a stream and gives back its concurrency slot; what it still
+    /// had queued is dropped.
+    pub(crate) fn remove(&mut self, id: StreamId, local: bool) -> Option<Removed> {
+        let mut stream = self.streams.remove(&id)?;
         if stream.counted() {
             if local {
                 self.active_local -= 1;
@@ -108,7 +138,15 @@ impl Store {
                 self.active_peer -= 1;
             }
         }
-        Some(stream)
+        let removed = Removed {
+            known: stream.known,
+            announced: stream.announced,
+        };
+        if self.spare.len() < SPARE_STREAMS {
+            stream.queue.clear();
+            self.spare.push(stream);
+        }
+        Some(removed)
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -120,7 +158,7 @@ impl Store {
     }
 
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Stream> {
-        self.streams.values_mut()
+        self.streams.values_mut().map(|s| &mut **s)
     }
 
     /// Allocates the next id of ours, or None once ids are exhausted.
