@@ -10,18 +10,20 @@ use std::collections::VecDeque;
 /// exchange costs no allocation for its queue.
 #[derive(Debug)]
 pub(crate) struct SendQueue<T> {
-    /// Invariant: the items are `first`, `second`, then `rest`, with no
-    /// gap (`second` is empty if `first` is, `rest` if `second` is).
-    first: Option<T>,
-    second: Option<T>,
+    /// Invariant: the items are `inline[head]`, `inline[head ^ 1]`, then
+    /// `rest`, with no gap (the second slot is empty if the first is, `rest`
+    /// if the second is). Taking the front flips `head` instead of moving
+    /// the second item into the first slot.
+    inline: [Option<T>; 2],
+    head: usize,
     rest: VecDeque<T>,
 }
 
 impl<T> Default for SendQueue<T> {
     fn default() -> Self {
         SendQueue {
-            first: None,
-            second: None,
+            inline: [None, None],
+            head: 0,
             rest: VecDeque::new(),
         }
     }
@@ -29,25 +31,25 @@ impl<T> Default for SendQueue<T> {
 
 impl<T> SendQueue<T> {
     pub(crate) fn is_empty(&self) -> bool {
-        self.first.is_none()
+        self.inline[self.head].is_none()
     }
 
     pub(crate) fn front(&self) -> Option<&T> {
-        self.first.as_ref()
+        self.inline[self.head].as_ref()
     }
 
     pub(crate) fn back(&self) -> Option<&T> {
         self.rest
             .back()
-            .or(self.second.as_ref())
-            .or(self.first.as_ref())
+            .or(self.inline[self.head ^ 1].as_ref())
+            .or(self.inline[self.head].as_ref())
     }
 
     pub(crate) fn push_back(&mut self, item: T) {
-        if self.first.is_none() {
-            self.first = Some(item);
-        } else if self.second.is_none() {
-            self.second = Some(item);
+        if self.inline[self.head].is_none() {
+            self.inline[self.head] = Some(item);
+        } else if self.inline[self.head ^ 1].is_none() {
+            self.inline[self.head ^ 1] = Some(item);
         } else {
             self.rest.push_back(item);
         }
@@ -55,23 +57,25 @@ impl<T> SendQueue<T> {
 
     /// Puts back an item taken from the front (the rest of a DATA chunk).
     pub(crate) fn push_front(&mut self, item: T) {
-        if let Some(second) = self.second.take() {
+        if let Some(second) = self.inline[self.head ^ 1].take() {
             self.rest.push_front(second);
         }
-        self.second = self.first.replace(item);
+        self.head ^= 1;
+        self.inline[self.head] = Some(item);
     }
 
     pub(crate) fn pop_front(&mut self) -> Option<T> {
-        let front = self.first.take()?;
-        self.first = self.second.take();
-        self.second = self.rest.pop_front();
+        let front = self.inline[self.head].take()?;
+        if !self.rest.is_empty() {
+            self.inline[self.head] = self.rest.pop_front();
+        }
+        self.head ^= 1;
         Some(front)
     }
 
     /// Drops every item (its overflow keeps its capacity).
     pub(crate) fn clear(&mut self) {
-        self.first = None;
-        self.second = None;
+        self.inline = [None, None];
         self.rest.clear();
     }
 }
@@ -79,34 +83,54 @@ impl<T> SendQueue<T> {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+    use proptest::prelude::*;
+
     use super::*;
 
-    /// The queue keeps order across its inline slots and its overflow,
-    /// with items put back at the front, against a plain `VecDeque`.
-    #[test]
-    fn send_queue_keeps_order_like_a_deque() {
+    /// Applies `ops` (0: push back, 1: pop front, 2: push front, 3:
+    /// clear) to the queue and to a plain `VecDeque`, which must agree
+    /// after each.
+    fn agrees_with_a_deque(ops: &[u8]) -> SendQueue<usize> {
         let mut queue = SendQueue::default();
         let mut model = VecDeque::new();
-        let ops = [0u8, 0, 1, 0, 0, 2, 1, 1, 0, 2, 0, 0, 0, 1, 1, 1, 1, 1, 2, 1];
-        for (n, op) in (1u8..).zip(ops) {
+        for (n, &op) in ops.iter().enumerate() {
             match op {
                 0 => {
                     queue.push_back(n);
                     model.push_back(n);
                 }
                 1 => assert_eq!(queue.pop_front(), model.pop_front()),
-                _ => {
+                2 => {
                     queue.push_front(n);
                     model.push_front(n);
                 }
+                _ => {
+                    queue.clear();
+                    model.clear();
+                }
             }
             assert_eq!(queue.is_empty(), model.is_empty());
-            if n == 15 {
-                queue.clear();
-                model.clear();
-            }
+            assert_eq!(queue.front(), model.front());
             assert_eq!(queue.back(), model.back());
         }
+        queue
+    }
+
+    /// The queue keeps order across its inline slots and its overflow,
+    /// with items put back at the front.
+    #[test]
+    fn send_queue_keeps_order_like_a_deque() {
+        let ops = [
+            0u8, 0, 1, 0, 0, 2, 1, 1, 0, 2, 0, 0, 0, 1, 3, 0, 1, 1, 1, 1, 2, 1,
+        ];
+        let queue = agrees_with_a_deque(&ops);
         assert!(queue.rest.capacity() > 0, "the overflow was used");
+    }
+
+    proptest! {
+        #[test]
+        fn any_sequence_keeps_order_like_a_deque(ops in prop::collection::vec(0u8..4, 0..64)) {
+            agrees_with_a_deque(&ops);
+        }
     }
 }
