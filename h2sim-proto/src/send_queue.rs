@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 /// queues a head and at most one body chunk before they leave (a request
 /// and its body, a response and its body), so the first two items live in
 /// the queue itself and only a longer queue allocates: a stream or an
-/// exchange costs no allocation for its queue.
+/// exchange costs no allocation for its queue. The overflow is boxed, so a
+/// queue that never needs it is a pointer wider than its two slots and
+/// dropping it looks at that pointer only.
 #[derive(Debug)]
 pub(crate) struct SendQueue<T> {
     /// Invariant: the items are `inline[head]`, `inline[head ^ 1]`, then
@@ -16,7 +18,11 @@ pub(crate) struct SendQueue<T> {
     /// the second item into the first slot.
     inline: [Option<T>; 2],
     head: usize,
-    rest: VecDeque<T>,
+    #[allow(
+        clippy::box_collection,
+        reason = "boxed for the size and the drop of a queue that never overflows"
+    )]
+    rest: Option<Box<VecDeque<T>>>,
 }
 
 impl<T> Default for SendQueue<T> {
@@ -24,7 +30,7 @@ impl<T> Default for SendQueue<T> {
         SendQueue {
             inline: [None, None],
             head: 0,
-            rest: VecDeque::new(),
+            rest: None,
         }
     }
 }
@@ -40,7 +46,8 @@ impl<T> SendQueue<T> {
 
     pub(crate) fn back(&self) -> Option<&T> {
         self.rest
-            .back()
+            .as_ref()
+            .and_then(|rest| rest.back())
             .or(self.inline[self.head ^ 1].as_ref())
             .or(self.inline[self.head].as_ref())
     }
@@ -51,14 +58,16 @@ impl<T> SendQueue<T> {
         } else if self.inline[self.head ^ 1].is_none() {
             self.inline[self.head ^ 1] = Some(item);
         } else {
-            self.rest.push_back(item);
+            self.rest.get_or_insert_with(Box::default).push_back(item);
         }
     }
 
     /// Puts back an item taken from the front (the rest of a DATA chunk).
     pub(crate) fn push_front(&mut self, item: T) {
         if let Some(second) = self.inline[self.head ^ 1].take() {
-            self.rest.push_front(second);
+            self.rest
+                .get_or_insert_with(Box::default)
+                .push_front(second);
         }
         self.head ^= 1;
         self.inline[self.head] = Some(item);
@@ -66,8 +75,8 @@ impl<T> SendQueue<T> {
 
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         let front = self.inline[self.head].take()?;
-        if !self.rest.is_empty() {
-            self.inline[self.head] = self.rest.pop_front();
+        if let Some(rest) = &mut self.rest {
+            self.inline[self.head] = rest.pop_front();
         }
         self.head ^= 1;
         Some(front)
@@ -76,7 +85,9 @@ impl<T> SendQueue<T> {
     /// Drops every item (its overflow keeps its capacity).
     pub(crate) fn clear(&mut self) {
         self.inline = [None, None];
-        self.rest.clear();
+        if let Some(rest) = &mut self.rest {
+            rest.clear();
+        }
     }
 }
 
@@ -124,7 +135,10 @@ mod tests {
             0u8, 0, 1, 0, 0, 2, 1, 1, 0, 2, 0, 0, 0, 1, 3, 0, 1, 1, 1, 1, 2, 1,
         ];
         let queue = agrees_with_a_deque(&ops);
-        assert!(queue.rest.capacity() > 0, "the overflow was used");
+        assert!(
+            queue.rest.is_some_and(|rest| rest.capacity() > 0),
+            "the overflow was used"
+        );
     }
 
     proptest! {
