@@ -308,8 +308,8 @@ pub(crate) fn request_size(head: &RequestHead) -> usize {
 
 /// [`section_size`] of the response `head` (`:status` and its fields).
 pub(crate) fn response_size(head: &ResponseHead) -> usize {
-    let digits = head.status.checked_ilog10().map_or(1, |d| d as usize + 1);
-    STATUS.len() + digits + 32 + section_size(&head.fields)
+    let status = status_bytes(head.status);
+    FieldRef::new(&STATUS, &status).size() + section_size(&head.fields)
 }
 
 /// Pseudo-header names, borrowed by the fields of every head sent.
