@@ -152,6 +152,13 @@ impl Echoes {
         }
     }
 
+    /// Whether a head built from the fields `memo` names is kept.
+    pub(crate) fn holds(&self, memo: u64) -> bool {
+        self.0.as_deref().is_some_and(|kept| {
+            kept.memo == memo && !(kept.requests.is_empty() && kept.responses.is_empty())
+        })
+    }
+
     /// A kept request head built from the fields `memo` names.
     pub(crate) fn request(&mut self, memo: u64) -> Option<Box<RequestHead>> {
         let kept = self.0.as_deref_mut().filter(|k| k.memo == memo)?;

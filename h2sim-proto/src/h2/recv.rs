@@ -314,7 +314,8 @@ impl Session {
     /// The head kept from the last block ([`Echoes`](super::echo::Echoes)),
     /// if `block` repeats it, that block's fields passed their checks, and
     /// this one goes where that head went: a new request on a server, a
-    /// response head on a client. The block is then taken as decoded.
+    /// response head on a client. The block is then taken as decoded. The
+    /// octets are compared only when a head is kept to hand out.
     fn echo(&mut self, id: StreamId, kind: &BlockKind, block: &[u8]) -> Option<Echo> {
         if !self.fields_checked
             || !matches!(
@@ -327,18 +328,22 @@ impl Session {
         {
             return None;
         }
-        let memo = self.hpack_decoder.repeat_of(block)?;
-        let echo = match self.role {
-            Role::Server if self.store.get(id).is_none() => {
-                Echo::Request(self.echoes.request(memo.id)?)
-            }
-            Role::Client if self.store.get(id).is_some_and(|s| !s.final_head_received) => {
-                Echo::Response(self.echoes.response(memo.id)?)
-            }
+        let request = match self.role {
+            Role::Server if self.store.get(id).is_none() => true,
+            Role::Client if self.store.get(id).is_some_and(|s| !s.final_head_received) => false,
             _ => return None,
         };
-        self.stats.header_bytes_received += octets(memo.fields);
-        self.hpack_decoder.take_repeat();
+        let memo = self.hpack_decoder.remembered()?;
+        let (memo_id, octets) = (memo.id, octets(memo.fields));
+        if !self.echoes.holds(memo_id) || !self.hpack_decoder.take_repeat(block) {
+            return None;
+        }
+        let echo = if request {
+            Echo::Request(self.echoes.request(memo_id)?)
+        } else {
+            Echo::Response(self.echoes.response(memo_id)?)
+        };
+        self.stats.header_bytes_received += octets;
         Some(echo)
     }
 

@@ -98,7 +98,7 @@ impl Decoder {
     /// The fields remembered of the last block, if it came twice in a row
     /// and left the table as it was. A head the caller built from them
     /// (clones of these very strings) is what decoding that block again
-    /// would build: see [`repeat_of`](Self::repeat_of).
+    /// would build: see [`take_repeat`](Self::take_repeat).
     pub fn remembered(&self) -> Option<Remembered<'_>> {
         let memo = self.memo.as_deref()?;
         Some(Remembered {
@@ -107,24 +107,21 @@ impl Decoder {
         })
     }
 
-    /// The remembered fields, if `block` repeats the last block octet for
-    /// octet: decoding it would clone them. A caller that holds a head
-    /// built from them takes the block with
-    /// [`take_repeat`](Self::take_repeat) instead, and clones nothing.
-    pub fn repeat_of(&self, block: &[u8]) -> Option<Remembered<'_>> {
-        let memo = self.memo.as_deref()?;
-        if memo.block[..] != *block {
-            return None;
+    /// If `block` repeats the last block octet for octet and its fields
+    /// are [`remembered`](Self::remembered), takes it as decoded without
+    /// producing them (the table is unchanged by it, and
+    /// [`repeated`](Self::repeated) is true): for a caller that holds a
+    /// head built from those fields, which clones nothing. Says whether it
+    /// did; if not, the block is still to be decoded.
+    pub fn take_repeat(&mut self, block: &[u8]) -> bool {
+        let repeats = self
+            .memo
+            .as_deref()
+            .is_some_and(|memo| memo.fields.is_some() && memo.block[..] == *block);
+        if repeats {
+            self.repeated = true;
         }
-        self.remembered()
-    }
-
-    /// Takes the block that [`repeat_of`](Self::repeat_of) just matched as
-    /// decoded, without producing its fields (the table is unchanged by
-    /// it): [`repeated`](Self::repeated) is true.
-    pub fn take_repeat(&mut self) {
-        debug_assert!(self.remembered().is_some());
-        self.repeated = true;
+        repeats
     }
 
     /// Forgets the last block (an idle connection keeps only its table).
@@ -442,6 +439,33 @@ mod tests {
     fn decode(d: &mut Decoder, block: &'static [u8]) -> Result<Vec<HeaderField>, DecoderError> {
         let mut out = Vec::new();
         d.decode(&Bytes::from_static(block), &mut out).map(|()| out)
+    }
+
+    /// A repeat is taken without decoding only once its fields are
+    /// remembered, and only for the same octets; the table stays as it was
+    /// and the next decode of those octets still gives the same fields.
+    #[test]
+    fn a_repeat_is_taken_only_for_the_remembered_block() {
+        let mut d = Decoder::new(4096);
+        let block = b"\x82\x00\x03x-n\x01v";
+        assert!(!d.take_repeat(block), "nothing remembered yet");
+        decode(&mut d, block).unwrap();
+        assert!(!d.take_repeat(block), "seen once: octets only");
+        decode(&mut d, block).unwrap();
+        let id = d.remembered().expect("remembered").id;
+        assert!(!d.take_repeat(b"\x82"), "other octets");
+        assert!(d.take_repeat(block));
+        assert!(d.repeated());
+        assert_eq!(d.table_size(), 0);
+        assert_eq!(d.remembered().map(|m| m.id), Some(id));
+        let again = decode(&mut d, block).unwrap();
+        assert_eq!(
+            again,
+            vec![
+                HeaderField::new(":method", "GET"),
+                HeaderField::new("x-n", "v")
+            ]
+        );
     }
 
     /// A block that comes again is cloned from the memo, which holds none
