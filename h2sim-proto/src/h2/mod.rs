@@ -837,4 +837,45 @@ mod tests {
         assert!(s.echoes.request(memo).is_some(), "stream 9's head kept");
         assert!(s.echoes.request(memo).is_none(), "no other head kept");
     }
+
+    /// The client's side of the same: a response block that repeats the
+    /// last one, once the fields the last repeat built came back unchanged,
+    /// is answered with those fields and the remembered status.
+    #[test]
+    fn a_repeated_response_block_is_answered_with_the_fields_given_back() {
+        let t0 = Instant::now();
+        let mut s = Session::new(Role::Client, Config::default(), t0);
+        feed(&mut s, t0, &frame(0x4, 0, &[]));
+        // :status 200 (static), `server: s` as a raw literal without
+        // indexing (name index 54): a slice of the input when decoded.
+        let block = [0x88, 0x0f, 0x27, 0x01, b's'];
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            let head = RequestHead::new("GET", "http", "a", "/");
+            let id = s.send_request(head, true).expect("request queued");
+            while s.poll_transmit().is_some() {}
+            let mut headers = frame(0x1, 0x5, &block);
+            headers[5..9].copy_from_slice(&id.value().to_be_bytes());
+            feed(&mut s, t0, &headers);
+            let head = std::iter::from_fn(|| s.poll_event())
+                .find_map(|e| match e {
+                    Event::Response { head, .. } => Some(head),
+                    _ => None,
+                })
+                .expect("a response");
+            assert_eq!(head.status, 200);
+            assert_eq!(head.fields, vec![hpack::HeaderField::new("server", "s")]);
+            seen.push((head.fields.as_ptr(), s.hpack_decoder.repeated()));
+            s.recycle_fields(head.fields);
+        }
+        // As for requests: the third response's fields are kept, handed
+        // out for the fourth, whose come back for the fifth; one is left.
+        let (vectors, repeated): (Vec<_>, Vec<_>) = seen.into_iter().unzip();
+        assert_eq!(repeated, [false, false, true, true, true]);
+        assert_eq!(vectors[3], vectors[2]);
+        assert_eq!(vectors[4], vectors[2]);
+        let memo = s.hpack_decoder.remembered().expect("remembered").id;
+        assert!(s.echoes.response(memo).is_some(), "the fifth's fields kept");
+        assert!(s.echoes.response(memo).is_none(), "no other fields kept");
+    }
 }
