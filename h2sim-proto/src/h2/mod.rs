@@ -738,6 +738,29 @@ mod tests {
         f
     }
 
+    /// A HEADERS frame ending its stream and its block, `block`, on `id`.
+    fn headers(id: u32, block: &[u8]) -> Vec<u8> {
+        let mut f = frame(0x1, 0x5, block);
+        f[5..9].copy_from_slice(&id.to_be_bytes());
+        f
+    }
+
+    /// The first pending event `pick` takes (those before it are dropped).
+    fn first<T>(session: &mut Session, pick: impl FnMut(Event) -> Option<T>) -> Option<T> {
+        std::iter::from_fn(|| session.poll_event()).find_map(pick)
+    }
+
+    /// Five repeats of one block, each given back: the first two decoded
+    /// (the second is when the decoder starts remembering), the last three
+    /// taken as repeats, and the fourth and fifth given the storage (at
+    /// `seen`'s address) the third was given back in.
+    fn handed_out_again(seen: Vec<(usize, bool)>) {
+        let (storage, repeated): (Vec<_>, Vec<_>) = seen.into_iter().unzip();
+        assert_eq!(repeated, [false, false, true, true, true]);
+        assert_eq!(storage[3], storage[2]);
+        assert_eq!(storage[4], storage[2]);
+    }
+
     fn feed(session: &mut Session, now: Instant, bytes: &[u8]) {
         let mut input = BytesMut::from(bytes);
         session.handle_input(now, &mut input);
@@ -811,28 +834,25 @@ mod tests {
         let block = [0x82, 0x86, 0x84, 0x01, 0x01, b'a'];
         let mut seen = Vec::new();
         for id in [1u32, 3, 5, 7, 9] {
-            let mut headers = frame(0x1, 0x5, &block);
-            headers[5..9].copy_from_slice(&id.to_be_bytes());
-            feed(&mut s, t0, &headers);
-            let head = std::iter::from_fn(|| s.poll_event())
-                .find_map(|e| match e {
-                    Event::Request { head, .. } => Some(head),
-                    _ => None,
-                })
-                .expect("a request");
+            feed(&mut s, t0, &headers(id, &block));
+            let head = first(&mut s, |e| match e {
+                Event::Request { head, .. } => Some(head),
+                _ => None,
+            })
+            .expect("a request");
             assert_eq!(head.authority.as_ref(), b"a");
             assert_eq!(head.path.as_ref(), b"/");
-            seen.push((&*head as *const RequestHead, s.hpack_decoder.repeated()));
+            seen.push((
+                &*head as *const RequestHead as usize,
+                s.hpack_decoder.repeated(),
+            ));
             s.recycle_request(head);
         }
         // Stream 3's head holds the input's "a", not the remembered copy:
         // not kept. Stream 5's is the remembered strings' clone: kept, and
         // stream 7 gets it; stream 7's comes back for stream 9, and only
         // stream 9's is left (had 7 and 9 been decoded, all three would).
-        let (boxes, repeated): (Vec<_>, Vec<_>) = seen.into_iter().unzip();
-        assert_eq!(repeated, [false, false, true, true, true]);
-        assert_eq!(boxes[3], boxes[2]);
-        assert_eq!(boxes[4], boxes[2]);
+        handed_out_again(seen);
         let memo = s.hpack_decoder.remembered().expect("remembered").id;
         assert!(s.echoes.request(memo).is_some(), "stream 9's head kept");
         assert!(s.echoes.request(memo).is_none(), "no other head kept");
@@ -854,26 +874,20 @@ mod tests {
             let head = RequestHead::new("GET", "http", "a", "/");
             let id = s.send_request(head, true).expect("request queued");
             while s.poll_transmit().is_some() {}
-            let mut headers = frame(0x1, 0x5, &block);
-            headers[5..9].copy_from_slice(&id.value().to_be_bytes());
-            feed(&mut s, t0, &headers);
-            let head = std::iter::from_fn(|| s.poll_event())
-                .find_map(|e| match e {
-                    Event::Response { head, .. } => Some(head),
-                    _ => None,
-                })
-                .expect("a response");
+            feed(&mut s, t0, &headers(id.value(), &block));
+            let head = first(&mut s, |e| match e {
+                Event::Response { head, .. } => Some(head),
+                _ => None,
+            })
+            .expect("a response");
             assert_eq!(head.status, 200);
             assert_eq!(head.fields, vec![hpack::HeaderField::new("server", "s")]);
-            seen.push((head.fields.as_ptr(), s.hpack_decoder.repeated()));
+            seen.push((head.fields.as_ptr() as usize, s.hpack_decoder.repeated()));
             s.recycle_fields(head.fields);
         }
         // As for requests: the third response's fields are kept, handed
         // out for the fourth, whose come back for the fifth; one is left.
-        let (vectors, repeated): (Vec<_>, Vec<_>) = seen.into_iter().unzip();
-        assert_eq!(repeated, [false, false, true, true, true]);
-        assert_eq!(vectors[3], vectors[2]);
-        assert_eq!(vectors[4], vectors[2]);
+        handed_out_again(seen);
         let memo = s.hpack_decoder.remembered().expect("remembered").id;
         assert!(s.echoes.response(memo).is_some(), "the fifth's fields kept");
         assert!(s.echoes.response(memo).is_none(), "no other fields kept");
