@@ -223,20 +223,12 @@ impl Decoder {
         let memo = self.memo.get_or_insert_with(Box::default);
         if memo.block[..] == block[..] {
             self.memo_id += 1;
-            let inside = block.as_ptr_range();
-            let own = |b: &Bytes| {
-                if inside.contains(&b.as_ptr()) {
-                    Bytes::copy_from_slice(b)
-                } else {
-                    b.clone()
-                }
-            };
             memo.fields = Some(
                 fields
                     .iter()
                     .map(|f| HeaderField {
-                        name: own(&f.name),
-                        value: own(&f.value),
+                        name: owned(&f.name, block),
+                        value: owned(&f.value, block),
                         sensitive: f.sensitive,
                     })
                     .collect(),
@@ -306,8 +298,8 @@ impl Decoder {
                 // §6.2.1 literal with incremental indexing.
                 let (name, value) = self.read_literal(block, &mut pos, 6)?;
                 let entry = Entry {
-                    name: name.clone(),
-                    value: value.clone(),
+                    name: owned(&name, block),
+                    value: owned(&value, block),
                 };
                 self.table.insert(entry, |_, _| {});
                 table_kept = false;
@@ -406,6 +398,19 @@ fn read_int(block: &[u8], pos: &mut usize, prefix_bits: u8) -> Result<usize, Dec
     })
 }
 
+/// `string` as something kept beyond `block`: a copy if it is a slice of
+/// the block. A block is a slice of the connection's input buffer, so a
+/// table entry or a memo that shared it would keep that whole buffer (tens
+/// of KiB) alive for as long as it lives: a peer could pin a buffer per
+/// table entry with a few dozen octets each.
+fn owned(string: &Bytes, block: &Bytes) -> Bytes {
+    if block.as_ptr_range().contains(&string.as_ptr()) {
+        Bytes::copy_from_slice(string)
+    } else {
+        string.clone()
+    }
+}
+
 /// Reads a §5.2 string literal: a slice of `block` when sent raw, a fresh
 /// buffer when Huffman-coded.
 fn read_string(block: &Bytes, pos: &mut usize) -> Result<Bytes, DecoderError> {
@@ -439,6 +444,31 @@ mod tests {
     fn decode(d: &mut Decoder, block: &'static [u8]) -> Result<Vec<HeaderField>, DecoderError> {
         let mut out = Vec::new();
         d.decode(&Bytes::from_static(block), &mut out).map(|()| out)
+    }
+
+    /// A table entry outlives its block, which is a slice of the
+    /// connection's input buffer: it keeps a copy of the raw literals it
+    /// came in (§6.2.1), so the buffer is freed once the fields handed out
+    /// are dropped. Fields handed out may still borrow the block.
+    #[test]
+    fn table_entries_do_not_keep_the_block() {
+        let mut d = Decoder::new(4096);
+        // §6.2.1 with a new name: 0x40, then "x-name" and "value" raw.
+        let block = Bytes::from_static(b"\x40\x06x-name\x05value");
+        let mut out = Vec::new();
+        d.decode(&block, &mut out).unwrap();
+        assert_eq!(out, vec![HeaderField::new("x-name", "value")]);
+        let inside = block.as_ptr_range();
+        let entries: Vec<_> = d.table_entries().collect();
+        assert_eq!(entries.len(), 1);
+        let (name, value) = entries[0];
+        assert_eq!((&name[..], &value[..]), (&b"x-name"[..], &b"value"[..]));
+        assert!(!inside.contains(&name.as_ptr()), "name shares the block");
+        assert!(!inside.contains(&value.as_ptr()), "value shares the block");
+        assert!(
+            inside.contains(&out[0].value.as_ptr()),
+            "handed out as a slice"
+        );
     }
 
     /// A repeat is taken without decoding only once its fields are
