@@ -15,7 +15,8 @@
 //! the same address, which the head's clone keeps alive, so no other
 //! string can be there), in its place. A head the application changed, or
 //! built from strings of its own, goes to the spares as before. Remembered
-//! strings own their octets, so a kept head pins no input buffer.
+//! strings hold none of the block's octets, so a kept head pins no input
+//! buffer.
 
 use bytes::Bytes;
 

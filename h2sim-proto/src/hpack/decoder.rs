@@ -1,6 +1,6 @@
 //! The HPACK decoder (RFC 7541 §3, §6): header block → header list.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::error::DecoderError;
 use super::field::HeaderField;
@@ -38,11 +38,12 @@ pub struct Decoder {
     max_header_list_size: usize,
     /// The last block, made in a box when first needed (see [`Memo`]).
     memo: Option<Box<Memo>>,
-    /// The last block decoded came from the memo.
-    repeated: bool,
     /// Counts the memo's field lists: each new one gets the next number
     /// (see [`Remembered::id`]).
     memo_id: u64,
+    /// The chunk Huffman-coded strings are decoded into, made when first
+    /// needed (see `huffman::decode`).
+    strings: Option<Box<BytesMut>>,
 }
 
 /// The fields the decoder remembers of the last block, once it came twice
@@ -53,7 +54,8 @@ pub struct Remembered<'a> {
     /// another id, so a head checked against one id is known to be built
     /// of that list's strings.
     pub id: u64,
-    /// What the block decodes to; their strings own their octets.
+    /// What the block decodes to; their strings hold none of the block's
+    /// octets (a Huffman-coded one shares a small chunk of decoded strings).
     pub fields: &'a [HeaderField],
 }
 
@@ -70,6 +72,8 @@ struct Memo {
     /// The fields of `block`, holding none of its octets (a raw literal is
     /// copied), so the memo never keeps a connection's input buffer alive.
     fields: Option<Vec<HeaderField>>,
+    /// The last block decoded came from here.
+    repeated: bool,
 }
 
 impl Decoder {
@@ -83,8 +87,8 @@ impl Decoder {
             required_update: None,
             max_header_list_size: DEFAULT_MAX_HEADER_LIST_SIZE,
             memo: None,
-            repeated: false,
             memo_id: 0,
+            strings: None,
         }
     }
 
@@ -92,7 +96,7 @@ impl Decoder {
     /// octet, with the table unchanged: its fields are that block's, so
     /// whatever the caller checked of them holds again.
     pub fn repeated(&self) -> bool {
-        self.repeated
+        self.memo.as_ref().is_some_and(|memo| memo.repeated)
     }
 
     /// The fields remembered of the last block, if it came twice in a row
@@ -114,19 +118,19 @@ impl Decoder {
     /// head built from those fields, which clones nothing. Says whether it
     /// did; if not, the block is still to be decoded.
     pub fn take_repeat(&mut self, block: &[u8]) -> bool {
-        let repeats = self
-            .memo
-            .as_deref()
-            .is_some_and(|memo| memo.fields.is_some() && memo.block[..] == *block);
-        if repeats {
-            self.repeated = true;
-        }
+        let Some(memo) = self.memo.as_deref_mut() else {
+            return false;
+        };
+        let repeats = memo.fields.is_some() && memo.block[..] == *block;
+        memo.repeated |= repeats;
         repeats
     }
 
-    /// Forgets the last block (an idle connection keeps only its table).
+    /// Forgets the last block and lets go of the chunk strings are decoded
+    /// into (an idle connection keeps only its table).
     pub fn trim(&mut self) {
         self.memo = None;
+        self.strings = None;
     }
 
     /// Takes a new advertised SETTINGS_HEADER_TABLE_SIZE into force; call it
@@ -191,15 +195,13 @@ impl Decoder {
         block: &Bytes,
         out: &mut Vec<HeaderField>,
     ) -> Result<(), DecoderError> {
-        if let Some(memo) = self.memo.as_deref()
-            && let Some(fields) = &memo.fields
-            && memo.block[..] == block[..]
-        {
-            out.extend(fields.iter().cloned());
-            self.repeated = true;
-            return Ok(());
+        if let Some(memo) = self.memo.as_deref_mut() {
+            memo.repeated = memo.fields.is_some() && memo.block[..] == block[..];
+            if let Some(fields) = memo.fields.as_ref().filter(|_| memo.repeated) {
+                out.extend(fields.iter().cloned());
+                return Ok(());
+            }
         }
-        self.repeated = false;
         let start = out.len();
         match self.decode_block(block, out) {
             Ok(table_kept) => {
@@ -295,11 +297,24 @@ impl Decoder {
                     sensitive: false,
                 }
             } else if first & 0b0100_0000 != 0 {
-                // §6.2.1 literal with incremental indexing.
-                let (name, value) = self.read_literal(block, &mut pos, 6)?;
+                // §6.2.1 literal with incremental indexing. The entry
+                // outlives the block and what was decoded with it: it keeps
+                // copies of the literal strings, so that it holds neither
+                // the input buffer the block is a slice of nor a chunk of
+                // decoded strings (a peer could otherwise pin one per entry
+                // with a few dozen octets each).
+                let Literal {
+                    name,
+                    value,
+                    new_name,
+                } = self.read_literal(block, &mut pos, 6)?;
                 let entry = Entry {
-                    name: owned(&name, block),
-                    value: owned(&value, block),
+                    name: if new_name {
+                        Bytes::copy_from_slice(&name)
+                    } else {
+                        name.clone()
+                    },
+                    value: Bytes::copy_from_slice(&value),
                 };
                 self.table.insert(entry, |_, _| {});
                 table_kept = false;
@@ -311,7 +326,7 @@ impl Decoder {
             } else {
                 // §6.2.2 literal without indexing (0000) or §6.2.3 never
                 // indexed (0001).
-                let (name, value) = self.read_literal(block, &mut pos, 4)?;
+                let Literal { name, value, .. } = self.read_literal(block, &mut pos, 4)?;
                 HeaderField {
                     name,
                     value,
@@ -345,20 +360,58 @@ impl Decoder {
     /// Reads the name index (with a `prefix_bits` prefix) or literal name,
     /// then the value, of a §6.2 literal representation.
     fn read_literal(
-        &self,
+        &mut self,
         block: &Bytes,
         pos: &mut usize,
         prefix_bits: u8,
-    ) -> Result<(Bytes, Bytes), DecoderError> {
+    ) -> Result<Literal, DecoderError> {
         let index = read_int(block, pos, prefix_bits)?;
-        let name = if index == 0 {
-            read_string(block, pos)?
+        let new_name = index == 0;
+        let name = if new_name {
+            self.read_string(block, pos)?
         } else {
             self.lookup(index)?.0
         };
-        let value = read_string(block, pos)?;
-        Ok((name, value))
+        let value = self.read_string(block, pos)?;
+        Ok(Literal {
+            name,
+            value,
+            new_name,
+        })
     }
+
+    /// Reads a §5.2 string literal: a slice of `block` when sent raw, cut
+    /// from the decoder's chunk of strings when Huffman-coded.
+    fn read_string(&mut self, block: &Bytes, pos: &mut usize) -> Result<Bytes, DecoderError> {
+        let offset = *pos;
+        let huffman = block.get(offset).is_some_and(|b| b & 0x80 != 0);
+        let len = read_int(block, pos, 7)?;
+        let start = *pos;
+        let end = start.saturating_add(len);
+        let Some(octets) = block.get(start..end) else {
+            return Err(DecoderError::TruncatedString {
+                offset,
+                len,
+                available: block.len().saturating_sub(start),
+            });
+        };
+        *pos = end;
+        if huffman {
+            let chunk = self.strings.get_or_insert_with(Box::default);
+            huffman::decode(octets, chunk)
+                .map_err(|error| DecoderError::InvalidHuffman { offset, error })
+        } else {
+            Ok(block.slice(start..end))
+        }
+    }
+}
+
+/// A §6.2 literal representation's name and value; the name is a literal
+/// string too when `new_name`, else it was taken from a table.
+struct Literal {
+    name: Bytes,
+    value: Bytes,
+    new_name: bool,
 }
 
 /// Running §4.1 size of the header list being decoded.
@@ -398,40 +451,14 @@ fn read_int(block: &[u8], pos: &mut usize, prefix_bits: u8) -> Result<usize, Dec
     })
 }
 
-/// `string` as something kept beyond `block`: a copy if it is a slice of
-/// the block. A block is a slice of the connection's input buffer, so a
-/// table entry or a memo that shared it would keep that whole buffer (tens
-/// of KiB) alive for as long as it lives: a peer could pin a buffer per
-/// table entry with a few dozen octets each.
+/// `string` as the memo keeps it beyond `block`: a copy if it is a slice
+/// of the block, which is a slice of the connection's input buffer (tens
+/// of KiB) that the memo would otherwise keep alive.
 fn owned(string: &Bytes, block: &Bytes) -> Bytes {
     if block.as_ptr_range().contains(&string.as_ptr()) {
         Bytes::copy_from_slice(string)
     } else {
         string.clone()
-    }
-}
-
-/// Reads a §5.2 string literal: a slice of `block` when sent raw, a fresh
-/// buffer when Huffman-coded.
-fn read_string(block: &Bytes, pos: &mut usize) -> Result<Bytes, DecoderError> {
-    let offset = *pos;
-    let huffman = block.get(offset).is_some_and(|b| b & 0x80 != 0);
-    let len = read_int(block, pos, 7)?;
-    let start = *pos;
-    let end = start.saturating_add(len);
-    let Some(octets) = block.get(start..end) else {
-        return Err(DecoderError::TruncatedString {
-            offset,
-            len,
-            available: block.len().saturating_sub(start),
-        });
-    };
-    *pos = end;
-    if huffman {
-        huffman::decode_bytes(octets)
-            .map_err(|error| DecoderError::InvalidHuffman { offset, error })
-    } else {
-        Ok(block.slice(start..end))
     }
 }
 
@@ -447,27 +474,46 @@ mod tests {
     }
 
     /// A table entry outlives its block, which is a slice of the
-    /// connection's input buffer: it keeps a copy of the raw literals it
-    /// came in (§6.2.1), so the buffer is freed once the fields handed out
-    /// are dropped. Fields handed out may still borrow the block.
+    /// connection's input buffer, and the chunk Huffman-coded strings are
+    /// decoded into: it keeps copies of the literals it came in (§6.2.1),
+    /// so the buffer and the chunk are freed once the fields handed out
+    /// (which may still share them) are dropped.
     #[test]
-    fn table_entries_do_not_keep_the_block() {
+    fn table_entries_keep_neither_the_block_nor_decoded_strings() {
         let mut d = Decoder::new(4096);
-        // §6.2.1 with a new name: 0x40, then "x-name" and "value" raw.
-        let block = Bytes::from_static(b"\x40\x06x-name\x05value");
+        // §6.2.1 with a new name: "x-name: value" raw, then RFC 7541 C.4.3's
+        // "custom-key: custom-value" Huffman-coded.
+        let mut block = b"\x40\x06x-name\x05value\x40\x88".to_vec();
+        block.extend_from_slice(&[0x25, 0xa8, 0x49, 0xe9, 0x5b, 0xa9, 0x7d, 0x7f, 0x89]);
+        block.extend_from_slice(&[0x25, 0xa8, 0x49, 0xe9, 0x5b, 0xb8, 0xe8, 0xb4, 0xbf]);
+        let block = Bytes::from(block);
         let mut out = Vec::new();
         d.decode(&block, &mut out).unwrap();
-        assert_eq!(out, vec![HeaderField::new("x-name", "value")]);
+        assert_eq!(
+            out,
+            vec![
+                HeaderField::new("x-name", "value"),
+                HeaderField::new("custom-key", "custom-value")
+            ]
+        );
         let inside = block.as_ptr_range();
-        let entries: Vec<_> = d.table_entries().collect();
-        assert_eq!(entries.len(), 1);
-        let (name, value) = entries[0];
-        assert_eq!((&name[..], &value[..]), (&b"x-name"[..], &b"value"[..]));
-        assert!(!inside.contains(&name.as_ptr()), "name shares the block");
-        assert!(!inside.contains(&value.as_ptr()), "value shares the block");
         assert!(
             inside.contains(&out[0].value.as_ptr()),
             "handed out as a slice"
+        );
+        let entries: Vec<_> = d.table_entries().collect();
+        assert_eq!(entries.len(), 2);
+        let (name, value) = entries[1];
+        assert_eq!((&name[..], &value[..]), (&b"x-name"[..], &b"value"[..]));
+        assert!(!inside.contains(&name.as_ptr()), "name shares the block");
+        assert!(!inside.contains(&value.as_ptr()), "value shares the block");
+        let (name, value) = entries[0];
+        assert_eq!(&value[..], b"custom-value");
+        assert_ne!(name.as_ptr(), out[1].name.as_ptr(), "name shares the chunk");
+        assert_ne!(
+            value.as_ptr(),
+            out[1].value.as_ptr(),
+            "value shares the chunk"
         );
     }
 

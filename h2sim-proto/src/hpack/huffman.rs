@@ -215,38 +215,30 @@ impl std::fmt::Display for HuffmanError {
 
 impl std::error::Error for HuffmanError {}
 
-/// Decodes a Huffman-coded string.
-pub(crate) fn decode(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
-    let mut out = vec![0; room_for(input)];
-    let len = decode_into(input, &mut out)?;
-    out.truncate(len);
-    Ok(out)
-}
+/// Decoded strings are cut from chunks of this size: a request's unique
+/// `:path` costs a share of one allocation, not an allocation and a free
+/// of its own, and a string held for long keeps at most a chunk alive.
+const CHUNK: usize = 1024;
 
-/// Decoded strings up to these lengths are decoded on the stack: most
-/// header values in the smaller buffer, whose zeroing costs a few stores
-/// rather than a `memset` call.
-const STACK_SHORT: usize = 64;
-const STACK_LONG: usize = 257;
-
-/// Decodes a Huffman-coded string into `Bytes` of exactly its length. A
-/// short one (a header value, nearly always) is decoded on the stack and
-/// copied once: one allocation, where a vector with spare capacity would
-/// cost a second for the shared header `Bytes` puts in front of it.
-pub(crate) fn decode_bytes(input: &[u8]) -> Result<Bytes, HuffmanError> {
-    match room_for(input) {
-        room if room <= STACK_SHORT => decode_on_stack::<STACK_SHORT>(input),
-        room if room <= STACK_LONG => decode_on_stack::<STACK_LONG>(input),
-        _ => decode(input).map(Bytes::from),
+/// Decodes a Huffman-coded string into `Bytes` cut from `chunk` (empty,
+/// and left empty: what it decodes is split off), which is replaced when
+/// too little room is left in it.
+pub(crate) fn decode(input: &[u8], chunk: &mut BytesMut) -> Result<Bytes, HuffmanError> {
+    let room = room_for(input);
+    if chunk.capacity() < room {
+        *chunk = BytesMut::with_capacity(room.max(CHUNK));
     }
-}
-
-/// [`decode_bytes`] through a buffer of `N` bytes, at least
-/// [`room_for`]`(input)`.
-fn decode_on_stack<const N: usize>(input: &[u8]) -> Result<Bytes, HuffmanError> {
-    let mut buf = [0u8; N];
-    let len = decode_into(input, &mut buf)?;
-    Ok(Bytes::copy_from_slice(&buf[..len]))
+    chunk.resize(room, 0);
+    match decode_into(input, chunk) {
+        Ok(len) => {
+            chunk.truncate(len);
+            Ok(chunk.split().freeze())
+        }
+        Err(e) => {
+            chunk.clear();
+            Err(e)
+        }
+    }
 }
 
 /// The room [`decode_into`] needs for `input`: one more than the most
@@ -394,46 +386,47 @@ mod tests {
                 .collect();
             assert_eq!(encode_vec(plain), coded);
             assert_eq!(encoded_len(plain), coded.len());
-            assert_eq!(decode(&coded).unwrap(), plain);
+            assert_eq!(decode_vec(&coded).unwrap(), plain);
         }
     }
 
+    /// Strings decoded one after another into one chunk each get their
+    /// own bytes, whether they fit in what is left of the chunk or need a
+    /// new one (a string longer than a chunk gets one of its size); a
+    /// failed decode leaves the chunk empty for the next.
     #[test]
-    fn short_and_long_strings_decode_to_the_same_bytes() {
-        // Every length up to past the larger stack buffer: both sides of
-        // both bounds, and the bounds themselves.
-        let mut rooms = Vec::new();
-        for len in 0..400 {
+    fn strings_cut_from_chunks_keep_their_bytes() {
+        let mut chunk = BytesMut::new();
+        let mut decoded = Vec::new();
+        for len in (0..1400).step_by(7) {
             let text: Vec<u8> = (0..len).map(|i| b"a0/-%Zz"[i % 7]).collect();
             let coded = encode_vec(&text);
-            assert_eq!(decode_bytes(&coded).unwrap(), text, "{len} bytes");
-            rooms.push(room_for(&coded));
+            decoded.push((text, decode(&coded, &mut chunk).unwrap()));
+            assert!(chunk.is_empty());
+            assert_eq!(
+                decode(&[0xff, 0xff, 0xff, 0xff], &mut chunk),
+                Err(HuffmanError::EosInString)
+            );
+            assert!(chunk.is_empty());
         }
-        // A coded byte adds one or two to the room: each bound is met or
-        // passed by one on either side.
-        for bound in [STACK_SHORT, STACK_LONG] {
-            assert!(rooms.contains(&bound) || rooms.contains(&(bound - 1)));
-            assert!(rooms.contains(&(bound + 1)) || rooms.contains(&(bound + 2)));
+        for (text, bytes) in decoded {
+            assert_eq!(bytes, text, "{} bytes", text.len());
         }
-        assert_eq!(
-            decode_bytes(&[0xff, 0xff, 0xff, 0xff]),
-            Err(HuffmanError::EosInString)
-        );
     }
 
     #[test]
     fn every_symbol_round_trips() {
         let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(decode(&encode_vec(&all)).unwrap(), all);
+        assert_eq!(decode_vec(&encode_vec(&all)).unwrap(), all);
     }
 
     #[test]
     fn rejects_eos() {
         // EOS (30 ones) right at the start, padded with two more ones.
-        assert_eq!(decode(&[0xff; 4]), Err(HuffmanError::EosInString));
+        assert_eq!(decode_vec(&[0xff; 4]), Err(HuffmanError::EosInString));
         // 'a' (00011) then EOS.
         assert_eq!(
-            decode(&[0x1f, 0xff, 0xff, 0xff, 0xff]),
+            decode_vec(&[0x1f, 0xff, 0xff, 0xff, 0xff]),
             Err(HuffmanError::EosInString)
         );
     }
@@ -441,21 +434,25 @@ mod tests {
     #[test]
     fn rejects_bad_padding() {
         // A whole byte of ones is 8 bits of padding.
-        assert_eq!(decode(&[0xff]), Err(HuffmanError::PaddingTooLong));
+        assert_eq!(decode_vec(&[0xff]), Err(HuffmanError::PaddingTooLong));
         // 'a' (00011) + 111 padding is fine; one extra 0xff byte is not.
-        assert_eq!(decode(&[0x1f]).unwrap(), b"a");
-        assert_eq!(decode(&[0x1f, 0xff]), Err(HuffmanError::PaddingTooLong));
+        assert_eq!(decode_vec(&[0x1f]).unwrap(), b"a");
+        assert_eq!(decode_vec(&[0x1f, 0xff]), Err(HuffmanError::PaddingTooLong));
         // 'a' followed by 000 padding.
-        assert_eq!(decode(&[0x18]), Err(HuffmanError::PaddingNotEos));
+        assert_eq!(decode_vec(&[0x18]), Err(HuffmanError::PaddingNotEos));
         // 'a' followed by 110 padding.
-        assert_eq!(decode(&[0x1e]), Err(HuffmanError::PaddingNotEos));
-        assert_eq!(decode(&[]).unwrap(), b"");
+        assert_eq!(decode_vec(&[0x1e]), Err(HuffmanError::PaddingNotEos));
+        assert_eq!(decode_vec(&[]).unwrap(), b"");
+    }
+
+    fn decode_vec(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
+        decode(input, &mut BytesMut::new()).map(|b| b.to_vec())
     }
 
     proptest! {
         #[test]
         fn arbitrary_input_never_panics(input in proptest::collection::vec(any::<u8>(), 0..64)) {
-            if let Ok(decoded) = decode(&input) {
+            if let Ok(decoded) = decode_vec(&input) {
                 // Whatever decodes must re-encode to the same bytes: the
                 // padding rules leave exactly one valid coding per string.
                 prop_assert_eq!(encode_vec(&decoded), input);
@@ -466,7 +463,7 @@ mod tests {
         fn round_trip(input in proptest::collection::vec(any::<u8>(), 0..256)) {
             let coded = encode_vec(&input);
             prop_assert_eq!(coded.len(), encoded_len(&input));
-            prop_assert_eq!(decode(&coded).unwrap(), input);
+            prop_assert_eq!(decode_vec(&coded).unwrap(), input);
         }
     }
 }
