@@ -262,3 +262,61 @@ fn a_steady_http1_load_allocates_no_head_storage_per_exchange() {
         "{per_exchange:.2} allocations per exchange"
     );
 }
+
+/// Requests that each add a table entry (RFC 7541 §6.2.1) and pins that
+/// this many separate read buffers would hold.
+const PINNING_REQUESTS: u32 = 100;
+/// The size of a read buffer a host hands the core.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// A peer cannot make a connection hold on to its input: every request
+/// below adds a raw literal to the HPACK table and comes in a read buffer
+/// of its own, as reads do once the previous buffer is used up. With the
+/// requests answered and their heads given back, what the connection
+/// still holds is its table's entries, not a buffer per entry (which would
+/// be 100 × 64 KiB here, and about 4 MiB per connection over a socket).
+#[test]
+fn table_entries_do_not_keep_read_buffers() {
+    let _alone = alone();
+    let now = Instant::now();
+    let mut conn = Connection::server(Arc::new(Config::default()), now);
+    conn.handle_input(now, &mut BytesMut::from(H2_CLIENT));
+    drain(&mut conn, now);
+    while conn.poll_event().is_some() {}
+    conn.trim();
+    let before = LIVE.load(Ordering::Relaxed);
+    for i in 0..PINNING_REQUESTS {
+        // GET http / with :authority "a", then "x-pin-<i>: v" indexed.
+        let name = format!("x-pin-{i}");
+        let mut block = b"\x82\x86\x84\x41\x01a\x40".to_vec();
+        block.push(u8::try_from(name.len()).unwrap());
+        block.extend_from_slice(name.as_bytes());
+        block.extend_from_slice(b"\x01v");
+        let mut read = BytesMut::with_capacity(READ_BUFFER);
+        read.extend_from_slice(&u32::try_from(block.len()).unwrap().to_be_bytes()[1..]);
+        // HEADERS, END_STREAM | END_HEADERS, stream 2i+1.
+        read.extend_from_slice(&[0x1, 0x5]);
+        read.extend_from_slice(&(2 * i + 1).to_be_bytes());
+        read.extend_from_slice(&block);
+        conn.handle_input(now, &mut read);
+        assert!(read.is_empty());
+        drop(read);
+        while let Some(event) = conn.poll_event() {
+            if let Event::Request { stream, head, .. } = event {
+                assert_eq!(head.fields, [HeaderField::new(name.clone(), "v")]);
+                conn.recycle_request(head);
+                conn.send_response(stream, ResponseHead::new(204), true)
+                    .unwrap();
+            }
+        }
+        drain(&mut conn, now);
+    }
+    conn.trim();
+    let held = LIVE.load(Ordering::Relaxed) - before;
+    eprintln!("held after {PINNING_REQUESTS} indexed requests: {held} B");
+    assert!(
+        held < READ_BUFFER as isize,
+        "{held} B held: the table keeps read buffers"
+    );
+    drop(conn);
+}
