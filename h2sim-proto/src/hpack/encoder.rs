@@ -211,8 +211,13 @@ impl Encoder {
         if never_index {
             // §6.2.3 literal never indexed.
             self.encode_literal(field, name_index, 4, 0b0001_0000, dst);
-            true
-        } else if self.should_index(field) {
+            return true;
+        }
+        let unique = match self.policy {
+            IndexingPolicy::Selective => unique_slot(field.name),
+            IndexingPolicy::All => None,
+        };
+        if self.should_index(field, unique) {
             // §6.2.1 literal with incremental indexing.
             self.encode_literal(field, name_index, 6, 0b0100_0000, dst);
             self.index.insert(field.name.clone(), field.value.clone());
@@ -220,26 +225,29 @@ impl Encoder {
         } else {
             // §6.2.2 literal without indexing.
             self.encode_literal(field, name_index, 4, 0, dst);
-            self.policy != IndexingPolicy::Selective || unique_slot(field.name).is_none()
+            unique.is_none()
         }
     }
 
-    fn should_index(&mut self, field: FieldRef<'_>) -> bool {
+    /// Whether `field` goes into the table; `unique` is its name's slot in
+    /// [`UNIQUE`] under the [`Selective`](IndexingPolicy::Selective)
+    /// policy.
+    fn should_index(&mut self, field: FieldRef<'_>, unique: Option<usize>) -> bool {
         let size = field.size();
         let capacity = self.table_capacity();
         match self.policy {
             IndexingPolicy::All => size <= capacity,
-            IndexingPolicy::Selective => size <= capacity / 4 * 3 && self.worth_an_entry(field),
+            IndexingPolicy::Selective => {
+                size <= capacity / 4 * 3 && unique.is_none_or(|slot| self.repeats(slot, field))
+            }
         }
     }
 
-    /// A field of a usually-unique name is worth a table entry once its
-    /// value comes twice in a row: a client's requests of one body size
-    /// repeat their content-length, a poll repeats its path.
-    fn worth_an_entry(&mut self, field: FieldRef<'_>) -> bool {
-        let Some(slot) = unique_slot(field.name) else {
-            return true;
-        };
+    /// A field of a usually-unique name (in `slot` of [`UNIQUE`]) is worth
+    /// a table entry once its value comes twice in a row: a client's
+    /// requests of one body size repeat their content-length, a poll
+    /// repeats its path.
+    fn repeats(&mut self, slot: usize, field: FieldRef<'_>) -> bool {
         let last = &mut self.last_unique.get_or_insert_with(Box::default)[slot];
         let repeated = !field.value.is_empty() && last.as_slice() == field.value;
         last.clear();
