@@ -8,12 +8,13 @@
 //! which keeps the hand-typed data to one small array that is easy to check
 //! against the RFC.
 //!
-//! Decoding is table-driven: a state machine that consumes four bits at a
-//! time. Its states are the 256 internal nodes of the code tree; for every
-//! state and nibble, [`DECODE_TABLE`] says which state follows, whether a
-//! symbol was completed on the way (at most one can be, since no code is
-//! shorter than five bits), and whether EOS was hit. Two table lookups per
-//! input byte, no bit-by-bit tree walking.
+//! Decoding reads twelve bits at a time through [`FAST`]: for each
+//! twelve-bit value, the one or two symbols whose codes it starts with and
+//! the bits they take. A request path's characters have codes of five to
+//! seven bits, so most lookups decode two. Longer codes (rare: control
+//! bytes, most punctuation outside URLs, non-ASCII) and the string's end
+//! are decoded one symbol at a time from the code's canonical form
+//! ([`Canonical`]).
 
 use bytes::{Bytes, BytesMut};
 
@@ -107,89 +108,130 @@ const fn build_tree() -> Tree {
     tree
 }
 
-/// A step of the decoding automaton: the state reached after consuming one
-/// nibble, and what happened on the way. Four bytes, not three: an entry's
-/// address is then a shift of state and nibble, not a multiplication.
+/// Bits [`FAST`] is indexed by.
+const FAST_BITS: u32 = 12;
+
+/// What the next [`FAST_BITS`] bits start with: `count` symbols (0, 1 or
+/// 2; 0 when the first code is longer than [`FAST_BITS`]), which take
+/// `bits` of them. A second symbol's slot holds 0 when there is none.
 #[derive(Clone, Copy)]
 #[repr(align(4))]
-struct Transition {
-    next: u8,
-    symbol: u8,
-    flags: u8,
+struct Fast {
+    symbols: [u8; 2],
+    count: u8,
+    bits: u8,
 }
 
-/// `symbol` was completed during this nibble and must be emitted.
-const EMIT: u8 = 1;
-/// EOS was completed during this nibble: the string is invalid (§5.2).
-const FAIL: u8 = 2;
-/// `next` is a valid place for the string to end: the bits since the last
-/// symbol are a prefix of EOS (all ones) at most 7 bits long (§5.2).
-const ACCEPT: u8 = 4;
-/// `next` lies on the all-ones path, whatever its depth; tells "padding
-/// too long" apart from "padding not EOS" when the string ends badly.
-const ONES: u8 = 8;
+static FAST: [Fast; 1 << FAST_BITS] = build_fast();
 
-type DecodeTable = [[Transition; 16]; STATES];
-
-static DECODE_TABLE: DecodeTable = build_decode_table();
-
-const fn build_decode_table() -> DecodeTable {
-    let tree = build_tree();
-
-    // Flags describing each state as a place to stop: walk the all-ones
-    // path from the root.
-    let mut state_flags = [0u8; STATES];
+/// Walks `tree` from the root along the bits of `value` (`len` bits, most
+/// significant first, from bit `from` on): the symbol of the first code
+/// they complete and its length, or `None` if they complete none (EOS
+/// counts as none: it never goes in [`FAST`]).
+const fn first_code(tree: &Tree, value: usize, from: u32, len: u32) -> Option<(u8, u8)> {
     let mut node = 0usize;
-    let mut depth = 0;
-    loop {
-        state_flags[node] = if depth <= 7 { ONES | ACCEPT } else { ONES };
-        let child = tree[node][1];
+    let mut bit = from;
+    while bit < len {
+        let branch = (value >> (len - 1 - bit)) & 1;
+        let child = tree[node][branch];
         if child & LEAF != 0 {
-            break; // EOS: the all-ones path ends in it
+            let symbol = (child & !LEAF) as usize;
+            if symbol == EOS {
+                return None;
+            }
+            return Some((symbol as u8, (bit - from + 1) as u8));
         }
         node = child as usize;
-        depth += 1;
+        bit += 1;
     }
+    None
+}
 
-    let mut table: DecodeTable = [[Transition {
-        next: 0,
-        symbol: 0,
-        flags: 0,
-    }; 16]; STATES];
-    let mut state = 0;
-    while state < STATES {
-        let mut nibble = 0;
-        while nibble < 16 {
-            let mut node = state;
-            let mut symbol = 0u8;
-            let mut flags = 0u8;
-            let mut bit = 4;
-            while bit > 0 {
-                bit -= 1;
-                let child = tree[node][(nibble >> bit) & 1];
-                if child & LEAF != 0 {
-                    let sym = (child & !LEAF) as usize;
-                    if sym == EOS {
-                        flags |= FAIL;
-                    } else {
-                        symbol = sym as u8;
-                        flags |= EMIT;
-                    }
-                    node = 0;
-                } else {
-                    node = child as usize;
-                }
-            }
-            table[state][nibble] = Transition {
-                next: node as u8,
-                symbol,
-                flags: flags | state_flags[node],
+const fn build_fast() -> [Fast; 1 << FAST_BITS] {
+    let tree = build_tree();
+    let mut table = [Fast {
+        symbols: [0; 2],
+        count: 0,
+        bits: 0,
+    }; 1 << FAST_BITS];
+    let mut value = 0;
+    while value < 1 << FAST_BITS {
+        if let Some((first, len)) = first_code(&tree, value, 0, FAST_BITS) {
+            table[value] = match first_code(&tree, value, len as u32, FAST_BITS) {
+                Some((second, len2)) => Fast {
+                    symbols: [first, second],
+                    count: 2,
+                    bits: len + len2,
+                },
+                None => Fast {
+                    symbols: [first, 0],
+                    count: 1,
+                    bits: len,
+                },
             };
-            nibble += 1;
         }
-        state += 1;
+        value += 1;
     }
     table
+}
+
+/// The code in canonical form, for codes [`FAST`] does not hold: codes of
+/// length `n` are the numbers `first[n] .. first[n] + count[n]`, and stand
+/// for the symbols `sorted[offset[n] ..]`, in order.
+struct Canonical {
+    first: [u32; MAX_CODE_LEN as usize + 1],
+    count: [u32; MAX_CODE_LEN as usize + 1],
+    offset: [u16; MAX_CODE_LEN as usize + 1],
+    /// Symbols by code length, then by value.
+    sorted: [u16; 257],
+}
+
+static CANONICAL: Canonical = build_canonical();
+
+const fn build_canonical() -> Canonical {
+    let mut c = Canonical {
+        first: [0; MAX_CODE_LEN as usize + 1],
+        count: [0; MAX_CODE_LEN as usize + 1],
+        offset: [0; MAX_CODE_LEN as usize + 1],
+        sorted: [0; 257],
+    };
+    let mut placed = 0;
+    let mut len = 1;
+    while len <= MAX_CODE_LEN as usize {
+        c.offset[len] = placed as u16;
+        let mut sym = 0;
+        while sym < 257 {
+            if CODE_LENGTHS[sym] as usize == len {
+                if c.count[len] == 0 {
+                    c.first[len] = CODES[sym].0;
+                }
+                c.count[len] += 1;
+                c.sorted[placed] = sym as u16;
+                placed += 1;
+            }
+            sym += 1;
+        }
+        len += 1;
+    }
+    c
+}
+
+/// The code at the start of `window`, the next [`MAX_CODE_LEN`] bits (the
+/// low ones of a `u32`): its symbol (EOS included) and its length.
+fn canonical_code(window: u32) -> (usize, u32) {
+    let c = &CANONICAL;
+    for len in 1..=u32::from(MAX_CODE_LEN) {
+        let code = window >> (u32::from(MAX_CODE_LEN) - len);
+        let n = len as usize;
+        if code.wrapping_sub(c.first[n]) < c.count[n] {
+            let at = usize::from(c.offset[n]) + (code - c.first[n]) as usize;
+            return (usize::from(c.sorted[at]), len);
+        }
+    }
+    // Not reached: the code is complete (its Kraft sum is 1) and none is
+    // longer than a window, so every window starts with one. Were it
+    // reached, the string would be refused as EOS is.
+    (EOS, u32::from(MAX_CODE_LEN))
 }
 
 /// Why a Huffman-coded string was rejected (RFC 7541 §5.2).
@@ -248,40 +290,131 @@ fn room_for(input: &[u8]) -> usize {
 }
 
 /// Decodes `input` into `out` (at least [`room_for`] long); returns the
-/// decoded length. Every nibble's symbol is stored and the length moves
-/// on only when the nibble completed one: whether it did follows no
-/// pattern a branch predictor could learn, so it is not a branch. Nor is
-/// EOS inside the string: the flags of every step are or-ed and looked at
-/// once, at the end (what follows an EOS decodes to garbage that is never
-/// returned).
+/// decoded length.
+///
+/// Input is taken into `acc`, whose low `held` bits are still to decode,
+/// a few octets at a time; then, while [`FAST_BITS`] are held, each step
+/// looks them up in [`FAST`] and stores both symbol slots, moving on by
+/// what it decoded: whether that was one symbol or two follows no pattern
+/// a branch predictor could learn, so it is not a branch. A code longer
+/// than [`FAST`] holds is decoded from its canonical form; the last bits
+/// of the string by [`decode_end`].
 fn decode_into(input: &[u8], out: &mut [u8]) -> Result<usize, HuffmanError> {
-    let mut state = 0u8;
-    let mut flags = ACCEPT;
-    let mut seen = 0u8;
+    let mut acc: u64 = 0;
+    let mut held: u32 = 0;
     let mut len = 0;
-    for &byte in input {
-        for nibble in [byte >> 4, byte & 0x0f] {
-            let t = DECODE_TABLE[usize::from(state)][usize::from(nibble)];
-            // Within the room: `len` counts symbols, of which `input`
-            // holds fewer than `out.len()`.
-            if let Some(slot) = out.get_mut(len) {
-                *slot = t.symbol;
+    let mut rest = input;
+    while !rest.is_empty() {
+        // As many whole octets as `acc` has room for: eight at once while
+        // eight are left, the last few one by one.
+        let room = ((u64::BITS - held) / 8) as usize;
+        if let Some(word) = rest.first_chunk::<8>() {
+            let bits = room as u32 * 8;
+            acc = acc.checked_shl(bits).unwrap_or(0)
+                | u64::from_be_bytes(*word)
+                    .checked_shr(64 - bits)
+                    .unwrap_or(0);
+            held += bits;
+            rest = &rest[room..];
+        } else {
+            let (now, later) = rest.split_at(room.min(rest.len()));
+            for &byte in now {
+                acc = (acc << 8) | u64::from(byte);
             }
-            len += usize::from(t.flags & EMIT);
-            state = t.next;
-            flags = t.flags;
-            seen |= t.flags;
+            held += now.len() as u32 * 8;
+            rest = later;
+        }
+        while held >= FAST_BITS {
+            let fast = FAST[((acc >> (held - FAST_BITS)) as usize) & ((1 << FAST_BITS) - 1)];
+            if fast.count == 0 {
+                if held < u32::from(MAX_CODE_LEN) {
+                    // More octets first (or, at the end, the slow way).
+                    break;
+                }
+                let (symbol, bits) = canonical_code(window(acc, held));
+                let Ok(symbol) = u8::try_from(symbol) else {
+                    return Err(HuffmanError::EosInString);
+                };
+                if let Some(slot) = out.get_mut(len) {
+                    *slot = symbol;
+                }
+                len += 1;
+                held -= bits;
+                continue;
+            }
+            // Within the room: `len` counts symbols, of which `input`
+            // holds fewer than `out.len()`; the second slot may fall past.
+            if let Some(slot) = out.get_mut(len) {
+                *slot = fast.symbols[0];
+            }
+            if let Some(slot) = out.get_mut(len + 1) {
+                *slot = fast.symbols[1];
+            }
+            len += usize::from(fast.count);
+            held -= u32::from(fast.bits);
         }
     }
-    if seen & FAIL != 0 {
-        Err(HuffmanError::EosInString)
-    } else if flags & ACCEPT != 0 {
-        Ok(len.min(out.len()))
-    } else if flags & ONES != 0 {
-        Err(HuffmanError::PaddingTooLong)
+    decode_end(acc, held, out, len)
+}
+
+/// The next [`MAX_CODE_LEN`] bits of `acc`, whose low `held` bits are
+/// still to decode; past its end, ones (EOS's bits, as padding is).
+fn window(acc: u64, held: u32) -> u32 {
+    let bits = u32::from(MAX_CODE_LEN);
+    let window = if held >= bits {
+        acc >> (held - bits)
     } else {
-        Err(HuffmanError::PaddingNotEos)
+        (acc << (bits - held)) | ((1 << (bits - held)) - 1)
+    };
+    (window as u32) & ((1 << bits) - 1)
+}
+
+/// Decodes the last `held` bits of `acc` (fewer than [`MAX_CODE_LEN`]:
+/// the input has no more) a code at a time into `out` from `len` on, and
+/// checks the padding (§5.2): at most 7 bits, all ones. All ones short of
+/// EOS's 30 is never a code, so it can only be padding.
+fn decode_end(
+    acc: u64,
+    mut held: u32,
+    out: &mut [u8],
+    mut len: usize,
+) -> Result<usize, HuffmanError> {
+    while held > 0 {
+        let ones = (1u64 << held) - 1;
+        if acc & ones == ones {
+            return if held > 7 {
+                Err(HuffmanError::PaddingTooLong)
+            } else {
+                Ok(len.min(out.len()))
+            };
+        }
+        let (symbol, bits) = if held < FAST_BITS {
+            // Padded with ones, as `window` does.
+            let fast = FAST[(((acc << (FAST_BITS - held)) | ((1 << (FAST_BITS - held)) - 1))
+                as usize)
+                & ((1 << FAST_BITS) - 1)];
+            let symbol = fast.symbols[0];
+            match fast.count {
+                0 => canonical_code(window(acc, held)),
+                _ => (usize::from(symbol), u32::from(CODES[usize::from(symbol)].1)),
+            }
+        } else {
+            canonical_code(window(acc, held))
+        };
+        if bits > held {
+            // What is left starts no complete code and is not all ones.
+            return Err(HuffmanError::PaddingNotEos);
+        }
+        let Ok(symbol) = u8::try_from(symbol) else {
+            return Err(HuffmanError::EosInString);
+        };
+        if let Some(slot) = out.get_mut(len) {
+            *slot = symbol;
+        }
+        len += 1;
+        held -= bits;
     }
+    Ok(len.min(out.len()))
 }
 
 /// Length in bytes of the Huffman coding of `input`, padding included; lets
@@ -449,6 +582,52 @@ mod tests {
         decode(input, &mut BytesMut::new()).map(|b| b.to_vec())
     }
 
+    /// §5.2 read literally: the code tree walked a bit at a time.
+    fn decode_bit_by_bit(input: &[u8]) -> Result<Vec<u8>, HuffmanError> {
+        let tree = build_tree();
+        let mut out = Vec::new();
+        let (mut node, mut depth, mut ones) = (0usize, 0, true);
+        for i in 0..input.len() * 8 {
+            let bit = (input[i / 8] >> (7 - i % 8)) & 1;
+            let child = tree[node][usize::from(bit)];
+            depth += 1;
+            ones &= bit == 1;
+            if child & LEAF == 0 {
+                node = usize::from(child);
+                continue;
+            }
+            let symbol = usize::from(child & !LEAF);
+            if symbol == EOS {
+                return Err(HuffmanError::EosInString);
+            }
+            out.push(u8::try_from(symbol).unwrap());
+            (node, depth, ones) = (0, 0, true);
+        }
+        match (depth, ones) {
+            (0, _) => Ok(out),
+            (_, false) => Err(HuffmanError::PaddingNotEos),
+            (1..=7, true) => Ok(out),
+            (_, true) => Err(HuffmanError::PaddingTooLong),
+        }
+    }
+
+    /// Every string of one or two octets decodes as the bit-by-bit walk
+    /// does: each end of a string, padding and error.
+    #[test]
+    fn short_strings_decode_as_the_tree_walk_does() {
+        for a in 0..=255u8 {
+            assert_eq!(decode_vec(&[a]), decode_bit_by_bit(&[a]), "{a:02x}");
+            for b in 0..=255u8 {
+                let input = [a, b];
+                assert_eq!(
+                    decode_vec(&input),
+                    decode_bit_by_bit(&input),
+                    "{input:02x?}"
+                );
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn arbitrary_input_never_panics(input in proptest::collection::vec(any::<u8>(), 0..64)) {
@@ -457,6 +636,25 @@ mod tests {
                 // padding rules leave exactly one valid coding per string.
                 prop_assert_eq!(encode_vec(&decoded), input);
             }
+        }
+
+        #[test]
+        fn decodes_as_the_tree_walk_does(input in proptest::collection::vec(any::<u8>(), 0..64)) {
+            prop_assert_eq!(decode_vec(&input), decode_bit_by_bit(&input));
+        }
+
+        /// Codes of every length among short ones, and a bad last octet
+        /// or none: what real strings and their corruptions look like.
+        #[test]
+        fn coded_strings_decode_as_the_tree_walk_does(
+            text in proptest::collection::vec(any::<u8>(), 0..64),
+            last in proptest::option::of(any::<u8>()),
+        ) {
+            let mut input = encode_vec(&text);
+            if let (Some(last), Some(end)) = (last, input.last_mut()) {
+                *end = last;
+            }
+            prop_assert_eq!(decode_vec(&input), decode_bit_by_bit(&input));
         }
 
         #[test]
