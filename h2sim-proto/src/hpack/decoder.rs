@@ -183,7 +183,10 @@ impl Decoder {
     /// and CONTINUATION frames), appending its fields to `out` in order.
     ///
     /// Literal strings that are not Huffman-coded are slices of `block`, not
-    /// copies; fields taken from the tables share their storage.
+    /// copies; Huffman-coded ones share a chunk of decoded strings with
+    /// those decoded before and after them (about a KiB, given back by
+    /// [`trim`](Self::trim)); fields taken from the tables share their
+    /// storage.
     ///
     /// On error `out` is left as it was. After
     /// [`DecoderError::HeaderListTooLarge`] the block has nevertheless been

@@ -4,7 +4,7 @@
 //! consecutive and ordered by symbol, and each length's first code follows
 //! from the previous length's last one. So the whole code is determined by
 //! the 257 code lengths in [`CODE_LENGTHS`]; the codes themselves and the
-//! decoding automaton are derived from them at compile time by `const fn`s,
+//! decoding tables are derived from them at compile time by `const fn`s,
 //! which keeps the hand-typed data to one small array that is easy to check
 //! against the RFC.
 //!
@@ -12,9 +12,9 @@
 //! twelve-bit value, the one or two symbols whose codes it starts with and
 //! the bits they take. A request path's characters have codes of five to
 //! seven bits, so most lookups decode two. Longer codes (rare: control
-//! bytes, most punctuation outside URLs, non-ASCII) and the string's end
-//! are decoded one symbol at a time from the code's canonical form
-//! ([`Canonical`]).
+//! bytes, most punctuation outside URLs, non-ASCII) are decoded from the
+//! code's canonical form ([`Canonical`]), and the string's last bits a
+//! code at a time, where the padding is checked.
 
 use bytes::{Bytes, BytesMut};
 
