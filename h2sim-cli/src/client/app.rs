@@ -18,7 +18,7 @@ use h2sim_proto::{
 };
 
 use super::correlate::{Clock, Correlations};
-use super::scenario::{Lengths, Step};
+use super::scenario::{Reuse, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
@@ -251,7 +251,7 @@ pub struct ClientApp {
     authority: Bytes,
     /// Pushed responses being received, by promised stream (dumps only).
     pushed: StreamMap<PushedResponse>,
-    lengths: Lengths,
+    reuse: Reuse,
     last_now: Option<Instant>,
 }
 
@@ -281,7 +281,7 @@ impl ClientApp {
             connect_time: Some(connect_time),
             authority,
             pushed: StreamMap::default(),
-            lengths: Lengths::default(),
+            reuse: Reuse::default(),
             last_now: None,
         }
     }
@@ -435,7 +435,7 @@ impl ClientApp {
         let (mut head, body) = self.plan.steps[pending.step].request(
             &pending.values,
             &self.authority,
-            &mut self.lengths,
+            &mut self.reuse,
             conn.spare_fields(),
         );
         if let Some(field) = self.plan.bearer.as_ref().and_then(|b| b.header()) {
@@ -595,7 +595,7 @@ impl ClientApp {
         let (head, body) = self.plan.steps[flight.pending.step].request(
             &flight.pending.values,
             &self.authority,
-            &mut Lengths::default(),
+            &mut Reuse::default(),
             Vec::new(),
         );
         let mut text = format!(

@@ -1,7 +1,7 @@
 //! A scenario: the steps (`-m METHOD` each) one stream slot runs in order,
 //! with symbols replaced by the scenario's number.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use h2sim_proto::{HeaderField, RequestHead};
 
 use super::capture::{Capture, Expect};
@@ -90,15 +90,16 @@ impl Step {
         &self,
         values: &Values,
         authority: &Bytes,
-        lengths: &mut Lengths,
+        reuse: &mut Reuse,
         mut fields: Vec<HeaderField>,
     ) -> (RequestHead, Bytes) {
         let plain = &self.plain;
-        let fill = |plain: bool, text: &Bytes| {
+        let texts = &mut reuse.texts;
+        let mut fill = |plain: bool, text: &Bytes| {
             if plain {
                 text.clone()
             } else {
-                values.apply(text)
+                values.apply(text, texts)
             }
         };
         let mut head = RequestHead {
@@ -123,26 +124,31 @@ impl Step {
         // The size is known: say it, as h2svr did, rather than leave HTTP/2
         // without content-length and HTTP/1.1 chunked (RFC 9110 §8.6).
         if !body.is_empty() && head.get(b"content-length").is_none() {
-            let length = lengths.value(body.len());
+            let length = reuse.length(body.len());
             head.fields.push(HeaderField::new("content-length", length));
         }
         (head, body)
     }
 }
 
-/// The last content-length value sent: a load's requests carry bodies of
-/// one size, so they share one `Bytes` instead of each formatting and
-/// allocating its own.
+/// What one client's requests reuse from one to the next.
 #[derive(Debug, Default)]
-pub struct Lengths(Option<(usize, Bytes)>);
+pub struct Reuse {
+    /// The last content-length value sent: a load's requests carry bodies
+    /// of one size, so they share one `Bytes` instead of each formatting
+    /// and allocating its own.
+    length: Option<(usize, Bytes)>,
+    /// The chunk texts with symbols are filled into ([`Values::apply`]).
+    texts: BytesMut,
+}
 
-impl Lengths {
-    fn value(&mut self, len: usize) -> Bytes {
-        match &self.0 {
+impl Reuse {
+    fn length(&mut self, len: usize) -> Bytes {
+        match &self.length {
             Some((n, value)) if *n == len => value.clone(),
             _ => {
                 let value = Bytes::copy_from_slice(itoa::Buffer::new().format(len).as_bytes());
-                self.0 = Some((len, value.clone()));
+                self.length = Some((len, value.clone()));
                 value
             }
         }
@@ -291,12 +297,8 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
-        let (head, body) = step.request(
-            &values,
-            &step.authority,
-            &mut Lengths::default(),
-            Vec::new(),
-        );
+        let (head, body) =
+            step.request(&values, &step.authority, &mut Reuse::default(), Vec::new());
         assert_eq!(head.path, "/user/01092000005");
         assert_eq!(head.get(b"content-type").unwrap(), "application/json");
         assert_eq!(head.get(b"x-mdn").unwrap(), "01092000005");
@@ -330,12 +332,8 @@ mod tests {
         assert_eq!(step.plain, plain);
         let mut values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
         values.set("__SUB__", "sub-1".into());
-        let (head, body) = step.request(
-            &values,
-            &step.authority,
-            &mut Lengths::default(),
-            Vec::new(),
-        );
+        let (head, body) =
+            step.request(&values, &step.authority, &mut Reuse::default(), Vec::new());
         assert_eq!(head.path, "/user/01092000005");
         assert_eq!(head.get(b"x-sub").unwrap(), "sub-1");
         let shared = |a: &Bytes, b: &Bytes| a.as_ptr() == b.as_ptr() && a.len() == b.len();
@@ -350,12 +348,12 @@ mod tests {
     /// gets its own.
     #[test]
     fn content_lengths_are_shared_between_requests() {
-        let mut lengths = Lengths::default();
-        let a = lengths.value(1024);
-        let b = lengths.value(1024);
+        let mut reuse = Reuse::default();
+        let a = reuse.length(1024);
+        let b = reuse.length(1024);
         assert_eq!((&a[..], a.as_ptr()), (&b"1024"[..], b.as_ptr()));
-        assert_eq!(lengths.value(7), "7");
-        assert_eq!(lengths.value(1024), "1024");
+        assert_eq!(reuse.length(7), "7");
+        assert_eq!(reuse.length(1024), "1024");
     }
 
     /// RFC 9110 §8.6: a fixed body's size goes in content-length; a step
@@ -372,20 +370,10 @@ mod tests {
             ..Step::default()
         };
         let values = Values::new(&[], 0);
-        let (head, _) = step.request(
-            &values,
-            &step.authority,
-            &mut Lengths::default(),
-            Vec::new(),
-        );
+        let (head, _) = step.request(&values, &step.authority, &mut Reuse::default(), Vec::new());
         assert_eq!(head.get(b"content-length").unwrap(), "5");
         step.headers.push(HeaderField::new("content-length", "5"));
-        let (head, _) = step.request(
-            &values,
-            &step.authority,
-            &mut Lengths::default(),
-            Vec::new(),
-        );
+        let (head, _) = step.request(&values, &step.authority, &mut Reuse::default(), Vec::new());
         assert_eq!(
             head.fields
                 .iter()
@@ -396,15 +384,10 @@ mod tests {
         step.body = Bytes::new();
         step.headers.clear();
         assert!(
-            step.request(
-                &values,
-                &step.authority,
-                &mut Lengths::default(),
-                Vec::new()
-            )
-            .0
-            .get(b"content-length")
-            .is_none()
+            step.request(&values, &step.authority, &mut Reuse::default(), Vec::new())
+                .0
+                .get(b"content-length")
+                .is_none()
         );
     }
 }

@@ -5,8 +5,13 @@
 use std::fmt::{self, Write as _};
 use std::sync::Arc;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use memchr::memmem::Finder;
+
+/// Filled texts are cut from chunks of this size: a request's path with a
+/// symbol in it costs a share of one allocation, not an allocation and a
+/// free of its own.
+const CHUNK: usize = 1024;
 
 /// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
 /// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
@@ -204,27 +209,26 @@ impl Needle {
         self.0.needle()
     }
 
-    /// `text` with every occurrence of the name replaced by `with`, built
-    /// at its exact size (so it becomes `Bytes` without a reallocation);
-    /// `None` when the name does not occur (an empty one never does).
-    fn replace(&self, text: &[u8], with: &[u8]) -> Option<Vec<u8>> {
-        if self.name().is_empty() {
-            return None;
+    /// Appends `text` with every occurrence of the name replaced by `with`
+    /// to `out`, in one scan; says whether the name occurs (when it does
+    /// not, an empty one never does, nothing is appended).
+    fn replace_into(&self, text: &[u8], with: &[u8], out: &mut BytesMut) -> bool {
+        let name = self.name();
+        if name.is_empty() {
+            return false;
         }
-        let count = self.0.find_iter(text).count();
-        if count == 0 {
-            return None;
-        }
-        let len = text.len() - count * self.name().len() + count * with.len();
-        let mut out = Vec::with_capacity(len);
         let mut from = 0;
         for at in self.0.find_iter(text) {
             out.extend_from_slice(&text[from..at]);
             out.extend_from_slice(with);
-            from = at + self.name().len();
+            from = at + name.len();
+        }
+        // A match moves `from` past a name of at least one byte.
+        if from == 0 {
+            return false;
         }
         out.extend_from_slice(&text[from..]);
-        Some(out)
+        true
     }
 }
 
@@ -265,17 +269,24 @@ impl Values {
     }
 
     /// Replaces every symbol in a path, field value or body (bytewise, so
-    /// any body works). Bytes without symbols come back as the same
-    /// `Bytes`, not a copy.
-    pub fn apply(&self, body: &Bytes) -> Bytes {
-        let mut out: Option<Vec<u8>> = None;
+    /// any body works), symbol after symbol; the result is cut from `chunk`
+    /// (empty, and left empty), which is replaced when too little room is
+    /// left in it. Bytes without symbols come back as the same `Bytes`, not
+    /// a copy.
+    pub fn apply(&self, text: &Bytes, chunk: &mut BytesMut) -> Bytes {
+        let mut filled: Option<Bytes> = None;
         for (needle, value) in &self.0 {
-            let current = out.as_deref().unwrap_or(body);
-            if let Some(replaced) = needle.replace(current, value.as_bytes()) {
-                out = Some(replaced);
+            let current = filled.as_deref().unwrap_or(text);
+            // Room for one occurrence; more grow the chunk as they come.
+            let room = current.len() + value.len();
+            if chunk.capacity() < room {
+                *chunk = BytesMut::with_capacity(room.max(CHUNK));
+            }
+            if needle.replace_into(current, value.as_bytes(), chunk) {
+                filled = Some(chunk.split().freeze());
             }
         }
-        out.map_or_else(|| body.clone(), Bytes::from)
+        filled.unwrap_or_else(|| text.clone())
     }
 }
 
@@ -299,6 +310,26 @@ mod tests {
         assert!(Format::parse("%d%d").is_err());
     }
 
+    /// Texts filled one after another from one chunk keep their bytes: a
+    /// text with many occurrences grows past the room it was given, and a
+    /// long one takes a chunk of its own.
+    #[test]
+    fn texts_filled_from_one_chunk_keep_their_bytes() {
+        let v = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 26);
+        let mut chunk = BytesMut::new();
+        let path = Bytes::from_static(b"/user/__MDN__");
+        let many = Bytes::from("__MDN__,".repeat(300));
+        let mut filled = Vec::new();
+        for _ in 0..100 {
+            filled.push((v.apply(&path, &mut chunk), "/user/01092000026".to_owned()));
+            filled.push((v.apply(&many, &mut chunk), "01092000026,".repeat(300)));
+            assert!(chunk.is_empty());
+        }
+        for (bytes, expected) in filled {
+            assert_eq!(&bytes[..], expected.as_bytes());
+        }
+    }
+
     #[test]
     fn values_replace_everywhere() {
         let symbols = vec![
@@ -307,29 +338,45 @@ mod tests {
         ];
         let v = Values::new(&symbols, 26);
         assert_eq!(
-            v.apply(&Bytes::from_static(b"/user/__MDN__?h=@N@")),
+            v.apply(
+                &Bytes::from_static(b"/user/__MDN__?h=@N@"),
+                &mut BytesMut::new()
+            ),
             "/user/01092000026?h=1a"
         );
         let body = Bytes::from_static(b"{ \"USER_MDN\" : \"__MDN__\" } __MDN__@N@");
         assert_eq!(
-            &v.apply(&body)[..],
+            &v.apply(&body, &mut BytesMut::new())[..],
             b"{ \"USER_MDN\" : \"01092000026\" } 010920000261a"
         );
         let plain = Bytes::from_static(b"no symbols _ here __MDN_");
-        assert_eq!(v.apply(&plain).as_ptr(), plain.as_ptr(), "not copied");
+        assert_eq!(
+            v.apply(&plain, &mut BytesMut::new()).as_ptr(),
+            plain.as_ptr(),
+            "not copied"
+        );
         assert!(Symbol::parse("noequals").is_err());
         assert!(Symbol::parse("=%d").is_err());
     }
 
-    /// Occurrences do not overlap, and the text is built at its size.
+    /// Occurrences do not overlap; a text without the name (or an empty
+    /// name) appends nothing.
     #[test]
-    fn replacing_builds_the_text_at_its_size() {
-        let out = Needle::new("ab").replace(b"xabyabab", b"123").unwrap();
-        assert_eq!(out, b"x123y123123");
-        assert_eq!(out.capacity(), out.len());
-        assert_eq!(Needle::new("aa").replace(b"aaa", b"b").unwrap(), b"ba");
-        assert_eq!(Needle::new("ab").replace(b"ba", b"x"), None);
-        assert_eq!(Needle::new("").replace(b"anything", b"x"), None);
+    fn replacing_appends_the_filled_text() {
+        let replace = |name: &str, text: &[u8], with: &[u8]| {
+            let mut out = BytesMut::from(&b"<"[..]);
+            Needle::new(name)
+                .replace_into(text, with, &mut out)
+                .then(|| out.to_vec())
+                .ok_or(out.len())
+        };
+        assert_eq!(
+            replace("ab", b"xabyabab", b"123"),
+            Ok(b"<x123y123123".to_vec())
+        );
+        assert_eq!(replace("aa", b"aaa", b"b"), Ok(b"<ba".to_vec()));
+        assert_eq!(replace("ab", b"ba", b"x"), Err(1));
+        assert_eq!(replace("", b"anything", b"x"), Err(1));
     }
 
     /// Captured symbols join the scenario's values and replace like `-R`
@@ -339,10 +386,13 @@ mod tests {
         let mut v = Values::new(&[Symbol::parse("__N__=%d").unwrap()], 3);
         v.set("__SUB__", "sub-1".into());
         let path = Bytes::from_static(b"/s/__SUB__/n/__N__");
-        assert_eq!(v.apply(&path), "/s/sub-1/n/3");
+        assert_eq!(v.apply(&path, &mut BytesMut::new()), "/s/sub-1/n/3");
         v.set("__SUB__", "sub-2".into());
         assert_eq!(
-            &v.apply(&Bytes::from_static(b"{\"id\":\"__SUB__\"}"))[..],
+            &v.apply(
+                &Bytes::from_static(b"{\"id\":\"__SUB__\"}"),
+                &mut BytesMut::new()
+            )[..],
             b"{\"id\":\"sub-2\"}"
         );
         assert_eq!(v.values().collect::<Vec<_>>(), ["3", "sub-2"]);
