@@ -252,6 +252,10 @@ pub struct ClientApp {
     /// Pushed responses being received, by promised stream (dumps only).
     pushed: StreamMap<PushedResponse>,
     reuse: Reuse,
+    /// The values of finished scenarios, for the next ones to fill in
+    /// again instead of allocating their own (at most one per scenario in
+    /// flight).
+    spare_values: Vec<Values>,
     last_now: Option<Instant>,
 }
 
@@ -282,6 +286,7 @@ impl ClientApp {
             authority,
             pushed: StreamMap::default(),
             reuse: Reuse::default(),
+            spare_values: Vec::new(),
             last_now: None,
         }
     }
@@ -397,9 +402,16 @@ impl ClientApp {
             if let Some(interval) = self.plan.interval {
                 self.next_start = Some(intended + interval);
             }
+            let values = match self.spare_values.pop() {
+                Some(mut values) => {
+                    values.refill(&self.plan.symbols, scenario);
+                    values
+                }
+                None => Values::new(&self.plan.symbols, scenario),
+            };
             let pending = Pending {
                 scenario,
-                values: Values::new(&self.plan.symbols, scenario),
+                values,
                 step: 0,
                 intended,
                 retries: 0,
@@ -554,9 +566,7 @@ impl ClientApp {
             self.dump_slow(slot, &flight, elapsed, status);
         }
         let next = flight.pending.step + 1;
-        if !ok && ends {
-            self.skip_after(&flight.pending);
-        } else if next < self.plan.steps.len() && !self.plan.is_stopping() {
+        if (ok || !ends) && next < self.plan.steps.len() && !self.plan.is_stopping() {
             self.carry.push_front(Pending {
                 step: next,
                 intended: now,
@@ -564,6 +574,11 @@ impl ClientApp {
                 started: false,
                 ..flight.pending
             });
+        } else {
+            if !ok && ends {
+                self.skip_after(&flight.pending);
+            }
+            self.spare_values.push(flight.pending.values);
         }
         self.fill(now, conn);
     }

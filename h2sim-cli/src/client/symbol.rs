@@ -254,6 +254,21 @@ impl Values {
         )
     }
 
+    /// These values made anew for scenario `number`, reusing their
+    /// strings: the values of a finished scenario of the same run (made
+    /// from the same `symbols`, then maybe given captured ones, which go).
+    pub fn refill(&mut self, symbols: &[Symbol], number: u64) {
+        self.0.truncate(symbols.len());
+        if self.0.len() < symbols.len() {
+            *self = Values::new(symbols, number);
+            return;
+        }
+        for ((_, value), symbol) in self.0.iter_mut().zip(symbols) {
+            value.clear();
+            symbol.format.write(number, value);
+        }
+    }
+
     /// Sets a captured symbol for the later steps of this scenario
     /// instance (a later capture of the same symbol replaces it).
     pub fn set(&mut self, name: &str, value: String) {
@@ -377,6 +392,29 @@ mod tests {
         assert_eq!(replace("aa", b"aaa", b"b"), Ok(b"<ba".to_vec()));
         assert_eq!(replace("ab", b"ba", b"x"), Err(1));
         assert_eq!(replace("", b"anything", b"x"), Err(1));
+    }
+
+    /// Values filled in again for another scenario are what new ones
+    /// would be, the captured symbols of the one before gone.
+    #[test]
+    fn refilled_values_are_new_values() {
+        let symbols = [
+            Symbol::parse("__MDN__=01092%06d").unwrap(),
+            Symbol::parse("@N@=%x").unwrap(),
+        ];
+        let mut v = Values::new(&symbols, 1);
+        v.set("__SUB__", "sub-1".into());
+        v.refill(&symbols, 26);
+        let text = Bytes::from_static(b"/u/__MDN__/@N@/__SUB__");
+        let fresh = Values::new(&symbols, 26);
+        assert_eq!(
+            v.apply(&text, &mut BytesMut::new()),
+            fresh.apply(&text, &mut BytesMut::new())
+        );
+        assert_eq!(v.values().collect::<Vec<_>>(), ["01092000026", "1a"]);
+        let mut short = Values::new(&symbols[..1], 3);
+        short.refill(&symbols, 4);
+        assert_eq!(short.values().collect::<Vec<_>>(), ["01092000004", "4"]);
     }
 
     /// Captured symbols join the scenario's values and replace like `-R`
