@@ -13,6 +13,10 @@ use memchr::memmem::Finder;
 /// free of its own.
 const CHUNK: usize = 1024;
 
+/// Texts shorter than this are searched for a symbol without memchr's
+/// searcher (see `Needle::find`).
+const SHORT_TEXT: usize = 64;
+
 /// A printf-style format with one integer conversion: `%d`, `%u`, `%x`,
 /// `%X`, `%o`, with an optional `0` flag and width; `%%` is a percent sign.
 /// Built-in symbols (`__LISTEN__`) are constants: no conversion.
@@ -209,6 +213,29 @@ impl Needle {
         self.0.needle()
     }
 
+    /// Where the name next occurs in `text` at or after `from`. A short
+    /// text (a path, a field value) is searched for the name's first byte
+    /// and checked where it is found, which costs a fraction of what
+    /// setting the searcher to work does; a longer one (a body) goes
+    /// through the searcher.
+    fn find(&self, text: &[u8], from: usize) -> Option<usize> {
+        let rest = text.get(from..)?;
+        if rest.len() >= SHORT_TEXT {
+            return self.0.find(rest).map(|at| from + at);
+        }
+        let name = self.name();
+        let &first = name.first()?;
+        let mut at = 0;
+        while let Some(found) = rest.get(at..).and_then(|r| memchr::memchr(first, r)) {
+            let start = at + found;
+            if rest[start..].starts_with(name) {
+                return Some(from + start);
+            }
+            at = start + 1;
+        }
+        None
+    }
+
     /// Appends `text` with every occurrence of the name replaced by `with`
     /// to `out`, in one scan; says whether the name occurs (when it does
     /// not, an empty one never does, nothing is appended).
@@ -218,7 +245,7 @@ impl Needle {
             return false;
         }
         let mut from = 0;
-        for at in self.0.find_iter(text) {
+        while let Some(at) = self.find(text, from) {
             out.extend_from_slice(&text[from..at]);
             out.extend_from_slice(with);
             from = at + name.len();
@@ -392,6 +419,36 @@ mod tests {
         assert_eq!(replace("aa", b"aaa", b"b"), Ok(b"<ba".to_vec()));
         assert_eq!(replace("ab", b"ba", b"x"), Err(1));
         assert_eq!(replace("", b"anything", b"x"), Err(1));
+    }
+
+    /// Short texts (searched byte by byte) and long ones (through the
+    /// searcher) are filled alike: every length across the bound, with the
+    /// name at the start, the end, twice in a row and cut short, and
+    /// near-misses around it.
+    #[test]
+    fn short_and_long_texts_are_filled_alike() {
+        let needle = Needle::new("__N__");
+        for len in 0..2 * SHORT_TEXT {
+            for shape in [
+                "__N__{}",
+                "{}__N__",
+                "_{}__N____N__x",
+                "__N_{}_N__",
+                "{}__N",
+            ] {
+                let pad: String = (0..len)
+                    .map(|i| if i % 3 == 0 { '_' } else { 'a' })
+                    .collect();
+                let text = shape.replace("{}", &pad);
+                let expected = text.replace("__N__", "7");
+                let mut out = BytesMut::new();
+                let filled = needle.replace_into(text.as_bytes(), b"7", &mut out);
+                assert_eq!(filled, text.contains("__N__"), "{text}");
+                if filled {
+                    assert_eq!(&out[..], expected.as_bytes(), "{text}");
+                }
+            }
+        }
     }
 
     /// Values filled in again for another scenario are what new ones
