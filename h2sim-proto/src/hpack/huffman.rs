@@ -225,7 +225,8 @@ fn canonical_code(window: u32) -> (usize, u32) {
         let n = len as usize;
         if code.wrapping_sub(c.first[n]) < c.count[n] {
             let at = usize::from(c.offset[n]) + (code - c.first[n]) as usize;
-            return (usize::from(c.sorted[at]), len);
+            // Within `sorted` by construction; were it not, EOS refuses it.
+            return (c.sorted.get(at).map_or(EOS, |&s| usize::from(s)), len);
         }
     }
     // Not reached: the code is complete (its Kraft sum is 1) and none is
