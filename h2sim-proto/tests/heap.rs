@@ -269,6 +269,25 @@ const PINNING_REQUESTS: u32 = 100;
 /// The size of a read buffer a host hands the core.
 const READ_BUFFER: usize = 64 * 1024;
 
+/// One request's worth of a peer's input in a read buffer of its own: a
+/// HEADERS frame (END_STREAM | END_HEADERS) on `stream` whose block is
+/// `first` then "x-pin-<i>: v" as a raw literal with incremental indexing
+/// (RFC 7541 §6.2.1), so every one adds a table entry.
+fn indexed_head(first: &[u8], stream: u32, i: u32) -> BytesMut {
+    let name = format!("x-pin-{i}");
+    let mut block = first.to_vec();
+    block.push(0x40);
+    block.push(u8::try_from(name.len()).unwrap());
+    block.extend_from_slice(name.as_bytes());
+    block.extend_from_slice(b"\x01v");
+    let mut read = BytesMut::with_capacity(READ_BUFFER);
+    read.extend_from_slice(&u32::try_from(block.len()).unwrap().to_be_bytes()[1..]);
+    read.extend_from_slice(&[0x1, 0x5]);
+    read.extend_from_slice(&stream.to_be_bytes());
+    read.extend_from_slice(&block);
+    read
+}
+
 /// A peer cannot make a connection hold on to its input: every request
 /// below adds a raw literal to the HPACK table and comes in a read buffer
 /// of its own, as reads do once the previous buffer is used up. With the
@@ -286,18 +305,9 @@ fn table_entries_do_not_keep_read_buffers() {
     conn.trim();
     let before = LIVE.load(Ordering::Relaxed);
     for i in 0..PINNING_REQUESTS {
-        // GET http / with :authority "a", then "x-pin-<i>: v" indexed.
+        // GET http / with :authority "a", then the indexed field.
+        let mut read = indexed_head(b"\x82\x86\x84\x41\x01a", 2 * i + 1, i);
         let name = format!("x-pin-{i}");
-        let mut block = b"\x82\x86\x84\x41\x01a\x40".to_vec();
-        block.push(u8::try_from(name.len()).unwrap());
-        block.extend_from_slice(name.as_bytes());
-        block.extend_from_slice(b"\x01v");
-        let mut read = BytesMut::with_capacity(READ_BUFFER);
-        read.extend_from_slice(&u32::try_from(block.len()).unwrap().to_be_bytes()[1..]);
-        // HEADERS, END_STREAM | END_HEADERS, stream 2i+1.
-        read.extend_from_slice(&[0x1, 0x5]);
-        read.extend_from_slice(&(2 * i + 1).to_be_bytes());
-        read.extend_from_slice(&block);
         conn.handle_input(now, &mut read);
         assert!(read.is_empty());
         drop(read);
@@ -314,6 +324,56 @@ fn table_entries_do_not_keep_read_buffers() {
     conn.trim();
     let held = LIVE.load(Ordering::Relaxed) - before;
     eprintln!("held after {PINNING_REQUESTS} indexed requests: {held} B");
+    assert!(
+        held < READ_BUFFER as isize,
+        "{held} B held: the table keeps read buffers"
+    );
+    drop(conn);
+}
+
+/// The same of a server's responses: a client keeps its table's entries,
+/// not the read buffers they came in.
+#[test]
+fn a_client_table_does_not_keep_read_buffers() {
+    let _alone = alone();
+    let now = Instant::now();
+    let mut conn = Connection::client(Arc::new(Config::default()), now);
+    drain(&mut conn, now);
+    // The server's SETTINGS (empty) and its ACK of ours.
+    conn.handle_input(
+        now,
+        &mut BytesMut::from(
+            &b"\x00\x00\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x04\x01\x00\x00\x00\x00"[..],
+        ),
+    );
+    drain(&mut conn, now);
+    while conn.poll_event().is_some() {}
+    conn.trim();
+    let before = LIVE.load(Ordering::Relaxed);
+    for i in 0..PINNING_REQUESTS {
+        let stream = conn
+            .send_request(RequestHead::new("GET", "http", "a", "/"), true)
+            .unwrap();
+        drain(&mut conn, now);
+        // :status 200, then the indexed field.
+        let mut read = indexed_head(b"\x88", stream.into(), i);
+        conn.handle_input(now, &mut read);
+        assert!(read.is_empty());
+        drop(read);
+        let mut answered = false;
+        while let Some(event) = conn.poll_event() {
+            if let Event::Response { head, .. } = event {
+                assert_eq!(head.fields, [HeaderField::new(format!("x-pin-{i}"), "v")]);
+                conn.recycle_fields(head.fields);
+                answered = true;
+            }
+        }
+        assert!(answered, "response {i}");
+        drain(&mut conn, now);
+    }
+    conn.trim();
+    let held = LIVE.load(Ordering::Relaxed) - before;
+    eprintln!("client held after {PINNING_REQUESTS} indexed responses: {held} B");
     assert!(
         held < READ_BUFFER as isize,
         "{held} B held: the table keeps read buffers"
