@@ -15,6 +15,11 @@
 //! so a steady load of requests with fields allocates no field vector or
 //! boxed head per exchange: under load
 //! those were the allocator's slow path, a hundred of one size at a time.
+//!
+//! What a peer can make a connection keep. Input arrives in read buffers
+//! of tens of KiB, and what the core keeps of it for longer than the
+//! application holds a head (HPACK table entries) must not keep those
+//! buffers alive.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering};
