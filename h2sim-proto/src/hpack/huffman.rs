@@ -46,6 +46,8 @@ const CODE_LENGTHS: [u8; 257] = [
 
 /// Longest code length in bits (EOS and a few control bytes).
 const MAX_CODE_LEN: u8 = 30;
+/// Shortest code length in bits (`0`, `1`, `2`, `a`, `c`, `e`, ...).
+const MIN_CODE_LEN: u8 = 5;
 
 /// The code of each symbol, right-aligned in a `u32`, with its length.
 static CODES: [(u32, u8); 257] = canonical_codes();
@@ -220,7 +222,7 @@ const fn build_canonical() -> Canonical {
 /// low ones of a `u32`): its symbol (EOS included) and its length.
 fn canonical_code(window: u32) -> (usize, u32) {
     let c = &CANONICAL;
-    for len in 1..=u32::from(MAX_CODE_LEN) {
+    for len in u32::from(MIN_CODE_LEN)..=u32::from(MAX_CODE_LEN) {
         let code = window >> (u32::from(MAX_CODE_LEN) - len);
         let n = len as usize;
         if code.wrapping_sub(c.first[n]) < c.count[n] {
@@ -298,8 +300,10 @@ fn room_for(input: &[u8]) -> usize {
 /// looks them up in [`FAST`] and stores both symbol slots, moving on by
 /// what it decoded: whether that was one symbol or two follows no pattern
 /// a branch predictor could learn, so it is not a branch. A code longer
-/// than [`FAST`] holds is decoded from its canonical form; the last bits
-/// of the string by [`decode_end`].
+/// than [`FAST`] holds, and the last bits of the string, are decoded a
+/// code at a time from the code's canonical form; then the padding is
+/// checked (§5.2): at most 7 bits, all ones. All ones short of EOS's 30
+/// bits is never a code, so it can only be padding.
 fn decode_into(input: &[u8], out: &mut [u8]) -> Result<usize, HuffmanError> {
     let mut acc: u64 = 0;
     let mut held: u32 = 0;
@@ -326,21 +330,13 @@ fn decode_into(input: &[u8], out: &mut [u8]) -> Result<usize, HuffmanError> {
             rest = later;
         }
         while held >= FAST_BITS {
-            let fast = FAST[((acc >> (held - FAST_BITS)) as usize) & ((1 << FAST_BITS) - 1)];
+            let fast = FAST[peek(acc, held, FAST_BITS) as usize];
             if fast.count == 0 {
                 if held < u32::from(MAX_CODE_LEN) {
-                    // More octets first (or, at the end, the slow way).
+                    // More octets first, or the end below.
                     break;
                 }
-                let (symbol, bits) = canonical_code(window(acc, held));
-                let Ok(symbol) = u8::try_from(symbol) else {
-                    return Err(HuffmanError::EosInString);
-                };
-                if let Some(slot) = out.get_mut(len) {
-                    *slot = symbol;
-                }
-                len += 1;
-                held -= bits;
+                held -= decode_code(acc, held, out, &mut len)?;
                 continue;
             }
             // Within the room: `len` counts symbols, of which `input`
@@ -355,31 +351,7 @@ fn decode_into(input: &[u8], out: &mut [u8]) -> Result<usize, HuffmanError> {
             held -= u32::from(fast.bits);
         }
     }
-    decode_end(acc, held, out, len)
-}
-
-/// The next [`MAX_CODE_LEN`] bits of `acc`, whose low `held` bits are
-/// still to decode; past its end, ones (EOS's bits, as padding is).
-fn window(acc: u64, held: u32) -> u32 {
-    let bits = u32::from(MAX_CODE_LEN);
-    let window = if held >= bits {
-        acc >> (held - bits)
-    } else {
-        (acc << (bits - held)) | ((1 << (bits - held)) - 1)
-    };
-    (window as u32) & ((1 << bits) - 1)
-}
-
-/// Decodes the last `held` bits of `acc` (fewer than [`MAX_CODE_LEN`]:
-/// the input has no more) a code at a time into `out` from `len` on, and
-/// checks the padding (§5.2): at most 7 bits, all ones. All ones short of
-/// EOS's 30 is never a code, so it can only be padding.
-fn decode_end(
-    acc: u64,
-    mut held: u32,
-    out: &mut [u8],
-    mut len: usize,
-) -> Result<usize, HuffmanError> {
+    // Fewer than MAX_CODE_LEN bits are left, and no more input.
     while held > 0 {
         let ones = (1u64 << held) - 1;
         if acc & ones == ones {
@@ -389,33 +361,39 @@ fn decode_end(
                 Ok(len.min(out.len()))
             };
         }
-        let (symbol, bits) = if held < FAST_BITS {
-            // Padded with ones, as `window` does.
-            let fast = FAST[(((acc << (FAST_BITS - held)) | ((1 << (FAST_BITS - held)) - 1))
-                as usize)
-                & ((1 << FAST_BITS) - 1)];
-            let symbol = fast.symbols[0];
-            match fast.count {
-                0 => canonical_code(window(acc, held)),
-                _ => (usize::from(symbol), u32::from(CODES[usize::from(symbol)].1)),
-            }
-        } else {
-            canonical_code(window(acc, held))
-        };
-        if bits > held {
-            // What is left starts no complete code and is not all ones.
-            return Err(HuffmanError::PaddingNotEos);
-        }
-        let Ok(symbol) = u8::try_from(symbol) else {
-            return Err(HuffmanError::EosInString);
-        };
-        if let Some(slot) = out.get_mut(len) {
-            *slot = symbol;
-        }
-        len += 1;
-        held -= bits;
+        held -= decode_code(acc, held, out, &mut len)?;
     }
     Ok(len.min(out.len()))
+}
+
+/// The next `bits` bits of `acc`, whose low `held` bits are still to
+/// decode; past its end, ones (EOS's bits, as padding is).
+fn peek(acc: u64, held: u32, bits: u32) -> u64 {
+    let next = if held >= bits {
+        acc >> (held - bits)
+    } else {
+        (acc << (bits - held)) | ((1 << (bits - held)) - 1)
+    };
+    next & ((1 << bits) - 1)
+}
+
+/// Decodes the code the next bits of `acc` start with into `out[len]`
+/// (moving `len` on) from its canonical form; returns its length. A code
+/// that runs past the `held` bits (the input ends inside it, and what is
+/// left is not all ones) and EOS are errors.
+fn decode_code(acc: u64, held: u32, out: &mut [u8], len: &mut usize) -> Result<u32, HuffmanError> {
+    let (symbol, bits) = canonical_code(peek(acc, held, u32::from(MAX_CODE_LEN)) as u32);
+    if bits > held {
+        return Err(HuffmanError::PaddingNotEos);
+    }
+    let Ok(symbol) = u8::try_from(symbol) else {
+        return Err(HuffmanError::EosInString);
+    };
+    if let Some(slot) = out.get_mut(*len) {
+        *slot = symbol;
+    }
+    *len += 1;
+    Ok(bits)
 }
 
 /// Length in bytes of the Huffman coding of `input`, padding included; lets
@@ -481,6 +459,12 @@ mod tests {
         let mut dst = BytesMut::new();
         encode(input, encoded_len(input), &mut dst);
         dst.to_vec()
+    }
+
+    #[test]
+    fn code_lengths_lie_between_the_bounds() {
+        assert_eq!(CODE_LENGTHS.iter().min(), Some(&MIN_CODE_LEN));
+        assert_eq!(CODE_LENGTHS.iter().max(), Some(&MAX_CODE_LEN));
     }
 
     #[test]
