@@ -76,6 +76,14 @@ struct Memo {
     repeated: bool,
 }
 
+impl Memo {
+    /// Whether `block` repeats the remembered one and its fields are
+    /// remembered.
+    fn repeats(&self, block: &[u8]) -> bool {
+        self.fields.is_some() && self.block[..] == *block
+    }
+}
+
 impl Decoder {
     /// A decoder whose dynamic table starts at, and is limited to,
     /// `max_table_size` — normally 4096, the HTTP/2 default that is in
@@ -121,7 +129,7 @@ impl Decoder {
         let Some(memo) = self.memo.as_deref_mut() else {
             return false;
         };
-        let repeats = memo.fields.is_some() && memo.block[..] == *block;
+        let repeats = memo.repeats(block);
         memo.repeated |= repeats;
         repeats
     }
@@ -199,8 +207,10 @@ impl Decoder {
         out: &mut Vec<HeaderField>,
     ) -> Result<(), DecoderError> {
         if let Some(memo) = self.memo.as_deref_mut() {
-            memo.repeated = memo.fields.is_some() && memo.block[..] == block[..];
-            if let Some(fields) = memo.fields.as_ref().filter(|_| memo.repeated) {
+            memo.repeated = memo.repeats(block);
+            if memo.repeated
+                && let Some(fields) = &memo.fields
+            {
                 out.extend(fields.iter().cloned());
                 return Ok(());
             }
