@@ -20,7 +20,7 @@
 
 use bytes::Bytes;
 
-use super::fields::parse_status;
+use super::fields::{octets, parse_status};
 use crate::hpack::{HeaderField, Remembered};
 use crate::message::{RequestHead, ResponseHead};
 use crate::spares::{KEPT, Spares};
@@ -66,6 +66,9 @@ struct Layout {
     status: Option<u16>,
     /// Where the ordinary fields start.
     ordinary: usize,
+    /// The octets of the list's names and values, which the statistics
+    /// count for every block handed out as decoded.
+    octets: u64,
 }
 
 impl Layout {
@@ -103,6 +106,7 @@ impl Layout {
             request,
             status,
             ordinary,
+            octets: octets(memo),
         }
     }
 }
@@ -158,6 +162,12 @@ impl Echoes {
         self.0.as_deref().is_some_and(|kept| {
             kept.memo == memo && !(kept.requests.is_empty() && kept.responses.is_empty())
         })
+    }
+
+    /// The octets of the names and values of the fields the kept heads
+    /// are built from (0 when none are kept).
+    pub(crate) fn octets(&self) -> u64 {
+        self.0.as_deref().map_or(0, |kept| kept.layout.octets)
     }
 
     /// A kept request head built from the fields `memo` names.

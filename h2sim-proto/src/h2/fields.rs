@@ -214,6 +214,15 @@ pub(crate) fn response(
     Ok(ResponseHead { status, fields })
 }
 
+/// The octets of a decoded field section's names and values, as the
+/// statistics count them.
+pub(crate) fn octets(fields: &[HeaderField]) -> u64 {
+    fields
+        .iter()
+        .map(|f| (f.name.len() + f.value.len()) as u64)
+        .sum()
+}
+
 /// Three digits, 100–599, and not 101: HTTP/2 has no Upgrade (§8.6).
 pub(crate) fn parse_status(digits: &[u8]) -> Option<u16> {
     let &[a, b, c] = digits else { return None };

@@ -268,7 +268,7 @@ impl Session {
             Some(_) => Ok(()),
             None => {
                 let decoded = self.hpack_decoder.decode(block, &mut fields);
-                self.stats.header_bytes_received += octets(&fields);
+                self.stats.header_bytes_received += fields::octets(&fields);
                 decoded
             }
         };
@@ -333,8 +333,7 @@ impl Session {
             Role::Client if self.store.get(id).is_some_and(|s| !s.final_head_received) => false,
             _ => return None,
         };
-        let memo = self.hpack_decoder.remembered()?;
-        let (memo_id, octets) = (memo.id, octets(memo.fields));
+        let memo_id = self.hpack_decoder.remembered()?.id;
         if !self.echoes.holds(memo_id) || !self.hpack_decoder.take_repeat(block) {
             return None;
         }
@@ -343,7 +342,7 @@ impl Session {
         } else {
             Echo::Response(self.echoes.response(memo_id)?)
         };
-        self.stats.header_bytes_received += octets;
+        self.stats.header_bytes_received += self.echoes.octets();
         Some(echo)
     }
 
@@ -1148,13 +1147,4 @@ fn frame_type(frame: &Frame) -> u8 {
         Frame::Continuation(_) => 0x9,
         Frame::Unknown(u) => u.kind,
     }
-}
-
-/// The octets of a decoded field section's names and values, as the
-/// statistics count them.
-fn octets(fields: &[HeaderField]) -> u64 {
-    fields
-        .iter()
-        .map(|f| (f.name.len() + f.value.len()) as u64)
-        .sum()
 }
