@@ -293,6 +293,19 @@ fn indexed_head(first: &[u8], stream: u32, i: u32) -> BytesMut {
     read
 }
 
+/// What `conn`, given [`PINNING_REQUESTS`] indexed heads since the heap
+/// held `before`, holds once trimmed: less than one read buffer.
+fn assert_keeps_no_read_buffer(mut conn: Connection, before: isize, side: &str) {
+    conn.trim();
+    let held = LIVE.load(Ordering::Relaxed) - before;
+    eprintln!("{side} held after {PINNING_REQUESTS} indexed heads: {held} B");
+    assert!(
+        held < READ_BUFFER as isize,
+        "{side}: {held} B held: the table keeps read buffers"
+    );
+    drop(conn);
+}
+
 /// A peer cannot make a connection hold on to its input: every request
 /// below adds a raw literal to the HPACK table and comes in a read buffer
 /// of its own, as reads do once the previous buffer is used up. With the
@@ -326,14 +339,7 @@ fn table_entries_do_not_keep_read_buffers() {
         }
         drain(&mut conn, now);
     }
-    conn.trim();
-    let held = LIVE.load(Ordering::Relaxed) - before;
-    eprintln!("held after {PINNING_REQUESTS} indexed requests: {held} B");
-    assert!(
-        held < READ_BUFFER as isize,
-        "{held} B held: the table keeps read buffers"
-    );
-    drop(conn);
+    assert_keeps_no_read_buffer(conn, before, "server");
 }
 
 /// The same of a server's responses: a client keeps its table's entries,
@@ -376,12 +382,5 @@ fn a_client_table_does_not_keep_read_buffers() {
         assert!(answered, "response {i}");
         drain(&mut conn, now);
     }
-    conn.trim();
-    let held = LIVE.load(Ordering::Relaxed) - before;
-    eprintln!("client held after {PINNING_REQUESTS} indexed responses: {held} B");
-    assert!(
-        held < READ_BUFFER as isize,
-        "{held} B held: the table keeps read buffers"
-    );
-    drop(conn);
+    assert_keeps_no_read_buffer(conn, before, "client");
 }
