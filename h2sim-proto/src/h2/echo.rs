@@ -120,14 +120,13 @@ impl Echoes {
         head: Box<RequestHead>,
         spares: &mut Spares,
     ) {
-        let Some(memo) = memo else {
-            return spares.give_head(head);
-        };
-        let kept = self.follow(memo, spares);
-        if kept.requests.len() < KEPT && is_request_of(&head, memo.fields, &kept.layout) {
-            kept.requests.push(head);
-        } else {
-            spares.give_head(head);
+        match memo.map(|memo| (self.follow(memo, spares), memo.fields)) {
+            Some((kept, memo))
+                if kept.requests.len() < KEPT && is_request_of(&head, memo, &kept.layout) =>
+            {
+                kept.requests.push(head);
+            }
+            _ => spares.give_head(head),
         }
     }
 
@@ -139,21 +138,13 @@ impl Echoes {
         fields: Vec<HeaderField>,
         spares: &mut Spares,
     ) {
-        let Some(memo) = memo else {
-            return spares.give_fields(fields);
-        };
-        let kept = self.follow(memo, spares);
-        let layout = kept.layout;
-        if kept.responses.len() < KEPT
-            && layout.status.is_some()
-            && memo
-                .fields
-                .get(layout.ordinary..)
-                .is_some_and(|ordinary| same_fields(&fields, ordinary))
-        {
-            kept.responses.push(fields);
-        } else {
-            spares.give_fields(fields);
+        match memo.map(|memo| (self.follow(memo, spares), memo.fields)) {
+            Some((kept, memo))
+                if kept.responses.len() < KEPT && is_response_of(&fields, memo, &kept.layout) =>
+            {
+                kept.responses.push(fields);
+            }
+            _ => spares.give_fields(fields),
         }
     }
 
@@ -227,6 +218,15 @@ fn same_fields(a: &[HeaderField], b: &[HeaderField]) -> bool {
         }
     }
     true
+}
+
+/// `fields` are, string for string, the ordinary fields of the response
+/// head built from `memo`, whose `layout` is given.
+fn is_response_of(fields: &[HeaderField], memo: &[HeaderField], layout: &Layout) -> bool {
+    layout.status.is_some()
+        && memo
+            .get(layout.ordinary..)
+            .is_some_and(|ordinary| same_fields(fields, ordinary))
 }
 
 /// `head` is, string for string, the request head built from `memo`,
