@@ -95,11 +95,13 @@ impl std::fmt::Debug for Plan {
 pub const MAX_GROWN_SLOTS: usize = 1024;
 
 impl Plan {
-    /// A plan with `steps`, `scenarios` of them on `slots` slots each, and
-    /// everything else off; the caller sets what the command line asked.
+    /// A plan with `steps` (their texts kept for the run, see
+    /// [`for_the_run`](super::scenario::for_the_run)), `scenarios` of them
+    /// on `slots` slots each, and everything else off; the caller sets what
+    /// the command line asked.
     pub fn new(steps: Vec<Step>, scenarios: Option<u64>, slots: usize) -> Self {
         Plan {
-            steps,
+            steps: steps.into_iter().map(Step::for_the_run).collect(),
             symbols: Vec::new(),
             wrap: None,
             scenarios,

@@ -11,6 +11,7 @@ use super::token::Renewal;
 use crate::client::app::{ClientApp, Plan};
 use crate::client::correlate::Correlations;
 use crate::client::listener::Inbox;
+use crate::client::scenario::for_the_run;
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
 use crate::options::{UsageError, usage};
@@ -180,7 +181,7 @@ fn targets(args: &ClientArgs) -> Vec<Target> {
                 Some(total) => total / n + usize::from(i < total % n),
                 None => args.connections.max(1),
             },
-            authority: bytes::Bytes::from(authority),
+            authority: for_the_run(authority.as_bytes()),
         })
         .filter(|t| t.connections > 0)
         .collect()
