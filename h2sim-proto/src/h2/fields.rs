@@ -298,20 +298,18 @@ pub(crate) fn section_size(fields: &[HeaderField]) -> usize {
 
 /// The field section of the request `head` (its pseudo-fields, then its
 /// fields), as a HEADERS or PUSH_PROMISE carries it.
-pub(crate) fn request_section(head: &RequestHead) -> impl Iterator<Item = FieldRef<'_>> + Clone {
-    request_pseudo(head)
+pub(crate) fn request_section(head: &RequestHead) -> impl Iterator<Item = FieldRef<'_>> {
+    let (pseudo, count) = request_pseudo(head);
+    pseudo
         .into_iter()
-        .flatten()
+        .take(count)
         .chain(head.fields.iter().map(FieldRef::from))
 }
 
 /// [`section_size`] of the request `head`, pseudo-fields included.
 pub(crate) fn request_size(head: &RequestHead) -> usize {
-    let pseudo: usize = request_pseudo(head)
-        .iter()
-        .flatten()
-        .map(FieldRef::size)
-        .sum();
+    let (pseudo, count) = request_pseudo(head);
+    let pseudo: usize = pseudo[..count].iter().map(FieldRef::size).sum();
     pseudo + section_size(&head.fields)
 }
 
@@ -328,30 +326,27 @@ static SCHEME: Bytes = Bytes::from_static(b":scheme");
 static AUTHORITY: Bytes = Bytes::from_static(b":authority");
 static PATH: Bytes = Bytes::from_static(b":path");
 
-/// The pseudo-header fields of a request, in the order §8.3.1 lists them;
-/// a fixed array of borrowed fields, so sending a request builds nothing
-/// for them.
-fn request_pseudo(head: &RequestHead) -> [Option<FieldRef<'_>>; 4] {
+/// The pseudo-header fields of a request, in the order §8.3.1 lists them:
+/// the first `count` of a fixed array of borrowed fields, so sending a
+/// request builds nothing for them (the rest repeat `:method`, unused).
+fn request_pseudo(head: &RequestHead) -> ([FieldRef<'_>; 4], usize) {
+    let mut fields = [FieldRef::new(&METHOD, &head.method); 4];
+    let mut count = 1;
     let connect = head.method.as_ref() == b"CONNECT";
-    let field = |name, value| Some(FieldRef::new(name, value));
-    [
-        field(&METHOD, &head.method),
-        if connect {
-            None
-        } else {
-            field(&SCHEME, &head.scheme)
-        },
-        if head.authority.is_empty() {
-            None
-        } else {
-            field(&AUTHORITY, &head.authority)
-        },
-        if connect {
-            None
-        } else {
-            field(&PATH, &head.path)
-        },
-    ]
+    let mut push = |field| {
+        fields[count] = field;
+        count += 1;
+    };
+    if !connect {
+        push(FieldRef::new(&SCHEME, &head.scheme));
+    }
+    if !head.authority.is_empty() {
+        push(FieldRef::new(&AUTHORITY, &head.authority));
+    }
+    if !connect {
+        push(FieldRef::new(&PATH, &head.path));
+    }
+    (fields, count)
 }
 
 #[cfg(test)]

@@ -661,19 +661,15 @@ impl Session {
         &mut self,
         id: StreamId,
         promised: Option<StreamId>,
-        fields: impl Iterator<Item = FieldRef<'a>> + Clone,
+        fields: impl Iterator<Item = FieldRef<'a>>,
         end_stream: bool,
     ) {
         let max_frame = self.peer.max_frame_size;
         let (wbuf, encoder, stats) = (&mut self.wbuf, &mut self.hpack_encoder, &mut self.stats);
-        stats.header_bytes_sent += fields
-            .clone()
-            .map(|f| (f.name.len() + f.value.len()) as u64)
-            .sum::<u64>();
         let start = wbuf.len();
         let prefix = if promised.is_some() { 4 } else { 0 };
         wbuf.put_bytes(0, HEADER_LEN + prefix);
-        encoder.encode_refs(fields, wbuf);
+        stats.header_bytes_sent += encoder.encode_refs(fields, wbuf) as u64;
         let payload = wbuf.len() - start - HEADER_LEN;
         stats.header_wire_bytes_sent += (payload - prefix) as u64;
         if let Ok(len) = u32::try_from(payload)

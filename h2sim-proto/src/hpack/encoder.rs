@@ -145,12 +145,13 @@ impl Encoder {
         self.encode_refs(fields.into_iter().map(FieldRef::from), dst);
     }
 
-    /// [`Encoder::encode`] of borrowed fields.
+    /// [`Encoder::encode`] of borrowed fields; returns the octets of their
+    /// names and values (counted here, in the one pass over them).
     pub(crate) fn encode_refs<'a>(
         &mut self,
         fields: impl IntoIterator<Item = FieldRef<'a>>,
         dst: &mut BytesMut,
-    ) {
+    ) -> usize {
         if let Some(min) = self.pending_min.take() {
             let size = self.table_capacity();
             if min < size {
@@ -169,7 +170,9 @@ impl Encoder {
         // (and remembered there).
         let mut memo = self.memo.take().unwrap_or_default();
         let mut cursor = memo.start();
+        let mut octets = 0;
         for field in fields {
+            octets += field.name.len() + field.value.len();
             if !field.sensitive
                 && let Some(index) = static_pseudo(field.name, field.value)
             {
@@ -189,6 +192,7 @@ impl Encoder {
         }
         memo.finish(&mut cursor, self.index.table().next_seq(), dst);
         self.memo = Some(memo);
+        octets
     }
 
     /// Encodes one field; returns whether the same field would encode to
@@ -367,7 +371,14 @@ mod tests {
         let mut tails = Vec::new();
         for n in 0..6 {
             let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
-            memo.encode(&request(n), &mut a);
+            let octets = memo.encode_refs(request(n).iter().map(FieldRef::from), &mut a);
+            // Every field is counted, whether written directly, copied
+            // from the memo or encoded.
+            let named: usize = request(n)
+                .iter()
+                .map(|f| f.name.len() + f.value.len())
+                .sum();
+            assert_eq!(octets, named);
             fresh.trim();
             fresh.encode(&request(n), &mut b);
             assert_eq!(a, b, "request {n}");
