@@ -96,7 +96,7 @@ pub const MAX_GROWN_SLOTS: usize = 1024;
 
 impl Plan {
     /// A plan with `steps` (their texts kept for the run, see
-    /// [`for_the_run`](super::scenario::for_the_run)), `scenarios` of them
+    /// [`for_the_run`](crate::lasting::for_the_run)), `scenarios` of them
     /// on `slots` slots each, and everything else off; the caller sets what
     /// the command line asked.
     pub fn new(steps: Vec<Step>, scenarios: Option<u64>, slots: usize) -> Self {

@@ -6,6 +6,7 @@ use h2sim_proto::{HeaderField, RequestHead};
 
 use super::capture::{Capture, Expect};
 use super::symbol::Values;
+use crate::lasting::{self, for_the_run};
 
 /// One request of a scenario.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -39,20 +40,6 @@ pub(crate) struct Plain {
     body: bool,
     /// The content-length of a plain body, made once.
     length: Option<Bytes>,
-}
-
-/// `text`, kept for the rest of the process. A run's texts (its steps'
-/// method, path, headers and body, its servers' authorities) go into
-/// every request it sends: clones of a shared `Bytes` count references
-/// atomically, twice a text and request, which cost the client 5% of its
-/// CPU on a 1k POST; clones of a static one are copies. Made once per run
-/// (never per request or connection), so what is kept is bounded by the
-/// command line.
-pub fn for_the_run(text: &[u8]) -> Bytes {
-    if text.is_empty() {
-        return Bytes::new();
-    }
-    Bytes::from_static(Box::leak(Box::<[u8]>::from(text)))
 }
 
 impl Step {
@@ -91,7 +78,7 @@ impl Step {
     }
 
     /// The step with its texts kept for the rest of the process (see
-    /// [`for_the_run`]).
+    /// [`for_the_run`](lasting::for_the_run)).
     pub fn for_the_run(mut self) -> Self {
         for text in [
             &mut self.method,
@@ -103,8 +90,7 @@ impl Step {
             *text = for_the_run(text);
         }
         for field in &mut self.headers {
-            field.name = for_the_run(&field.name);
-            field.value = for_the_run(&field.value);
+            *field = lasting::field(field);
         }
         self
     }

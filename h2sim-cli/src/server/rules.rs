@@ -15,6 +15,7 @@ use super::oauth::TokenEndpoint;
 use super::request::Request;
 use super::resource::{List, Resource};
 use super::template::{Template, Vars};
+use crate::lasting::{self, for_the_run};
 
 /// A response the simulator gives: status, fields, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,13 +142,20 @@ impl Answer {
                 .headers
                 .iter()
                 .any(|f| f.name.eq_ignore_ascii_case(b"content-length"));
-        let body = reply.body.bind(names);
+        // What every response carries as it is lasts as long as the server
+        // (see `lasting`): responses copy it instead of counting references.
+        let body = match reply.body.bind(names) {
+            Body::Fixed(bytes) => Body::Fixed(for_the_run(&bytes)),
+            other => other,
+        };
         Answer {
             status: reply.status,
             status_template,
-            fields: reply.headers.clone(),
+            fields: reply.headers.iter().map(lasting::field).collect(),
             templated,
-            fixed_length: body.fixed_len().map(length_field),
+            fixed_length: body
+                .fixed_len()
+                .map(|len| lasting::field(&length_field(len))),
             body,
             add_length,
         }
@@ -583,6 +591,38 @@ mod tests {
         assert_eq!(&head.get(b"x-left").unwrap()[..], b"${nope} ${unclosed");
         assert_eq!(&head.get(b"content-length").unwrap()[..], b"2");
         assert_eq!(&body[..], b"42");
+    }
+
+    /// What a fixed answer sends is static: once the rule and the answer
+    /// are gone, a response's texts counted by reference would be the only
+    /// handle on them (unique); static ones never are.
+    #[test]
+    fn fixed_answers_send_static_texts() {
+        let reply = Reply {
+            status: 200,
+            headers: vec![HeaderField::new(
+                "content-type",
+                Bytes::from(b"application/json".to_vec()),
+            )],
+            body: Body::Fixed(Bytes::from(vec![b'x'; 1024])),
+        };
+        let answer = Answer::new(&reply, None, &[]);
+        drop(reply);
+        let head = h2sim_proto::RequestHead::new("GET", "http", "h", "/x");
+        let request = Request::new(&head, b"");
+        let (head, body) = answer.render(&Vars::of(&request, ""), Vec::new());
+        drop(answer);
+        assert_eq!(&head.get(b"content-type").unwrap()[..], b"application/json");
+        assert_eq!(&head.get(b"content-length").unwrap()[..], b"1024");
+        assert_eq!(body.len(), 1024);
+        for field in &head.fields {
+            assert!(
+                !field.value.is_unique(),
+                "{:?} counted by reference",
+                field.name
+            );
+        }
+        assert!(!body.is_unique(), "the body is counted by reference");
     }
 
     /// RFC 9110 §8.6: content-length for every known size, never twice,

@@ -11,7 +11,7 @@ use super::token::Renewal;
 use crate::client::app::{ClientApp, Plan};
 use crate::client::correlate::Correlations;
 use crate::client::listener::Inbox;
-use crate::client::scenario::for_the_run;
+use crate::lasting::for_the_run;
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
 use crate::options::{UsageError, usage};
