@@ -1,7 +1,9 @@
 //! `h2sim client` against misbehaving servers, on both runtimes: each run
 //! ends (bounded by a deadline that only catches a hang) with exit code 1
 //! and a line saying what went wrong, and the connection error the RFC
-//! names reaches the server as GOAWAY where there is one. Prints one row
+//! names reaches the server as GOAWAY where there is one. Answers that
+//! are valid but built to pin the client's memory (HPACK entries behind
+//! 64 KiB of ignored frames) are taken without it growing. Prints one row
 //! per case: `cargo nextest run -p h2sim-cli --test hostile_client
 //! --no-capture`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -10,12 +12,15 @@ mod hostile;
 mod server_support;
 
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use h2sim_proto::Reason;
 
 use hostile::peer::{HANG, Seen, name};
 use hostile::rogue::{Conn, Rogue};
+use hostile::rss_kib;
 use hostile::wire::{self, CONTINUATION, DATA, END_HEADERS, END_STREAM, HEADERS, PUSH_PROMISE};
 use server_support::BIN;
 
@@ -272,4 +277,106 @@ fn tokio_client_survives_misbehaving_servers() {
 #[test]
 fn glommio_client_survives_misbehaving_servers() {
     against_rogues("glommio");
+}
+
+/// Answers that each add an entry to the client's HPACK table.
+const PINNING: u32 = 100;
+/// The client under [`pinning_answers`], for the script to read its memory.
+static PINNED_CLIENT: AtomicU32 = AtomicU32::new(0);
+/// The client's `VmRSS` in KiB after its first answers and after all of
+/// the pinning ones, as the script read it.
+static PINNED_RSS: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+/// HPACK table entries pinning read buffers, the client's side of the
+/// attack the server suite runs: each answer adds an entry to the table (a
+/// literal with incremental indexing, RFC 7541 §6.2.1) and is followed by
+/// 64 KiB of frames of an unknown type (ignored, RFC 9113 §5.5), so that the
+/// next answer arrives in another read buffer. An entry sharing its block's
+/// buffer would keep each of those buffers alive as long as it stays in the
+/// table. The client asks one request at a time (`-P 1`), so its next
+/// request says it took the answer before.
+fn pinning_answers(c: &mut Conn) {
+    c.hello();
+    let filler: Vec<u8> = (0..4)
+        .flat_map(|_| wire::frame(0x20, 0, 0, &[b'z'; 16 * 1024]))
+        .collect();
+    let client = loop {
+        match PINNED_CLIENT.load(Ordering::Relaxed) {
+            0 => std::thread::sleep(Duration::from_millis(1)),
+            pid => break pid,
+        }
+    };
+    for i in 0..=PINNING {
+        let Some(stream) = c.request() else {
+            return;
+        };
+        if i == 2 || i == PINNING {
+            PINNED_RSS.lock().unwrap().push(rss_kib(client));
+        }
+        if i == PINNING {
+            c.send(&response(stream, true));
+            return;
+        }
+        let mut block = wire::block(&[(":status", "200")]).to_vec();
+        wire::indexed_literal(format!("x-pin-{i}").as_bytes(), b"v", &mut block);
+        c.send(&wire::frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            stream,
+            &block,
+        ));
+        c.send(&filler);
+    }
+}
+
+/// A hundred answers each adding a table entry behind 64 KiB of other
+/// frames leave the client, on either runtime, about where two did: the
+/// entries hold copies of their literals, not the read buffers they came
+/// in (6.4 MB more when they did).
+#[test]
+fn table_entries_do_not_pin_the_clients_read_buffers() {
+    for runtime in ["tokio", "glommio"] {
+        PINNED_RSS.lock().unwrap().clear();
+        PINNED_CLIENT.store(0, Ordering::Relaxed);
+        let rogue = Rogue::start(pinning_answers);
+        let count = (PINNING + 1).to_string();
+        let mut child = Command::new(BIN)
+            .args(["client", "--runtime", runtime, "--threads", "1"])
+            .args(["-P", "1", "-C", &count])
+            .arg(format!("{}/x", rogue.url))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        PINNED_CLIENT.store(child.id(), Ordering::Relaxed);
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < HANG {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        let seen = rogue.seen();
+        let text = server_support::text(&out);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{runtime}: {}\n{text}",
+            seen.outcome()
+        );
+        let rss = PINNED_RSS.lock().unwrap().clone();
+        let [before, after] = rss[..] else {
+            panic!(
+                "{runtime}: the client's memory was read {} times",
+                rss.len()
+            );
+        };
+        let grown = after as i64 - before as i64;
+        println!(
+            "| {runtime} | {PINNING} pinning answers | {before} -> {after} KiB ({grown:+} KiB) |"
+        );
+        assert!(
+            grown < 2048,
+            "{runtime}: the client grew by {grown} KiB over {PINNING} pinning answers"
+        );
+    }
 }
