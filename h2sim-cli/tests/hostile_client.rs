@@ -332,7 +332,7 @@ fn pinning_answers(c: &mut Conn) {
 /// A hundred answers each adding a table entry behind 64 KiB of other
 /// frames leave the client, on either runtime, about where two did: the
 /// entries hold copies of their literals, not the read buffers they came
-/// in (6.4 MB more when they did).
+/// in (7.6 MB more when they did).
 #[test]
 fn table_entries_do_not_pin_the_clients_read_buffers() {
     for runtime in ["tokio", "glommio"] {

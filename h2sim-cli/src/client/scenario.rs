@@ -80,10 +80,11 @@ impl Step {
     /// The step with its texts kept for the rest of the process (see
     /// [`for_the_run`](lasting::for_the_run)).
     pub fn for_the_run(mut self) -> Self {
+        // Not `authority`: requests carry their connection's, kept with
+        // the run's targets.
         for text in [
             &mut self.method,
             &mut self.scheme,
-            &mut self.authority,
             &mut self.path,
             &mut self.body,
         ] {
@@ -419,6 +420,19 @@ mod tests {
             .map(|(head, _)| head.get(b"content-length").unwrap().as_ptr())
             .collect();
         assert_eq!(lengths[0], lengths[1]);
+        // With the step, the connection's reuse and the other request gone,
+        // the last request holds the only handle on what it sends: none is
+        // counted by reference, its content-length included.
+        let (head, body) = requests.into_iter().next_back().unwrap();
+        drop((step, reuse));
+        let length = head.get(b"content-length").unwrap();
+        for text in [&head.method, &head.path, &body, length] {
+            assert!(
+                !text.is_unique(),
+                "{:?} counted by reference",
+                String::from_utf8_lossy(&text[..text.len().min(16)])
+            );
+        }
     }
 
     /// Bodies of one size share one content-length value; another size
