@@ -40,6 +40,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    limits::keep_freed_heap();
     let matches = match cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(e) => return clap_exit(&e),
