@@ -95,19 +95,14 @@ pub struct ReadBuf {
 }
 
 impl ReadBuf {
-    /// Room for the next read: at least 8 KiB, initialized.
+    /// Room for the next read: at least 8 KiB, initialized, from the pool
+    /// or growing (and zeroing) if needed. Growing reuses the allocation
+    /// when the core's earlier input is no longer referenced, so a steady
+    /// connection does not allocate.
     pub fn room(&mut self) -> &mut [u8] {
-        self.room_for(MIN_READ_ROOM)
-    }
-
-    /// Room for at least `min` more bytes, from the pool or growing (and
-    /// zeroing) if needed. Growing reuses the allocation when the core's
-    /// earlier input is no longer referenced, so a steady connection does
-    /// not allocate.
-    pub fn room_for(&mut self, min: usize) -> &mut [u8] {
         self.hold();
-        if self.buf.len() - self.filled < min {
-            self.grow(min);
+        if self.buf.len() - self.filled < MIN_READ_ROOM {
+            self.grow(MIN_READ_ROOM);
             let capacity = self.buf.capacity();
             self.buf.resize(capacity, 0);
         }
@@ -121,8 +116,14 @@ impl ReadBuf {
     /// connection a 64 KiB memset every 56 KiB of input. After the read,
     /// [`ReadBuf::commit`] the bytes it appended.
     pub fn spare(&mut self) -> &mut BytesMut {
+        self.spare_for(MIN_READ_ROOM)
+    }
+
+    /// The buffer, from the pool if none is held, with at least `min` bytes
+    /// of spare capacity behind the input.
+    fn spare_for(&mut self, min: usize) -> &mut BytesMut {
         self.hold();
-        self.grow(MIN_READ_ROOM);
+        self.grow(min);
         &mut self.buf
     }
 
@@ -171,10 +172,8 @@ impl ReadBuf {
     /// that the copy overwrites at once would cost a 64 KiB memset every
     /// time the buffer grows.
     pub fn push(&mut self, data: &[u8]) {
-        self.hold();
-        self.grow(data.len());
-        self.buf.extend_from_slice(data);
-        self.filled += data.len();
+        self.spare_for(data.len()).extend_from_slice(data);
+        self.commit(data.len());
     }
 
     /// Input read and not yet taken by the core.
