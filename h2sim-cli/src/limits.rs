@@ -24,34 +24,31 @@ pub fn raise_open_files() {
 #[cfg(not(unix))]
 pub fn raise_open_files() {}
 
-/// Free memory glibc may keep at the top of its heap instead of giving it
-/// back to the kernel. Its default (128 KiB, raised only when a block that
-/// had its own mapping is freed) is less than one busy turn frees: with 10
-/// connections of 1,000 streams, each turn's output (about 1 MiB a
-/// connection, in 64 KiB write buffers) was freed as it left, the heap
-/// shrank, and the next turn grew it again a page fault at a time
-/// (107,000 faults per 1,000,000 requests). What is kept is bounded by
-/// this and was in use a moment before.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const HEAP_TRIM_THRESHOLD: libc::c_int = 32 << 20;
-
-/// Blocks from this size up get a mapping of their own. Setting the trim
-/// threshold stops glibc from raising this one as it sees large blocks
-/// freed, which left every block over 128 KiB (a grown read buffer, a
-/// histogram) mapped and unmapped anew each time.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const HEAP_MMAP_THRESHOLD: libc::c_int = 4 << 20;
-
-/// Lets the heap keep freed memory for the next burst (see
-/// [`HEAP_TRIM_THRESHOLD`]). Called first, before any thread starts.
+/// Lets glibc's heap keep freed memory for the next burst. Called first,
+/// before any thread starts.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub fn keep_freed_heap() {
+    /// Free memory glibc may keep at the top of its heap instead of giving
+    /// it back to the kernel. Its default (128 KiB, raised only when a
+    /// block that had its own mapping is freed) is less than one busy turn
+    /// frees: with 10 connections of 1,000 streams, each turn's output
+    /// (about 1 MiB a connection, in 64 KiB write buffers) was freed as it
+    /// left, the heap shrank, and the next turn grew it again a page fault
+    /// at a time (107,000 faults per 1,000,000 requests). What is kept is
+    /// bounded by this and was in use a moment before.
+    const TRIM_THRESHOLD: libc::c_int = 32 << 20;
+    /// Blocks from this size up get a mapping of their own. Setting the
+    /// trim threshold stops glibc from raising this one as it sees large
+    /// blocks freed, which left every block over 128 KiB (a grown read
+    /// buffer, a histogram) mapped and unmapped anew each time.
+    const MMAP_THRESHOLD: libc::c_int = 4 << 20;
     // SAFETY: `mallopt` sets one parameter of glibc's allocator (under its
-    // own lock): valid parameters and values, no pointers involved.
+    // own lock): valid parameters and values, no pointers involved. A
+    // refusal (it returns 0) leaves glibc's default, as before.
     #[allow(unsafe_code)]
     unsafe {
-        libc::mallopt(libc::M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, HEAP_MMAP_THRESHOLD);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
     }
 }
 
