@@ -88,16 +88,10 @@ async fn drive<A: Application>(
             if let Poll::Ready(r) = transport.poll_io(cx, out, input, read_now) {
                 return Poll::Ready(Wake::Io(r));
             }
-            if read_now {
-                // Quiet: the read buffer goes back, and what the queues
-                // grew to now or at a new deadline; with them the staging
-                // buffers.
-                if driver.read_pending(now) {
-                    deadline = driver.deadline(now);
-                }
-                if driver.is_trimmed() {
-                    transport.trim();
-                }
+            // Quiet: the read buffer goes back, and what the queues grew
+            // to now or at a new deadline.
+            if read_now && driver.read_pending(now) {
+                deadline = driver.deadline(now);
             }
             match timer.poll(cx, deadline) {
                 Poll::Ready(()) => Poll::Ready(Wake::Timer),
@@ -120,12 +114,7 @@ async fn drive<A: Application>(
                     None => {}
                 }
             }
-            Wake::Timer => {
-                driver.handle_timeout(now);
-                if driver.is_trimmed() {
-                    transport.trim();
-                }
-            }
+            Wake::Timer => driver.handle_timeout(now),
         }
     }
 }

@@ -8,9 +8,9 @@
 //!
 //! What a connection says is decided by `h2sim-proto`: its [`Connection`]
 //! and the [`Application`] on top of it (the Sans-IO contract). This crate
-//! only accepts and connects, does TLS (rustls, driven by hand through
-//! `read_tls`/`write_tls`), moves bytes (one write per loop turn from a
-//! reused staging buffer, reads into one reused buffer, `TCP_NODELAY`),
+//! only accepts and connects, does TLS (rustls, its handshake driven by
+//! hand, its records through the core's `TlsSession`), moves bytes (one
+//! write per loop turn, reads into one reused buffer, `TCP_NODELAY`),
 //! fires timers and reports the time.
 //!
 //! - [`Server`]: every executor binds every listen address with

@@ -8,9 +8,9 @@
 //! core's chunks go straight from their `Bytes`, up to 64 of them per call
 //! (the core copies small payloads in behind their frame heads, so a turn
 //! of small responses is a few chunks). Only a full socket makes the write
-//! go through glommio, which waits for room through io_uring. Over TLS a
-//! staging buffer holds the records rustls encrypted (`write_tls`), so a
-//! turn's output is still one `send`.
+//! go through glommio, which waits for room through io_uring. Over TLS the
+//! core's [`TlsSession`] encrypts a turn's output and its records leave the
+//! same way, from rustls's buffers.
 //!
 //! Reads land in the core's [`ReadBuf`], whose spare room is kept initialized
 //! and which comes from the executor's pool only while data is in flight (a
@@ -19,29 +19,20 @@
 //! committed to a pending read and no provided-buffer ring is needed): the
 //! bytes read become, without a copy, the `Bytes` the core hands to the
 //! application (`Connection::handle_input` splits them off the front).
-//! Over TLS, ciphertext is read into one scratch buffer per executor and
-//! handed to rustls at once; rustls decrypts into its own buffer (`read_tls`,
-//! `process_new_packets`) and the plaintext is copied once into the
-//! `ReadBuf`.
+//! Over TLS, ciphertext is read into the thread's scratch buffer and handed
+//! to the session at once (see [`with_cipher_scratch`]).
 
-use std::cell::RefCell;
 use std::future::poll_fn;
-use std::io::{self, BufRead, IoSlice, Write};
+use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
-use h2sim_proto::host::{Outbox, ReadBuf};
+use h2sim_proto::host::{Outbox, ReadBuf, TlsSession, with_cipher_scratch};
 
 /// Chunks of the output handed to one `sendmsg`.
 const MAX_IOV: usize = 64;
-/// The TLS staging buffer is filled up to about this much per write.
-const STAGE_TARGET: usize = 64 * 1024;
-/// Ciphertext read from the socket per `recv` before rustls takes it.
-const TLS_READ: usize = 32 * 1024;
-/// The most plaintext one TLS record carries.
-const MAX_RECORD: usize = 16 * 1024;
 
 /// What one poll of the socket moved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,63 +48,35 @@ pub(crate) struct Progress {
 #[derive(Debug)]
 pub(crate) struct Transport {
     tcp: TcpStream,
-    tls: Option<Box<rustls::Connection>>,
-    /// Bytes waiting for the socket; `[..sent]` have left.
-    staged: Vec<u8>,
-    sent: usize,
-    /// TLS: small plaintext chunks gathered into one record's worth.
-    plain: Vec<u8>,
-    /// TLS: the peer closed the TLS session or the socket.
-    tls_eof: bool,
+    tls: Option<Box<TlsSession>>,
 }
 
 impl Transport {
     pub(crate) fn plain(tcp: TcpStream) -> Self {
-        Transport {
-            tcp,
-            tls: None,
-            staged: Vec::new(),
-            sent: 0,
-            plain: Vec::new(),
-            tls_eof: false,
-        }
+        Transport { tcp, tls: None }
     }
 
-    pub(crate) fn tls(tcp: TcpStream, mut tls: rustls::Connection) -> Self {
-        // The outbox and the staging buffer bound what waits; rustls's own
-        // limit would only make `write` accept part of a chunk.
-        tls.set_buffer_limit(None);
+    pub(crate) fn tls(tcp: TcpStream, tls: rustls::Connection) -> Self {
         Transport {
-            tls: Some(Box::new(tls)),
-            ..Transport::plain(tcp)
+            tcp,
+            tls: Some(Box::new(TlsSession::new(tls))),
         }
     }
 
     pub(crate) fn tls_session(&self) -> Option<&rustls::Connection> {
-        self.tls.as_deref()
+        self.tls.as_deref().map(TlsSession::connection)
     }
 
-    /// Output accepted but not yet written: staged bytes and, over TLS,
-    /// what rustls holds.
+    /// Output accepted but not yet written: over TLS, the staged records.
     pub(crate) fn backlog(&self) -> usize {
-        self.staged.len() - self.sent
-    }
-
-    /// Gives back the staging buffers once all they held has left: the
-    /// connection is quiet, so the next burst may allocate them again.
-    pub(crate) fn trim(&mut self) {
-        if self.sent == self.staged.len() {
-            self.staged = Vec::new();
-            self.sent = 0;
-        }
-        self.plain = Vec::new();
+        self.tls.as_deref().map_or(0, TlsSession::backlog)
     }
 
     /// Nothing is waiting to be written, here or in `out`.
     pub(crate) fn is_flushed(&self, out: &Outbox) -> bool {
-        out.is_empty()
-            && self.sent == self.staged.len()
-            && self.tls.as_ref().is_none_or(|t| !t.wants_write())
+        self.tls
+            .as_deref()
+            .map_or(out.is_empty(), |t| t.is_flushed(out))
     }
 
     /// Writes what is queued and reads if allowed, both in the same poll so
@@ -152,21 +115,11 @@ impl Transport {
         let Some(tls) = self.tls.as_deref_mut() else {
             return self.poll_write_plain(cx, out);
         };
-        if self.sent == self.staged.len() {
-            self.staged.clear();
-            self.sent = 0;
-            stage(tls, &mut self.plain, &mut self.staged, out)?;
-            if self.staged.is_empty() {
-                return Poll::Ready(Ok(0));
-            }
+        tls.encrypt(out)?;
+        if !tls.wants_write() {
+            return Poll::Ready(Ok(0));
         }
-        let written =
-            std::task::ready!(Pin::new(&mut self.tcp).poll_write(cx, &self.staged[self.sent..]))?;
-        if written == 0 {
-            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-        }
-        self.sent += written;
-        Poll::Ready(Ok(written))
+        poll_records(cx, &mut self.tcp, tls)
     }
 
     /// Plain output: one `sendmsg` of the chunks at the front of `out`, tried
@@ -217,44 +170,19 @@ impl Transport {
         let Some(tls) = self.tls.as_deref_mut() else {
             return Poll::Pending;
         };
-        let drained = drain_plaintext(tls, input)?;
-        if drained.moved > 0 {
-            return Poll::Ready(Ok(drained.moved));
+        if let Some(n) = tls.buffered(input)? {
+            return Poll::Ready(Ok(n));
         }
-        self.tls_eof |= drained.closed;
-        if self.tls_eof {
-            return Poll::Ready(Ok(0));
-        }
-        let read = poll_cipher(&mut self.tcp, cx, |records| {
-            (records.len(), feed(tls, records, input))
+        let tcp = &mut self.tcp;
+        let received = with_cipher_scratch(|cipher| {
+            let n = std::task::ready!(Pin::new(&mut *tcp).poll_read(cx, cipher))?;
+            Poll::Ready(tls.received(&cipher[..n], input))
         });
-        let Poll::Ready(read) = read else {
-            return Poll::Pending;
-        };
-        let (n, fed) = read?;
-        if fed.is_err() {
+        if let Poll::Ready(Err(_)) = received {
             // The alert rustls queued goes out if the socket takes it now.
-            self.flush_alert(cx);
+            let _ = poll_records(cx, &mut self.tcp, tls);
         }
-        let plaintext = fed?;
-        if n == 0 {
-            // The socket ended: the plaintext it brought goes to the core
-            // first, and the next read reports the end.
-            self.tls_eof = true;
-            return Poll::Ready(Ok(plaintext));
-        }
-        Poll::Ready(Ok(n))
-    }
-
-    /// Best effort: writes whatever rustls queued (an alert) without waiting.
-    fn flush_alert(&mut self, cx: &mut Context<'_>) {
-        if let Some(tls) = self.tls.as_deref_mut() {
-            let mut alert = Vec::new();
-            while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
-            if !alert.is_empty() {
-                let _ = Pin::new(&mut self.tcp).poll_write(cx, &alert);
-            }
-        }
+        received
     }
 
     /// Runs the TLS handshake to its end, writing and reading as rustls
@@ -265,32 +193,26 @@ impl Transport {
             return Ok(());
         };
         loop {
-            while tls.wants_write() {
-                self.staged.clear();
-                tls.write_tls(&mut self.staged)?;
-                write_all(&mut self.tcp, &self.staged).await?;
-            }
-            self.staged.clear();
+            write_records(&mut self.tcp, tls).await?;
             if !tls.is_handshaking() {
                 return Ok(());
             }
             let tcp = &mut self.tcp;
-            let (n, processed) = poll_fn(|cx| {
-                poll_cipher(tcp, cx, |records| {
-                    (records.len(), handshake_records(tls, records))
+            let processed = poll_fn(|cx| {
+                with_cipher_scratch(|cipher| {
+                    let n = std::task::ready!(Pin::new(&mut *tcp).poll_read(cx, cipher))?;
+                    if n == 0 {
+                        return Poll::Ready(Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "the peer closed the connection during the TLS handshake",
+                        )));
+                    }
+                    Poll::Ready(Ok(tls.handshake_received(&cipher[..n])))
                 })
             })
             .await?;
-            if n == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the peer closed the connection during the TLS handshake",
-                ));
-            }
             if let Err(e) = processed {
-                let mut alert = Vec::new();
-                while tls.wants_write() && tls.write_tls(&mut alert).is_ok_and(|n| n > 0) {}
-                let _ = write_all(&mut self.tcp, &alert).await;
+                let _ = write_records(&mut self.tcp, tls).await;
                 return Err(e);
             }
         }
@@ -299,12 +221,8 @@ impl Transport {
     /// Ends our side: TLS close_notify, then TCP FIN, once all output left.
     pub(crate) async fn close_write(&mut self) -> io::Result<()> {
         if let Some(tls) = self.tls.as_deref_mut() {
-            tls.send_close_notify();
-            let mut records = Vec::new();
-            while tls.wants_write() {
-                tls.write_tls(&mut records)?;
-            }
-            write_all(&mut self.tcp, &records).await?;
+            tls.close();
+            write_records(&mut self.tcp, tls).await?;
         }
         let tcp = &mut self.tcp;
         poll_fn(|cx| Pin::new(&mut *tcp).poll_close(cx)).await
@@ -328,158 +246,56 @@ impl Transport {
     }
 }
 
-/// Fills the (empty) staging buffer `staged` with the records rustls
-/// encrypted from the chunks at the front of `out`; `plain` gathers small
-/// chunks first.
-fn stage(
-    tls: &mut rustls::Connection,
-    plain: &mut Vec<u8>,
-    staged: &mut Vec<u8>,
-    out: &mut Outbox,
-) -> io::Result<()> {
-    // rustls makes at least one record of every `write`: small chunks are
-    // gathered first, so a turn's frames share records (and their 22-byte
-    // overhead and AEAD pass).
-    while staged.len() < STAGE_TARGET {
-        plain.clear();
-        match out.front() {
-            Some(front) if front.len() >= MAX_RECORD => {
-                let n = front.len();
-                tls.writer().write_all(front)?;
-                out.advance(n);
-            }
-            _ => {
-                while let Some(front) = out.front()
-                    && plain.len() < MAX_RECORD
-                {
-                    let take = front.len().min(MAX_RECORD - plain.len());
-                    plain.extend_from_slice(&front[..take]);
-                    out.advance(take);
-                }
-                if !plain.is_empty() {
-                    tls.writer().write_all(plain)?;
-                }
-            }
-        }
-        if !tls.wants_write() {
-            break;
-        }
-        while tls.wants_write() {
-            tls.write_tls(staged)?;
-        }
+/// Writes all the records `tls` holds, waiting for the socket as needed.
+async fn write_records(tcp: &mut TcpStream, tls: &mut TlsSession) -> io::Result<()> {
+    while tls.wants_write() {
+        poll_fn(|cx| poll_records(cx, tcp, tls)).await?;
     }
     Ok(())
 }
 
-thread_local! {
-    /// Ciphertext scratch for every TLS read on this thread (one executor):
-    /// a read's records go to rustls at once, and glommio's `recv` holds no
-    /// buffer while it waits for readiness, so one buffer serves all the
-    /// executor's connections instead of one held by each.
-    static CIPHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
-
-/// One read of ciphertext into the thread's scratch buffer; `take` gets the
-/// records read (none at end of stream) while the buffer is lent.
-fn poll_cipher<T>(
-    tcp: &mut TcpStream,
+/// One write of the records `tls` holds (see [`TlsSession::write_to`]).
+fn poll_records(
     cx: &mut Context<'_>,
-    take: impl FnOnce(&[u8]) -> T,
-) -> Poll<io::Result<T>> {
-    CIPHER.with_borrow_mut(|cipher| {
-        if cipher.is_empty() {
-            cipher.resize(TLS_READ, 0);
-        }
-        let n = std::task::ready!(Pin::new(tcp).poll_read(cx, cipher))?;
-        Poll::Ready(Ok(take(&cipher[..n])))
-    })
-}
-
-/// Handshake records to rustls, all of them unless it stops reading.
-fn handshake_records(tls: &mut rustls::Connection, mut records: &[u8]) -> io::Result<()> {
-    while !records.is_empty() {
-        if tls.read_tls(&mut records)? == 0 {
-            break;
-        }
-        tls.process_new_packets()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-    }
-    Ok(())
-}
-
-/// Gives rustls the records in `data` (empty: the socket's end of stream),
-/// moving the plaintext into `input` as it comes so rustls's buffer never
-/// fills up; returns the plaintext bytes moved.
-fn feed(tls: &mut rustls::Connection, mut data: &[u8], input: &mut ReadBuf) -> io::Result<usize> {
-    let mut moved = 0;
-    loop {
-        let n = match tls.read_tls(&mut data) {
-            Ok(n) => n,
-            // rustls's plaintext buffer is full: empty it and go on.
-            Err(e) if e.kind() == io::ErrorKind::Other => {
-                moved += drain_plaintext(tls, input)?.moved;
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        tls.process_new_packets()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
-        moved += drain_plaintext(tls, input)?.moved;
-        // 0: end of stream, or close_notify came and rustls reads no more.
-        if n == 0 || data.is_empty() {
-            return Ok(moved);
-        }
+    tcp: &mut TcpStream,
+    tls: &mut TlsSession,
+) -> Poll<io::Result<usize>> {
+    match tls.write_to(&mut SocketWriter { tcp, cx }) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+        done => Poll::Ready(done),
     }
 }
 
-/// What moving rustls's plaintext found.
-#[derive(Debug, Clone, Copy, Default)]
-struct Drained {
-    /// Plaintext bytes moved.
-    moved: usize,
-    /// The TLS session is over (close_notify, or the socket ended).
-    closed: bool,
+/// A socket as rustls writes its records: one `sendmsg` tried without
+/// waiting, as for plain output; a full socket is `WouldBlock`, with the
+/// wake-up registered through glommio's write.
+struct SocketWriter<'a, 'b> {
+    tcp: &'a mut TcpStream,
+    cx: &'a mut Context<'b>,
 }
 
-/// Moves the plaintext rustls holds into `input`.
-fn drain_plaintext(tls: &mut rustls::Connection, input: &mut ReadBuf) -> io::Result<Drained> {
-    let mut drained = Drained::default();
-    loop {
-        let mut reader = tls.reader();
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(drained),
-            // The peer closed the socket without close_notify: for HTTP the
-            // framing tells whether anything was cut short, so this is an
-            // end of stream like any other (as most HTTP stacks treat it).
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                drained.closed = true;
-                return Ok(drained);
-            }
-            Err(e) => return Err(e),
-        };
-        // Empty without an error: close_notify was received.
-        if chunk.is_empty() {
-            drained.closed = true;
-            return Ok(drained);
-        }
-        let n = chunk.len();
-        input.push(chunk);
-        reader.consume(n);
-        drained.moved += n;
+impl std::io::Write for SocketWriter<'_, '_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_vectored(&[IoSlice::new(buf)])
     }
-}
 
-/// Writes all of `data`, waiting for the socket as needed.
-async fn write_all(tcp: &mut TcpStream, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        let n = poll_fn(|cx| Pin::new(&mut *tcp).poll_write(cx, data)).await?;
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        if let Some(sent) = send_now(self.tcp, bufs) {
+            return sent;
         }
-        data = &data[n..];
+        let first = bufs
+            .iter()
+            .find(|b| !b.is_empty())
+            .map_or(&[][..], |b| &b[..]);
+        match Pin::new(&mut *self.tcp).poll_write(self.cx, first) {
+            Poll::Ready(done) => done,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
     }
-    Ok(())
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One non-blocking `sendmsg` of `iov` on the stream's socket: `None` when

@@ -17,9 +17,8 @@ use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
-use crate::driver;
+use crate::driver::{self, Transport};
 use crate::listen;
 use crate::shutdown::Shutdown;
 
@@ -71,12 +70,6 @@ where
     Ok(outcomes.into_iter().flatten().collect())
 }
 
-/// The transport of one client connection.
-enum Stream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
 impl Dialer {
     async fn new(target: &str, mut options: ClientOptions) -> Result<Self, ClientError> {
         let Target { addr, tls } = options.target(target)?;
@@ -121,7 +114,10 @@ impl Dialer {
     }
 
     /// Connects (trying each resolved address in turn) and shakes hands.
-    async fn open(&self, attempt: u32) -> Result<(Stream, ConnectionInfo), ClientError> {
+    async fn open(
+        &self,
+        attempt: u32,
+    ) -> Result<(Transport<TcpStream>, ConnectionInfo), ClientError> {
         let started = Instant::now();
         let opening = async {
             let mut dial = Dial::new(&self.addrs, &self.addr);
@@ -144,7 +140,7 @@ impl Dialer {
         tcp: TcpStream,
         peer: SocketAddr,
         attempt: u32,
-    ) -> Result<(Stream, ConnectionInfo), ClientError> {
+    ) -> Result<(Transport<TcpStream>, ConnectionInfo), ClientError> {
         // TCP_NODELAY: small frames must not wait for ACKs (Nagle); a
         // failure to set it only costs latency.
         let _ = tcp.set_nodelay(true);
@@ -154,20 +150,21 @@ impl Dialer {
         let protocol = self.options.protocol;
         let mut info = protocol.connection_info(peer, local, attempt);
         let Some((connector, name)) = &self.tls else {
-            return Ok((Stream::Plain(tcp), info));
+            return Ok((Transport::plain(tcp), info));
         };
         let stream = connector
             .connect(name.clone(), tcp)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
         protocol.handshake_done(&mut info, TlsInfo::from_session(stream.get_ref().1, None));
-        Ok((Stream::Tls(Box::new(stream)), info))
+        let (tcp, session) = stream.into_inner();
+        Ok((Transport::tls(tcp, session), info))
     }
 
     /// Runs one connection to its end and gives the application back.
     async fn run<A: Application>(
         &self,
-        stream: Stream,
+        transport: Transport<TcpStream>,
         info: &ConnectionInfo,
         app: A,
     ) -> (io::Result<Ending>, A) {
@@ -176,10 +173,7 @@ impl Dialer {
         let conn = client_connection(info.protocol, config, now);
         let mut endpoint = Endpoint::new(conn, app, now);
         let (shutdown, driver) = (&self.options.runtime, &self.options.driver);
-        let result = match stream {
-            Stream::Plain(tcp) => driver::run(tcp, &mut endpoint, shutdown, driver).await,
-            Stream::Tls(tls) => driver::run(tls, &mut endpoint, shutdown, driver).await,
-        };
+        let result = driver::run(transport, &mut endpoint, shutdown, driver).await;
         (result, endpoint.into_parts().1)
     }
 }

@@ -1,16 +1,23 @@
-//! The loop that runs one connection over any tokio byte stream, so plain
-//! TCP and TLS share it: the core's [`Driver`] keeps the buffers, the
-//! bound, the deadline and the state; this file adds tokio's socket calls
-//! and its timer.
+//! The loop that runs one connection over a tokio byte stream, plain or
+//! TLS: the core's [`Driver`] keeps the buffers, the bound, the deadline and
+//! the state, the core's [`TlsSession`] the encryption; this file adds
+//! tokio's socket calls and its timer.
 //!
 //! Each turn takes the core's output (up to the bound), then waits for
 //! whichever comes first: the shutdown signal (→ `shutdown`), the socket
-//! accepting bytes (one vectored write of everything queued) or giving
-//! bytes (→ `did_read`), or the one deadline (→ `handle_timeout`). The
-//! timer is re-armed only when the deadline moves earlier: a deadline that
-//! moved later (a keep-alive connection pushes its idle and trim deadlines
-//! on with every request) lets the armed timer fire early, once, and be
-//! armed again then; the core fires only what is due.
+//! accepting bytes (one vectored write of everything queued, or over TLS
+//! of the turn's records) or giving bytes (→ `did_read`), or the
+//! one deadline (→ `handle_timeout`). The timer is re-armed only when the
+//! deadline moves earlier: a deadline that moved later (a keep-alive
+//! connection pushes its idle and trim deadlines on with every request)
+//! lets the armed timer fire early, once, and be armed again then; the core
+//! fires only what is due.
+//!
+//! Plain reads go into the read buffer's spare capacity (the kernel writes
+//! the bytes, so nothing is zero-filled). TLS reads go into the thread's
+//! ciphertext scratch, 32 KiB at a time, and the session moves the
+//! plaintext into the read buffer: rustls reading the socket itself would
+//! make a `recv` of at most a few KiB per record batch.
 
 use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
@@ -20,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State};
+use h2sim_proto::host::{
+    Driver, DriverOptions, Ending, ReadBuf, State, TlsSession, with_cipher_scratch,
+};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::shutdown::Shutdown;
 
@@ -33,56 +41,59 @@ const LINGER: Duration = Duration::from_millis(500);
 /// Bytes read and dropped while lingering, at most.
 const LINGER_BYTES: usize = 1 << 20;
 
-/// A byte stream a connection runs over, and how it is best read.
-pub(crate) trait Stream: AsyncRead + AsyncWrite + Unpin {
-    /// Reads into uninitialized memory: plain TCP does (the kernel writes
-    /// the bytes), so it reads into the read buffer's spare capacity and
-    /// nothing is zero-filled. A TLS session does not: tokio-rustls
-    /// zero-fills whatever room it is given before copying plaintext in, so
-    /// it gets the buffer's initialized room, zeroed once as it grows.
-    const READS_UNINIT: bool;
+/// A connection's byte stream, with its TLS session when it has one.
+#[derive(Debug)]
+pub(crate) struct Transport<S> {
+    io: S,
+    /// Boxed: a rustls session is over a KiB, and a plain connection's
+    /// task should not carry its size.
+    tls: Option<Box<TlsSession>>,
 }
 
-impl Stream for TcpStream {
-    const READS_UNINIT: bool = true;
+impl<S: AsyncRead + AsyncWrite + Unpin> Transport<S> {
+    pub(crate) fn plain(io: S) -> Self {
+        Transport { io, tls: None }
+    }
+
+    /// Over TLS, once the handshake is done (application data that came
+    /// behind it stays in `session` for the first read).
+    pub(crate) fn tls(io: S, session: impl Into<rustls::Connection>) -> Self {
+        Transport {
+            io,
+            tls: Some(Box::new(TlsSession::new(session))),
+        }
+    }
+
+    /// Records staged and not yet written.
+    fn backlog(&self) -> usize {
+        self.tls.as_deref().map_or(0, TlsSession::backlog)
+    }
 }
 
-impl Stream for tokio_rustls::client::TlsStream<TcpStream> {
-    const READS_UNINIT: bool = false;
-}
-
-impl Stream for tokio_rustls::server::TlsStream<TcpStream> {
-    const READS_UNINIT: bool = false;
-}
-
-impl<S: Stream + ?Sized> Stream for Box<S> {
-    const READS_UNINIT: bool = S::READS_UNINIT;
-}
-
-/// Runs `endpoint` over `io` until the connection is over, then closes the
-/// transport. A transport error is also handed to the core as end of
-/// stream, so the application always hears how its connection ended.
+/// Runs `endpoint` over `transport` until the connection is over, then
+/// closes the transport. A transport error is also handed to the core as
+/// end of stream, so the application always hears how its connection ended.
 ///
-/// Not an `async fn`: one would keep `io` twice (its argument and its
-/// binding) in the connection's task, and a TLS stream is over a KiB.
+/// Not an `async fn`: one would keep `transport` twice (its argument and
+/// its binding) in the connection's task.
 #[allow(clippy::manual_async_fn, reason = "an async fn doubles the task")]
 pub(crate) fn run<'a, S, A>(
-    mut io: S,
+    mut transport: Transport<S>,
     endpoint: &'a mut Endpoint<A>,
     shutdown: &'a Shutdown,
     options: &'a DriverOptions,
 ) -> impl Future<Output = io::Result<Ending>> + 'a
 where
-    S: Stream + 'a,
+    S: AsyncRead + AsyncWrite + Unpin + 'a,
     A: Application,
 {
     async move {
         // The caller keeps its endpoint; the driver borrows it for the run.
         let mut driver = Driver::borrowing(endpoint, options.clone());
-        let result = drive(&mut io, &mut driver, shutdown).await;
+        let result = drive(&mut transport, &mut driver, shutdown).await;
         match result {
             Ok(ending) => {
-                close(&mut io).await;
+                close(&mut transport).await;
                 Ok(ending)
             }
             Err(e) => {
@@ -92,16 +103,16 @@ where
         }
     }
 }
+
 async fn drive<S, A>(
-    io: &mut S,
+    transport: &mut Transport<S>,
     driver: &mut Driver<A, &mut Endpoint<A>>,
     shutdown: &Shutdown,
 ) -> io::Result<Ending>
 where
-    S: Stream,
+    S: AsyncRead + AsyncWrite + Unpin,
     A: Application,
 {
-    let mut flush_owed = false;
     let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
     // When the timer fires, if it is armed.
     let mut armed: Option<Instant> = None;
@@ -111,9 +122,9 @@ where
     let mut signal = std::pin::pin!(shutdown.triggered());
     loop {
         let now = Instant::now();
-        driver.poll_output(now);
+        driver.poll_output_holding(now, transport.backlog());
         if let State::Closed(ending) = driver.state()
-            && (ending == Ending::FlushExpired || !flush_owed)
+            && (ending == Ending::FlushExpired || is_flushed(transport, driver))
         {
             return Ok(ending);
         }
@@ -128,7 +139,7 @@ where
         tokio::select! {
             biased;
             () = &mut signal, if !shutdown_seen => driver.shutdown(now),
-            progress = poll_fn(|cx| poll_io(cx, io, driver, &mut flush_owed, read_now)) => {
+            progress = poll_fn(|cx| poll_io(cx, transport, driver, read_now)) => {
                 progress?;
             }
             () = &mut timer, if armed.is_some() => {
@@ -139,70 +150,45 @@ where
     }
 }
 
+/// Nothing waits to be written: not in the outbox, nor staged as records.
+fn is_flushed<S, A: Application>(
+    transport: &Transport<S>,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
+) -> bool {
+    match transport.tls.as_deref() {
+        Some(tls) => tls.is_flushed(driver.outbox_mut()),
+        None => !driver.wants_write(),
+    }
+}
+
 /// Writes what is queued and reads if allowed, both in the same poll so
 /// each registers its wake-up; ready when either made progress (reported
 /// to the driver already).
 fn poll_io<S, A>(
     cx: &mut Context<'_>,
-    io: &mut S,
+    transport: &mut Transport<S>,
     driver: &mut Driver<A, &mut Endpoint<A>>,
-    flush_owed: &mut bool,
     read: bool,
 ) -> Poll<io::Result<()>>
 where
-    S: Stream,
+    S: AsyncRead + AsyncWrite + Unpin,
     A: Application,
 {
-    let mut wrote = false;
-    if driver.wants_write() {
-        let mut iov = [IoSlice::new(&[]); MAX_IOV];
-        let count = driver.write_slices(&mut iov);
-        match Pin::new(&mut *io).poll_write_vectored(cx, &iov[..count]) {
-            Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
-            Poll::Ready(Ok(n)) => {
-                driver.did_write(Instant::now(), n);
-                *flush_owed = true;
-                wrote = true;
-            }
-            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => {}
-        }
-    }
-    // TLS buffers records inside the session; a flush pushes them out once
-    // the outbox is empty (for TCP this is a no-op).
-    if !driver.wants_write() && *flush_owed {
-        match Pin::new(&mut *io).poll_flush(cx) {
-            Poll::Ready(Ok(())) => {
-                *flush_owed = false;
-                wrote = true;
-            }
-            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-            Poll::Pending => {}
-        }
-    }
+    let wrote = match poll_write(cx, transport, driver) {
+        Poll::Ready(Ok(wrote)) => wrote,
+        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+        Poll::Pending => false,
+    };
     // Going quiet sets the deadline to give buffers back: the loop takes
     // the new deadline before it sleeps.
     let mut deadline_set = false;
     if read {
-        let polled = if S::READS_UNINIT {
-            tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, driver.read_spare())
-        } else {
-            let mut buf = tokio::io::ReadBuf::new(driver.read_buf());
-            let polled = Pin::new(&mut *io).poll_read(cx, &mut buf);
-            polled.map_ok(|()| buf.filled().len())
+        let polled = match transport.tls.as_deref_mut() {
+            None => poll_read_plain(cx, &mut transport.io, driver),
+            Some(tls) => poll_read_tls(cx, &mut transport.io, tls, driver),
         };
         match polled {
-            Poll::Ready(Ok(n)) => {
-                driver.did_read(Instant::now(), n);
-                return Poll::Ready(Ok(()));
-            }
-            // A TLS peer that closes TCP without close_notify: for HTTP the
-            // framing tells whether anything was cut short, so this is the
-            // end of stream like any other (as most HTTP stacks treat it).
-            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
-                driver.did_read(Instant::now(), 0);
-                return Poll::Ready(Ok(()));
-            }
+            Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             // Quiet: the buffer goes back to the pool until data comes.
             Poll::Pending => deadline_set = driver.read_pending(Instant::now()),
@@ -215,15 +201,161 @@ where
     }
 }
 
+/// One write of what is queued: the outbox's chunks in one vectored write,
+/// or over TLS the staged records. `Ready(Ok(false))`: nothing to write.
+fn poll_write<S, A>(
+    cx: &mut Context<'_>,
+    transport: &mut Transport<S>,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
+) -> Poll<io::Result<bool>>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    A: Application,
+{
+    let io = Pin::new(&mut transport.io);
+    let written = match transport.tls.as_deref_mut() {
+        None => {
+            if !driver.wants_write() {
+                return Poll::Ready(Ok(false));
+            }
+            let mut iov = [IoSlice::new(&[]); MAX_IOV];
+            let count = driver.write_slices(&mut iov);
+            let n = std::task::ready!(io.poll_write_vectored(cx, &iov[..count]))?;
+            driver.did_write(Instant::now(), n);
+            n
+        }
+        Some(tls) => {
+            tls.encrypt(driver.outbox_mut())?;
+            if !tls.wants_write() {
+                return Poll::Ready(Ok(false));
+            }
+            let n = std::task::ready!(poll_records(cx, io.get_mut(), tls))?;
+            driver.did_send(Instant::now(), n);
+            n
+        }
+    };
+    if written == 0 {
+        return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+    }
+    Poll::Ready(Ok(true))
+}
+
+/// One read into the read buffer's spare capacity.
+fn poll_read_plain<S, A>(
+    cx: &mut Context<'_>,
+    io: &mut S,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
+) -> Poll<io::Result<()>>
+where
+    S: AsyncRead + Unpin,
+    A: Application,
+{
+    let n = std::task::ready!(tokio_util::io::poll_read_buf(
+        Pin::new(io),
+        cx,
+        driver.read_spare()
+    ))?;
+    driver.did_read(Instant::now(), n);
+    Poll::Ready(Ok(()))
+}
+
+/// One read over TLS: plaintext the session already holds, else one read
+/// of records into the thread's scratch, their plaintext into the read
+/// buffer. A bad record's alert goes out if the socket takes it at once.
+fn poll_read_tls<S, A>(
+    cx: &mut Context<'_>,
+    io: &mut S,
+    tls: &mut TlsSession,
+    driver: &mut Driver<A, &mut Endpoint<A>>,
+) -> Poll<io::Result<()>>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    A: Application,
+{
+    let input = driver.buffers_mut().1;
+    let moved = match tls.buffered(input)? {
+        Some(n) => n,
+        None => {
+            let received = with_cipher_scratch(|cipher| {
+                let mut buf = tokio::io::ReadBuf::new(cipher);
+                std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut buf))?;
+                Poll::Ready(tls.received(buf.filled(), input))
+            });
+            match std::task::ready!(received) {
+                Ok(n) => n,
+                Err(e) => {
+                    let _ = poll_records(cx, io, tls);
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+    };
+    let now = Instant::now();
+    if moved == 0 {
+        driver.did_read(now, 0);
+    } else {
+        driver.did_fill(now, moved);
+    }
+    Poll::Ready(Ok(()))
+}
+
+/// One write of the records `tls` holds (see [`TlsSession::write_to`]).
+fn poll_records<S: AsyncWrite + Unpin>(
+    cx: &mut Context<'_>,
+    io: &mut S,
+    tls: &mut TlsSession,
+) -> Poll<io::Result<usize>> {
+    match tls.write_to(&mut SocketWriter { io, cx }) {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
+        done => Poll::Ready(done),
+    }
+}
+
+/// A socket as rustls writes its records: a full socket is `WouldBlock`,
+/// with its wake-up registered.
+struct SocketWriter<'a, 'b, S> {
+    io: &'a mut S,
+    cx: &'a mut Context<'b>,
+}
+
+impl<S: AsyncWrite + Unpin> std::io::Write for SocketWriter<'_, '_, S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match Pin::new(&mut *self.io).poll_write(self.cx, buf) {
+            Poll::Ready(done) => done,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match Pin::new(&mut *self.io).poll_write_vectored(self.cx, bufs) {
+            Poll::Ready(done) => done,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Closes our side (TLS close_notify, TCP FIN), then reads until the peer
 /// closes too, for a short while. Closing a socket with unread input makes
 /// the kernel send RST, which can destroy our last bytes (the GOAWAY or the
 /// last response) before the peer reads them.
-async fn close<S>(io: &mut S)
+async fn close<S>(transport: &mut Transport<S>)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let linger = async {
+        let io = &mut transport.io;
+        if let Some(tls) = transport.tls.as_deref_mut() {
+            tls.close();
+            while tls.wants_write() {
+                if poll_fn(|cx| poll_records(cx, io, tls)).await.is_err() {
+                    return;
+                }
+            }
+        }
         if io.shutdown().await.is_err() {
             return;
         }
@@ -249,11 +381,6 @@ mod tests {
     use super::*;
     use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
-
-    /// An in-memory pipe copies into whatever room it is given.
-    impl Stream for tokio::io::DuplexStream {
-        const READS_UNINIT: bool = true;
-    }
 
     /// HEADERS frames for GET requests (END_STREAM) on streams `first,
     /// first+2, …`: HPACK from the static table, a literal `:authority`,
@@ -289,8 +416,15 @@ mod tests {
         let options = DriverOptions {
             max_output_backlog: 64 * 1024,
         };
-        let server =
-            tokio::spawn(async move { run(ours, &mut endpoint, &Shutdown::new(), &options).await });
+        let server = tokio::spawn(async move {
+            run(
+                Transport::plain(ours),
+                &mut endpoint,
+                &Shutdown::new(),
+                &options,
+            )
+            .await
+        });
         let (mut their_read, mut their_write) = tokio::io::split(theirs);
         let mut hello = h2sim_proto::frame::PREFACE.to_vec();
         // SETTINGS_INITIAL_WINDOW_SIZE = 2^31-1, and the connection window

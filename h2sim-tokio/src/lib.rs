@@ -3,9 +3,10 @@
 //!
 //! What a connection says is decided by `h2sim-proto`: its [`Connection`]
 //! and the [`Application`] on top of it (the Sans-IO contract). This crate
-//! only accepts and connects, does TLS (rustls with the `ring` provider),
-//! moves bytes (one vectored write per loop turn, reads into one reused
-//! buffer, `TCP_NODELAY`), fires timers and reports the time.
+//! only accepts and connects, does the TLS handshake (tokio-rustls, rustls
+//! with the `ring` provider), moves bytes (one vectored write per loop
+//! turn, reads into one reused buffer, `TCP_NODELAY`; over TLS through the
+//! core's `TlsSession`), fires timers and reports the time.
 //!
 //! - [`Server`]: listens on any number of addresses, plain (HTTP/2 prior
 //!   knowledge, HTTP/1.1 and its h2c upgrade, told apart by the first
@@ -19,8 +20,9 @@
 //!
 //! Everything that does not depend on tokio — addresses, the options but
 //! for tokio's part of them (the client's [`Shutdown`]), errors, the
-//! reconnect policy, the outbox and the final flush, and the rustls
-//! configuration builders (`h2sim_proto::host::tls`, feature `tls`) —
+//! reconnect policy, the outbox and the final flush, the rustls
+//! configuration builders (`h2sim_proto::host::tls`, feature `tls`) and the
+//! TLS session between the core's buffers and the socket —
 //! lives once in [`h2sim_proto::host`], shared with any other runtime's
 //! adapter; idle, drain and head-read deadlines are the core's own
 //! timers, set in its `Config`.

@@ -16,10 +16,9 @@ use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
-use tokio_rustls::server::TlsStream;
 use tokio_util::task::TaskTracker;
 
-use crate::driver;
+use crate::driver::{self, Transport};
 use crate::listen;
 use crate::shutdown::Shutdown;
 
@@ -209,24 +208,20 @@ impl<F> ConnectionTask<F> {
         // Without it small frames wait for ACKs (Nagle); failure only costs latency.
         let _ = tcp.set_nodelay(true);
         let info = ConnectionInfo::new(peer, tcp.local_addr().ok()?);
-        let result = match tls {
+        let (transport, endpoint) = match tls {
             None => {
                 let info = ConnectionInfo {
                     protocol: self.options.plain_protocol,
                     ..info
                 };
-                self.run(tcp, self.endpoint(info, false)).await
+                (Transport::plain(tcp), self.endpoint(info, false))
             }
-            // Boxed: the handshake and the TLS stream are large, and the
-            // task's future is as large as its largest path, so plain
-            // connections would carry their size too. Two boxes: the
-            // handshake's is freed when it is over.
-            Some(acceptor) => {
-                let (stream, endpoint) = Box::pin(self.handshake(tcp, acceptor, info)).await?;
-                Box::pin(self.run(stream, endpoint)).await
-            }
+            // Boxed: the handshake is large, and the task's future is as
+            // large as its largest path, so plain connections would carry
+            // its size too; the box is freed when it is over.
+            Some(acceptor) => Box::pin(self.handshake(tcp, acceptor, info)).await?,
         };
-        let (result, traffic) = result;
+        let (result, traffic) = self.run(transport, endpoint).await;
         if result.is_err() {
             self.stats.transport_failed();
         }
@@ -240,7 +235,7 @@ impl<F> ConnectionTask<F> {
         tcp: TcpStream,
         acceptor: TlsAcceptor,
         mut info: ConnectionInfo,
-    ) -> Option<(TlsStream<TcpStream>, Endpoint<A>)>
+    ) -> Option<(Transport<TcpStream>, Endpoint<A>)>
     where
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
@@ -268,7 +263,8 @@ impl<F> ConnectionTask<F> {
         info.tls = Some(tls_info);
         info.connect_time = started.elapsed();
         let endpoint = self.endpoint(info, true);
-        Some((stream, endpoint))
+        let (tcp, session) = stream.into_inner();
+        Some((Transport::tls(tcp, session), endpoint))
     }
 
     /// The connection with its application, built before the run. It
@@ -287,17 +283,22 @@ impl<F> ConnectionTask<F> {
     /// Not an `async fn`: one would keep a second copy of `endpoint` (its
     /// argument and its binding) in the task for the whole connection.
     #[allow(clippy::manual_async_fn, reason = "an async fn doubles the task")]
-    fn run<S, A>(
+    fn run<A>(
         &self,
-        io: S,
+        transport: Transport<TcpStream>,
         mut endpoint: Endpoint<A>,
     ) -> impl Future<Output = (io::Result<Ending>, h2sim_proto::Stats)>
     where
-        S: driver::Stream,
         A: Application,
     {
         async move {
-            let result = driver::run(io, &mut endpoint, &self.shutdown, &self.options.driver).await;
+            let result = driver::run(
+                transport,
+                &mut endpoint,
+                &self.shutdown,
+                &self.options.driver,
+            )
+            .await;
             (result, endpoint.connection().stats())
         }
     }

@@ -26,7 +26,9 @@
 //! - `tls` (cargo feature `tls`, off by default): the rustls configuration
 //!   builders — trust stores with CRLs, client certificates, `-V pass`,
 //!   in-memory and self-signed identities, system roots — the way
-//!   quinn-proto keeps its rustls glue behind a feature.
+//!   quinn-proto keeps its rustls glue behind a feature; and [`TlsSession`],
+//!   a session between the outbox and read buffer and a socket's bytes,
+//!   which the adapters drive over their sockets.
 
 pub mod addr;
 pub mod client;
@@ -38,6 +40,8 @@ mod read_buf;
 pub mod server;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(feature = "tls")]
+mod tls_session;
 
 pub use addr::{AddrError, HostPort, Scheme};
 pub use client::{
@@ -55,3 +59,5 @@ pub use server::{
     HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters, ServerError, ServerOptions,
     ServerStats,
 };
+#[cfg(feature = "tls")]
+pub use tls_session::{TlsSession, with_cipher_scratch};

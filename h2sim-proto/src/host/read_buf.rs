@@ -176,6 +176,13 @@ impl ReadBuf {
         self.commit(data.len());
     }
 
+    /// Makes room for `n` more bytes of [`ReadBuf::push`] at once: a TLS
+    /// read's plaintext arrives record by record, and growing the buffer
+    /// between records would copy what the earlier ones brought.
+    pub fn reserve(&mut self, n: usize) {
+        self.spare_for(n);
+    }
+
     /// Input read and not yet taken by the core.
     pub fn pending(&self) -> usize {
         self.filled
@@ -359,6 +366,21 @@ mod tests {
         });
         // A slice reader after it still gets initialized room.
         assert!(rb.room().len() >= MIN_READ_ROOM);
+    }
+
+    /// Room reserved for a TLS read's plaintext takes all its records
+    /// without the buffer moving (which would copy the earlier records).
+    #[test]
+    fn reserved_room_takes_a_reads_records_in_place() {
+        let mut rb = ReadBuf::default();
+        let record = [7u8; 16 * 1024];
+        rb.reserve(8 * record.len());
+        let at = rb.buf.as_ptr();
+        for _ in 0..8 {
+            rb.push(&record);
+        }
+        assert_eq!(rb.buf.as_ptr(), at, "the buffer grew between records");
+        assert_eq!(rb.pending(), 8 * record.len());
     }
 
     /// A connection whose read found nothing gives its buffer to the
