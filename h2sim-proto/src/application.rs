@@ -17,6 +17,12 @@ use crate::close::CloseCause;
 use crate::connection::Connection;
 use crate::event::Event;
 
+/// Events decoded from the input before the application hears them: few
+/// enough that the heads of one batch are all given back before the next
+/// (the connection keeps 128 for reuse), many enough that a batch is worth
+/// its round.
+const BATCH: usize = 64;
+
 /// What runs on top of one connection.
 pub trait Application {
     /// Once, before any input: a client sends its first requests here.
@@ -107,10 +113,18 @@ impl<A: Application> Endpoint<A> {
         endpoint
     }
 
-    /// Bytes from the transport (see [`Connection::handle_input`]).
+    /// Bytes from the transport (see [`Connection::handle_input`]), taken
+    /// in batches of at most [`BATCH`] events, each handed to the
+    /// application before the next is decoded.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
-        self.conn.handle_input(now, input);
-        self.dispatch(now);
+        loop {
+            let before = input.len();
+            self.conn.handle_input_until(now, input, BATCH);
+            self.dispatch(now);
+            if input.is_empty() || input.len() == before {
+                return;
+            }
+        }
     }
 
     /// The transport's read side ended.

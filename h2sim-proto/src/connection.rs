@@ -255,14 +255,32 @@ impl Connection {
     /// the `Bytes` of events without a copy; a partial one stays in `input`
     /// for the next read to extend.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        self.handle_input_until(now, input, usize::MAX);
+    }
+
+    /// [`Connection::handle_input`] that stops taking HTTP/2 frames once
+    /// `max_events` events wait to be polled: the rest of `input`, whole
+    /// frames among it, is for the next call. An [`Endpoint`] hands the
+    /// events of each batch to its application before it takes the next,
+    /// so a read of a thousand requests does not hold a thousand request
+    /// heads at once: the application gives each back before the next
+    /// batch is decoded, and the heads are reused instead of allocated.
+    ///
+    /// [`Endpoint`]: crate::Endpoint
+    pub(crate) fn handle_input_until(
+        &mut self,
+        now: Instant,
+        input: &mut BytesMut,
+        max_events: usize,
+    ) {
         let before = input.len();
         if self.held.is_empty() {
-            self.take_input(now, input);
+            self.take_input(now, input, max_events);
         } else {
             // Older input first: the new bytes join what is held.
             self.held.unsplit(input.split());
             let mut held = std::mem::take(&mut self.held);
-            self.take_input(now, &mut held);
+            self.take_input(now, &mut held, max_events);
             self.held = held;
         }
         if let Inner::Http1(s) = &self.inner
@@ -287,7 +305,7 @@ impl Connection {
         self.held.len() < HELD_INPUT_LIMIT
     }
 
-    fn take_input(&mut self, now: Instant, input: &mut BytesMut) {
+    fn take_input(&mut self, now: Instant, input: &mut BytesMut, max_events: usize) {
         if let Inner::Undecided { since } = self.inner {
             let n = input.len().min(PREFACE.len());
             if input[..n] == PREFACE[..n] {
@@ -308,7 +326,7 @@ impl Connection {
             }
         }
         match &mut self.inner {
-            Inner::Http2(s) => s.handle_input(now, input),
+            Inner::Http2(s) => s.handle_input_until(now, input, max_events),
             Inner::Http1(s) => {
                 s.handle_input(now, input);
                 if let Some(upgrade) = s.take_upgrade() {
@@ -339,7 +357,7 @@ impl Connection {
         );
         self.inner = Inner::Http2(Box::new(session));
         if !input.is_empty() {
-            self.take_input(now, input);
+            self.take_input(now, input, usize::MAX);
         }
     }
 
@@ -347,7 +365,7 @@ impl Connection {
     pub fn handle_eof(&mut self, now: Instant) {
         if !self.held.is_empty() {
             let mut held = std::mem::take(&mut self.held);
-            self.take_input(now, &mut held);
+            self.take_input(now, &mut held, usize::MAX);
             self.held = held;
         }
         if let Inner::Undecided { since } = self.inner {
@@ -603,7 +621,7 @@ impl Connection {
             // Responses went out since: the held requests can be read now.
             let mut held = std::mem::take(&mut self.held);
             let before = held.len();
-            self.take_input(now, &mut held);
+            self.take_input(now, &mut held, usize::MAX);
             self.held = held;
             let held = self.held.len();
             self.watch_head(now, held < before, held);

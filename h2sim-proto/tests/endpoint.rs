@@ -122,3 +122,60 @@ fn held_pipelined_requests_reach_the_application_without_more_input() {
     let answered = out.windows(12).filter(|w| w == b"HTTP/1.1 204").count();
     assert_eq!(answered, 40);
 }
+
+/// Answers each request at once and gives its head back, noting the
+/// address of every head it was handed.
+#[derive(Default)]
+struct Recycler {
+    heads: std::collections::HashSet<usize>,
+    answered: usize,
+}
+
+impl Application for Recycler {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::Request { stream, head, .. } = event {
+            self.heads.insert(&*head as *const RequestHead as usize);
+            conn.send_response(stream, ResponseHead::new(204), true)
+                .unwrap();
+            conn.recycle_request(head);
+            self.answered += 1;
+        }
+    }
+}
+
+/// A read that brings a thousand requests is handed to the application in
+/// batches, each answered and its heads given back before the next is
+/// decoded: the thousand requests pass through a batch's worth of heads,
+/// not a thousand held at once.
+#[test]
+fn a_read_of_a_thousand_requests_reuses_a_batch_of_heads() {
+    let now = Instant::now();
+    let config = Config {
+        max_concurrent_streams: 1000,
+        ..Config::default()
+    };
+    let mut server = Endpoint::new(Connection::server(config, now), Recycler::default(), now);
+    let mut client = Connection::client(Config::default(), now);
+    // SETTINGS both ways first, so the client may open 1,000 streams.
+    let mut wire = BytesMut::new();
+    while let Some(chunk) = client.poll_transmit(now) {
+        wire.extend_from_slice(&chunk);
+    }
+    server.handle_input(now, &mut wire);
+    while let Some(chunk) = server.poll_transmit(now) {
+        wire.extend_from_slice(&chunk);
+    }
+    client.handle_input(now, &mut wire);
+    for i in 0..1000 {
+        let head = RequestHead::new("GET", "http", "sim", format!("/{}", i % 7));
+        client.send_request(head, true).unwrap();
+    }
+    while let Some(chunk) = client.poll_transmit(now) {
+        wire.extend_from_slice(&chunk);
+    }
+    server.handle_input(now, &mut wire);
+    assert!(wire.is_empty(), "{} bytes left unread", wire.len());
+    let app = server.application();
+    assert_eq!(app.answered, 1000);
+    assert!(app.heads.len() <= 128, "{} heads at once", app.heads.len());
+}

@@ -41,7 +41,19 @@ enum Gone {
 
 impl Session {
     /// Takes bytes from the transport. `input` keeps any partial frame.
+    #[cfg(test)]
     pub(crate) fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+        self.handle_input_until(now, input, usize::MAX);
+    }
+
+    /// Takes frames from the front of `input` until `max_events` events
+    /// wait to be polled; the rest (whole frames too) stays in `input`.
+    pub(crate) fn handle_input_until(
+        &mut self,
+        now: Instant,
+        input: &mut BytesMut,
+        max_events: usize,
+    ) {
         if self.closed {
             input.clear();
             return;
@@ -67,7 +79,7 @@ impl Session {
             let _ = input.split_to(PREFACE.len());
             self.preface_received = true;
         }
-        while !self.closed {
+        while !self.closed && self.events.len() < max_events {
             match self.decoder.decode(input) {
                 Ok(Some(frame)) => self.recv_frame(now, frame),
                 Ok(None) => break,
