@@ -150,7 +150,7 @@ where
     }
 }
 
-/// Nothing waits to be written: not in the outbox, nor staged as records.
+/// Nothing waits to be written: not in the outbox, nor as TLS records.
 fn is_flushed<S, A: Application>(
     transport: &Transport<S>,
     driver: &mut Driver<A, &mut Endpoint<A>>,
@@ -202,7 +202,7 @@ where
 }
 
 /// One write of what is queued: the outbox's chunks in one vectored write,
-/// or over TLS the staged records. `Ready(Ok(false))`: nothing to write.
+/// or over TLS the turn's records. `Ready(Ok(false))`: nothing to write.
 fn poll_write<S, A>(
     cx: &mut Context<'_>,
     transport: &mut Transport<S>,
