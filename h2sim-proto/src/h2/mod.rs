@@ -763,7 +763,7 @@ mod tests {
 
     fn feed(session: &mut Session, now: Instant, bytes: &[u8]) {
         let mut input = BytesMut::from(bytes);
-        session.handle_input(now, &mut input);
+        session.handle_input_until(now, &mut input, usize::MAX);
         assert!(input.is_empty(), "whole frames fed");
     }
 

@@ -40,14 +40,9 @@ enum Gone {
 }
 
 impl Session {
-    /// Takes bytes from the transport. `input` keeps any partial frame.
-    #[cfg(test)]
-    pub(crate) fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
-        self.handle_input_until(now, input, usize::MAX);
-    }
-
-    /// Takes frames from the front of `input` until `max_events` events
-    /// wait to be polled; the rest (whole frames too) stays in `input`.
+    /// Takes bytes from the transport: frames from the front of `input`
+    /// until `max_events` events wait to be polled; the rest (whole frames
+    /// too, and any partial frame) stays in `input`.
     pub(crate) fn handle_input_until(
         &mut self,
         now: Instant,
