@@ -31,7 +31,7 @@ use server_support::Server;
 const BIG: &str = "4m";
 
 fn start(runtime: &str) -> Server {
-    let args: Vec<String> = [
+    let args = [
         "server",
         "--runtime",
         runtime,
@@ -62,10 +62,7 @@ fn start(runtime: &str) -> Server {
         "GET",
         "-t",
         "ok",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ];
     Server::start(std::env::temp_dir().as_path(), &args, 2)
 }
 

@@ -36,11 +36,18 @@ fn histogram(latency: &Value) -> Histogram<u64> {
 fn merged_parts_give_the_sums_and_the_combined_percentiles() {
     let dir = std::env::temp_dir().join(format!("h2sim-scale-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let args: Vec<String> = ["server", "-S", "http://127.0.0.1:0", "-m", "GET", "-p", "/"]
-        .iter()
-        .chain(&["-s", "200", "-q"])
-        .map(|s| s.to_string())
-        .collect();
+    let args = [
+        "server",
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-s",
+        "200",
+        "-q",
+    ];
     let server = Server::start(&dir, &args, 1);
     let url = format!("{}/users/1", server.url("http"));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scale/run-local.sh");

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use server_support::{Server, run};
 
 fn start(extra: &[&str]) -> Server {
-    let mut args: Vec<String> = [
+    let mut args = vec![
         "server",
         "-S",
         "http://127.0.0.1:0",
@@ -20,11 +20,8 @@ fn start(extra: &[&str]) -> Server {
         "GET",
         "-t",
         "ok",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    args.extend(extra.iter().map(|s| s.to_string()));
+    ];
+    args.extend_from_slice(extra);
     Server::start(std::env::temp_dir().as_path(), &args, 1)
 }
 

@@ -12,7 +12,7 @@ use server_support::{Server, curl_headers, run};
 /// A server on a free port with rules covering each kind of body: fixed,
 /// template, generated, a file under `-d`, no body, 204, and no match.
 fn start(runtime: &str, www: &std::path::Path) -> Server {
-    let args: Vec<String> = [
+    let args = [
         "server",
         "--runtime",
         runtime,
@@ -63,10 +63,7 @@ fn start(runtime: &str, www: &std::path::Path) -> Server {
         "/www/",
         "-d",
         www.to_str().unwrap(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    ];
     Server::start(std::env::temp_dir().as_path(), &args, 1)
 }
 
@@ -142,7 +139,7 @@ fn http2_replies_carry_content_length() {
 #[test]
 fn templates_fill_headers_and_pushes() {
     for runtime in ["tokio", "glommio"] {
-        let args: Vec<String> = [
+        let args = [
             "server",
             "--runtime",
             runtime,
@@ -169,10 +166,7 @@ fn templates_fill_headers_and_pushes() {
             "x-for=${path}",
             "-t",
             "for ${suffix}",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ];
         let server = Server::start(std::env::temp_dir().as_path(), &args, 1);
         let url = format!("{}/user/abc", server.url("http"));
         let (code, out) = run("nghttp", &["-v", &url]);

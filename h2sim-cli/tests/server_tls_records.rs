@@ -39,7 +39,7 @@ except ssl.SSLError as e:
 fn a_record_that_does_not_decrypt_gets_bad_record_mac() {
     let certs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs");
     for runtime in ["tokio", "glommio"] {
-        let args: Vec<String> = [
+        let args = [
             "server",
             "--runtime",
             runtime,
@@ -56,10 +56,7 @@ fn a_record_that_does_not_decrypt_gets_bad_record_mac() {
             "GET",
             "-t",
             "ok",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ];
         let server = Server::start(&certs, &args, 1);
         let url = server.url("https").to_owned();
         let authority = url.trim_start_matches("https://");

@@ -13,7 +13,7 @@ use server_support::{BIN, Server, run};
 fn a_client_without_a_certificate_is_logged_once_with_the_reason() {
     let certs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs");
     for runtime in ["tokio", "glommio"] {
-        let args: Vec<String> = [
+        let args = [
             "server",
             "--runtime",
             runtime,
@@ -31,10 +31,7 @@ fn a_client_without_a_certificate_is_logged_once_with_the_reason() {
             "GET",
             "-t",
             "ok",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        ];
         let server = Server::start(&certs, &args, 1);
         let url = format!("{}/x", server.url("https"));
         let (code, out) = run(BIN, &["client", "-q", &url]);

@@ -3,6 +3,8 @@
 //! with SIGTERM.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::ffi::OsStr;
+use std::fmt::Debug;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
@@ -24,7 +26,7 @@ impl Server {
     /// Runs `h2sim ARGS…` (ARGS start with `server`) in `dir` and waits
     /// for `listeners` "listening on" lines. Panics with the output if the
     /// server exits before.
-    pub fn start(dir: &Path, args: &[String], listeners: usize) -> Server {
+    pub fn start<S: AsRef<OsStr> + Debug>(dir: &Path, args: &[S], listeners: usize) -> Server {
         let mut child = Command::new(BIN)
             .args(args)
             .current_dir(dir)
@@ -75,7 +77,6 @@ impl Server {
             "-t",
             "hi",
         ]);
-        let args: Vec<String> = args.into_iter().map(str::to_owned).collect();
         Server::start(std::env::temp_dir().as_path(), &args, 1)
     }
 
