@@ -19,8 +19,8 @@
 //! committed to a pending read and no provided-buffer ring is needed): the
 //! bytes read become, without a copy, the `Bytes` the core hands to the
 //! application (`Connection::handle_input` splits them off the front).
-//! Over TLS, ciphertext is read into the thread's scratch buffer and handed
-//! to the session at once (see [`with_cipher_scratch`]).
+//! Over TLS the session reads the ciphertext through the same socket (see
+//! [`TlsSession::read_from`]).
 
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
@@ -29,7 +29,7 @@ use std::task::{Context, Poll};
 
 use futures_lite::{AsyncRead, AsyncWrite};
 use glommio::net::TcpStream;
-use h2sim_proto::host::{Outbox, ReadBuf, TlsSession, with_cipher_scratch};
+use h2sim_proto::host::{Outbox, ReadBuf, TlsSession};
 
 /// Chunks of the output handed to one `sendmsg`.
 const MAX_IOV: usize = 64;
@@ -67,7 +67,8 @@ impl Transport {
         self.tls.as_deref().map(TlsSession::connection)
     }
 
-    /// Output accepted but not yet written: over TLS, the staged records.
+    /// Output accepted but not yet written: over TLS, the records rustls
+    /// holds.
     pub(crate) fn backlog(&self) -> usize {
         self.tls.as_deref().map_or(0, TlsSession::backlog)
     }
@@ -158,10 +159,8 @@ impl Transport {
         Poll::Ready(Ok(n))
     }
 
-    /// Plaintext rustls already holds comes first; then the socket, whose
-    /// records rustls decrypts. Returns the bytes moved (records read, or
-    /// plaintext), 0 once the session or the socket ended and no plaintext
-    /// is left.
+    /// One TLS read (see [`TlsSession::read_from`]): the bytes moved, 0
+    /// once the session or the socket ended and no plaintext is left.
     fn poll_read_tls(
         &mut self,
         cx: &mut Context<'_>,
@@ -170,19 +169,13 @@ impl Transport {
         let Some(tls) = self.tls.as_deref_mut() else {
             return Poll::Pending;
         };
-        if let Some(n) = tls.buffered(input)? {
-            return Poll::Ready(Ok(n));
-        }
-        let tcp = &mut self.tcp;
-        let received = with_cipher_scratch(|cipher| {
-            let n = std::task::ready!(Pin::new(&mut *tcp).poll_read(cx, cipher))?;
-            Poll::Ready(tls.received(&cipher[..n], input))
-        });
-        if let Poll::Ready(Err(_)) = received {
-            // The alert rustls queued goes out if the socket takes it now.
-            let _ = poll_records(cx, &mut self.tcp, tls);
-        }
-        received
+        ready(tls.read_from(
+            &mut Socket {
+                tcp: &mut self.tcp,
+                cx,
+            },
+            input,
+        ))
     }
 
     /// Runs the TLS handshake to its end, writing and reading as rustls
@@ -198,20 +191,10 @@ impl Transport {
                 return Ok(());
             }
             let tcp = &mut self.tcp;
-            let processed = poll_fn(|cx| {
-                with_cipher_scratch(|cipher| {
-                    let n = std::task::ready!(Pin::new(&mut *tcp).poll_read(cx, cipher))?;
-                    if n == 0 {
-                        return Poll::Ready(Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "the peer closed the connection during the TLS handshake",
-                        )));
-                    }
-                    Poll::Ready(Ok(tls.handshake_received(&cipher[..n])))
-                })
-            })
-            .await?;
+            let processed =
+                poll_fn(|cx| ready(tls.handshake_read_from(&mut Socket { tcp, cx }))).await;
             if let Err(e) = processed {
+                // rustls's alert, if the records were bad.
                 let _ = write_records(&mut self.tcp, tls).await;
                 return Err(e);
             }
@@ -260,21 +243,37 @@ fn poll_records(
     tcp: &mut TcpStream,
     tls: &mut TlsSession,
 ) -> Poll<io::Result<usize>> {
-    match tls.write_to(&mut SocketWriter { tcp, cx }) {
+    ready(tls.write_to(&mut Socket { tcp, cx }))
+}
+
+/// A result of the TLS session's socket calls as a poll: `WouldBlock`
+/// means the wake-up is registered.
+fn ready<T>(result: io::Result<T>) -> Poll<io::Result<T>> {
+    match result {
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
         done => Poll::Ready(done),
     }
 }
 
-/// A socket as rustls writes its records: one `sendmsg` tried without
-/// waiting, as for plain output; a full socket is `WouldBlock`, with the
-/// wake-up registered through glommio's write.
-struct SocketWriter<'a, 'b> {
+/// The socket as the TLS session reads and writes it: a read or write
+/// that would wait is `WouldBlock`, with the wake-up registered through
+/// glommio. Writes try one `sendmsg` without waiting first, as for plain
+/// output.
+struct Socket<'a, 'b> {
     tcp: &'a mut TcpStream,
     cx: &'a mut Context<'b>,
 }
 
-impl std::io::Write for SocketWriter<'_, '_> {
+impl std::io::Read for Socket<'_, '_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match Pin::new(&mut *self.tcp).poll_read(self.cx, buf) {
+            Poll::Ready(done) => done,
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+}
+
+impl std::io::Write for Socket<'_, '_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.write_vectored(&[IoSlice::new(buf)])
     }

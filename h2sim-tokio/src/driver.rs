@@ -14,10 +14,9 @@
 //! fires only what is due.
 //!
 //! Plain reads go into the read buffer's spare capacity (the kernel writes
-//! the bytes, so nothing is zero-filled). TLS reads go into the thread's
-//! ciphertext scratch, 32 KiB at a time, and the session moves the
-//! plaintext into the read buffer: rustls reading the socket itself would
-//! make a `recv` of at most a few KiB per record batch.
+//! the bytes, so nothing is zero-filled). Over TLS the core's session reads
+//! and writes the socket through a small adapter (`Socket`) and moves the
+//! plaintext into the read buffer.
 
 use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
@@ -27,9 +26,7 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{
-    Driver, DriverOptions, Ending, ReadBuf, State, TlsSession, with_cipher_scratch,
-};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State, TlsSession};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -259,9 +256,7 @@ where
     Poll::Ready(Ok(()))
 }
 
-/// One read over TLS: plaintext the session already holds, else one read
-/// of records into the thread's scratch, their plaintext into the read
-/// buffer. A bad record's alert goes out if the socket takes it at once.
+/// One TLS read (see [`TlsSession::read_from`]).
 fn poll_read_tls<S, A>(
     cx: &mut Context<'_>,
     io: &mut S,
@@ -273,23 +268,7 @@ where
     A: Application,
 {
     let input = driver.buffers_mut().1;
-    let moved = match tls.buffered(input)? {
-        Some(n) => n,
-        None => {
-            let received = with_cipher_scratch(|cipher| {
-                let mut buf = tokio::io::ReadBuf::new(cipher);
-                std::task::ready!(Pin::new(&mut *io).poll_read(cx, &mut buf))?;
-                Poll::Ready(tls.received(buf.filled(), input))
-            });
-            match std::task::ready!(received) {
-                Ok(n) => n,
-                Err(e) => {
-                    let _ = poll_records(cx, io, tls);
-                    return Poll::Ready(Err(e));
-                }
-            }
-        }
-    };
+    let moved = std::task::ready!(ready(tls.read_from(&mut Socket { io, cx }, input)))?;
     let now = Instant::now();
     if moved == 0 {
         driver.did_read(now, 0);
@@ -300,25 +279,41 @@ where
 }
 
 /// One write of the records `tls` holds (see [`TlsSession::write_to`]).
-fn poll_records<S: AsyncWrite + Unpin>(
+fn poll_records<S: AsyncRead + AsyncWrite + Unpin>(
     cx: &mut Context<'_>,
     io: &mut S,
     tls: &mut TlsSession,
 ) -> Poll<io::Result<usize>> {
-    match tls.write_to(&mut SocketWriter { io, cx }) {
+    ready(tls.write_to(&mut Socket { io, cx }))
+}
+
+/// A result of the TLS session's socket calls as a poll: `WouldBlock`
+/// means the wake-up is registered.
+fn ready<T>(result: io::Result<T>) -> Poll<io::Result<T>> {
+    match result {
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => Poll::Pending,
         done => Poll::Ready(done),
     }
 }
 
-/// A socket as rustls writes its records: a full socket is `WouldBlock`,
-/// with its wake-up registered.
-struct SocketWriter<'a, 'b, S> {
+/// The socket as the TLS session reads and writes it: a read or write
+/// that would wait is `WouldBlock`, with its wake-up registered.
+struct Socket<'a, 'b, S> {
     io: &'a mut S,
     cx: &'a mut Context<'b>,
 }
 
-impl<S: AsyncWrite + Unpin> std::io::Write for SocketWriter<'_, '_, S> {
+impl<S: AsyncRead + Unpin> std::io::Read for Socket<'_, '_, S> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut buf = tokio::io::ReadBuf::new(buf);
+        match Pin::new(&mut *self.io).poll_read(self.cx, &mut buf) {
+            Poll::Ready(done) => done.map(|()| buf.filled().len()),
+            Poll::Pending => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+}
+
+impl<S: AsyncWrite + Unpin> std::io::Write for Socket<'_, '_, S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match Pin::new(&mut *self.io).poll_write(self.cx, buf) {
             Poll::Ready(done) => done,

@@ -60,4 +60,4 @@ pub use server::{
     ServerStats,
 };
 #[cfg(feature = "tls")]
-pub use tls_session::{TlsSession, with_cipher_scratch};
+pub use tls_session::TlsSession;

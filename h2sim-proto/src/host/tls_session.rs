@@ -1,7 +1,8 @@
 //! A rustls session between the core's buffers and a socket's bytes: what
 //! every runtime does to carry a connection over TLS, written once. The
-//! runtime still owns the socket and its waits; it hands this the
-//! ciphertext it read, and a writer for the records.
+//! runtime still owns the socket and its waits; it lends this the socket
+//! as a `Read + Write` that answers `WouldBlock` when it would wait, the way
+//! rustls's own `read_tls`/`write_tls` take one.
 //!
 //! Output: a turn's chunks from the outbox, up to about 256 KiB, go to
 //! rustls in one vectored write, so they share records (rustls gathers
@@ -9,9 +10,8 @@
 //! encrypts); the records go to the socket from rustls's own buffers, up
 //! to 64 of them in one vectored write.
 //!
-//! Input: the runtime reads ciphertext into one scratch buffer per thread
-//! ([`with_cipher_scratch`]), up to 32 KiB at a time, and hands it over at
-//! once; rustls decrypts into its own buffer and the plaintext is copied
+//! Input: ciphertext is read into one scratch buffer per thread, up to
+//! 32 KiB at a time, and handed to rustls at once; rustls decrypts into its own buffer and the plaintext is copied
 //! once, into the [`ReadBuf`]'s spare capacity (nothing zero-filled first).
 //! rustls reading the socket itself would `recv` at most 4 KiB at a time.
 //! The read size is a trade: a read that takes less than what arrived
@@ -23,7 +23,7 @@
 //! GETs about 5% less at 3-10% more req/s, POSTs 1-3% less.
 
 use std::cell::RefCell;
-use std::io::{self, BufRead, IoSlice, Write};
+use std::io::{self, BufRead, IoSlice, Read, Write};
 
 use super::{Outbox, ReadBuf};
 
@@ -35,8 +35,9 @@ const MAX_CHUNKS: usize = 256;
 /// Ciphertext read from the socket per read before rustls takes it.
 const CIPHER_READ: usize = 32 * 1024;
 
-/// One connection's TLS session once the runtime has it: rustls, what it
-/// holds for the socket, and whether the peer's side ended.
+/// One connection's TLS session once the runtime has it: rustls, and what
+/// it holds for the socket. Whether the peer's side ended is rustls's own
+/// state (its reader reports close_notify or the socket's end each time).
 #[derive(Debug)]
 pub struct TlsSession {
     conn: rustls::Connection,
@@ -44,8 +45,6 @@ pub struct TlsSession {
     /// it took less what has been written since (records carry a few
     /// bytes more than their plaintext).
     held: usize,
-    /// The peer closed the TLS session or the socket.
-    ended: bool,
 }
 
 impl TlsSession {
@@ -54,11 +53,7 @@ impl TlsSession {
         // The outbox and the turn bound what waits; rustls's own limit
         // would only make `write` accept part of a turn.
         conn.set_buffer_limit(None);
-        TlsSession {
-            conn,
-            held: 0,
-            ended: false,
-        }
+        TlsSession { conn, held: 0 }
     }
 
     /// The rustls session, for what it negotiated.
@@ -136,46 +131,70 @@ impl TlsSession {
         self.conn.send_close_notify();
     }
 
-    /// A read, before the socket is read: plaintext rustls already holds
-    /// (it came behind the handshake, or a turn's records held more than
-    /// was taken) goes into `input`. `Some(n)`: the read is done, `n` bytes
-    /// of plaintext, or 0 when the session is over; `None`: read the socket.
-    pub fn buffered(&mut self, input: &mut ReadBuf) -> io::Result<Option<usize>> {
+    /// One read: plaintext rustls already holds (it came behind the
+    /// handshake, or a read's records held more than was taken) goes into
+    /// `input` first; else one read of `socket` into the thread's scratch,
+    /// whose records rustls decrypts into `input`. Returns the bytes moved
+    /// (records read, or plaintext), 0 once the session or the socket ended
+    /// and no plaintext is left. A bad record is an error, after rustls's
+    /// alert was written if the socket took it at once.
+    pub fn read_from<S: Read + Write>(
+        &mut self,
+        socket: &mut S,
+        input: &mut ReadBuf,
+    ) -> io::Result<usize> {
         let drained = drain_plaintext(&mut self.conn, input)?;
-        if drained.moved > 0 {
-            return Ok(Some(drained.moved));
+        if drained.moved > 0 || drained.closed {
+            return Ok(drained.moved);
         }
-        self.ended |= drained.closed;
-        Ok(self.ended.then_some(0))
+        let received = with_cipher_scratch(|cipher| {
+            let n = socket.read(cipher)?;
+            self.received(&cipher[..n], input)
+        });
+        if received
+            .as_ref()
+            .is_err_and(|e| e.kind() != io::ErrorKind::WouldBlock)
+        {
+            let _ = self.write_to(socket);
+        }
+        received
+    }
+
+    /// One read of handshake records from `socket`, all of them to rustls
+    /// unless it stops reading; its answer (or its alert, if they were
+    /// bad) waits to be written. The socket's end is `UnexpectedEof`.
+    pub fn handshake_read_from(&mut self, socket: &mut impl Read) -> io::Result<()> {
+        with_cipher_scratch(|cipher| {
+            let n = socket.read(cipher)?;
+            if n == 0 {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the peer closed the connection during the TLS handshake",
+                ));
+            }
+            let mut records = &cipher[..n];
+            while !records.is_empty() {
+                if self.conn.read_tls(&mut records)? == 0 {
+                    break;
+                }
+                self.conn.process_new_packets().map_err(invalid)?;
+            }
+            Ok(())
+        })
     }
 
     /// `records` read from the socket (empty: the socket ended) go to
     /// rustls, their plaintext into `input`. Returns what the read counts
     /// as: the bytes read, or at the socket's end the plaintext they
-    /// brought (the next read reports the end). A bad record is an error,
-    /// and rustls's alert waits to be written.
-    pub fn received(&mut self, records: &[u8], input: &mut ReadBuf) -> io::Result<usize> {
+    /// brought (the next read reports the end).
+    fn received(&mut self, records: &[u8], input: &mut ReadBuf) -> io::Result<usize> {
+        if records.is_empty() {
+            return feed(&mut self.conn, records, input);
+        }
         // Their plaintext is shorter than they are.
         input.reserve(records.len());
-        let plaintext = feed(&mut self.conn, records, input)?;
-        if records.is_empty() {
-            self.ended = true;
-            return Ok(plaintext);
-        }
+        feed(&mut self.conn, records, input)?;
         Ok(records.len())
-    }
-
-    /// Handshake records read from the socket go to rustls, all of them
-    /// unless it stops reading; its answer (or its alert, if they were
-    /// bad) waits to be written.
-    pub fn handshake_received(&mut self, mut records: &[u8]) -> io::Result<()> {
-        while !records.is_empty() {
-            if self.conn.read_tls(&mut records)? == 0 {
-                break;
-            }
-            self.conn.process_new_packets().map_err(invalid)?;
-        }
-        Ok(())
     }
 }
 
@@ -186,9 +205,8 @@ thread_local! {
     static CIPHER: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Lends the thread's ciphertext scratch to `read`, which reads the socket
-/// into it and hands what it read to [`TlsSession::received`].
-pub fn with_cipher_scratch<T>(read: impl FnOnce(&mut [u8]) -> T) -> T {
+/// Lends the thread's ciphertext scratch to `read`.
+fn with_cipher_scratch<T>(read: impl FnOnce(&mut [u8]) -> T) -> T {
     CIPHER.with_borrow_mut(|cipher| {
         if cipher.is_empty() {
             cipher.resize(CIPHER_READ, 0);
@@ -296,13 +314,72 @@ mod tests {
         socket
     }
 
+    /// The other end of a connection: what it sent is read (then
+    /// `WouldBlock`, or the end once `closed`), and what is written to it
+    /// is kept.
+    #[derive(Default)]
+    struct Wire {
+        sent: Vec<u8>,
+        at: usize,
+        closed: bool,
+        got: Vec<u8>,
+    }
+
+    impl Wire {
+        fn sending(sent: Vec<u8>) -> Self {
+            Wire {
+                sent,
+                ..Wire::default()
+            }
+        }
+    }
+
+    impl Read for Wire {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let rest = &self.sent[self.at..];
+            if rest.is_empty() && !self.closed {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    impl Write for Wire {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.got.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Hands `from`'s pending records to `to` as one handshake read.
+    fn flight(from: &mut TlsSession, to: &mut TlsSession) {
+        let records = records(from);
+        to.handshake_read_from(&mut records.as_slice()).unwrap();
+    }
+
     fn handshake() -> (TlsSession, TlsSession) {
         let (mut client, mut server) = sessions();
         while client.is_handshaking() || server.is_handshaking() {
-            server.handshake_received(&records(&mut client)).unwrap();
-            client.handshake_received(&records(&mut server)).unwrap();
+            flight(&mut client, &mut server);
+            flight(&mut server, &mut client);
         }
         (client, server)
+    }
+
+    /// Reads all that `wire` sends; returns the bytes the reads moved.
+    fn read_all(to: &mut TlsSession, wire: &mut Wire, input: &mut ReadBuf) -> usize {
+        let mut moved = 0;
+        while wire.at < wire.sent.len() {
+            moved += to.read_from(wire, input).unwrap();
+        }
+        moved
     }
 
     /// Carries all of `out` from `from` to `to` in turns; returns the
@@ -319,7 +396,8 @@ mod tests {
             let turn = records(from);
             turns += 1;
             bytes += turn.len();
-            assert_eq!(to.received(&turn, &mut input).unwrap(), turn.len());
+            let mut wire = Wire::sending(turn);
+            assert_eq!(read_all(to, &mut wire, &mut input), wire.sent.len());
         }
         let mut plaintext = Vec::new();
         input.take_input(|got| plaintext.extend_from_slice(&got.split()));
@@ -407,8 +485,8 @@ mod tests {
     #[test]
     fn plaintext_behind_the_handshake_waits_for_the_first_read() {
         let (mut client, mut server) = sessions();
-        server.handshake_received(&records(&mut client)).unwrap();
-        client.handshake_received(&records(&mut server)).unwrap();
+        flight(&mut client, &mut server);
+        flight(&mut server, &mut client);
         assert!(!client.is_handshaking());
         // The client's Finished and its first request leave together.
         let mut out = Outbox::default();
@@ -416,11 +494,15 @@ mod tests {
         let mut flight = records(&mut client);
         client.encrypt(&mut out).unwrap();
         flight.extend_from_slice(&records(&mut client));
-        server.handshake_received(&flight).unwrap();
+        server.handshake_read_from(&mut flight.as_slice()).unwrap();
         assert!(!server.is_handshaking());
+        // The first read takes it without reading the socket, the next
+        // reads the socket.
         let mut input = ReadBuf::default();
-        assert_eq!(server.buffered(&mut input).unwrap(), Some(18));
-        assert_eq!(server.buffered(&mut input).unwrap(), None);
+        let mut wire = Wire::default();
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), 18);
+        let quiet = server.read_from(&mut wire, &mut input).unwrap_err();
+        assert_eq!(quiet.kind(), io::ErrorKind::WouldBlock);
     }
 
     #[test]
@@ -430,36 +512,42 @@ mod tests {
         client.close();
         let close_notify = records(&mut client);
         assert!(!close_notify.is_empty());
-        let n = server.received(&close_notify, &mut input).unwrap();
-        assert_eq!(n, close_notify.len());
-        assert_eq!(server.buffered(&mut input).unwrap(), Some(0));
+        let n = close_notify.len();
+        let mut wire = Wire::sending(close_notify);
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), n);
+        // The end, without reading the socket again.
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), 0);
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), 0);
 
         // Without close_notify: the socket's end is the session's.
         let (mut client, mut server) = handshake();
         let mut out = Outbox::default();
         out.push(Bytes::from_static(b"last words"));
         client.encrypt(&mut out).unwrap();
-        server.received(&records(&mut client), &mut input).unwrap();
-        assert_eq!(server.received(&[], &mut input).unwrap(), 0);
-        assert_eq!(server.buffered(&mut input).unwrap(), Some(0));
+        let mut wire = Wire::sending(records(&mut client));
+        wire.closed = true;
+        read_all(&mut server, &mut wire, &mut input);
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), 0);
+        assert_eq!(server.read_from(&mut wire, &mut input).unwrap(), 0);
         assert_eq!(input.pending(), 10);
     }
 
     #[test]
-    fn a_bad_record_is_an_error_and_leaves_an_alert_to_send() {
+    fn a_bad_record_is_an_error_and_its_alert_is_sent() {
         let (_, mut server) = handshake();
         let mut input = ReadBuf::default();
         // An application-data record that does not decrypt.
         let mut bad = vec![23, 3, 3, 0, 40];
         bad.extend_from_slice(&[0xab; 40]);
-        let error = server.received(&bad, &mut input).unwrap_err();
+        let mut wire = Wire::sending(bad);
+        let error = server.read_from(&mut wire, &mut input).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
-        assert!(!records(&mut server).is_empty(), "the alert waits");
+        assert!(!wire.got.is_empty(), "the alert went out");
 
-        // Garbage during the handshake likewise.
+        // Garbage during the handshake: the alert waits for the caller.
         let (_, mut server) = sessions();
         let error = server
-            .handshake_received(b"GET / HTTP/1.1\r\n\r\n")
+            .handshake_read_from(&mut &b"GET / HTTP/1.1\r\n\r\n"[..])
             .unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         assert!(!records(&mut server).is_empty());
