@@ -120,7 +120,10 @@ impl Transport {
         if !tls.wants_write() {
             return Poll::Ready(Ok(0));
         }
-        poll_records(cx, &mut self.tcp, tls)
+        ready(tls.write_to(&mut Socket {
+            tcp: &mut self.tcp,
+            cx,
+        }))
     }
 
     /// Plain output: one `sendmsg` of the chunks at the front of `out`, tried
@@ -232,18 +235,9 @@ impl Transport {
 /// Writes all the records `tls` holds, waiting for the socket as needed.
 async fn write_records(tcp: &mut TcpStream, tls: &mut TlsSession) -> io::Result<()> {
     while tls.wants_write() {
-        poll_fn(|cx| poll_records(cx, tcp, tls)).await?;
+        poll_fn(|cx| ready(tls.write_to(&mut Socket { tcp, cx }))).await?;
     }
     Ok(())
-}
-
-/// One write of the records `tls` holds (see [`TlsSession::write_to`]).
-fn poll_records(
-    cx: &mut Context<'_>,
-    tcp: &mut TcpStream,
-    tls: &mut TlsSession,
-) -> Poll<io::Result<usize>> {
-    ready(tls.write_to(&mut Socket { tcp, cx }))
 }
 
 /// A result of the TLS session's socket calls as a poll: `WouldBlock`

@@ -226,7 +226,11 @@ where
             if !tls.wants_write() {
                 return Poll::Ready(Ok(false));
             }
-            let n = std::task::ready!(poll_records(cx, io.get_mut(), tls))?;
+            let socket = &mut Socket {
+                io: io.get_mut(),
+                cx,
+            };
+            let n = std::task::ready!(ready(tls.write_to(socket)))?;
             driver.did_send(Instant::now(), n);
             n
         }
@@ -276,15 +280,6 @@ where
         driver.did_fill(now, moved);
     }
     Poll::Ready(Ok(()))
-}
-
-/// One write of the records `tls` holds (see [`TlsSession::write_to`]).
-fn poll_records<S: AsyncRead + AsyncWrite + Unpin>(
-    cx: &mut Context<'_>,
-    io: &mut S,
-    tls: &mut TlsSession,
-) -> Poll<io::Result<usize>> {
-    ready(tls.write_to(&mut Socket { io, cx }))
 }
 
 /// A result of the TLS session's socket calls as a poll: `WouldBlock`
@@ -346,7 +341,10 @@ where
         if let Some(tls) = transport.tls.as_deref_mut() {
             tls.close();
             while tls.wants_write() {
-                if poll_fn(|cx| poll_records(cx, io, tls)).await.is_err() {
+                if poll_fn(|cx| ready(tls.write_to(&mut Socket { io, cx })))
+                    .await
+                    .is_err()
+                {
                     return;
                 }
             }
