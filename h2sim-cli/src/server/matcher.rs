@@ -80,15 +80,13 @@ impl PathTemplate {
     /// `captures` (byte ranges of `path`). Empty segments are skipped, as
     /// `//` means nothing more than `/` to the rules.
     pub fn match_start(&self, path: &str, captures: &mut Vec<Range<usize>>) -> Option<usize> {
+        // Bytes, not chars: `/` is ASCII, so every offset found is a char
+        // boundary, and a byte search is a fraction of a char pattern's.
+        let bytes = path.as_bytes();
         let mut at = 0;
         for segment in &self.segments {
-            let rest = &path[at..];
-            let skip = rest.len() - rest.trim_start_matches('/').len();
-            if skip == rest.len() {
-                return None;
-            }
-            let start = at + skip;
-            let end = path[start..].find('/').map_or(path.len(), |i| start + i);
+            let start = at + bytes[at..].iter().position(|&b| b != b'/')?;
+            let end = memchr::memchr(b'/', &bytes[start..]).map_or(path.len(), |i| start + i);
             match segment {
                 Segment::Literal(lit) if lit == &path[start..end] => {}
                 Segment::Literal(_) => return None,

@@ -20,6 +20,7 @@
 //! A placeholder none of these names stays as written, as before these
 //! existed (h2simple's bodies are sent as they are).
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
@@ -29,8 +30,9 @@ use super::request::Request;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     pieces: Vec<Piece>,
-    /// Bytes of literal text, to size the output once.
-    literal_len: usize,
+    /// Bytes of literal text and of the placeholders whose width is known
+    /// (a UUID, a time, a counter at its widest), to size the output once.
+    known_len: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -172,16 +174,19 @@ impl Template {
                 (_, piece) => merged.push(piece),
             }
         }
-        let literal_len = merged
+        let known_len = merged
             .iter()
             .map(|p| match p {
                 Piece::Text(t) => t.len(),
+                Piece::Uuid => uuid::fmt::Hyphenated::LENGTH,
+                Piece::Now => NOW_LEN,
+                Piece::Counter => COUNTER_LEN,
                 _ => 0,
             })
             .sum();
         Template {
             pieces: merged,
-            literal_len,
+            known_len,
         }
     }
 
@@ -228,7 +233,7 @@ impl Template {
 
     /// The text for one request.
     pub fn render(&self, vars: &Vars<'_>) -> String {
-        let mut out = String::with_capacity(self.literal_len + vars.request.path.len());
+        let mut out = String::with_capacity(self.known_len + vars.request.path.len());
         for piece in &self.pieces {
             piece.render(vars, &mut out);
         }
@@ -307,20 +312,48 @@ impl Piece {
                 None => {}
             },
             Piece::Uuid => {
-                let _ = write!(out, "{}", uuid::Uuid::new_v4());
+                let mut text = uuid::Uuid::encode_buffer();
+                out.push_str(uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text));
             }
-            Piece::Counter => {
-                let _ = write!(out, "{}", vars.counter);
-            }
-            Piece::Now => out.push_str(&rfc3339((vars.clock)())),
+            Piece::Counter => out.push_str(itoa::Buffer::new().format(vars.counter)),
+            Piece::Now => push_now((vars.clock)(), out),
             Piece::Id => out.push_str(vars.id),
             Piece::Items => out.push_str(vars.items),
         }
     }
 }
 
+/// The longest `${now}`: `2026-12-04T21:26:17.583Z`.
+const NOW_LEN: usize = 24;
+
+/// The longest `${counter}` (a `u64`).
+const COUNTER_LEN: usize = 20;
+
+/// Appends `${now}` for `time`. The text is made once per millisecond and
+/// thread and copied for the other requests of that millisecond: a busy
+/// server answers hundreds within one, and formatting a date is most of
+/// what such a placeholder would cost.
+fn push_now(time: SystemTime, out: &mut String) {
+    thread_local! {
+        /// The millisecond last formatted, since the epoch, and its text.
+        static LAST: RefCell<(Option<u128>, String)> = const { RefCell::new((None, String::new())) };
+    }
+    let Ok(since) = time.duration_since(SystemTime::UNIX_EPOCH) else {
+        out.push_str(&rfc3339(time));
+        return;
+    };
+    let millis = since.as_millis();
+    LAST.with_borrow_mut(|(last, text)| {
+        if *last != Some(millis) {
+            *text = rfc3339(time);
+            *last = Some(millis);
+        }
+        out.push_str(text);
+    });
+}
+
 /// `time` as RFC 3339 in UTC with milliseconds (3GPP's DateTime has a zone).
-pub fn rfc3339(time: SystemTime) -> String {
+fn rfc3339(time: SystemTime) -> String {
     let time = time::OffsetDateTime::from(time);
     let millis = time.millisecond();
     let time = time.replace_millisecond(millis).unwrap_or(time);
@@ -380,6 +413,31 @@ mod tests {
         assert_eq!(id.get_version_num(), 4);
         // RFC 3339 §5.6, with a zone as TS 29.571's DateTime requires.
         assert_eq!(now, "1970-01-01T00:00:01.5Z");
+    }
+
+    /// `${now}` is made once per millisecond: a new millisecond, or a
+    /// clock that went back, gets its own text, never the last one's.
+    #[test]
+    fn now_follows_the_clock_across_milliseconds() {
+        let head = head("/x");
+        let request = Request::new(&head, b"");
+        let at = |clock: fn() -> SystemTime| {
+            let vars = Vars {
+                clock,
+                ..Vars::of(&request, "")
+            };
+            Template::parse("${now}").unwrap().render(&vars)
+        };
+        fn ms(n: u64) -> SystemTime {
+            SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(n)
+        }
+        assert_eq!(at(|| ms(1_500)), "1970-01-01T00:00:01.5Z");
+        assert_eq!(at(|| ms(1_501)), "1970-01-01T00:00:01.501Z");
+        assert_eq!(at(|| ms(1_500)), "1970-01-01T00:00:01.5Z");
+        assert_eq!(
+            at(|| SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(1)),
+            "1969-12-31T23:59:59Z"
+        );
     }
 
     #[test]
