@@ -36,11 +36,13 @@ pub enum IndexingPolicy {
     /// `proxy-authorization` and short `cookie` values (see
     /// [`MIN_INDEXED_COOKIE_LEN`]) never-indexed, as §7.1.3 advises.
     /// Indexes fields whose values are nearly always unique (`:path`,
-    /// `content-length`, `age`), which would only push reusable entries out
-    /// of the table, only once a value repeats the last one sent under its
-    /// name (a client's requests of one body size, a polled path); never
-    /// indexes fields taking more than three quarters of the table, which
-    /// would evict almost everything else.
+    /// `content-length`, `age`, and names of the static table whose
+    /// entries the connection saw evicted unused, several in a row, like a
+    /// `location` with a new id in every response), which would only push
+    /// reusable entries out of the table, only once a value repeats the
+    /// last one sent under its name (a client's requests of one body size,
+    /// a polled path); never indexes fields taking more than three quarters
+    /// of the table, which would evict almost everything else.
     #[default]
     Selective,
     /// Indexes every field that fits in the table, as the examples of
@@ -62,10 +64,10 @@ pub struct Encoder {
     policy: IndexingPolicy,
     /// The last block's fields, made in a box when first needed.
     memo: Option<Box<SentMemo>>,
-    /// The last value sent literally under each usually-unique name (see
-    /// [`UNIQUE`]), made when first needed. Unlike the memo it decides what
-    /// is sent, so a trim keeps it (it is small: three short values).
-    last_unique: Option<Box<[Vec<u8>; UNIQUE.len()]>>,
+    /// The usually-unique names and the last value sent under each, made
+    /// when first needed. Unlike the memo it decides what is sent, so a
+    /// trim keeps it (it is small: a few names and short values).
+    uniques: Option<Box<Uniques>>,
 }
 
 impl Default for Encoder {
@@ -85,7 +87,7 @@ impl Encoder {
             huffman: true,
             policy: IndexingPolicy::default(),
             memo: None,
-            last_unique: None,
+            uniques: None,
         }
     }
 
@@ -218,13 +220,23 @@ impl Encoder {
             return true;
         }
         let unique = match self.policy {
-            IndexingPolicy::Selective => unique_slot(field.name),
+            IndexingPolicy::Selective => self
+                .uniques
+                .as_deref()
+                .map_or_else(|| unique_slot(field.name), |u| u.slot(field.name)),
             IndexingPolicy::All => None,
         };
         if self.should_index(field, unique) {
             // §6.2.1 literal with incremental indexing.
             self.encode_literal(field, name_index, 6, 0b0100_0000, dst);
-            self.index.insert(field.name.clone(), field.value.clone());
+            let (name, value) = (field.name.clone(), field.value.clone());
+            let learn = self.policy == IndexingPolicy::Selective;
+            let uniques = &mut self.uniques;
+            self.index.insert(name, value, |unused| {
+                if learn {
+                    uniques.get_or_insert_with(Box::default).learn(unused);
+                }
+            });
             true
         } else {
             // §6.2.2 literal without indexing.
@@ -233,9 +245,9 @@ impl Encoder {
         }
     }
 
-    /// Whether `field` goes into the table; `unique` is its name's slot in
-    /// [`UNIQUE`] under the [`Selective`](IndexingPolicy::Selective)
-    /// policy.
+    /// Whether `field` goes into the table; `unique` is its name's slot
+    /// among the usually-unique names ([`Uniques`]) under the
+    /// [`Selective`](IndexingPolicy::Selective) policy.
     fn should_index(&mut self, field: FieldRef<'_>, unique: Option<usize>) -> bool {
         let size = field.size();
         let capacity = self.table_capacity();
@@ -247,18 +259,14 @@ impl Encoder {
         }
     }
 
-    /// A field of a usually-unique name (in `slot` of [`UNIQUE`]) is worth
-    /// a table entry once its value comes twice in a row: a client's
+    /// A field of a usually-unique name (in `slot` of [`Uniques`]) is
+    /// worth a table entry once its value comes twice in a row: a client's
     /// requests of one body size repeat their content-length, a poll
     /// repeats its path.
     fn repeats(&mut self, slot: usize, field: FieldRef<'_>) -> bool {
-        let last = &mut self.last_unique.get_or_insert_with(Box::default)[slot];
-        let repeated = !field.value.is_empty() && last.as_slice() == field.value;
-        last.clear();
-        if field.value.len() <= MAX_REMEMBERED_VALUE {
-            last.extend_from_slice(field.value);
-        }
-        repeated
+        self.uniques
+            .get_or_insert_with(Box::default)
+            .repeats(slot, field.value)
     }
 
     fn encode_literal(
@@ -317,6 +325,60 @@ fn unique_slot(name: &[u8]) -> Option<usize> {
     UNIQUE.iter().position(|u| name.eq_ignore_ascii_case(u))
 }
 
+/// Names learned on a connection to be usually unique, at most.
+const MAX_LEARNED: usize = 8;
+
+/// The usually-unique names: [`UNIQUE`]'s, and those this connection
+/// showed to be (a field of a name in the static table whose entry left
+/// the table without being referred to: a `location` or an `etag` with a
+/// new id in every response), which are then indexed only once a value
+/// repeats, as [`UNIQUE`]'s are. Sending each such value as a literal
+/// without indexing keeps the table for entries that are referred to, and
+/// spares both ends an insertion and an eviction per field.
+#[derive(Debug, Clone, Default)]
+struct Uniques {
+    /// Learned names, in the order learned.
+    learned: Vec<Bytes>,
+    /// The last value sent under each name, [`UNIQUE`]'s first (by slot).
+    last: Vec<Vec<u8>>,
+}
+
+impl Uniques {
+    /// `name`'s slot: its place in [`UNIQUE`], or after those among the
+    /// learned names.
+    fn slot(&self, name: &[u8]) -> Option<usize> {
+        unique_slot(name).or_else(|| {
+            self.learned
+                .iter()
+                .position(|n| n.as_ref() == name)
+                .map(|i| UNIQUE.len() + i)
+        })
+    }
+
+    /// `name`'s entry was evicted unused: it joins the usually-unique
+    /// names, while there is room.
+    fn learn(&mut self, name: &Bytes) {
+        if self.learned.len() < MAX_LEARNED && self.slot(name).is_none() {
+            self.learned.push(name.clone());
+        }
+    }
+
+    /// Whether `value` is the last one sent under the name in `slot`, which
+    /// `value` then becomes.
+    fn repeats(&mut self, slot: usize, value: &[u8]) -> bool {
+        if self.last.len() <= slot {
+            self.last.resize_with(slot + 1, Vec::new);
+        }
+        let last = &mut self.last[slot];
+        let repeated = !value.is_empty() && last.as_slice() == value;
+        last.clear();
+        if value.len() <= MAX_REMEMBERED_VALUE {
+            last.extend_from_slice(value);
+        }
+        repeated
+    }
+}
+
 /// Values longer than this are not remembered to see whether they repeat.
 const MAX_REMEMBERED_VALUE: usize = 256;
 
@@ -349,6 +411,47 @@ mod tests {
         let changing = first_octets(&mut encoder, &["1", "2", "3", "2"]);
         assert_eq!(changing, [0x0f; 4]);
         assert_eq!(encoder.table_size(), 0);
+    }
+
+    /// A `location` with a new id in every response fills the table with
+    /// entries nothing refers to; once several were evicted unused, it is
+    /// sent as a literal without indexing (§6.2.2, static name 46: 0x0f
+    /// 0x1f), the table stops changing, and the fields that recur stay
+    /// referred to by their index.
+    #[test]
+    fn a_name_whose_entries_go_unused_stops_being_indexed() {
+        let mut encoder = Encoder::new();
+        let mut blocks = Vec::new();
+        for n in 0..200 {
+            let mut block = BytesMut::new();
+            encoder.encode(
+                &[
+                    HeaderField::new("content-type", "application/json"),
+                    HeaderField::new("location", format!("/nudm-sdm/v2/imsi-1/am-data/{n:036}")),
+                ],
+                &mut block,
+            );
+            blocks.push((block, encoder.table_size()));
+        }
+        let (first, _) = &blocks[0];
+        assert_eq!(first[0] & 0b1100_0000, 0b0100_0000, "indexed at first");
+        let (last, size) = &blocks[199];
+        assert_eq!(
+            last[0] & 0b1000_0000,
+            0b1000_0000,
+            "content-type referred to"
+        );
+        assert_eq!(last[1..3], [0x0f, 0x1f], "location not indexed");
+        assert!(
+            blocks[100..]
+                .iter()
+                .all(|(b, s)| s == size && b[..3] == last[..3])
+        );
+        let locations = encoder
+            .table_entries()
+            .filter(|(name, _)| name.as_ref() == b"location")
+            .count();
+        assert!(locations > 0, "the last entries stay until evicted");
     }
 
     /// Requests that differ only in a usually-unique value (a new `:path`
