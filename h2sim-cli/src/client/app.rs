@@ -762,11 +762,11 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
         .captures
         .iter()
         .any(|c| c.needs_body())
-        .then(|| serde_json::from_slice::<serde_json::Value>(&flight.body).ok())
+        .then(|| super::capture::parse_body(&flight.body))
         .flatten();
     let status = flight.status.unwrap_or(0);
     for capture in &step.captures {
-        match capture.take(status, &flight.fields, json.as_ref()) {
+        match capture.take(status, &flight.fields, json) {
             Ok(value) => {
                 if let (Some(correlations), Some(clock), false) = (
                     &plan.correlations,
@@ -775,7 +775,7 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
                 ) {
                     correlations.register([value.as_str()], clock);
                 }
-                flight.pending.values.set(&capture.symbol, value);
+                flight.pending.values.set(&capture.needle, value);
             }
             Err(missing) => {
                 if let Some(trace) = &plan.trace {

@@ -261,7 +261,7 @@ fn check_authority(authority: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::symbol::Symbol;
+    use crate::client::symbol::{Needle, Symbol};
 
     #[test]
     fn uris() {
@@ -360,7 +360,7 @@ mod tests {
         };
         assert_eq!(step.plain, plain);
         let mut values = Values::new(&[Symbol::parse("__MDN__=01092%06d").unwrap()], 5);
-        values.set("__SUB__", "sub-1".into());
+        values.set(&Needle::new("__SUB__"), "sub-1".into());
         let (head, body) =
             step.request(&values, &step.authority, &mut Reuse::default(), Vec::new());
         assert_eq!(head.path, "/user/01092000005");

@@ -200,12 +200,13 @@ impl Symbol {
 
 /// A symbol's name with its searcher (memchr's SIMD one), built once and
 /// shared: every request with symbols scans its path, field values and
-/// whole body for each of them.
+/// whole body for each of them, and a capture hands its symbol's to every
+/// scenario instance it sets a value for.
 #[derive(Debug, Clone)]
-struct Needle(Arc<Finder<'static>>);
+pub struct Needle(Arc<Finder<'static>>);
 
 impl Needle {
-    fn new(name: &str) -> Needle {
+    pub fn new(name: &str) -> Needle {
         Needle(Arc::new(Finder::new(name.as_bytes()).into_owned()))
     }
 
@@ -296,12 +297,13 @@ impl Values {
         }
     }
 
-    /// Sets a captured symbol for the later steps of this scenario
-    /// instance (a later capture of the same symbol replaces it).
-    pub fn set(&mut self, name: &str, value: String) {
-        match self.0.iter_mut().find(|(n, _)| n.name() == name.as_bytes()) {
+    /// Sets a captured symbol (by its needle, made once for the run) for
+    /// the later steps of this scenario instance (a later capture of the
+    /// same symbol replaces it).
+    pub fn set(&mut self, symbol: &Needle, value: String) {
+        match self.0.iter_mut().find(|(n, _)| n == symbol) {
             Some((_, v)) => *v = value,
-            None => self.0.push((Needle::new(name), value)),
+            None => self.0.push((symbol.clone(), value)),
         }
     }
 
@@ -460,7 +462,7 @@ mod tests {
             Symbol::parse("@N@=%x").unwrap(),
         ];
         let mut v = Values::new(&symbols, 1);
-        v.set("__SUB__", "sub-1".into());
+        v.set(&Needle::new("__SUB__"), "sub-1".into());
         v.refill(&symbols, 26);
         let text = Bytes::from_static(b"/u/__MDN__/@N@/__SUB__");
         let fresh = Values::new(&symbols, 26);
@@ -479,10 +481,10 @@ mod tests {
     #[test]
     fn captured_values_substitute() {
         let mut v = Values::new(&[Symbol::parse("__N__=%d").unwrap()], 3);
-        v.set("__SUB__", "sub-1".into());
+        v.set(&Needle::new("__SUB__"), "sub-1".into());
         let path = Bytes::from_static(b"/s/__SUB__/n/__N__");
         assert_eq!(v.apply(&path, &mut BytesMut::new()), "/s/sub-1/n/3");
-        v.set("__SUB__", "sub-2".into());
+        v.set(&Needle::new("__SUB__"), "sub-2".into());
         assert_eq!(
             &v.apply(
                 &Bytes::from_static(b"{\"id\":\"__SUB__\"}"),
