@@ -10,6 +10,8 @@
 //! a JSON Patch (RFC 6902) by content type; DELETE removes (204). A full
 //! store refuses with 507 and problem details.
 
+use std::borrow::Cow;
+
 use bytes::Bytes;
 use h2sim_proto::{HeaderField, ResponseHead};
 use serde_json::Value;
@@ -99,7 +101,7 @@ pub fn handle(
             None => absent(&key),
         },
         b"PUT" => match body_json(request) {
-            Ok(value) => store_item(store, request, key.clone(), &value),
+            Ok(value) => store_item(store, request, key.clone(), value),
             Err(problem) => problem,
         },
         b"PATCH" => patch(resource, store, request, &key),
@@ -114,7 +116,7 @@ pub fn handle(
 }
 
 fn create(resource: &Resource, store: &Store, request: &Request<'_>, collection: &str) -> Answered {
-    let mut value = match body_json(request) {
+    let value = match body_json(request) {
         Ok(v) => v,
         Err(problem) => return problem,
     };
@@ -125,14 +127,16 @@ fn create(resource: &Resource, store: &Store, request: &Request<'_>, collection:
         .and_then(Value::as_str)
         .filter(|id| !id.is_empty() && !id.contains('/'))
         .map(str::to_owned);
-    let id = match given {
-        Some(id) => id,
+    let (id, value) = match given {
+        Some(id) => (id, Cow::Borrowed(value)),
         None => {
             let id = uuid::Uuid::new_v4().to_string();
+            // The body is copied only to write the new id into it.
+            let mut value = Cow::Borrowed(value);
             if let Some(pointer) = &resource.id {
-                set_pointer(&mut value, pointer, Value::String(id.clone()));
+                set_pointer(value.to_mut(), pointer, Value::String(id.clone()));
             }
-            id
+            (id, value)
         }
     };
     let mut answered = store_item(store, request, format!("{collection}/{id}"), &value);
@@ -143,7 +147,7 @@ fn create(resource: &Resource, store: &Store, request: &Request<'_>, collection:
 /// Stores `value` at `key`: 201 with `Location` when new, 200 when
 /// replaced, 507 when the store is full.
 fn store_item(store: &Store, request: &Request<'_>, key: String, value: &Value) -> Answered {
-    let body = Bytes::from(value.to_string());
+    let body = json_bytes(value);
     let location = location(request, &key);
     match store.put(key, body.clone()) {
         Ok(Put::Created) => json_response(
@@ -188,7 +192,7 @@ fn patch(resource: &Resource, store: &Store, request: &Request<'_>, key: &str) -
                 .map_err(|e| format!("not a JSON Patch: {e}"))?;
             json_patch::patch(&mut doc, &ops).map_err(|e| format!("conflict: {e}"))?;
         }
-        Ok::<_, String>(Bytes::from(doc.to_string()))
+        Ok::<_, String>(json_bytes(&doc))
     });
     match outcome {
         None => absent(key),
@@ -271,11 +275,17 @@ fn location(request: &Request<'_>, path: &str) -> String {
     )
 }
 
-fn body_json(request: &Request<'_>) -> Result<Value, Answered> {
+fn body_json<'r>(request: &'r Request<'_>) -> Result<&'r Value, Answered> {
     request
         .json()
-        .cloned()
         .ok_or_else(|| invalid("the body is not JSON"))
+}
+
+/// `value` as compact JSON, written straight into its buffer (not through
+/// `Display`, whose formatter adapter costs a call per piece).
+fn json_bytes(value: &Value) -> Bytes {
+    // A `Value` always serializes: its keys are strings.
+    Bytes::from(serde_json::to_vec(value).unwrap_or_default())
 }
 
 /// Sets `value` at `pointer` when its parent is an object.
