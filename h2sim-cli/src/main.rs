@@ -7,6 +7,7 @@ mod client;
 #[cfg(all(feature = "glommio", target_os = "linux"))]
 mod glommio_run;
 mod help;
+mod json_pointer;
 mod lasting;
 mod limits;
 mod merge;

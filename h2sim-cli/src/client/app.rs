@@ -762,7 +762,7 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
         .captures
         .iter()
         .any(|c| c.needs_body())
-        .then(|| super::capture::parse_body(&flight.body))
+        .then(|| crate::json_pointer::parse(&flight.body))
         .flatten();
     let status = flight.status.unwrap_or(0);
     for capture in &step.captures {

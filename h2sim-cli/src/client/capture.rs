@@ -10,11 +10,11 @@
 use std::fmt;
 
 use h2sim_proto::HeaderField;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use super::symbol::Needle;
+use crate::json_pointer;
 
 /// Where a captured value comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,7 +123,8 @@ impl Capture {
     }
 
     /// The value in a response; `json` is the body checked once for all
-    /// the step's captures (None when it is not JSON), see [`parse_body`].
+    /// the step's captures (None when it is not JSON), see
+    /// [`json_pointer::parse`].
     pub fn take(
         &self,
         status: u16,
@@ -148,8 +149,8 @@ impl Capture {
             }
             Source::Json(pointer) => {
                 let missing = || Missing::NoValue(pointer.clone());
-                let found =
-                    at_pointer(json.ok_or(Missing::NotJson)?, pointer).ok_or_else(missing)?;
+                let found = json_pointer::find(json.ok_or(Missing::NotJson)?, pointer)
+                    .ok_or_else(missing)?;
                 let text = found.get();
                 // A string as is, anything else as compact JSON.
                 let value = if text.starts_with('"') {
@@ -162,121 +163,6 @@ impl Capture {
                 value.ok_or_else(missing)
             }
         }
-    }
-}
-
-/// A response body as JSON for [`Capture::take`]: checked whole, but not
-/// built into a tree. A capture then reads only the members on its
-/// pointer's path, so a 1 KiB answer costs a scan, not an allocation per
-/// member and string.
-pub fn parse_body(body: &[u8]) -> Option<&RawValue> {
-    serde_json::from_slice(body).ok()
-}
-
-/// The value at an RFC 6901 pointer in `json`, as `Value::pointer` finds
-/// it: `~1` is `/` and `~0` is `~` in a token; an array index is decimal
-/// without a sign or a leading zero; of an object's repeated members the
-/// last counts.
-fn at_pointer<'a>(json: &'a RawValue, pointer: &str) -> Option<&'a RawValue> {
-    let Some(tokens) = pointer.strip_prefix('/') else {
-        return pointer.is_empty().then_some(json);
-    };
-    tokens.split('/').try_fold(json, |value, token| {
-        let token = if token.contains('~') {
-            std::borrow::Cow::Owned(token.replace("~1", "/").replace("~0", "~"))
-        } else {
-            std::borrow::Cow::Borrowed(token)
-        };
-        let text = value.get().trim_start();
-        let mut de = serde_json::Deserializer::from_str(text);
-        match text.as_bytes().first()? {
-            b'{' => de.deserialize_map(Member(&token)).ok()?,
-            b'[' => de.deserialize_seq(Element(array_index(&token)?)).ok()?,
-            _ => None,
-        }
-    })
-}
-
-/// An array index token: `0`, or digits not starting with `0`.
-fn array_index(token: &str) -> Option<usize> {
-    if token.starts_with('+') || (token.starts_with('0') && token.len() != 1) {
-        return None;
-    }
-    token.parse().ok()
-}
-
-/// Finds the member named `.0` of an object, skipping the others.
-struct Member<'t>(&'t str);
-
-impl<'de> Visitor<'de> for Member<'_> {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        while let Some(hit) = map.next_key_seed(KeyIs(self.0))? {
-            if hit {
-                found = Some(map.next_value()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(found)
-    }
-}
-
-/// Whether an object's key is `.0`, compared where it lies in the text
-/// (a key with escapes, unescaped first).
-struct KeyIs<'t>(&'t str);
-
-impl<'de> DeserializeSeed<'de> for KeyIs<'_> {
-    type Value = bool;
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<bool, D::Error> {
-        de.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyIs<'_> {
-    type Value = bool;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<bool, E> {
-        Ok(key == self.0)
-    }
-}
-
-/// Finds element `.0` of an array, skipping the others.
-struct Element(usize);
-
-impl<'de> Visitor<'de> for Element {
-    type Value = Option<&'de RawValue>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut found = None;
-        let mut at = 0;
-        loop {
-            if at == self.0 {
-                match seq.next_element()? {
-                    Some(value) => found = Some(value),
-                    None => break,
-                }
-            } else if seq.next_element::<IgnoredAny>()?.is_none() {
-                break;
-            }
-            at += 1;
-        }
-        Ok(found)
     }
 }
 
@@ -397,7 +283,7 @@ mod tests {
     #[test]
     fn json_pointers() {
         let text = br#"{"foo":["bar","baz"],"":0,"a/b":1,"m~n":8,"id":"x-1","n":{"k":true}}"#;
-        let body = parse_body(text).unwrap();
+        let body = json_pointer::parse(text).unwrap();
         let take = |p: &str| {
             Capture::new("S", &format!("json:{p}"))
                 .unwrap()
@@ -412,55 +298,7 @@ mod tests {
         assert_eq!(take("/nope").unwrap_err(), Missing::NoValue("/nope".into()));
         let not_json = Capture::new("S", "json:/id").unwrap().take(200, &[], None);
         assert_eq!(not_json.unwrap_err(), Missing::NotJson);
-        assert!(parse_body(br#"{"id":"x-1""#).is_none());
-    }
-
-    /// Every pointer finds what `serde_json::Value::pointer` finds in the
-    /// same document, taken as the capture takes it: nested members and
-    /// elements, escaped keys and strings, repeated keys, whitespace, bad
-    /// indices, and paths through values that are neither.
-    #[test]
-    fn pointers_agree_with_a_parsed_tree() {
-        let text = r#" { "a" : { "b" : [ 1 , { "c\u0064" : "e\"f" } , [ ] , null ] },
-            "dup" : 1 , "dup" : { "x" : 2.50 } , "s" : "a\/b" , "01" : "key" ,
-            "arr" : [ "x0" , "x1" , "x2" , "x3" , "x4" , "x5" , "x6" , "x7" , "x8" , "x9" , "x10" ] } "#;
-        let tree: Value = serde_json::from_str(text).unwrap();
-        let raw = parse_body(text.as_bytes()).unwrap();
-        for pointer in [
-            "",
-            "/a",
-            "/a/b",
-            "/a/b/0",
-            "/a/b/1",
-            "/a/b/1/cd",
-            "/a/b/2",
-            "/a/b/3",
-            "/a/b/4",
-            "/a/b/01",
-            "/a/b/+1",
-            "/a/b/-",
-            "/a/b/0/x",
-            "/dup",
-            "/dup/x",
-            "/s",
-            "/01",
-            "/arr/10",
-            "/arr/11",
-            "/nope",
-            "/a/",
-            "//",
-        ] {
-            let expected = tree.pointer(pointer).map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
-            let capture = Capture::new("S", &format!("json:{pointer}")).unwrap();
-            assert_eq!(
-                capture.take(200, &[], Some(raw)).ok(),
-                expected,
-                "{pointer:?}"
-            );
-        }
+        assert!(json_pointer::parse(br#"{"id":"x-1""#).is_none());
     }
 
     #[test]

@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::problem::{Problem, json_response};
 use super::request::Request;
 use super::store::{Put, Store};
+use crate::json_pointer;
 
 const JSON: &str = "application/json";
 const MERGE_PATCH: &str = "application/merge-patch+json";
@@ -221,23 +222,16 @@ pub fn list(rule: &List, store: &Store, request: &Request<'_>, collection: &str)
     if wanted.is_empty() {
         return list_json(items);
     }
+    // Each item (stored as JSON) is read at the filters' pointers only,
+    // not built into a tree: discovery looks at every stored profile on
+    // every request.
     let kept = items
         .into_iter()
         .filter(|item| {
-            let Ok(value) = serde_json::from_slice::<Value>(item) else {
-                return false;
-            };
-            wanted
-                .iter()
-                .all(|(want, pointer)| match value.pointer(pointer) {
-                    Some(Value::String(s)) => s == want,
-                    Some(Value::Array(a)) => a.iter().any(|v| v.as_str() == Some(want)),
-                    Some(Value::Number(n)) => {
-                        want.parse::<serde_json::Number>().is_ok_and(|w| w == *n)
-                    }
-                    Some(Value::Bool(b)) => want == if *b { "true" } else { "false" },
-                    Some(_) | None => false,
-                })
+            wanted.iter().all(|(want, pointer)| {
+                json_pointer::find_in(item, pointer)
+                    .is_some_and(|found| json_pointer::holds(found, want))
+            })
         })
         .collect();
     list_json(kept)
