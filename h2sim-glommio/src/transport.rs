@@ -188,20 +188,8 @@ impl Transport {
         let Some(tls) = self.tls.as_deref_mut() else {
             return Ok(());
         };
-        loop {
-            write_records(&mut self.tcp, tls).await?;
-            if !tls.is_handshaking() {
-                return Ok(());
-            }
-            let tcp = &mut self.tcp;
-            let processed =
-                poll_fn(|cx| ready(tls.handshake_read_from(&mut Socket { tcp, cx }))).await;
-            if let Err(e) = processed {
-                // rustls's alert, if the records were bad.
-                let _ = write_records(&mut self.tcp, tls).await;
-                return Err(e);
-            }
-        }
+        let tcp = &mut self.tcp;
+        poll_fn(|cx| ready(tls.handshake(&mut Socket { tcp, cx }))).await
     }
 
     /// Ends our side: TLS close_notify, then TCP FIN, once all output left.

@@ -16,7 +16,6 @@ use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio::task::JoinSet;
-use tokio_rustls::TlsConnector;
 
 use crate::driver::{self, Transport};
 use crate::listen;
@@ -31,7 +30,7 @@ pub type ClientOptions = host::ClientOptions<Shutdown>;
 struct Dialer {
     addr: HostPort,
     addrs: Vec<SocketAddr>,
-    tls: Option<(TlsConnector, ServerName<'static>)>,
+    tls: Option<(Arc<rustls::ClientConfig>, ServerName<'static>)>,
     options: ClientOptions,
 }
 
@@ -79,7 +78,6 @@ impl Dialer {
                 addr: addr.clone(),
                 error,
             })?;
-        let tls = tls.map(|(config, name)| (TlsConnector::from(config), name));
         Ok(Dialer {
             addr,
             addrs,
@@ -149,16 +147,19 @@ impl Dialer {
             .map_err(|error| ClientError::Connect { addr: peer, error })?;
         let protocol = self.options.protocol;
         let mut info = protocol.connection_info(peer, local, attempt);
-        let Some((connector, name)) = &self.tls else {
+        let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
         };
-        let stream = connector
-            .connect(name.clone(), tcp)
-            .await
-            .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        protocol.handshake_done(&mut info, TlsInfo::from_session(stream.get_ref().1, None));
-        let (tcp, session) = stream.into_inner();
-        Ok((Transport::tls(tcp, session), info))
+        let handshake_error = |error| ClientError::Handshake { addr: peer, error };
+        let session = rustls::ClientConnection::new(config.clone(), name.clone())
+            .map_err(|e| handshake_error(io::Error::other(e)))?;
+        let mut transport = Transport::tls(tcp, session);
+        transport.handshake().await.map_err(handshake_error)?;
+        let session = transport.tls_session().ok_or_else(|| {
+            handshake_error(io::Error::other("TLS session missing after the handshake"))
+        })?;
+        protocol.handshake_done(&mut info, TlsInfo::from_session(session, None));
+        Ok((transport, info))
     }
 
     /// Runs one connection to its end and gives the application back.

@@ -52,13 +52,28 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Transport<S> {
         Transport { io, tls: None }
     }
 
-    /// Over TLS, once the handshake is done (application data that came
-    /// behind it stays in `session` for the first read).
+    /// Over TLS: [`Transport::handshake`] runs the handshake first.
     pub(crate) fn tls(io: S, session: impl Into<rustls::Connection>) -> Self {
         Transport {
             io,
             tls: Some(Box::new(TlsSession::new(session))),
         }
+    }
+
+    /// Runs the TLS handshake to its end (see [`TlsSession::handshake`]);
+    /// application data the peer sent right behind it stays in the session
+    /// for the first read.
+    pub(crate) async fn handshake(&mut self) -> io::Result<()> {
+        let Some(tls) = self.tls.as_deref_mut() else {
+            return Ok(());
+        };
+        let io = &mut self.io;
+        std::future::poll_fn(|cx| ready(tls.handshake(&mut Socket { io, cx }))).await
+    }
+
+    /// The rustls session, for what it negotiated.
+    pub(crate) fn tls_session(&self) -> Option<&rustls::Connection> {
+        self.tls.as_deref().map(TlsSession::connection)
     }
 
     /// Records staged and not yet written.

@@ -3,10 +3,10 @@
 //!
 //! What a connection says is decided by `h2sim-proto`: its [`Connection`]
 //! and the [`Application`] on top of it (the Sans-IO contract). This crate
-//! only accepts and connects, does the TLS handshake (tokio-rustls, rustls
-//! with the `ring` provider), moves bytes (one vectored write per loop
-//! turn, reads into one reused buffer, `TCP_NODELAY`; over TLS through the
-//! core's `TlsSession`), fires timers and reports the time.
+//! only accepts and connects, moves bytes (one vectored write per loop
+//! turn, reads into one reused buffer, `TCP_NODELAY`; over TLS, handshake
+//! included, through the core's `TlsSession`, rustls with the `ring`
+//! provider), fires timers and reports the time.
 //!
 //! - [`Server`]: listens on any number of addresses, plain (HTTP/2 prior
 //!   knowledge, HTTP/1.1 and its h2c upgrade, told apart by the first

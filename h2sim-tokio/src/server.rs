@@ -15,7 +15,6 @@ use h2sim_proto::host::{
 use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
-use tokio_rustls::TlsAcceptor;
 use tokio_util::task::TaskTracker;
 
 use crate::driver::{self, Transport};
@@ -29,7 +28,7 @@ pub type ServerOptions = host::ServerOptions;
 /// A bound listener.
 struct Bound {
     listener: TcpListener,
-    tls: Option<TlsAcceptor>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl fmt::Debug for Bound {
@@ -72,7 +71,7 @@ impl Server {
                     listen::bind(addr).map_err(|error| ServerError::Bind { addr, error })?;
                 listeners.push(Bound {
                     listener,
-                    tls: spec.tls.clone().map(TlsAcceptor::from),
+                    tls: spec.tls.clone(),
                 });
             }
         }
@@ -199,7 +198,7 @@ impl<F> ConnectionTask<F> {
         &self,
         tcp: TcpStream,
         peer: SocketAddr,
-        tls: Option<TlsAcceptor>,
+        tls: Option<Arc<rustls::ServerConfig>>,
     ) -> Option<h2sim_proto::Stats>
     where
         F: Fn(&ConnectionInfo) -> A,
@@ -219,7 +218,7 @@ impl<F> ConnectionTask<F> {
             // Boxed: the handshake is large, and the task's future is as
             // large as its largest path, so plain connections would carry
             // its size too; the box is freed when it is over.
-            Some(acceptor) => Box::pin(self.handshake(tcp, acceptor, info)).await?,
+            Some(config) => Box::pin(self.handshake(tcp, config, info)).await?,
         };
         let (result, traffic) = self.run(transport, endpoint).await;
         if result.is_err() {
@@ -233,7 +232,7 @@ impl<F> ConnectionTask<F> {
     async fn handshake<A>(
         &self,
         tcp: TcpStream,
-        acceptor: TlsAcceptor,
+        config: Arc<rustls::ServerConfig>,
         mut info: ConnectionInfo,
     ) -> Option<(Transport<TcpStream>, Endpoint<A>)>
     where
@@ -241,13 +240,21 @@ impl<F> ConnectionTask<F> {
         A: Application,
     {
         let started = Instant::now();
-        let handshake = tokio::time::timeout(self.options.handshake_timeout, acceptor.accept(tcp));
-        let stream = tokio::select! {
-            () = self.shutdown.triggered() => return None,
-            stream = handshake => stream,
+        let session = match rustls::ServerConnection::new(config) {
+            Ok(session) => session,
+            Err(e) => {
+                self.handshake_failed(info.peer, &e.to_string());
+                return None;
+            }
         };
-        let stream = match stream {
-            Ok(Ok(stream)) => stream,
+        let mut transport = Transport::tls(tcp, session);
+        let handshake = tokio::time::timeout(self.options.handshake_timeout, transport.handshake());
+        let done = tokio::select! {
+            () = self.shutdown.triggered() => return None,
+            done = handshake => done,
+        };
+        match done {
+            Ok(Ok(())) => {}
             Ok(Err(e)) => {
                 self.handshake_failed(info.peer, &e.to_string());
                 return None;
@@ -256,15 +263,18 @@ impl<F> ConnectionTask<F> {
                 self.handshake_failed(info.peer, "handshake timeout");
                 return None;
             }
+        }
+        let session = transport.tls_session()?;
+        let server_name = match session {
+            rustls::Connection::Server(s) => s.server_name(),
+            rustls::Connection::Client(_) => None,
         };
-        let session = stream.get_ref().1;
-        let tls_info = TlsInfo::from_session(session, session.server_name());
+        let tls_info = TlsInfo::from_session(session, server_name);
         info.protocol = server_protocol(tls_info.alpn.as_deref());
         info.tls = Some(tls_info);
         info.connect_time = started.elapsed();
         let endpoint = self.endpoint(info, true);
-        let (tcp, session) = stream.into_inner();
-        Some((Transport::tls(tcp, session), endpoint))
+        Some((transport, endpoint))
     }
 
     /// The connection with its application, built before the run. It

@@ -403,7 +403,8 @@ pub fn curl_tls_alpn_http1(h: &impl Harness) {
 }
 
 /// A 300 kB upload echoed back and a 1 MB download: both larger than every
-/// default flow-control window, over HTTP/2 and HTTP/1.1.
+/// default flow-control window, over HTTP/2 and HTTP/1.1, and over TLS,
+/// where curl sends the upload's first window right behind its Finished.
 pub fn curl_bodies_larger_than_windows(h: &impl Harness) {
     let server = h.start();
     let dir = scratch_dir("curl-upload");
@@ -411,15 +412,22 @@ pub fn curl_bodies_larger_than_windows(h: &impl Harness) {
     let file = dir.join("upload");
     std::fs::write(&file, &upload).unwrap();
     let data = format!("@{}", file.display());
-    for version in ["--http2-prior-knowledge", "--http1.1"] {
-        let url = format!("http://{}/echo", server.addr(false));
-        let (body, status) = curl(&[version, "--data-binary", &data, &url]);
-        assert!(status.starts_with("200"), "{version}: {status}");
-        assert!(body.as_bytes() == upload, "{version}: echo differs");
-        let url = format!("http://{}/big/1000000", server.addr(false));
-        let (body, status) = curl(&[version, &url]);
-        assert!(status.starts_with("200"), "{version}: {status}");
-        assert_eq!(body.len(), 1_000_000, "{version}");
+    let tls = format!("https://localhost:{}", server.addr(true).port());
+    let plain = format!("http://{}", server.addr(false));
+    let ca = ca();
+    for (base, options) in [
+        (&plain, &["--http2-prior-knowledge"][..]),
+        (&plain, &["--http1.1"][..]),
+        (&tls, &["--http2", "--cacert", &ca][..]),
+    ] {
+        let url = format!("{base}/echo");
+        let (body, status) = curl(&[options, &["--data-binary", &data, &url]].concat());
+        assert!(status.starts_with("200"), "{options:?}: {status}");
+        assert!(body.as_bytes() == upload, "{options:?}: echo differs");
+        let url = format!("{base}/big/1000000");
+        let (body, status) = curl(&[options, &[url.as_str()]].concat());
+        assert!(status.starts_with("200"), "{options:?}: {status}");
+        assert_eq!(body.len(), 1_000_000, "{options:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
     stop_clean(server);

@@ -34,6 +34,13 @@ const TURN: usize = 256 * 1024;
 const MAX_CHUNKS: usize = 256;
 /// Ciphertext read from the socket per read before rustls takes it.
 const CIPHER_READ: usize = 32 * 1024;
+/// Ciphertext read per read while the handshake runs. Records behind the
+/// peer's last flight are application data (a client sends its requests,
+/// and up to a window of upload, right behind its Finished) whose
+/// plaintext rustls keeps until the first read of the connection; past
+/// 16 KiB of it rustls refuses more records. A read of at most 16 KiB
+/// cannot bring more plaintext than that; the rest stays in the socket.
+const HANDSHAKE_READ: usize = 16 * 1024;
 
 /// One connection's TLS session once the runtime has it: rustls, and what
 /// it holds for the socket. Whether the peer's side ended is rustls's own
@@ -160,12 +167,37 @@ impl TlsSession {
         received
     }
 
+    /// Takes the handshake as far as `socket` lets it: writes the flights
+    /// rustls has, reads the peer's, and so on. `Ok` once the handshake is
+    /// over and its last records are written; `WouldBlock` when the socket
+    /// would wait (call again once the wake-up comes). Application data
+    /// the peer sent right behind the handshake stays here for the first
+    /// [`TlsSession::read_from`]. Records that are not a handshake are an
+    /// error, after rustls's alert was written if the socket took it at
+    /// once; the socket's end is `UnexpectedEof`.
+    pub fn handshake<S: Read + Write>(&mut self, socket: &mut S) -> io::Result<()> {
+        loop {
+            while self.wants_write() {
+                self.write_to(socket)?;
+            }
+            if !self.is_handshaking() {
+                return Ok(());
+            }
+            if let Err(e) = self.handshake_read_from(socket) {
+                if e.kind() != io::ErrorKind::WouldBlock {
+                    let _ = self.write_to(socket);
+                }
+                return Err(e);
+            }
+        }
+    }
+
     /// One read of handshake records from `socket`, all of them to rustls
     /// unless it stops reading; its answer (or its alert, if they were
     /// bad) waits to be written. The socket's end is `UnexpectedEof`.
-    pub fn handshake_read_from(&mut self, socket: &mut impl Read) -> io::Result<()> {
+    fn handshake_read_from(&mut self, socket: &mut impl Read) -> io::Result<()> {
         with_cipher_scratch(|cipher| {
-            let n = socket.read(cipher)?;
+            let n = socket.read(&mut cipher[..HANDSHAKE_READ])?;
             if n == 0 {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
@@ -505,6 +537,31 @@ mod tests {
         assert_eq!(quiet.kind(), io::ErrorKind::WouldBlock);
     }
 
+    /// A client's Finished with 100 KiB of application data behind it in
+    /// the socket (requests and an upload), in records of 1 KiB: the
+    /// handshake ends, and every byte of the data is read after it.
+    #[test]
+    fn data_right_behind_the_handshake_is_read_after_it() {
+        let (mut client, mut server) = sessions();
+        flight(&mut client, &mut server);
+        flight(&mut server, &mut client);
+        let mut sent = records(&mut client);
+        let data: Vec<u8> = (0..100 * 1024u32).map(|i| (i % 251) as u8).collect();
+        for chunk in data.chunks(1024) {
+            let mut out = Outbox::default();
+            out.push(Bytes::copy_from_slice(chunk));
+            client.encrypt(&mut out).unwrap();
+            sent.extend_from_slice(&records(&mut client));
+        }
+        let mut wire = Wire::sending(sent);
+        wire.closed = true;
+        server.handshake(&mut wire).unwrap();
+        let mut input = ReadBuf::default();
+        read_all(&mut server, &mut wire, &mut input);
+        while server.read_from(&mut wire, &mut input).unwrap() > 0 {}
+        assert_eq!(input.pending(), data.len());
+    }
+
     #[test]
     fn close_notify_or_the_sockets_end_ends_the_reads() {
         let (mut client, mut server) = handshake();
@@ -551,6 +608,42 @@ mod tests {
             .unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData);
         assert!(!records(&mut server).is_empty());
+    }
+
+    /// Both ends run `handshake` over wires that say `WouldBlock` when
+    /// empty, handing each other what was written, until both are done;
+    /// records that are not TLS end it with an error and an alert.
+    #[test]
+    fn handshake_runs_to_its_end_over_a_socket_that_would_block() {
+        let (mut client, mut server) = sessions();
+        let (mut to_server, mut to_client) = (Wire::default(), Wire::default());
+        for _ in 0..10 {
+            let c = client.handshake(&mut to_server);
+            to_client.sent.extend(std::mem::take(&mut to_server.got));
+            let s = server.handshake(&mut to_client);
+            to_server.sent.extend(std::mem::take(&mut to_client.got));
+            if c.is_ok() && s.is_ok() {
+                break;
+            }
+            for r in [c, s] {
+                if let Err(e) = r {
+                    assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+                }
+            }
+        }
+        assert!(!client.is_handshaking() && !server.is_handshaking());
+
+        let (_, mut server) = sessions();
+        let mut wire = Wire::sending(b"GET / HTTP/1.1\r\n\r\n".to_vec());
+        let error = server.handshake(&mut wire).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert!(!wire.got.is_empty(), "the alert went out");
+        let mut ended = Wire {
+            closed: true,
+            ..Wire::default()
+        };
+        let error = sessions().1.handshake(&mut ended).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
     }
 
     #[test]
