@@ -115,7 +115,7 @@ impl Shared {
                 || answers.notify.iter().any(Notify::reads_body)
         });
         Shared {
-            store: Store::default(),
+            store: Store::default().indexing(list_filters(&rules)),
             tokens: Tokens::default(),
             notifier: Arc::new(Notifier::default()),
             clock: SystemTime::now,
@@ -136,9 +136,21 @@ impl Shared {
 
     /// The same, with a store bounded by `limits`.
     pub fn with_store(mut self, limits: Limits) -> Shared {
-        self.store = Store::new(limits);
+        self.store = Store::new(limits).indexing(list_filters(&self.rules));
         self
     }
+}
+
+/// The pointers the list rules filter on, which the store indexes.
+fn list_filters(rules: &[Rule]) -> impl Iterator<Item = String> + '_ {
+    rules.iter().flat_map(|rule| match &rule.kind {
+        Kind::List(list) => list
+            .filter
+            .iter()
+            .map(|(_, pointer)| pointer.clone())
+            .collect(),
+        _ => Vec::new(),
+    })
 }
 
 impl std::fmt::Debug for Shared {

@@ -213,27 +213,30 @@ fn patch(resource: &Resource, store: &Store, request: &Request<'_>, key: &str) -
 
 /// GET of a list rule: the collection's items, filtered by the query.
 pub fn list(rule: &List, store: &Store, request: &Request<'_>, collection: &str) -> Bytes {
-    let wanted: Vec<(String, &str)> = rule
+    let wanted: Vec<(String, &str, Option<usize>)> = rule
         .filter
         .iter()
-        .filter_map(|(query, pointer)| Some((request.query(query)?.into_owned(), pointer.as_str())))
-        .collect();
-    let items = store.list(collection);
-    if wanted.is_empty() {
-        return list_json(items);
-    }
-    // Each item (stored as JSON) is read at the filters' pointers only,
-    // not built into a tree: discovery looks at every stored profile on
-    // every request.
-    let kept = items
-        .into_iter()
-        .filter(|item| {
-            wanted.iter().all(|(want, pointer)| {
-                json_pointer::find_in(item, pointer)
-                    .is_some_and(|found| json_pointer::holds(found, want))
-            })
+        .filter_map(|(query, pointer)| {
+            let want = request.query(query)?.into_owned();
+            Some((want, pointer.as_str(), store.indexed(pointer)))
         })
         .collect();
+    if wanted.is_empty() {
+        return list_json(store.list(collection));
+    }
+    // Each item's values at the filters' pointers were read out when it
+    // was stored (the server indexes every list rule's); a pointer the
+    // store does not index is read from the item's text, not parsed into
+    // a tree: discovery looks at every stored profile on every request.
+    let kept = store.list_where(collection, |body, values| {
+        wanted.iter().all(|(want, pointer, at)| {
+            let found = match at {
+                Some(at) => values.get(*at).and_then(Option::as_deref),
+                None => json_pointer::find_in(body, pointer),
+            };
+            found.is_some_and(|found| json_pointer::holds(found, want))
+        })
+    });
     list_json(kept)
 }
 

@@ -5,11 +5,18 @@
 //! lists a collection as one range. Bounded in items and bytes (paths
 //! and bodies), so a peer cannot make it grow without end: past either
 //! bound a new item is refused.
+//!
+//! The values at the list rules' filter pointers (`/nfType`) are read out
+//! of each item when it is stored, so a discovery request compares them
+//! instead of reading every stored profile again.
 
 use std::collections::BTreeMap;
 use std::sync::{PoisonError, RwLock};
 
 use bytes::Bytes;
+use serde_json::value::RawValue;
+
+use crate::json_pointer;
 
 /// The store's bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,19 +62,37 @@ impl std::fmt::Display for Full {
 #[derive(Debug, Default)]
 pub struct Store {
     limits: Limits,
+    /// The pointers whose values each item keeps (see [`Item`]).
+    indexed: Vec<String>,
     inner: RwLock<Inner>,
 }
 
 #[derive(Debug, Default)]
 struct Inner {
-    items: BTreeMap<String, Bytes>,
+    items: BTreeMap<String, Item>,
     bytes: usize,
+}
+
+/// A stored body, with its values at the store's indexed pointers, in
+/// their order (`None`: nothing there, or the body is not JSON). They are
+/// parts of the body, so they add at most its size per pointer; the
+/// limits count the body.
+#[derive(Debug)]
+struct Item {
+    body: Bytes,
+    values: Box<[Option<Box<RawValue>>]>,
 }
 
 impl Inner {
     /// Puts `body` at `key` if the limits allow what it adds.
-    fn put(&mut self, limits: Limits, key: String, body: Bytes) -> Result<Put, Full> {
-        let old = self.items.get(&key).map(|b| key.len() + b.len());
+    fn put(
+        &mut self,
+        limits: Limits,
+        indexed: &[String],
+        key: String,
+        body: Bytes,
+    ) -> Result<Put, Full> {
+        let old = self.items.get(&key).map(|item| key.len() + item.body.len());
         let new = key.len() + body.len();
         if old.is_none() && self.items.len() >= limits.max_items {
             return Err(Full::Items(limits.max_items));
@@ -77,7 +102,11 @@ impl Inner {
             return Err(Full::Bytes(limits.max_bytes));
         }
         self.bytes = bytes;
-        Ok(match self.items.insert(key, body) {
+        let values = indexed
+            .iter()
+            .map(|pointer| json_pointer::find_in(&body, pointer).map(ToOwned::to_owned))
+            .collect();
+        Ok(match self.items.insert(key, Item { body, values }) {
             Some(_) => Put::Replaced,
             None => Put::Created,
         })
@@ -88,8 +117,25 @@ impl Store {
     pub fn new(limits: Limits) -> Store {
         Store {
             limits,
+            indexed: Vec::new(),
             inner: RwLock::default(),
         }
+    }
+
+    /// The store, with each item keeping its values at `pointers` (the
+    /// list rules' filters). Set before anything is stored.
+    pub fn indexing(mut self, pointers: impl IntoIterator<Item = String>) -> Store {
+        for pointer in pointers {
+            if !self.indexed.contains(&pointer) {
+                self.indexed.push(pointer);
+            }
+        }
+        self
+    }
+
+    /// Where `pointer` is among the indexed ones (see [`Store::list_where`]).
+    pub fn indexed(&self, pointer: &str) -> Option<usize> {
+        self.indexed.iter().position(|p| p == pointer)
     }
 
     pub fn limits(&self) -> Limits {
@@ -107,11 +153,11 @@ impl Store {
     }
 
     pub fn get(&self, key: &str) -> Option<Bytes> {
-        self.read().items.get(key).cloned()
+        self.read().items.get(key).map(|item| item.body.clone())
     }
 
     pub fn put(&self, key: String, body: Bytes) -> Result<Put, Full> {
-        self.write().put(self.limits, key, body)
+        self.write().put(self.limits, &self.indexed, key, body)
     }
 
     /// Replaces the item at `key` by what `change` makes of it, under one
@@ -123,10 +169,10 @@ impl Store {
         change: impl FnOnce(&Bytes) -> Result<Bytes, E>,
     ) -> Option<Result<Result<Bytes, Full>, E>> {
         let mut inner = self.write();
-        let old = inner.items.get(key)?;
+        let old = &inner.items.get(key)?.body;
         Some(change(old).map(|new| {
             inner
-                .put(self.limits, key.to_owned(), new.clone())
+                .put(self.limits, &self.indexed, key.to_owned(), new.clone())
                 .map(|_| new)
         }))
     }
@@ -134,8 +180,8 @@ impl Store {
     pub fn remove(&self, key: &str) -> bool {
         let mut inner = self.write();
         match inner.items.remove(key) {
-            Some(body) => {
-                inner.bytes -= key.len() + body.len();
+            Some(item) => {
+                inner.bytes -= key.len() + item.body.len();
                 true
             }
             None => false,
@@ -144,13 +190,23 @@ impl Store {
 
     /// The items directly under `collection` (`collection/ID`), in id order.
     pub fn list(&self, collection: &str) -> Vec<Bytes> {
+        self.list_where(collection, |_, _| true)
+    }
+
+    /// [`Store::list`], of the items `keep` takes, given each body and its
+    /// values at the indexed pointers (by [`Store::indexed`]'s places).
+    pub fn list_where(
+        &self,
+        collection: &str,
+        keep: impl Fn(&Bytes, &[Option<Box<RawValue>>]) -> bool,
+    ) -> Vec<Bytes> {
         let prefix = format!("{}/", collection.trim_end_matches('/'));
         self.read()
             .items
             .range(prefix.clone()..)
             .take_while(|(k, _)| k.starts_with(&prefix))
-            .filter(|(k, _)| !k[prefix.len()..].contains('/'))
-            .map(|(_, v)| v.clone())
+            .filter(|(k, item)| !k[prefix.len()..].contains('/') && keep(&item.body, &item.values))
+            .map(|(_, item)| item.body.clone())
             .collect()
     }
 
@@ -202,6 +258,37 @@ mod tests {
         );
         assert_eq!(s.put("/a".into(), b("12345")), Ok(Put::Replaced));
         assert_eq!(s.size(), (2, 2 + 5 + 2 + 1));
+    }
+
+    /// Each item keeps its values at the indexed pointers, made anew when
+    /// it is replaced or updated.
+    #[test]
+    fn items_keep_their_values_at_the_indexed_pointers() {
+        let s = Store::default().indexing(["/t".to_owned(), "/n/0".to_owned(), "/t".to_owned()]);
+        assert_eq!(
+            (s.indexed("/t"), s.indexed("/n/0"), s.indexed("/x")),
+            (Some(0), Some(1), None)
+        );
+        s.put("/c/1".into(), b(r#"{"t":"UDM","n":[1]}"#)).unwrap();
+        s.put("/c/2".into(), b(r#"{"t":"AMF"}"#)).unwrap();
+        s.put("/c/3".into(), b("not json")).unwrap();
+        let values = |key: &str| {
+            let inner = s.read();
+            let item = &inner.items[key];
+            item.values
+                .iter()
+                .map(|v| v.as_deref().map(RawValue::get).map(str::to_owned))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(values("/c/1"), [Some(r#""UDM""#.into()), Some("1".into())]);
+        assert_eq!(values("/c/2"), [Some(r#""AMF""#.into()), None]);
+        assert_eq!(values("/c/3"), [None, None]);
+        s.update("/c/2", |_| Ok::<_, ()>(b(r#"{"t":"SMF","n":[2]}"#)));
+        assert_eq!(values("/c/2"), [Some(r#""SMF""#.into()), Some("2".into())]);
+        let udm = s.list_where("/c", |_, values| {
+            values[0].as_deref().is_some_and(|v| v.get() == r#""UDM""#)
+        });
+        assert_eq!(udm, vec![b(r#"{"t":"UDM","n":[1]}"#)]);
     }
 
     #[test]
