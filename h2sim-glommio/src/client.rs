@@ -14,7 +14,7 @@ use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
     self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
-    TlsInfo,
+    TlsInfo, TlsSession,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -23,7 +23,7 @@ use crate::driver;
 use crate::listen;
 use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
-use crate::transport::Transport;
+use crate::transport::{self, Transport};
 
 /// How a client connects (see [`host::ClientOptions`]); the part glommio
 /// adds is a [`ClientRuntime`].
@@ -230,19 +230,12 @@ impl Dialer {
                 error: io::Error::other(e),
             }
         })?;
-        let mut transport = Transport::tls(tcp, rustls::Connection::Client(session));
-        transport
-            .handshake()
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
+        transport::handshake(&mut tcp, &mut tls)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        let Some(session) = transport.tls_session() else {
-            return Err(ClientError::Handshake {
-                addr: peer,
-                error: io::Error::other("TLS session missing after the handshake"),
-            });
-        };
-        protocol.handshake_done(&mut info, TlsInfo::from_session(session, None));
-        Ok((transport, info))
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
+        Ok((Transport::tls(tcp, tls), info))
     }
 
     /// Runs one connection to its end and gives the application back.

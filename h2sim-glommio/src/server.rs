@@ -16,9 +16,9 @@ use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
 use h2sim_proto::host::ServerConfigs;
-use h2sim_proto::host::info::server_protocol;
 use h2sim_proto::host::{
     self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
+    TlsSession,
 };
 use h2sim_proto::{Application, Endpoint, Stats};
 
@@ -26,7 +26,7 @@ use crate::driver;
 use crate::listen::{self, Reservation};
 use crate::runtime::{self, Executors, Ready, RuntimeError};
 use crate::shutdown::{LocalSignal, Shutdown};
-use crate::transport::Transport;
+use crate::transport::{self, Transport};
 
 /// How the server treats its connections (see [`host::ServerOptions`]);
 /// what glommio adds, `runtime`, is how many executors serve, and on
@@ -335,25 +335,20 @@ where
                 Ok(session) => session,
                 Err(e) => return local.handshake_failed(peer, &e.to_string()),
             };
-            let mut transport = Transport::tls(tcp, rustls::Connection::Server(session));
+            let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
             let started = Instant::now();
             let timeout = local.shared.options.handshake_timeout;
             // Boxed: only TLS connections should carry the handshake's size.
-            match Box::pin(handshake(local, &mut transport, timeout)).await {
+            match Box::pin(handshake(local, &mut tcp, &mut tls, timeout)).await {
                 Handshake::Done => {}
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
             }
-            let session = transport.tls_session()?;
-            let server_name = match session {
-                rustls::Connection::Server(s) => s.server_name(),
-                rustls::Connection::Client(_) => None,
-            };
-            let tls_info = TlsInfo::from_session(session, server_name);
-            info.protocol = server_protocol(tls_info.alpn.as_deref());
-            info.tls = Some(tls_info);
-            info.connect_time = started.elapsed();
-            (transport, true)
+            info.server_handshake_done(
+                TlsInfo::from_connection(tls.connection()),
+                started.elapsed(),
+            );
+            (Transport::tls(tcp, tls), true)
         }
     };
     let now = Instant::now();
@@ -398,10 +393,15 @@ enum Handshake {
 }
 
 /// The handshake, bounded by `timeout` and abandoned on shutdown.
-async fn handshake<F>(local: &Local<F>, transport: &mut Transport, timeout: Duration) -> Handshake {
+async fn handshake<F>(
+    local: &Local<F>,
+    tcp: &mut TcpStream,
+    tls: &mut TlsSession,
+    timeout: Duration,
+) -> Handshake {
     let outcome = future::or(
         async {
-            match transport.handshake().await {
+            match transport::handshake(tcp, tls).await {
                 Ok(()) => Handshake::Done,
                 Err(e) => Handshake::Failed(e.to_string()),
             }

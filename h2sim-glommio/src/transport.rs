@@ -56,15 +56,13 @@ impl Transport {
         Transport { tcp, tls: None }
     }
 
-    pub(crate) fn tls(tcp: TcpStream, tls: rustls::Connection) -> Self {
+    /// Over TLS, once [`handshake`] is done (application data that came
+    /// behind it stays in `tls` for the first read).
+    pub(crate) fn tls(tcp: TcpStream, tls: Box<TlsSession>) -> Self {
         Transport {
             tcp,
-            tls: Some(Box::new(TlsSession::new(tls))),
+            tls: Some(tls),
         }
-    }
-
-    pub(crate) fn tls_session(&self) -> Option<&rustls::Connection> {
-        self.tls.as_deref().map(TlsSession::connection)
     }
 
     /// Output accepted but not yet written: over TLS, the records rustls
@@ -181,17 +179,6 @@ impl Transport {
         ))
     }
 
-    /// Runs the TLS handshake to its end, writing and reading as rustls
-    /// asks. Application data the peer sent right behind it stays in
-    /// rustls for the driver's first read.
-    pub(crate) async fn handshake(&mut self) -> io::Result<()> {
-        let Some(tls) = self.tls.as_deref_mut() else {
-            return Ok(());
-        };
-        let tcp = &mut self.tcp;
-        poll_fn(|cx| ready(tls.handshake(&mut Socket { tcp, cx }))).await
-    }
-
     /// Ends our side: TLS close_notify, then TCP FIN, once all output left.
     pub(crate) async fn close_write(&mut self) -> io::Result<()> {
         if let Some(tls) = self.tls.as_deref_mut() {
@@ -218,6 +205,12 @@ impl Transport {
         }
         sink.release();
     }
+}
+
+/// Runs the TLS handshake over `tcp` to its end (see
+/// [`TlsSession::handshake`]).
+pub(crate) async fn handshake(tcp: &mut TcpStream, tls: &mut TlsSession) -> io::Result<()> {
+    poll_fn(|cx| ready(tls.handshake(&mut Socket { tcp, cx }))).await
 }
 
 /// Writes all the records `tls` holds, waiting for the socket as needed.

@@ -10,7 +10,7 @@ use std::time::Instant;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
     self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
-    TlsInfo,
+    TlsInfo, TlsSession,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -153,13 +153,12 @@ impl Dialer {
         let handshake_error = |error| ClientError::Handshake { addr: peer, error };
         let session = rustls::ClientConnection::new(config.clone(), name.clone())
             .map_err(|e| handshake_error(io::Error::other(e)))?;
-        let mut transport = Transport::tls(tcp, session);
-        transport.handshake().await.map_err(handshake_error)?;
-        let session = transport.tls_session().ok_or_else(|| {
-            handshake_error(io::Error::other("TLS session missing after the handshake"))
-        })?;
-        protocol.handshake_done(&mut info, TlsInfo::from_session(session, None));
-        Ok((transport, info))
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
+        driver::handshake(&mut tcp, &mut tls)
+            .await
+            .map_err(handshake_error)?;
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
+        Ok((Transport::tls(tcp, tls), info))
     }
 
     /// Runs one connection to its end and gives the application back.

@@ -52,34 +52,25 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Transport<S> {
         Transport { io, tls: None }
     }
 
-    /// Over TLS: [`Transport::handshake`] runs the handshake first.
-    pub(crate) fn tls(io: S, session: impl Into<rustls::Connection>) -> Self {
-        Transport {
-            io,
-            tls: Some(Box::new(TlsSession::new(session))),
-        }
-    }
-
-    /// Runs the TLS handshake to its end (see [`TlsSession::handshake`]);
-    /// application data the peer sent right behind it stays in the session
-    /// for the first read.
-    pub(crate) async fn handshake(&mut self) -> io::Result<()> {
-        let Some(tls) = self.tls.as_deref_mut() else {
-            return Ok(());
-        };
-        let io = &mut self.io;
-        std::future::poll_fn(|cx| ready(tls.handshake(&mut Socket { io, cx }))).await
-    }
-
-    /// The rustls session, for what it negotiated.
-    pub(crate) fn tls_session(&self) -> Option<&rustls::Connection> {
-        self.tls.as_deref().map(TlsSession::connection)
+    /// Over TLS, once [`handshake`] is done (application data that came
+    /// behind it stays in `tls` for the first read).
+    pub(crate) fn tls(io: S, tls: Box<TlsSession>) -> Self {
+        Transport { io, tls: Some(tls) }
     }
 
     /// Records staged and not yet written.
     fn backlog(&self) -> usize {
         self.tls.as_deref().map_or(0, TlsSession::backlog)
     }
+}
+
+/// Runs the TLS handshake over `io` to its end (see
+/// [`TlsSession::handshake`]).
+pub(crate) async fn handshake<S>(io: &mut S, tls: &mut TlsSession) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    std::future::poll_fn(|cx| ready(tls.handshake(&mut Socket { io, cx }))).await
 }
 
 /// Runs `endpoint` over `transport` until the connection is over, then

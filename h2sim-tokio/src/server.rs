@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::host::ServerConfigs;
-use h2sim_proto::host::info::server_protocol;
 use h2sim_proto::host::{
-    self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo,
+    self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo, TlsSession,
 };
 use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
@@ -247,8 +246,9 @@ impl<F> ConnectionTask<F> {
                 return None;
             }
         };
-        let mut transport = Transport::tls(tcp, session);
-        let handshake = tokio::time::timeout(self.options.handshake_timeout, transport.handshake());
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
+        let handshake = driver::handshake(&mut tcp, &mut tls);
+        let handshake = tokio::time::timeout(self.options.handshake_timeout, handshake);
         let done = tokio::select! {
             () = self.shutdown.triggered() => return None,
             done = handshake => done,
@@ -264,17 +264,12 @@ impl<F> ConnectionTask<F> {
                 return None;
             }
         }
-        let session = transport.tls_session()?;
-        let server_name = match session {
-            rustls::Connection::Server(s) => s.server_name(),
-            rustls::Connection::Client(_) => None,
-        };
-        let tls_info = TlsInfo::from_session(session, server_name);
-        info.protocol = server_protocol(tls_info.alpn.as_deref());
-        info.tls = Some(tls_info);
-        info.connect_time = started.elapsed();
+        info.server_handshake_done(
+            TlsInfo::from_connection(tls.connection()),
+            started.elapsed(),
+        );
         let endpoint = self.endpoint(info, true);
-        Some((transport, endpoint))
+        Some((Transport::tls(tcp, tls), endpoint))
     }
 
     /// The connection with its application, built before the run. It

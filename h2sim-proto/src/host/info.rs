@@ -68,9 +68,14 @@ pub struct TlsInfo {
 
 #[cfg(feature = "tls")]
 impl TlsInfo {
-    /// Reads the negotiated parameters off a finished handshake; a server
-    /// passes the SNI name it got.
-    pub fn from_session(session: &rustls::CommonState, server_name: Option<&str>) -> Self {
+    /// Reads the negotiated parameters off a finished handshake, a
+    /// server's with the SNI name it got.
+    pub fn from_connection(conn: &rustls::Connection) -> Self {
+        let server_name = match conn {
+            rustls::Connection::Server(server) => server.server_name(),
+            rustls::Connection::Client(_) => None,
+        };
+        let session: &rustls::CommonState = conn;
         TlsInfo {
             alpn: session.alpn_protocol().map(<[u8]>::to_vec),
             server_name: server_name.map(str::to_owned),
@@ -81,6 +86,18 @@ impl TlsInfo {
                 .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
                 .unwrap_or_default(),
         }
+    }
+}
+
+#[cfg(feature = "tls")]
+impl ConnectionInfo {
+    /// Completes a server connection's info once its TLS handshake agreed
+    /// on what `tls` tells, `took` after it began: the protocol follows
+    /// the ALPN result.
+    pub fn server_handshake_done(&mut self, tls: TlsInfo, took: Duration) {
+        self.protocol = server_protocol(tls.alpn.as_deref());
+        self.tls = Some(tls);
+        self.connect_time = took;
     }
 }
 
