@@ -5,17 +5,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, client, text};
-
-fn certs() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
-}
+use server_support::{BIN, certs, client, text};
 
 /// A running `h2sim server`, stopped with SIGTERM on drop.
 struct Server {

@@ -31,12 +31,7 @@ use server_support::Server;
 const BIG: &str = "4m";
 
 fn start(runtime: &str) -> Server {
-    let args = [
-        "server",
-        "--runtime",
-        runtime,
-        "--threads",
-        "1",
+    let flags = [
         "-q",
         "--idle-timeout",
         "2s",
@@ -63,7 +58,7 @@ fn start(runtime: &str) -> Server {
         "-t",
         "ok",
     ];
-    Server::start(std::env::temp_dir().as_path(), &args, 2)
+    Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 2)
 }
 
 fn addr_of(url: &str) -> SocketAddr {

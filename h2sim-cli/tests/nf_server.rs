@@ -18,21 +18,8 @@ fn example(name: &str) -> String {
 }
 
 fn start(runtime: &str, rules: &str) -> Server {
-    let args: Vec<String> = [
-        "server",
-        "--runtime",
-        runtime,
-        "--threads",
-        "1",
-        "-q",
-        "-S",
-        "http://127.0.0.1:0",
-        "--rules",
-        rules,
-    ]
-    .map(String::from)
-    .to_vec();
-    Server::start(std::path::Path::new("."), &args, 1)
+    let flags = ["-q", "-S", "http://127.0.0.1:0", "--rules", rules];
+    Server::on_runtime(runtime, std::path::Path::new("."), &flags, 1)
 }
 
 /// One response as curl saw it.

@@ -12,12 +12,7 @@ use server_support::{Server, curl_headers, run};
 /// A server on a free port with rules covering each kind of body: fixed,
 /// template, generated, a file under `-d`, no body, 204, and no match.
 fn start(runtime: &str, www: &std::path::Path) -> Server {
-    let args = [
-        "server",
-        "--runtime",
-        runtime,
-        "--threads",
-        "1",
+    let flags = [
         "-q",
         "-S",
         "http://127.0.0.1:0",
@@ -64,7 +59,7 @@ fn start(runtime: &str, www: &std::path::Path) -> Server {
         "-d",
         www.to_str().unwrap(),
     ];
-    Server::start(std::env::temp_dir().as_path(), &args, 1)
+    Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 1)
 }
 
 fn www() -> std::path::PathBuf {
@@ -139,12 +134,7 @@ fn http2_replies_carry_content_length() {
 #[test]
 fn templates_fill_headers_and_pushes() {
     for runtime in ["tokio", "glommio"] {
-        let args = [
-            "server",
-            "--runtime",
-            runtime,
-            "--threads",
-            "1",
+        let flags = [
             "-q",
             "-S",
             "http://127.0.0.1:0",
@@ -167,7 +157,7 @@ fn templates_fill_headers_and_pushes() {
             "-t",
             "for ${suffix}",
         ];
-        let server = Server::start(std::env::temp_dir().as_path(), &args, 1);
+        let server = Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 1);
         let url = format!("{}/user/abc", server.url("http"));
         let (code, out) = run("nghttp", &["-v", &url]);
         assert_eq!(code, Some(0), "{out}");

@@ -7,10 +7,9 @@
 
 mod server_support;
 
-use std::path::PathBuf;
 use std::process::Command;
 
-use server_support::{Server, client, text};
+use server_support::{Server, certs, client, text};
 
 /// Connects with TLS 1.3 and ALPN h2, sends the HTTP/2 preface and a
 /// SETTINGS frame, then 45 bytes of garbage as an application-data record
@@ -37,14 +36,9 @@ except ssl.SSLError as e:
 
 #[test]
 fn a_record_that_does_not_decrypt_gets_bad_record_mac() {
-    let certs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs");
+    let certs = certs();
     for runtime in ["tokio", "glommio"] {
-        let args = [
-            "server",
-            "--runtime",
-            runtime,
-            "--threads",
-            "1",
+        let flags = [
             "-q",
             "-k",
             "server-rsa.key",
@@ -57,7 +51,7 @@ fn a_record_that_does_not_decrypt_gets_bad_record_mac() {
             "-t",
             "ok",
         ];
-        let server = Server::start(&certs, &args, 1);
+        let server = Server::on_runtime(runtime, &certs, &flags, 1);
         let url = server.url("https").to_owned();
         let authority = url.trim_start_matches("https://");
         let out = Command::new("python3")

@@ -5,20 +5,13 @@
 
 mod server_support;
 
-use std::path::PathBuf;
-
-use server_support::{BIN, Server, run};
+use server_support::{BIN, Server, certs, run};
 
 #[test]
 fn a_client_without_a_certificate_is_logged_once_with_the_reason() {
-    let certs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs");
+    let certs = certs();
     for runtime in ["tokio", "glommio"] {
-        let args = [
-            "server",
-            "--runtime",
-            runtime,
-            "--threads",
-            "1",
+        let flags = [
             "-k",
             "server-ec.key",
             "-c",
@@ -32,7 +25,7 @@ fn a_client_without_a_certificate_is_logged_once_with_the_reason() {
             "-t",
             "ok",
         ];
-        let server = Server::start(&certs, &args, 1);
+        let server = Server::on_runtime(runtime, &certs, &flags, 1);
         let url = format!("{}/x", server.url("https"));
         let (code, out) = run(BIN, &["client", "-q", &url]);
         assert_eq!(code, Some(1), "{runtime}: refused: {out}");

@@ -13,6 +13,11 @@ use std::thread::JoinHandle;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
 
+/// The repository's test certificates (`certs/`).
+pub fn certs() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")
+}
+
 /// A running server; killed on drop if the test did not stop it.
 pub struct Server {
     child: Child,
@@ -60,6 +65,14 @@ impl Server {
             output,
             drains,
         }
+    }
+
+    /// `h2sim server --runtime RUNTIME --threads 1 FLAGS…` in `dir`, waited
+    /// for until `listeners` listen (see [`Server::start`]).
+    pub fn on_runtime(runtime: &str, dir: &Path, flags: &[&str], listeners: usize) -> Server {
+        let mut args = vec!["server", "--runtime", runtime, "--threads", "1"];
+        args.extend_from_slice(flags);
+        Server::start(dir, &args, listeners)
     }
 
     /// `h2sim server --runtime RUNTIME -q FLAGS… -S http://127.0.0.1:0`
