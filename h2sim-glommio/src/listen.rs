@@ -11,7 +11,7 @@
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use h2sim_proto::host::{HostPort, LISTEN_BACKLOG};
+use h2sim_proto::host::{HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
 
 use socket2::{Domain, Socket, Type};
 
@@ -29,20 +29,28 @@ pub(crate) fn resolve(addr: &HostPort) -> io::Result<Vec<SocketAddr>> {
 /// `TcpListener::bind` sets it, but with a listen queue of
 /// [`LISTEN_BACKLOG`] instead of glommio's fixed 1024, which a burst of
 /// 10,000 connects overflowed (the kernel dropped SYNs, counted in
-/// `ListenOverflows`).
+/// `ListenOverflows`). Its connections hold at most [`UNSENT_LIMIT`]
+/// unsent bytes.
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<glommio::net::TcpListener> {
     use std::os::fd::{FromRawFd, IntoRawFd};
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
-    socket.set_reuse_port(true)?;
-    socket.set_reuse_address(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(LISTEN_BACKLOG)?;
+    let socket = listening(addr)?;
     // SAFETY: the descriptor is a bound, listening TCP socket that
     // `into_raw_fd` gives up, so the listener is its only owner (glommio
     // offers no safe way to build a listener from a socket).
     #[allow(unsafe_code)]
     let listener = unsafe { glommio::net::TcpListener::from_raw_fd(socket.into_raw_fd()) };
     Ok(listener)
+}
+
+/// The socket of [`bind`], listening, before glommio takes it.
+fn listening(addr: SocketAddr) -> io::Result<Socket> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_port(true)?;
+    socket.set_reuse_address(true)?;
+    socket.set_tcp_notsent_lowat(UNSENT_LIMIT)?;
+    socket.bind(&addr.into())?;
+    socket.listen(LISTEN_BACKLOG)?;
+    Ok(socket)
 }
 
 /// A bound, never listening socket that holds a port for the executors'
@@ -90,6 +98,17 @@ mod tests {
         assert_eq!(a, ["127.0.0.1:9".parse().unwrap()]);
         let a = resolve(&"localhost:9".parse().unwrap()).unwrap();
         assert!(a.iter().all(|a| a.ip().is_loopback()));
+    }
+
+    /// A connection takes the unsent limit from the listener it came
+    /// from (the kernel copies the listener's options into it).
+    #[test]
+    fn accepted_connections_have_the_unsent_limit() {
+        let listener = listening("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap().as_socket().unwrap();
+        let _client = std::net::TcpStream::connect(addr).unwrap();
+        let (accepted, _) = listener.accept().unwrap();
+        assert_eq!(accepted.tcp_notsent_lowat().unwrap(), UNSENT_LIMIT);
     }
 
     /// What the executors rely on: a second `SO_REUSEPORT` socket (as

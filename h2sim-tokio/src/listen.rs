@@ -7,7 +7,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use h2sim_proto::host::HostPort;
+use h2sim_proto::host::{HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
 
 use socket2::{Domain, Socket, Type};
 use tokio::net::TcpListener;
@@ -24,7 +24,8 @@ pub(crate) async fn resolve(addr: &HostPort) -> io::Result<Vec<SocketAddr>> {
 
 /// A listening socket on `addr`: IPv6 sockets take IPv6 only, so the same
 /// port can be bound on IPv4 too; `SO_REUSEADDR` lets a restarted server
-/// bind while old connections linger in TIME_WAIT.
+/// bind while old connections linger in TIME_WAIT; its connections hold
+/// at most [`UNSENT_LIMIT`] unsent bytes.
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
     if addr.is_ipv6() {
@@ -32,8 +33,9 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     }
     socket.set_reuse_address(true)?;
     socket.set_nonblocking(true)?;
+    socket.set_tcp_notsent_lowat(UNSENT_LIMIT)?;
     socket.bind(&addr.into())?;
-    socket.listen(h2sim_proto::host::LISTEN_BACKLOG)?;
+    socket.listen(LISTEN_BACKLOG)?;
     TcpListener::from_std(socket.into())
 }
 
@@ -48,6 +50,19 @@ mod tests {
         assert_eq!(a, ["127.0.0.1:9".parse().unwrap()]);
         let a = resolve(&"localhost:9".parse().unwrap()).await.unwrap();
         assert!(a.iter().all(|a| a.ip().is_loopback()));
+    }
+
+    /// A connection takes the unsent limit from the listener it came
+    /// from (the kernel copies the listener's options into it).
+    #[tokio::test]
+    async fn accepted_connections_have_the_unsent_limit() {
+        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let _client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        let limit = socket2::SockRef::from(&accepted).tcp_notsent_lowat();
+        assert_eq!(limit.unwrap(), UNSENT_LIMIT);
     }
 
     #[tokio::test]

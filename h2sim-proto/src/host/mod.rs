@@ -57,7 +57,7 @@ pub use outbox::Outbox;
 pub use read_buf::{ReadBuf, ReadPool};
 pub use server::{
     HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters, ServerError, ServerOptions,
-    ServerStats,
+    ServerStats, UNSENT_LIMIT,
 };
 #[cfg(feature = "tls")]
 pub use tls_session::TlsSession;
