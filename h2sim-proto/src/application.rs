@@ -21,7 +21,7 @@ use crate::event::Event;
 /// enough that the heads of one batch are all given back before the next
 /// (the connection keeps 128 for reuse), many enough that a batch is worth
 /// its round.
-const BATCH: usize = 64;
+pub(crate) const BATCH: usize = 64;
 
 /// What runs on top of one connection.
 pub trait Application {
@@ -115,14 +115,16 @@ impl<A: Application> Endpoint<A> {
 
     /// Bytes from the transport (see [`Connection::handle_input`]), taken
     /// in batches of at most [`BATCH`] events, each handed to the
-    /// application before the next is decoded.
-    pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) {
+    /// application before the next is decoded; returns how many events
+    /// the application was handed.
+    pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) -> usize {
+        let mut events = 0;
         loop {
             let before = input.len();
             self.conn.handle_input_until(now, input, BATCH);
-            self.dispatch(now);
+            events += self.dispatch(now);
             if input.is_empty() || input.len() == before {
-                return;
+                return events;
             }
         }
     }
@@ -188,7 +190,7 @@ impl<A: Application> Endpoint<A> {
             if let Some(chunk) = self.conn.poll_transmit(now) {
                 return Some(chunk);
             }
-            if !self.dispatch(now) {
+            if self.dispatch(now) == 0 {
                 return None;
             }
         }
@@ -239,12 +241,13 @@ impl<A: Application> Endpoint<A> {
     /// Hands every pending event to the application. Its commands may cause
     /// more events (a reset it gives can end the connection), so this runs
     /// until the queue stays empty.
-    fn dispatch(&mut self, now: Instant) -> bool {
-        let mut any = false;
+    /// Hands the application the events waiting; returns how many.
+    fn dispatch(&mut self, now: Instant) -> usize {
+        let mut events = 0;
         while let Some(event) = self.conn.poll_event() {
             self.app.on_event(now, event, &mut self.conn);
-            any = true;
+            events += 1;
         }
-        any
+        events
     }
 }

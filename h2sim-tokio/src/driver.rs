@@ -260,7 +260,7 @@ where
     let n = std::task::ready!(tokio_util::io::poll_read_buf(
         Pin::new(io),
         cx,
-        driver.read_spare()
+        &mut driver.read_spare()
     ))?;
     driver.did_read(Instant::now(), n);
     Poll::Ready(Ok(()))

@@ -28,6 +28,7 @@ use std::marker::PhantomData;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
+use bytes::buf::Limit;
 
 use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
 use crate::{Application, Endpoint};
@@ -172,7 +173,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// Room to read into as spare capacity, for a runtime that reads into
     /// uninitialized memory (see [`ReadBuf::spare`]); [`Driver::did_read`]
     /// reports the bytes the read appended.
-    pub fn read_spare(&mut self) -> &mut BytesMut {
+    pub fn read_spare(&mut self) -> Limit<&mut BytesMut> {
         self.input.spare()
     }
 
@@ -196,8 +197,10 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         self.trim_at = None;
         self.count_moved(n);
         let endpoint: &mut Endpoint<A> = self.endpoint.borrow_mut();
+        let mut events = 0;
         self.input
-            .take_input(|bytes| endpoint.handle_input(now, bytes));
+            .take_input(|bytes| events = endpoint.handle_input(now, bytes));
+        self.input.pace(events);
     }
 
     /// A read found nothing to read (it would block, or is pending): the
@@ -455,6 +458,35 @@ mod tests {
         let bytes: Vec<u8> = iov[..n].iter().flat_map(|s| s.iter().copied()).collect();
         d.did_write(now, bytes.len());
         bytes
+    }
+
+    /// A read that brings more than a batch of events narrows the reads
+    /// after it to 32 KiB (see `ReadBuf::pace`); one that brings a few
+    /// widens them again.
+    #[test]
+    fn reads_narrow_after_a_read_of_many_requests() {
+        let now = Instant::now();
+        let conn = Connection::server(Config::default(), now);
+        let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
+        let mut d = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
+        let mut client = Connection::client(Config::default(), now);
+        let mut requests = |d: &mut Driver<Hello>, n: usize| {
+            for _ in 0..n {
+                let head = crate::RequestHead::new("GET", "http", "sim", "/");
+                client.send_request(head, true).unwrap();
+            }
+            let mut wire = Vec::new();
+            while let Some(chunk) = client.poll_transmit(now) {
+                wire.extend_from_slice(&chunk);
+            }
+            read(d, now, &wire);
+            let _ = written(d, now);
+        };
+        assert!(d.read_buf().len() > 32 * 1024);
+        requests(&mut d, 80);
+        assert_eq!(d.read_buf().len(), 32 * 1024);
+        requests(&mut d, 10);
+        assert!(d.read_buf().len() > 32 * 1024);
     }
 
     /// A read buffer handed out and then not used (a cancelled read), and a
