@@ -238,10 +238,9 @@ impl<A: Application> Endpoint<A> {
         (self.conn, self.app)
     }
 
-    /// Hands every pending event to the application. Its commands may cause
-    /// more events (a reset it gives can end the connection), so this runs
-    /// until the queue stays empty.
-    /// Hands the application the events waiting; returns how many.
+    /// Hands every pending event to the application and returns how many.
+    /// Its commands may cause more events (a reset it gives can end the
+    /// connection), so this runs until the queue stays empty.
     fn dispatch(&mut self, now: Instant) -> usize {
         let mut events = 0;
         while let Some(event) = self.conn.poll_event() {

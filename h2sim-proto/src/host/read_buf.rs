@@ -469,10 +469,6 @@ mod tests {
         drop(held);
     }
 
-    /// A buffer read through its spare capacity goes back to the pool with
-    /// what capacity it has left as room, even while the application holds
-    /// the input read before (a server holding a request body): freeing it
-    /// would cost every quiet moment of a connection a new allocation.
     /// Reads narrow to 32 KiB once one held more than a batch of events,
     /// stay narrow while reads hold more than half a batch, and widen
     /// again after one that held half a batch or less.
@@ -496,6 +492,10 @@ mod tests {
         assert!(rb.spare().remaining_mut() > NARROW_READ);
     }
 
+    /// A buffer read through its spare capacity goes back to the pool with
+    /// what capacity it has left as room, even while the application holds
+    /// the input read before (a server holding a request body): freeing it
+    /// would cost every quiet moment of a connection a new allocation.
     #[test]
     fn a_spare_read_buffer_is_pooled_while_its_input_is_held() {
         use bytes::BufMut;
