@@ -326,13 +326,18 @@ mod tests {
 
     /// A client and a server session, handshake not yet run.
     fn sessions() -> (TlsSession, TlsSession) {
+        sessions_of(TlsVersions::default())
+    }
+
+    /// [`sessions`] whose client offers only `versions`.
+    fn sessions_of(versions: TlsVersions) -> (TlsSession, TlsSession) {
         let identity = Certified::self_signed(&["localhost".into()]).unwrap();
         let server = server_config_for(identity, &ClientAuth::None, TlsVersions::default());
         let server = rustls::ServerConnection::new(server.unwrap()).unwrap();
         let client = client_config(&ClientTls {
             verification: ServerVerification::Off,
             identity: None,
-            versions: TlsVersions::default(),
+            versions,
         });
         let name = ServerName::try_from("localhost").unwrap();
         let client = rustls::ClientConnection::new(client.unwrap(), name).unwrap();
@@ -397,7 +402,12 @@ mod tests {
     }
 
     fn handshake() -> (TlsSession, TlsSession) {
-        let (mut client, mut server) = sessions();
+        handshake_of(sessions())
+    }
+
+    fn handshake_of(
+        (mut client, mut server): (TlsSession, TlsSession),
+    ) -> (TlsSession, TlsSession) {
         while client.is_handshaking() || server.is_handshaking() {
             flight(&mut client, &mut server);
             flight(&mut server, &mut client);
@@ -649,5 +659,27 @@ mod tests {
     #[test]
     fn the_scratch_is_lent_at_its_read_size() {
         assert_eq!(with_cipher_scratch(|buf| buf.len()), CIPHER_READ);
+    }
+
+    /// Two h2sim ends agree on AES-128-GCM, in TLS 1.3 and in TLS 1.2: the
+    /// client offers it first and the server takes the client's order.
+    #[test]
+    fn both_ends_agree_on_aes_128_gcm() {
+        for (versions, suite) in [
+            (
+                TlsVersions::Tls13Only,
+                rustls::CipherSuite::TLS13_AES_128_GCM_SHA256,
+            ),
+            (
+                TlsVersions::Tls12Only,
+                rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+            ),
+        ] {
+            let (client, server) = handshake_of(sessions_of(versions));
+            for end in [&client, &server] {
+                let negotiated = end.connection().negotiated_cipher_suite().unwrap();
+                assert_eq!(negotiated.suite(), suite, "{versions:?}");
+            }
+        }
     }
 }
