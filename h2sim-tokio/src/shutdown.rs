@@ -1,6 +1,9 @@
 //! A shutdown signal shared by a server's listeners and connections (or a
 //! client's connections).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use tokio_util::sync::CancellationToken;
 
 /// Asks every connection that holds a clone to wind down gracefully: HTTP/2
@@ -9,6 +12,9 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Default)]
 pub struct Shutdown {
     token: CancellationToken,
+    /// Set before the token is cancelled. Connections check it every turn,
+    /// and the token's own check takes a lock.
+    triggered: Arc<AtomicBool>,
 }
 
 impl Shutdown {
@@ -18,11 +24,12 @@ impl Shutdown {
 
     /// Starts the shutdown; later calls do nothing.
     pub fn trigger(&self) {
+        self.triggered.store(true, Ordering::Release);
         self.token.cancel();
     }
 
     pub fn is_triggered(&self) -> bool {
-        self.token.is_cancelled()
+        self.triggered.load(Ordering::Acquire)
     }
 
     /// Triggers this shutdown on the first SIGINT (Ctrl-C) or SIGTERM (what
@@ -36,13 +43,13 @@ impl Shutdown {
         use tokio::signal::unix::{SignalKind, signal};
         let mut interrupt = signal(SignalKind::interrupt())?;
         let mut terminate = signal(SignalKind::terminate())?;
-        let token = self.token.clone();
+        let shutdown = self.clone();
         tokio::spawn(async move {
             tokio::select! {
                 _ = interrupt.recv() => {}
                 _ = terminate.recv() => {}
             }
-            token.cancel();
+            shutdown.trigger();
         });
         Ok(())
     }
@@ -51,10 +58,10 @@ impl Shutdown {
     /// off Unix; it is watched from the first turn of the waiting task.
     #[cfg(not(unix))]
     pub fn trigger_on_signals(&self) -> std::io::Result<()> {
-        let token = self.token.clone();
+        let shutdown = self.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                token.cancel();
+                shutdown.trigger();
             }
         });
         Ok(())
