@@ -69,8 +69,10 @@ async fn drive<A: Application>(
 ) -> io::Result<Ending> {
     let mut timer = Deadline::default();
     let mut shutdown = signal.subscribe();
+    // Read once a turn, after the wake: what woke the loop and the output
+    // it makes take the same reading.
+    let mut now = Instant::now();
     loop {
-        let now = Instant::now();
         driver.poll_output_holding(now, transport.backlog());
         if let State::Closed(ending) = driver.state()
             && (ending == Ending::FlushExpired || transport.is_flushed(driver.outbox_mut()))
@@ -99,7 +101,7 @@ async fn drive<A: Application>(
             }
         })
         .await;
-        let now = Instant::now();
+        now = Instant::now();
         match wake {
             Wake::Shutdown => driver.shutdown(now),
             Wake::Io(progress) => {
