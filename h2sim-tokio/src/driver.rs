@@ -401,14 +401,16 @@ where
             return;
         }
         // A pooled buffer, not one on the stack: this future is part of
-        // every connection task, idle or not.
+        // every connection task, idle or not. Read into its spare
+        // capacity: a slice would zero 64 KiB at every close.
         let mut sink = ReadBuf::default();
         let mut total = 0;
         while total < LINGER_BYTES {
-            match io.read(sink.room()).await {
+            match io.read_buf(&mut sink.spare()).await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
+            sink.clear();
         }
         sink.release();
     };

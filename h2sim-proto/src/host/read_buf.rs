@@ -219,6 +219,13 @@ impl ReadBuf {
         self.spare_for(n);
     }
 
+    /// Drops the input held, keeping the buffer: bytes read only to be
+    /// thrown away (what a closing connection's peer still sends).
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.filled = 0;
+    }
+
     /// Input read and not yet taken by the core.
     pub fn pending(&self) -> usize {
         self.filled
@@ -355,6 +362,24 @@ mod tests {
         assert!(spare.get_ref().capacity() <= capacity.max(READ_GROWTH));
         // A slice reader after a spare one gets zeroed room, none of it input.
         assert!(rb.room().iter().all(|&b| b == 0));
+    }
+
+    /// Bytes read only to be dropped (a closing connection's lingering
+    /// reads) go through the spare capacity: the buffer is neither zeroed
+    /// nor grown, however much is read.
+    #[test]
+    fn cleared_reads_reuse_the_buffer_uninitialized() {
+        use bytes::BufMut;
+        let mut rb = ReadBuf::default();
+        let capacity = rb.spare().get_ref().capacity();
+        for _ in 0..10 {
+            let mut spare = rb.spare();
+            assert_eq!(spare.get_ref().len(), 0, "nothing initialized");
+            spare.put_slice(&[7; MIN_READ_ROOM]);
+            rb.clear();
+            assert_eq!(rb.pending(), 0);
+        }
+        assert_eq!(rb.buf.capacity(), capacity);
     }
 
     #[test]
