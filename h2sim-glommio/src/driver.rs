@@ -92,7 +92,7 @@ async fn drive<A: Application>(
             }
             // Quiet: the read buffer goes back, and what the queues grew
             // to now or at a new deadline.
-            if read_now && driver.read_pending(now) {
+            if read_now && driver.read_pending(now).is_some() {
                 deadline = driver.deadline(now);
             }
             match timer.poll(cx, deadline) {

@@ -158,7 +158,9 @@ where
         poll_fn(|cx| {
             // A poll may follow a sleep: the clock is read again.
             clock = Clock::default();
-            if let Poll::Ready(progress) = poll_io(cx, transport, driver, read_now, &mut clock) {
+            if let Poll::Ready(progress) =
+                poll_io(cx, transport, driver, read_now, armed, &mut clock)
+            {
                 return Poll::Ready(progress);
             }
             // Only a loop about to sleep registers for the signal and the
@@ -210,6 +212,7 @@ fn poll_io<S, A>(
     transport: &mut Transport<S>,
     driver: &mut Driver<A, &mut Endpoint<A>>,
     read: bool,
+    armed: Option<Instant>,
     clock: &mut Clock,
 ) -> Poll<io::Result<()>>
 where
@@ -221,9 +224,10 @@ where
         Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
         Poll::Pending => false,
     };
-    // Going quiet sets the deadline to give buffers back: the loop takes
-    // the new deadline before it sleeps.
-    let mut deadline_set = false;
+    // Going quiet may set the deadline to give buffers back: the loop
+    // takes it before it sleeps, unless the timer is armed for earlier
+    // (it then fires early, once, and is armed again).
+    let mut rearm = false;
     if read {
         let polled = match transport.tls.as_deref_mut() {
             None => poll_read_plain(cx, &mut transport.io, driver, clock),
@@ -233,10 +237,17 @@ where
             Poll::Ready(Ok(())) => return Poll::Ready(Ok(())),
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             // Quiet: the buffer goes back to the pool until data comes.
-            Poll::Pending => deadline_set = driver.read_pending(clock.now()),
+            Poll::Pending => {
+                rearm = driver
+                    .read_pending(clock.now())
+                    .is_some_and(|t| armed.is_none_or(|a| t < a));
+            }
         }
     }
-    if wrote || deadline_set {
+    // A write that left nothing behind, with the read registered, needs
+    // no turn of its own (see `Driver::settled`).
+    let settled = wrote && read && driver.settled() && is_flushed(transport, driver);
+    if (wrote && !settled) || rearm {
         Poll::Ready(Ok(()))
     } else {
         Poll::Pending

@@ -77,6 +77,9 @@ pub struct Driver<A, E = Endpoint<A>> {
     /// Output the transport holds beyond the outbox (TLS records, a
     /// staging buffer), counted against the bound.
     held: usize,
+    /// The core had no more output when last asked: the bound held none
+    /// back (see [`Driver::settled`]).
+    core_dry: bool,
     peer_closed: bool,
     shutdown: bool,
     flush_expired: bool,
@@ -113,6 +116,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
             out: Outbox::default(),
             flush: FinalFlush::default(),
             held: 0,
+            core_dry: false,
             peer_closed: false,
             shutdown: false,
             flush_expired: false,
@@ -134,7 +138,17 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     pub fn poll_output_holding(&mut self, now: Instant, held: usize) {
         self.held = held;
         let limit = self.options.max_output_backlog.saturating_sub(held);
-        self.out.fill(self.endpoint.borrow_mut(), now, limit);
+        self.core_dry = self.out.fill(self.endpoint.borrow_mut(), now, limit);
+    }
+
+    /// Whether a loop that has written everything may wait without another
+    /// turn first: the core had no more output when last asked (the bound
+    /// held none back) and the connection runs, so no flush or close waits
+    /// on the write. A write takes nothing from the core and moves none of
+    /// its timers, so that turn would only find nothing to do; an HTTP/1.1
+    /// connection saves one of its three turns a request.
+    pub fn settled(&self) -> bool {
+        self.core_dry && self.state() == State::Running
     }
 
     pub fn state(&self) -> State {
@@ -210,21 +224,25 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     /// ([`Endpoint::trim`]): at once after a little traffic (under 16 KiB
     /// moved since it opened or was last idle for 100 ms), else if it
     /// stays idle for 100 ms (the [`Driver::deadline`] includes it). An
-    /// idle connection then costs its state, not its buffers. Returns whether that set a new deadline: a
-    /// loop sleeping to an earlier [`Driver::deadline`] must take it again.
-    pub fn read_pending(&mut self, now: Instant) -> bool {
+    /// idle connection then costs its state, not its buffers. Returns the
+    /// deadline this set, if it set a new one: a loop whose timer is armed
+    /// for later (or not at all) must take it.
+    pub fn read_pending(&mut self, now: Instant) -> Option<Instant> {
         self.input.release();
         if !self.is_idle() {
             self.trim_at = None;
-            return false;
+            return None;
         }
         if self.moved < QUICK_TRIM_BYTES {
             self.trim();
-            return false;
+            return None;
         }
-        let unset = self.trim_at.is_none();
-        self.trim_at.get_or_insert(now + TRIM_DELAY);
-        unset
+        if self.trim_at.is_some() {
+            return None;
+        }
+        let at = now + TRIM_DELAY;
+        self.trim_at = Some(at);
+        Some(at)
     }
 
     /// `n` bytes went in or out: they count towards the busy rule, and
@@ -528,20 +546,20 @@ mod tests {
         let now = Instant::now();
         let mut d = answered_once(now);
         // After a little traffic, at once.
-        assert!(!d.read_pending(now));
+        assert!(d.read_pending(now).is_none());
         assert_eq!(d.trim_at, None);
         assert!(d.is_trimmed());
         // After a busy spell, later.
         d.moved = QUICK_TRIM_BYTES;
-        assert!(d.read_pending(now), "a new deadline");
-        assert!(!d.read_pending(now), "the same one");
+        assert!(d.read_pending(now).is_some(), "a new deadline");
+        assert!(d.read_pending(now).is_none(), "the same one");
         let at = now + TRIM_DELAY;
         assert!(d.deadline(now).is_some_and(|t| t <= at));
         // More input: the trim is called off until the next quiet spell.
         read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
         assert_eq!(d.trim_at, None);
         let _ = written(&mut d, now);
-        assert!(d.read_pending(now));
+        assert!(d.read_pending(now).is_some());
         assert!(d.moved >= QUICK_TRIM_BYTES);
         d.handle_timeout(at);
         assert_eq!((d.trim_at, d.moved), (None, 0), "trimmed at the deadline");
@@ -563,17 +581,63 @@ mod tests {
             if d.moved >= QUICK_TRIM_BYTES {
                 break;
             }
-            assert!(!d.read_pending(now), "gives back at once");
+            assert!(d.read_pending(now).is_none(), "gives back at once");
             assert!(d.is_trimmed());
             quick += 1;
         }
         assert!((100..1000).contains(&quick), "{quick} quick trims");
-        assert!(d.read_pending(now), "a delayed trim instead");
+        assert!(d.read_pending(now).is_some(), "a delayed trim instead");
         assert!(!d.is_trimmed());
         // A whole delay idle: trimmed, and counted as new again.
         d.handle_timeout(now + TRIM_DELAY);
         assert!(d.is_trimmed());
         assert_eq!(d.moved, 0);
+    }
+
+    /// A written answer settles the connection only when the core had
+    /// nothing more: output the bound held back, or a close under way,
+    /// still needs a turn after the write.
+    #[test]
+    fn settled_only_when_the_core_ran_dry_and_the_connection_runs() {
+        let now = Instant::now();
+        let mut d = driver(now);
+        assert!(!d.settled(), "the core was not asked yet");
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        assert!(written(&mut d, now).starts_with(b"HTTP/1.1 200"));
+        assert!(d.settled());
+
+        // Two answers behind a bound that takes one chunk at a time.
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
+        let options = DriverOptions {
+            max_output_backlog: 1,
+        };
+        let mut d = Driver::new(Endpoint::new(conn, app, now), options);
+        read(
+            &mut d,
+            now,
+            b"GET / HTTP/1.1\r\nhost: a\r\n\r\nGET / HTTP/1.1\r\nhost: a\r\n\r\n",
+        );
+        let _ = written(&mut d, now);
+        assert!(!d.settled(), "the bound held output back");
+        let mut rest = Vec::new();
+        for _ in 0..100 {
+            if d.settled() {
+                break;
+            }
+            rest.extend(written(&mut d, now));
+        }
+        assert!(d.settled());
+        assert!(
+            rest.windows(12).any(|w| w == b"HTTP/1.1 200"),
+            "the second answer"
+        );
+
+        let mut d = answered_once(now);
+        assert!(d.settled());
+        d.shutdown(now);
+        let _ = written(&mut d, now);
+        assert!(!d.settled(), "closing");
     }
 
     /// A partial write leaves the rest at the front of the next slices.

@@ -37,14 +37,21 @@ impl Outbox {
         self.len
     }
 
-    /// Takes the core's output until it has no more or `limit` bytes wait.
-    pub fn fill<A: Application>(&mut self, endpoint: &mut Endpoint<A>, now: Instant, limit: usize) {
+    /// Takes the core's output until it has no more or `limit` bytes wait;
+    /// returns whether the core ran out (the bound held nothing back).
+    pub fn fill<A: Application>(
+        &mut self,
+        endpoint: &mut Endpoint<A>,
+        now: Instant,
+        limit: usize,
+    ) -> bool {
         while self.len < limit {
             let Some(chunk) = endpoint.poll_transmit(now) else {
-                break;
+                return true;
             };
             self.push(chunk);
         }
+        false
     }
 
     /// Queues `chunk` behind what waits (empty chunks are dropped).
