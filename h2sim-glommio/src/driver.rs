@@ -87,8 +87,19 @@ async fn drive<A: Application>(
                 return Poll::Ready(Wake::Shutdown);
             }
             let (out, input) = driver.buffers_mut();
-            if let Poll::Ready(r) = transport.poll_io(cx, out, input, read_now) {
-                return Poll::Ready(Wake::Io(r));
+            match transport.poll_io(cx, out, input, read_now) {
+                // A write that left nothing behind, with the read
+                // registered, needs no turn of its own (see
+                // `Driver::settled`).
+                Poll::Ready(Ok(Progress { wrote, read: None }))
+                    if read_now
+                        && driver.settled()
+                        && transport.is_flushed(driver.outbox_mut()) =>
+                {
+                    driver.did_send(now, wrote);
+                }
+                Poll::Ready(r) => return Poll::Ready(Wake::Io(r)),
+                Poll::Pending => {}
             }
             // Quiet: the read buffer goes back, and what the queues grew
             // to now or at a new deadline.
