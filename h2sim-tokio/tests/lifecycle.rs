@@ -1,6 +1,7 @@
 //! How connections end: graceful shutdown with streams in flight, the
 //! drain deadline, the idle timeout, and a client that loses its
-//! connection (reporting the lost request, reconnecting when asked).
+//! connection (reporting the lost request, reconnecting when asked), and
+//! when a quiet connection gives back its queues.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -58,14 +59,19 @@ struct Running {
     task: tokio::task::JoinHandle<()>,
 }
 
-async fn delayed_server(delay: Duration, config: Config) -> Running {
+/// A server on a loopback port of its own with `config`.
+async fn plain_server(config: Config) -> Server {
     let options = ServerOptions {
         config,
         ..ServerOptions::default()
     };
-    let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0").unwrap()], options)
+    Server::bind(vec![ListenerSpec::plain("127.0.0.1:0").unwrap()], options)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+async fn delayed_server(delay: Duration, config: Config) -> Running {
+    let server = plain_server(config).await;
     Running {
         addr: server.local_addrs()[0].0,
         shutdown: server.shutdown(),
@@ -255,16 +261,11 @@ impl Application for CauseLog {
 async fn closed_event_names_idle_timeout_and_peer_close() {
     use h2sim_proto::CloseCause;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let options = ServerOptions {
-        config: Config {
-            idle_timeout: Some(Duration::from_millis(200)),
-            ..Config::default()
-        },
-        ..ServerOptions::default()
-    };
-    let server = Server::bind(vec![ListenerSpec::plain("127.0.0.1:0").unwrap()], options)
-        .await
-        .unwrap();
+    let server = plain_server(Config {
+        idle_timeout: Some(Duration::from_millis(200)),
+        ..Config::default()
+    })
+    .await;
     let addr = server.local_addrs()[0].0;
     let shutdown = server.shutdown();
     let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -295,4 +296,86 @@ async fn closed_event_names_idle_timeout_and_peer_close() {
     task.await.unwrap();
     let causes = log.lock().unwrap().clone();
     assert_eq!(causes, [CloseCause::IdleTimeout, CloseCause::PeerClosed]);
+}
+
+/// When the application was told to trim, and when it answered.
+#[derive(Default)]
+struct Times {
+    answered: Option<Instant>,
+    trims: Vec<Instant>,
+}
+
+/// Answers every request with 32 KiB and notes when it trims.
+struct TrimLog(std::sync::Arc<std::sync::Mutex<Times>>);
+
+impl Application for TrimLog {
+    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            conn.send_response(stream, ResponseHead::new(200), false)
+                .unwrap();
+            conn.send_data(stream, Bytes::from(vec![b'x'; 32 * 1024]), true)
+                .unwrap();
+            self.0.lock().unwrap().answered = Some(Instant::now());
+        }
+    }
+
+    fn trim(&mut self) {
+        self.0.lock().unwrap().trims.push(Instant::now());
+    }
+}
+
+/// A connection that moved more than a little (here 32 KiB out) keeps its
+/// queues through a short quiet spell and gives them back after the
+/// driver's delay (100 ms), not at once and not only at the idle timeout:
+/// the loop must arm the trim deadline although its timer is armed for
+/// the later idle deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_connection_trims_only_after_a_quiet_spell() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = plain_server(Config {
+        idle_timeout: Some(Duration::from_secs(30)),
+        ..Config::default()
+    })
+    .await;
+    let addr = server.local_addrs()[0].0;
+    let shutdown = server.shutdown();
+    let times = std::sync::Arc::new(std::sync::Mutex::new(Times::default()));
+    let shared = times.clone();
+    let task = tokio::spawn(server.run(move |_| TrimLog(shared.clone())));
+
+    let mut sock = tokio::net::TcpStream::connect(addr).await.unwrap();
+    sock.write_all(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while !got.ends_with(&[b'x'; 64]) || got.len() < 32 * 1024 {
+        let n = tokio::time::timeout(Duration::from_secs(3), sock.read(&mut buf))
+            .await
+            .expect("the answer came")
+            .unwrap();
+        assert!(n > 0, "the server closed early");
+        got.extend_from_slice(&buf[..n]);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let times = std::mem::take(&mut *times.lock().unwrap());
+    drop(sock);
+    shutdown.trigger();
+    task.await.unwrap();
+
+    let answered = times.answered.expect("the request was answered");
+    let after: Vec<Duration> = times
+        .trims
+        .iter()
+        .filter_map(|t| t.checked_duration_since(answered))
+        .collect();
+    assert!(
+        !after.is_empty(),
+        "no trim in the quiet spell after the answer"
+    );
+    assert!(
+        after[0] >= Duration::from_millis(90),
+        "trimmed {:?} after answering 32 KiB: at once, not after the delay",
+        after[0]
+    );
 }
