@@ -3,18 +3,23 @@
 //! JSON) on loopback, driven by the client with 100 requests in flight and
 //! `-R __MDN__=01092%06d`, over h2c, h2 with TLS and HTTP/1.1.
 
+use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use h2sim_proto::HeaderField;
-use h2sim_tokio::{ListenerSpec, Server, ServerOptions};
+use h2sim_proto::host::tls::{self, Certified, ClientAuth, TlsVersions};
+use h2sim_tokio::{ListenerSpec, Server, ServerOptions, Shutdown};
 
+use crate::client::app::Plan;
 use crate::client::capture::Capture;
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
 use crate::options::client::ClientArgs;
+use crate::options::rules_file::{self, Format};
 use crate::options::tls::TlsFiles;
 use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};
@@ -126,17 +131,17 @@ const ROWS: [Row; 3] = [
 ];
 
 pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
-    let dir = std::env::temp_dir().join(format!("h2sim-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| usage(format!("{}: {e}", dir.display())))?;
-    let (cert, key) = (dir.join("server.crt"), dir.join("server.key"));
-    std::fs::write(&cert, CERT)
-        .and_then(|()| std::fs::write(&key, KEY))
-        .map_err(|e| usage(format!("{}: {e}", dir.display())))?;
-    let tls = crate::options::tls::server_tls_files(&TlsFiles {
-        key: Some(key),
-        cert: Some(cert),
-        ..TlsFiles::default()
-    })?;
+    let interrupt = Arc::new(Interrupt::default());
+    let stop = interrupt.clone();
+    crate::signals::on_ctrl_c("h2sim bench", move || {
+        eprintln!(
+            "h2sim bench: stopping: the running cell ends early and no other starts (Ctrl-C again to quit at once)"
+        );
+        stop.stop();
+    });
+    let identity = Certified::from_pem(CERT, KEY).map_err(|e| usage(e.to_string()))?;
+    let tls = tls::server_config_for(identity, &ClientAuth::None, TlsVersions::default())
+        .map_err(|e| usage(e.to_string()))?;
     let specs = vec![
         ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?,
         ListenerSpec::tls("127.0.0.1:0", tls).map_err(|e| usage(e.to_string()))?,
@@ -170,27 +175,77 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let mut all_ok = true;
     for row in ROWS {
         let addr = if row.scheme == "https" { secure } else { plain };
-        let mut line = format!("{:<10}", row.name);
+        let mut columns = String::new();
         for (size, path) in SIZES {
+            if interrupt.is_stopped() {
+                break;
+            }
             let step = post_step(row.scheme, &addr.to_string(), path, size)?;
-            let cell = Cell::run(&client_args(&args, step, row.http1)?).await?;
+            let cell = Cell::run(&client_args(&args, step, row.http1)?, &interrupt).await?;
             all_ok &= cell.ok;
-            line.push_str(&cell.columns());
+            columns.push_str(&cell.columns());
         }
-        println!("{line}");
+        // The cells measured, the one Ctrl-C cut short included.
+        if !columns.is_empty() {
+            println!("{:<10}{columns}", row.name);
+        }
     }
     shutdown.trigger();
     let _ = running.await;
-    all_ok &= nf_section(&args, &dir).await?;
-    let _ = std::fs::remove_dir_all(&dir);
+    if !interrupt.is_stopped() {
+        all_ok &= nf_section(&args, &interrupt).await?;
+    }
     if !all_ok {
         println!("(!: some requests failed)");
     }
-    Ok(if all_ok {
+    Ok(if interrupt.is_stopped() {
+        println!(
+            "(interrupted: the last cell shown may be cut short; the cells after it did not run)"
+        );
+        ExitCode::from(130)
+    } else if all_ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Ctrl-C during the bench: the cell that runs stops as a client run
+/// does on Ctrl-C (no new requests, those in flight finish), so its figures
+/// still print, and no other cell starts.
+#[derive(Debug, Default)]
+pub struct Interrupt {
+    stopped: AtomicBool,
+    /// The running cell's plan and connections.
+    cell: Mutex<Option<(Arc<Plan>, Shutdown)>>,
+}
+
+impl Interrupt {
+    fn stop(&self) {
+        // Set before the lock, and read under it by `watch`: a cell that
+        // registers after this either sees the flag or is stopped here.
+        self.stopped.store(true, Ordering::SeqCst);
+        let cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((plan, shutdown)) = cell.as_ref() {
+            plan.stop();
+            shutdown.trigger();
+        }
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// The cell about to run, which a Ctrl-C stops (at once, if one came
+    /// already).
+    pub fn watch(&self, plan: Arc<Plan>, shutdown: Shutdown) {
+        let mut cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.is_stopped() {
+            plan.stop();
+            shutdown.trigger();
+        }
+        *cell = Some((plan, shutdown));
+    }
 }
 
 /// h2simple's step: POST `path__MDN__` with `size` of JSON.
@@ -264,9 +319,9 @@ struct Cell {
 }
 
 impl Cell {
-    async fn run(client: &ClientArgs) -> Result<Cell, UsageError> {
+    async fn run(client: &ClientArgs, interrupt: &Interrupt) -> Result<Cell, UsageError> {
         let before = process_cpu();
-        let report = crate::tokio_run::run_client(client, true).await?;
+        let report = crate::tokio_run::run_client(client, Some(interrupt)).await?;
         let cpu = process_cpu()
             .zip(before)
             .map(|(after, before)| after - before);
@@ -334,11 +389,9 @@ const NF_CELLS: [(&str, &str, &[&str]); 4] = [
 /// Runs the NF section on a server of its own (h2c, tokio), after
 /// storing the item the resource cell reads. Whether every request
 /// succeeded.
-async fn nf_section(args: &BenchArgs, dir: &std::path::Path) -> Result<bool, UsageError> {
-    let file = dir.join("nf-rules.yaml");
-    std::fs::write(&file, NF_RULES.replace("PAD", &"x".repeat(880)))
-        .map_err(|e| usage(format!("{}: {e}", file.display())))?;
-    let rules = crate::options::rules_file::load(&file)?;
+async fn nf_section(args: &BenchArgs, interrupt: &Interrupt) -> Result<bool, UsageError> {
+    let text = NF_RULES.replace("PAD", &"x".repeat(880));
+    let rules = rules_file::parse(&text, Format::Yaml, "h2sim bench", Path::new("."))?;
     let specs = vec![ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?];
     let server = Server::bind(specs, ServerOptions::default())
         .await
@@ -365,7 +418,7 @@ async fn nf_section(args: &BenchArgs, dir: &std::path::Path) -> Result<bool, Usa
         duration: None,
         ..client_args(args, item, false)?
     };
-    let mut all_ok = crate::tokio_run::run_client(&store, true)
+    let mut all_ok = crate::tokio_run::run_client(&store, Some(interrupt))
         .await?
         .is_success();
     println!();
@@ -382,7 +435,10 @@ async fn nf_section(args: &BenchArgs, dir: &std::path::Path) -> Result<bool, Usa
                 .collect::<Result<_, _>>()?,
             ..get(path)
         };
-        let cell = Cell::run(&client_args(args, step, false)?).await?;
+        if interrupt.is_stopped() {
+            break;
+        }
+        let cell = Cell::run(&client_args(args, step, false)?, interrupt).await?;
         all_ok &= cell.ok;
         plain_cpu = plain_cpu.or(cell.cpu);
         let extra = match (cell.cpu, plain_cpu) {

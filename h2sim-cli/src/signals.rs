@@ -1,4 +1,5 @@
-//! Ctrl-C and SIGTERM during a client run, the same on both runtimes.
+//! Ctrl-C and SIGTERM during a client run or a bench, the same on both
+//! runtimes.
 
 use std::sync::Arc;
 
@@ -6,12 +7,28 @@ use crate::client::app::Plan;
 
 /// Ctrl-C (and SIGTERM): the first stops the run gracefully (no new
 /// requests, in-flight ones get the drain time to finish, then the report
-/// and the JSON); a second ends the process at once. One signal thread for
-/// both runtimes, so the behaviour is written once.
+/// and the JSON); a second ends the process at once.
 pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
+    on_ctrl_c("h2sim client", move || {
+        eprintln!(
+            "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
+        );
+        plan.stop();
+        stop();
+    });
+}
+
+/// Calls `first` on the first Ctrl-C (or SIGTERM), which winds the work
+/// down; a second ends the process at once with 130. One signal thread,
+/// for every command and both runtimes, so the behaviour is written once.
+/// `who` names the command when the signals cannot be watched (the process
+/// then dies on the first, without its report).
+pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
     use signal_hook::consts::{SIGINT, SIGTERM};
+    let cannot =
+        || eprintln!("{who}: cannot watch for Ctrl-C; it will end the run without a report");
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
-        eprintln!("h2sim client: cannot watch for Ctrl-C; it will end the run without a report");
+        cannot();
         return;
     };
     let spawned = std::thread::Builder::new()
@@ -19,17 +36,13 @@ pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
         .spawn(move || {
             let mut forever = signals.forever();
             if forever.next().is_some() {
-                eprintln!(
-                    "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
-                );
-                plan.stop();
-                stop();
+                first();
             }
             if forever.next().is_some() {
                 std::process::exit(130);
             }
         });
     if spawned.is_err() {
-        eprintln!("h2sim client: cannot watch for Ctrl-C; it will end the run without a report");
+        cannot();
     }
 }

@@ -134,22 +134,27 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
 /// `h2sim client`: runs the scenarios, prints the report, exit 1 if any
 /// request failed or was lost.
 pub async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
-    let report = run_client(&args, false).await?;
+    let report = run_client(&args, None).await?;
     print_client_report(&args, &report)
 }
 
 /// Runs a client on tokio to completion and returns the merged report.
-/// `bench`: inside `h2sim bench` (see `client_parts`).
-pub async fn run_client(args: &ClientArgs, bench: bool) -> Result<Report, UsageError> {
-    let parts = client_parts(args, bench)?;
+/// `bench`: one cell of `h2sim bench` (see `client_parts`), which the
+/// bench's Ctrl-C stops; otherwise the run watches Ctrl-C itself.
+pub async fn run_client(
+    args: &ClientArgs,
+    bench: Option<&crate::bench::Interrupt>,
+) -> Result<Report, UsageError> {
+    let parts = client_parts(args, bench.is_some())?;
     let options: ClientOptions = parts.options(args, Default::default());
-    if !bench {
-        let shutdown = options.runtime.clone();
-        interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    let shutdown = options.runtime.clone();
+    match bench {
+        Some(interrupt) => interrupt.watch(parts.plan.clone(), shutdown),
+        None => interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger()),
     }
     let listener = listen(args, &parts).await?;
-    let progress =
-        wants_progress(args, bench).then(|| spawn_progress(parts.plan.clone(), parts.expected));
+    let progress = wants_progress(args, bench.is_some())
+        .then(|| spawn_progress(parts.plan.clone(), parts.expected));
     let mut runs = tokio::task::JoinSet::new();
     for target in &parts.targets {
         let options = ClientOptions {

@@ -500,3 +500,57 @@ fn keepalive_pings_a_quiet_connection() {
         );
     }
 }
+
+/// `h2sim bench` (the README's first command) on Ctrl-C: the cell that
+/// runs ends early, the rows measured so far print with it, no other cell
+/// (and not the NF section) starts, and the exit code says it was cut
+/// short.
+#[test]
+fn ctrl_c_ends_the_bench_with_what_it_measured() {
+    let mut child = Command::new(BIN)
+        .args(["bench", "--duration", "1s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .for_each(|l| drop(tx.send(l)))
+    });
+    // The first row takes three cells of a second each.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = Vec::new();
+    while !seen.last().is_some_and(|l: &String| l.starts_with("h2c ")) {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| panic!("no h2c row: {seen:?}"));
+        seen.push(line);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    kill(&child, "-INT");
+    let status = wait(&mut child, Duration::from_secs(10));
+    reader.join().unwrap();
+    seen.extend(rx.try_iter());
+    let out = seen.join("\n");
+    assert_eq!(status.code(), Some(130), "{out}");
+    let tls = seen
+        .iter()
+        .find(|l| l.starts_with("h2 (TLS)"))
+        .unwrap_or_else(|| panic!("the cut-short TLS cell is not shown: {out}"));
+    assert!(
+        tls.split_whitespace()
+            .nth(2)
+            .is_some_and(|tps| tps.parse::<f64>().is_ok_and(|t| t > 0.0)),
+        "{tls}"
+    );
+    assert!(
+        !out.contains("HTTP/1.1 "),
+        "no row after the interrupted one: {out}"
+    );
+    assert!(!out.contains("NF rules"), "{out}");
+    assert!(out.contains("(interrupted"), "{out}");
+}

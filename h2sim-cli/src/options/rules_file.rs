@@ -227,30 +227,48 @@ impl RuleSpec {
 /// Reads the rules of `path`; relative `file` and `dir` entries are taken
 /// from the rules file's folder.
 pub fn load(path: &Path) -> Result<Rules, UsageError> {
-    let name = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("--rules {name}: {e}")))?;
-    let file: File = match path.extension().and_then(|e| e.to_str()) {
-        Some("toml") => toml::from_str(&text).map_err(|e| usage(format!("--rules {name}: {e}")))?,
-        Some("yaml" | "yml") => {
-            serde_norway::from_str(&text).map_err(|e| usage(format!("--rules {name}: {e}")))?
-        }
-        _ => {
-            return Err(usage(format!(
-                "--rules {name}: use a .toml, .yaml or .yml file"
-            )));
+    let origin = format!("--rules {}", path.display());
+    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{origin}: {e}")))?;
+    let format = match path.extension().and_then(|e| e.to_str()) {
+        Some("toml") => Format::Toml,
+        Some("yaml" | "yml") => Format::Yaml,
+        _ => return Err(usage(format!("{origin}: use a .toml, .yaml or .yml file"))),
+    };
+    parse(
+        &text,
+        format,
+        &origin,
+        path.parent().unwrap_or(Path::new(".")),
+    )
+}
+
+/// How a rules text is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Yaml,
+}
+
+/// The rules of `text` (a file's, or built into the program): `origin`
+/// names them in errors, and relative `file` and `dir` entries are taken
+/// from `base`.
+pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Rules, UsageError> {
+    let file: File = match format {
+        Format::Toml => toml::from_str(text).map_err(|e| usage(format!("{origin}: {e}")))?,
+        Format::Yaml => {
+            serde_norway::from_str(text).map_err(|e| usage(format!("{origin}: {e}")))?
         }
     };
-    let base = path.parent().unwrap_or(Path::new("."));
     let store = file
         .store
-        .map(|s| store_limits(s, &format!("--rules {name}: store")))
+        .map(|s| store_limits(s, &format!("{origin}: store")))
         .transpose()?;
     let rules = file
         .rule
         .into_iter()
         .enumerate()
         .map(|(i, mut spec)| {
-            let at = format!("--rules {name}: rule {}", i + 1);
+            let at = format!("{origin}: rule {}", i + 1);
             let kind = kind(&mut spec, &at)?;
             if spec.method.is_none() && matches!(kind, Kind::Token(_)) && spec.path.is_none() {
                 spec.path = Some("/oauth2/token".to_owned());

@@ -40,10 +40,13 @@ pub struct ClientParts {
     pub inbox: Option<Arc<Inbox>>,
     /// `--token-url`: kept for its drop, which ends the renewals.
     pub _renewal: Option<Renewal>,
+    /// Inside `h2sim bench`, which says itself what a Ctrl-C cut short.
+    pub bench: bool,
 }
 
 /// `bench`: the client runs inside `h2sim bench`, which prints its own
-/// table (no progress bar, no per-connection lines, no signal handling).
+/// table and watches Ctrl-C for all its runs (no progress bar, no
+/// per-connection lines, no signal handling of the run's own).
 pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
     let mut config = config_with(&args.settings)?;
     config.trace_frames = args.verbose && !args.no_trace;
@@ -113,6 +116,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
         expected: args.count.map(|c| c * args.steps.len() as u64),
         inbox,
         _renewal: renewal,
+        bench,
     })
 }
 
@@ -234,7 +238,7 @@ pub fn finish_client(
     report.elapsed = report
         .last_done
         .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
-    if parts.plan.stopping.load(Ordering::Relaxed) {
+    if parts.plan.stopping.load(Ordering::Relaxed) && !parts.bench {
         eprintln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
     }
     report
