@@ -28,19 +28,7 @@ impl Peer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start the peer");
-        let (tx, rx) = std::sync::mpsc::channel();
-        for pipe in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                BufReader::new(pipe)
-                    .lines()
-                    .map_while(Result::ok)
-                    .for_each(|l| drop(tx.send(l)))
-            });
-        }
+        let rx = output_lines(&mut child);
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut seen = Vec::new();
         let url = loop {
@@ -102,6 +90,25 @@ impl Drop for Peer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The lines `child` writes to its piped stdout and stderr, as they come;
+/// the channel closes when both pipes do.
+fn output_lines(child: &mut Child) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    for pipe in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            BufReader::new(pipe)
+                .lines()
+                .map_while(Result::ok)
+                .for_each(|l| drop(tx.send(l)))
+        });
+    }
+    rx
 }
 
 /// The figure before `label` in the report's `requests:` line.
@@ -513,14 +520,7 @@ fn ctrl_c_ends_the_bench_with_what_it_measured() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .for_each(|l| drop(tx.send(l)))
-    });
+    let rx = output_lines(&mut child);
     // The first row takes three cells of a second each.
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
@@ -533,8 +533,8 @@ fn ctrl_c_ends_the_bench_with_what_it_measured() {
     std::thread::sleep(Duration::from_millis(300));
     kill(&child, "-INT");
     let status = wait(&mut child, Duration::from_secs(10));
-    reader.join().unwrap();
-    seen.extend(rx.try_iter());
+    // Both pipes close with the process.
+    seen.extend(rx.iter());
     let out = seen.join("\n");
     assert_eq!(status.code(), Some(130), "{out}");
     let tls = seen
