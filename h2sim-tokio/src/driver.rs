@@ -31,6 +31,7 @@ use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State, TlsSessio
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
+use crate::timer::Timer;
 
 /// Slices handed to one `write_vectored` call (Linux takes up to 1024).
 const MAX_IOV: usize = 64;
@@ -117,9 +118,9 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     A: Application,
 {
-    let mut timer = Box::pin(tokio::time::sleep_until(tokio::time::Instant::now()));
+    let mut timer = Timer::new();
     // When the timer fires, if it is armed, and whether it has: tokio's
-    // timer is coarser than the clock, so a fired deadline counts as due.
+    // wheel is coarser than the clock, so a fired deadline counts as due.
     let mut armed: Option<Instant> = None;
     let mut fired = false;
     // Made once, not every turn: registering a fresh waiter with the
@@ -150,7 +151,7 @@ where
         if let Some(t) = driver.deadline(now)
             && armed.is_none_or(|a| t < a)
         {
-            timer.as_mut().reset(tokio::time::Instant::from_std(t));
+            timer.arm(t, now);
             armed = Some(t);
         }
         let shutdown_seen = driver.state() != State::Running;
@@ -171,7 +172,7 @@ where
                 }
                 watching = Some(cx.waker().clone());
             }
-            if armed.is_some() && timer.as_mut().poll(cx).is_ready() {
+            if armed.is_some() && timer.poll(cx).is_ready() {
                 fired = true;
                 return Poll::Ready(Ok(()));
             }

@@ -61,6 +61,7 @@ mod fetch;
 mod listen;
 mod server;
 mod shutdown;
+mod timer;
 
 pub use client::{ClientOptions, connect};
 pub use fetch::fetch;
