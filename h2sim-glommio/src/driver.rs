@@ -52,7 +52,7 @@ pub(crate) async fn run<A: Application>(
     let mut driver = Driver::borrowing(endpoint, options.clone());
     match drive(transport, &mut driver, signal).await {
         Ok(ending) => {
-            close(transport).await;
+            close(transport, driver.peer_may_send()).await;
             Ok(ending)
         }
         Err(e) => {
@@ -169,18 +169,22 @@ impl Deadline {
     }
 }
 
-/// Closes our side (TLS close_notify, TCP FIN), then reads until the peer
-/// closes too, for a short while. Closing a socket with unread input makes
-/// the kernel send RST, which can destroy our last bytes (the GOAWAY or the
-/// last response) before the peer reads them.
-async fn close(transport: &mut Transport) {
-    let linger = async {
-        if transport.close_write().await.is_ok() {
+/// Closes our side (TLS close_notify, TCP FIN), then, if the peer may
+/// still send (see [`Driver::peer_may_send`]), reads until the peer closes
+/// too, for a short while. Closing a socket with unread input makes the
+/// kernel send RST, which can destroy our last bytes (the GOAWAY or the
+/// last response) before the peer reads them. Otherwise dropping the
+/// socket sends the FIN behind what is still queued.
+async fn close(transport: &mut Transport, linger: bool) {
+    let closing = async {
+        if !linger {
+            let _ = transport.close_notify().await;
+        } else if transport.close_write().await.is_ok() {
             transport.discard_input(LINGER_BYTES).await;
         }
     };
     // Whatever the peer does, the connection is over after `LINGER`.
-    futures_lite::future::or(linger, async {
+    futures_lite::future::or(closing, async {
         Timer::new(LINGER).await;
     })
     .await;

@@ -179,12 +179,20 @@ impl Transport {
         ))
     }
 
+    /// Ends the TLS session, if any: close_notify, written out.
+    pub(crate) async fn close_notify(&mut self) -> io::Result<()> {
+        match self.tls.as_deref_mut() {
+            Some(tls) => {
+                tls.close();
+                write_records(&mut self.tcp, tls).await
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Ends our side: TLS close_notify, then TCP FIN, once all output left.
     pub(crate) async fn close_write(&mut self) -> io::Result<()> {
-        if let Some(tls) = self.tls.as_deref_mut() {
-            tls.close();
-            write_records(&mut self.tcp, tls).await?;
-        }
+        self.close_notify().await?;
         let tcp = &mut self.tcp;
         poll_fn(|cx| Pin::new(&mut *tcp).poll_close(cx)).await
     }

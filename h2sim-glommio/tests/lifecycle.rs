@@ -380,3 +380,49 @@ fn a_busy_connection_trims_only_after_a_quiet_spell() {
         after[0]
     );
 }
+
+/// RFC 9112 §9.6: a client that asked to close sends nothing after that
+/// request, so once it is answered the server closes at once, without
+/// half-closing and waiting for the client's FIN (the linger, 500 ms at
+/// most): a shutdown then finds nothing to wait for although the client
+/// still holds its socket. A keep-alive client the server closes on (here
+/// by the shutdown) may still send, so that connection still waits for it.
+#[test]
+fn a_closing_request_ends_the_connection_at_once() {
+    let (addr, running) = start_hello(options(Config::default(), DriverOptions::default()), false);
+    let mut held = TcpStream::connect(addr).unwrap();
+    held.write_all(b"GET /bye HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let answer = read_to_close(&mut held, Duration::from_secs(5));
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    let stopping = Instant::now();
+    running.shutdown().trigger();
+    running.join();
+    assert!(
+        stopping.elapsed() < Duration::from_millis(400),
+        "the connection waited for the client's FIN"
+    );
+
+    let (addr, running) = start_hello(options(Config::default(), DriverOptions::default()), false);
+    let mut kept = TcpStream::connect(addr).unwrap();
+    kept.write_all(b"GET /stay HTTP/1.1\r\nhost: a\r\n\r\n")
+        .unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut answer = Vec::new();
+    while !answer.ends_with(b"/stay") {
+        let mut buf = [0; 256];
+        let n = kept.read(&mut buf).unwrap();
+        assert!(n > 0, "closed early: {answer:?}");
+        answer.extend_from_slice(&buf[..n]);
+    }
+    let stopping = Instant::now();
+    running.shutdown().trigger();
+    let waited = read_to_close(&mut kept, Duration::from_secs(5));
+    assert!(waited.is_empty(), "{waited:?}");
+    let joining = std::thread::spawn(move || running.join());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!joining.is_finished(), "it waits for the client");
+    drop(kept);
+    joining.join().unwrap();
+    assert!(stopping.elapsed() < Duration::from_secs(2));
+}

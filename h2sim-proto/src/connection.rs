@@ -763,6 +763,21 @@ impl Connection {
         dispatch!(self, s => s.trim(), undecided => ())
     }
 
+    /// Whether the peer has said it will send nothing more: an HTTP/1.1
+    /// client whose request asking to close (RFC 9112 §9.6: no request may
+    /// follow it) was read whole, or that closed its side. A host may then
+    /// close the transport at once; otherwise it half-closes and reads
+    /// until the peer closes too, since data arriving at a closed socket
+    /// makes the kernel send a reset that can destroy the last response
+    /// before the peer reads it. HTTP/2 never says so: its peer may send
+    /// frames until it sees the transport close.
+    pub fn peer_done_sending(&self) -> bool {
+        match &self.inner {
+            Inner::Http1(s) => s.peer_done_sending(),
+            Inner::Http2(_) | Inner::Undecided { .. } => false,
+        }
+    }
+
     /// Over, and everything it had to say has been polled: close the transport.
     pub fn is_closed(&self) -> bool {
         self.handover_out.is_empty()

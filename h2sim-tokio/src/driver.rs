@@ -98,7 +98,7 @@ where
         let result = drive(&mut transport, &mut driver, shutdown).await;
         match result {
             Ok(ending) => {
-                close(&mut transport).await;
+                close(&mut transport, driver.peer_may_send()).await;
                 Ok(ending)
             }
             Err(e) => {
@@ -388,15 +388,17 @@ impl<S: AsyncWrite + Unpin> std::io::Write for Socket<'_, '_, S> {
     }
 }
 
-/// Closes our side (TLS close_notify, TCP FIN), then reads until the peer
-/// closes too, for a short while. Closing a socket with unread input makes
-/// the kernel send RST, which can destroy our last bytes (the GOAWAY or the
-/// last response) before the peer reads them.
-async fn close<S>(transport: &mut Transport<S>)
+/// Closes our side (TLS close_notify, TCP FIN), then, if the peer may
+/// still send (see [`Driver::peer_may_send`]), reads until the peer closes
+/// too, for a short while. Closing a socket with unread input makes the
+/// kernel send RST, which can destroy our last bytes (the GOAWAY or the
+/// last response) before the peer reads them. Otherwise dropping the
+/// socket sends the FIN behind what is still queued.
+async fn close<S>(transport: &mut Transport<S>, linger: bool)
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let linger = async {
+    let closing = async {
         let io = &mut transport.io;
         if let Some(tls) = transport.tls.as_deref_mut() {
             tls.close();
@@ -409,7 +411,7 @@ where
                 }
             }
         }
-        if io.shutdown().await.is_err() {
+        if !linger || io.shutdown().await.is_err() {
             return;
         }
         // A pooled buffer, not one on the stack: this future is part of
@@ -427,7 +429,7 @@ where
         sink.release();
     };
     // Whatever the peer does, the connection is over after `LINGER`.
-    let _ = tokio::time::timeout(LINGER, linger).await;
+    let _ = tokio::time::timeout(LINGER, closing).await;
 }
 
 #[cfg(test)]

@@ -379,3 +379,65 @@ async fn a_busy_connection_trims_only_after_a_quiet_spell() {
         after[0]
     );
 }
+
+/// Sends `request` on a new connection and reads until the server closes
+/// its side; the socket stays open (the client sends no FIN).
+async fn exchange_to_eof(addr: std::net::SocketAddr, request: &[u8]) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut answer))
+        .await
+        .expect("the server closed its side")
+        .unwrap();
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    tcp
+}
+
+/// RFC 9112 §9.6: a client that asked to close sends nothing after that
+/// request, so once it is answered the server closes at once, without
+/// half-closing and waiting for the client's FIN (the linger, 500 ms at
+/// most): the connection is over while the client still holds its
+/// socket. A keep-alive client the server closes on (here by shutdown)
+/// may still send, so that connection still waits for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closing_request_ends_the_connection_at_once() {
+    let server = delayed_server(Duration::ZERO, Config::default()).await;
+    let _held = exchange_to_eof(
+        server.addr,
+        b"GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n",
+    )
+    .await;
+    let closing = Instant::now();
+    while server.stats.active() > 0 {
+        assert!(
+            closing.elapsed() < Duration::from_millis(400),
+            "the connection waited for the client's FIN"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+
+    let server = delayed_server(Duration::ZERO, Config::default()).await;
+    let request = b"GET / HTTP/1.1\r\nhost: a\r\n\r\n";
+    let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        tcp.write_all(request).await.unwrap();
+        // The answer is chunked: it ends with the last chunk.
+        let mut answer = Vec::new();
+        while !answer.ends_with(b"0\r\n\r\n") {
+            let mut buf = [0; 256];
+            let n = tcp.read(&mut buf).await.unwrap();
+            assert!(n > 0, "closed early: {answer:?}");
+            answer.extend_from_slice(&buf[..n]);
+        }
+    }
+    let stopping = Instant::now();
+    server.shutdown.trigger();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.stats.active(), 1, "it waits for the client");
+    drop(tcp);
+    server.task.await.unwrap();
+    assert!(stopping.elapsed() < Duration::from_secs(2));
+}

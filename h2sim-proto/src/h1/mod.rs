@@ -466,6 +466,15 @@ impl Session {
         self.io.closed && self.io.out.is_empty()
     }
 
+    /// Server: the client will send nothing more (see
+    /// [`Connection::peer_done_sending`](crate::Connection::peer_done_sending)).
+    pub(crate) fn peer_done_sending(&self) -> bool {
+        match &self.side {
+            Side::Server(s) => s.peer_done(),
+            Side::Client(_) => false,
+        }
+    }
+
     /// Server: the accepted `Upgrade: h2c` request, once.
     pub(crate) fn take_upgrade(&mut self) -> Option<Upgrade> {
         match &mut self.side {

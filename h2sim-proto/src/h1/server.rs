@@ -37,6 +37,10 @@ pub(super) struct Server {
     /// No request after the current one will be read: the connection
     /// closes once the exchanges are done (RFC 9112 §9.6).
     last_request: bool,
+    /// The client will send nothing more: the request in which it asked to
+    /// close (RFC 9112 §9.6: no request may follow it) was read whole, or
+    /// it closed its side.
+    peer_done: bool,
     /// Why the connection ends, for `Event::Closed` once the responses
     /// before the error are out.
     error: Option<ConnectionError>,
@@ -142,10 +146,16 @@ impl Server {
             scanned: 0,
             exchanges: VecDeque::new(),
             last_request: false,
+            peer_done: false,
             error: None,
             upgrade: None,
             upgraded: false,
         }
+    }
+
+    /// See [`Server::peer_done`](Server).
+    pub(super) fn peer_done(&self) -> bool {
+        self.peer_done
     }
 
     pub(super) fn take_upgrade(&mut self) -> Option<Upgrade> {
@@ -258,6 +268,7 @@ impl Server {
         if !exchange.persistent {
             // RFC 9112 §9.6: no request after one that asked to close.
             self.last_request = true;
+            self.peer_done = end_stream;
             io.hint(CloseCause::GoAwayReceived {
                 reason: Reason::NO_ERROR,
             });
@@ -288,6 +299,9 @@ impl Server {
         if let Some(ex) = self.exchange_mut(id) {
             ex.request_done = true;
             ex.expect_continue = false;
+            if !ex.persistent {
+                self.peer_done = true;
+            }
         }
         self.read = self.next_read();
     }
@@ -521,6 +535,7 @@ impl Server {
         if self.upgraded {
             return;
         }
+        self.peer_done = true;
         if let Read::Body { id, .. } = self.read {
             io.reset(id, Reason::CANCEL, true, None);
             if self

@@ -1856,3 +1856,36 @@ proptest! {
         }
     }
 }
+
+/// RFC 9112 §9.6: a client that asks to close sends no request after that
+/// one, so once it is read whole, body and all, the client is done
+/// sending and the server may close at once; a keep-alive request, or a
+/// closing one whose body is still coming, leaves the client free to send.
+#[test]
+fn a_client_is_done_sending_once_its_closing_request_is_read() {
+    let mut server = Session::new(Role::Server, Config::default(), now());
+    let mut input = BytesMut::from(&b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"[..]);
+    server.handle_input(now(), &mut input);
+    assert!(!server.peer_done_sending(), "a keep-alive request");
+    let mut input = BytesMut::from(
+        &b"POST /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 4\r\n\r\nab"[..],
+    );
+    server.handle_input(now(), &mut input);
+    assert!(!server.peer_done_sending(), "its body is still coming");
+    let mut input = BytesMut::from(&b"cd"[..]);
+    server.handle_input(now(), &mut input);
+    assert!(server.peer_done_sending(), "read whole");
+
+    let mut http10 = Session::new(Role::Server, Config::default(), now());
+    let mut input = BytesMut::from(&b"GET / HTTP/1.0\r\n\r\n"[..]);
+    http10.handle_input(now(), &mut input);
+    assert!(http10.peer_done_sending(), "HTTP/1.0 without keep-alive");
+
+    let mut closed = Session::new(Role::Server, Config::default(), now());
+    closed.handle_eof();
+    assert!(closed.peer_done_sending(), "it closed its side");
+
+    let mut client = Session::new(Role::Client, Config::default(), now());
+    client.handle_eof();
+    assert!(!client.peer_done_sending(), "only a server says so");
+}
