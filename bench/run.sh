@@ -8,7 +8,8 @@
 #
 # --quick: 1k bodies, the 1x100 and 100-connection shapes, 2 s per run
 # (a few minutes in all). Without it: 1k/4k/10k, 1x100, 10x100, 10x1000
-# streams and 100 HTTP/1.1 connections, 3 s per run.
+# streams and 100 HTTP/1.1 connections, 3 s per run. Both add a connection
+# per request (wrk, "Connection: close", 50 connections, 1k).
 #
 # Every run is bounded (h2load -D, wrk -d, oha -z, h2sim --duration, and
 # `timeout` around each). Servers and load generators are pinned to
@@ -55,6 +56,9 @@ else
     H2_SHAPES=("1x100" "10x100" "10x1000")
 fi
 H1_CONNS=100
+# A connection per request (wrk with "Connection: close"): what accepting,
+# answering once and closing costs, 1k bodies only.
+CLOSE_CONNS=50
 # Longest a single run may take, startup and teardown included.
 BOUND=$((DUR + 20))
 
@@ -299,8 +303,10 @@ run_load() {
         local failed
         failed=$(awk '/^requests:/ { print $10 }' "$out")
         ;;
-    wrk)
-        { time timeout "$BOUND" taskset -c "$LG_CPU" wrk -t1 -c "$conns" -d "${DUR}s" "$url" >"$out" 2>&1; } 2>"$timing"
+    wrk | wrk-close)
+        local close=()
+        [ "$kind" = wrk-close ] && close=(-H "Connection: close")
+        { time timeout "$BOUND" taskset -c "$LG_CPU" wrk -t1 -c "$conns" -d "${DUR}s" "${close[@]}" "$url" >"$out" 2>&1; } 2>"$timing"
         reqs=$(awk '/requests in/ { print $1 }' "$out")
         rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
         failed=$(awk '/Non-2xx/ { print $5 }' "$out")
@@ -413,6 +419,7 @@ server_matrix() {
         cell "h1/$size/${H1_CONNS}conn" h1 h2load-h1 "/$size" "$H1_CONNS" 1
         cell "wrk/$size/${H1_CONNS}conn" h1 wrk "/$size" "$H1_CONNS" 1
     done
+    cell "close/1k/${CLOSE_CONNS}conn" h1 wrk-close /1k "$CLOSE_CONNS" 1
 }
 
 print_server_table() {
