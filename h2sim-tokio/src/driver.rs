@@ -134,7 +134,10 @@ where
     let mut clock = Clock::default();
     loop {
         let now = clock.now();
-        if fired || armed.is_some_and(|t| now >= t) {
+        if fired
+            || armed.is_some_and(|t| now >= t)
+            || driver.deadline(now).is_some_and(|t| now >= t)
+        {
             armed = None;
             fired = false;
             driver.handle_timeout(now);
@@ -148,12 +151,14 @@ where
         {
             return Ok(ending);
         }
-        if let Some(t) = driver.deadline(now)
-            && armed.is_none_or(|a| t < a)
-        {
-            timer.arm(t, now);
-            armed = Some(t);
-        }
+        // Armed only by a poll about to sleep: a connection that runs to
+        // its end without waiting (a connection per request) then touches
+        // no timer, and tokio wakes its driver with an eventfd write for
+        // every timer set earlier than the one it last slept for (with
+        // none, for any), two writes and a spare wake-up a connection.
+        let mut arm = driver
+            .deadline(now)
+            .filter(|&t| armed.is_none_or(|a| t < a));
         let shutdown_seen = driver.state() != State::Running;
         let read_now = driver.wants_read();
         poll_fn(|cx| {
@@ -171,6 +176,10 @@ where
                     return Poll::Ready(Ok(()));
                 }
                 watching = Some(cx.waker().clone());
+            }
+            if let Some(t) = arm.take() {
+                timer.arm(t, clock.now());
+                armed = Some(t);
             }
             if armed.is_some() && timer.poll(cx).is_ready() {
                 fired = true;
@@ -457,6 +466,49 @@ mod tests {
             out.extend_from_slice(&block);
         }
         out
+    }
+
+    /// Write system calls made by this thread so far (`/proc/thread-self/io`).
+    fn writes_by_this_thread() -> u64 {
+        let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+        io.lines()
+            .find_map(|line| line.strip_prefix("syscw: "))
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// A connection that runs to its end without waiting (its request was
+    /// there, it asked to close) arms no timer: setting one earlier than
+    /// what tokio's driver last slept for (with none, any) makes tokio wake
+    /// the driver through its eventfd, a write system call. Over an
+    /// in-memory transport, on this test's one thread, the whole connection
+    /// then makes none.
+    #[tokio::test]
+    async fn a_connection_that_never_waits_arms_no_timer() {
+        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+        theirs
+            .write_all(b"GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let now = Instant::now();
+        // Deadlines from the first turn on: the idle time.
+        let config = Config {
+            idle_timeout: Some(Duration::from_secs(60)),
+            ..Config::default()
+        };
+        let conn = Connection::server_for(Protocol::Http1, config, now);
+        let app = HandlerApp::new(|_| Reply::new(200, b"ok".to_vec()));
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let shutdown = Shutdown::new();
+        let options = DriverOptions::default();
+        let before = writes_by_this_thread();
+        let ending = run(Transport::plain(ours), &mut endpoint, &shutdown, &options).await;
+        assert_eq!(writes_by_this_thread(), before, "a system write");
+        assert_eq!(ending.unwrap(), Ending::Finished);
+        let mut answer = Vec::new();
+        theirs.read_to_end(&mut answer).await.unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 200") && answer.ends_with(b"ok"));
     }
 
     /// A connection whose socket never runs dry (pipelined requests
