@@ -7,6 +7,10 @@ use std::collections::BTreeMap;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod server_support;
+
+use server_support::scratch_dir;
+
 const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
 
 /// nghttpd serving `dir` without TLS, killed on drop.
@@ -147,11 +151,11 @@ fn is_duration(cell: &str) -> bool {
 
 #[test]
 fn h2sim_and_h2load_agree_on_the_same_workload() {
-    let dir = std::env::temp_dir().join(format!("h2sim-h2load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let body = dir.join("1k");
+    // Declared before the server, so removed after nghttpd is killed.
+    let dir = scratch_dir("h2load");
+    let body = dir.path().join("1k");
     std::fs::write(&body, vec![b'a'; 1024]).unwrap();
-    let server = Nghttpd::start(&dir);
+    let server = Nghttpd::start(dir.path());
     let url = format!("http://127.0.0.1:{}/1k", server.port);
     let body_path = body.to_str().unwrap();
     let workloads: [(&str, Vec<&str>, Vec<&str>); 2] = [
@@ -226,5 +230,4 @@ fn h2sim_and_h2load_agree_on_the_same_workload() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, client, text};
+use server_support::{BIN, client, scratch_dir, text};
 
 /// A server process, killed on drop, whose output is drained by threads.
 struct Peer {
@@ -124,12 +124,6 @@ fn count(report: &str, label: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {label} in {line}"))
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("h2sim-client-runs-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// Issue 10 item 1: `-T` against a server faster than one send interval
 /// sent one request and went away; on both runtimes, both protocols.
 #[test]
@@ -179,9 +173,10 @@ fn fixed_rate_duration_run_keeps_sending() {
 /// it was "20 started, 1 done, 1 succeeded, 4 failed, 19 errored").
 #[test]
 fn http10_server_closing_after_each_response() {
-    let dir = temp_dir("http10");
-    std::fs::write(dir.join("1k"), vec![b'a'; 1024]).unwrap();
-    let server = Peer::http10(&dir);
+    // Declared before the server, so removed after it is killed.
+    let dir = scratch_dir("client-runs-http10");
+    std::fs::write(dir.path().join("1k"), vec![b'a'; 1024]).unwrap();
+    let server = Peer::http10(dir.path());
     let url = format!("{}/1k", server.url);
     for runtime in ["tokio", "glommio"] {
         let out = client(&["-q", "-1", "-C", "20", "--runtime", runtime, &url]);
@@ -199,7 +194,6 @@ fn http10_server_closing_after_each_response() {
         assert!(t.contains("connections: 20 made, 19 reconnects"), "{t}");
         assert_eq!(t.matches(" DISCONNECTED by ").count(), 20, "{t}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A server that reads the request and closes without answering.
@@ -243,7 +237,8 @@ fn reconnect_max_bounds_reconnects_after_losses() {
 fn requests_per_connection_on_sockets() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
     let url = format!("{}/fast/x", server.url);
-    let json = temp_dir("churn").join("report.json");
+    let dir = scratch_dir("client-runs-churn");
+    let json = dir.path().join("report.json");
     let out = client(&[
         "-q",
         "-C",
@@ -335,8 +330,8 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
     ]);
     let url = format!("{}/slow/x", server.url);
     for runtime in ["tokio", "glommio"] {
-        let dir = temp_dir(&format!("ctrl-c-{runtime}"));
-        let json = dir.join("report.json");
+        let dir = scratch_dir(&format!("client-runs-ctrl-c-{runtime}"));
+        let json = dir.path().join("report.json");
         let mut child = Command::new(BIN)
             .args([
                 "client",
@@ -366,9 +361,8 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
         let value: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert_eq!(value["requests"]["done"], done, "{runtime}");
-        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -434,7 +428,8 @@ fn the_clock_stops_at_the_last_response() {
     let server = Peer::start(command, |line| {
         Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
     });
-    let json = temp_dir("clock").join("report.json");
+    let dir = scratch_dir("client-runs-clock");
+    let json = dir.path().join("report.json");
     let url = format!("{}/x", server.url);
     let out = client(&["-q", "-C", "50", "--json", json.to_str().unwrap(), &url]);
     assert!(out.status.success(), "{}", text(&out));
@@ -458,8 +453,12 @@ fn the_clock_stops_at_the_last_response() {
 fn merged_reports_merge_again() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
     let url = format!("{}/fast/x", server.url);
-    let dir = temp_dir("merge");
-    let (a, b, m) = (dir.join("a.json"), dir.join("b.json"), dir.join("m.json"));
+    let dir = scratch_dir("client-runs-merge");
+    let (a, b, m) = (
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+        dir.path().join("m.json"),
+    );
     for (file, n) in [(&a, "3"), (&b, "5")] {
         let out = client(&["-q", "-C", n, "--json", file.to_str().unwrap(), &url]);
         assert!(out.status.success(), "{}", text(&out));
@@ -474,7 +473,6 @@ fn merged_reports_merge_again() {
     let t = merge(&[&m, &m]);
     assert_eq!(count(&t, "succeeded"), 16, "{t}");
     assert!(t.contains("status code counts: 16 200"), "{t}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--keepalive`: a quiet HTTP/2 connection is PINGed (both runtimes).

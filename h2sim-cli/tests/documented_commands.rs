@@ -24,7 +24,7 @@ mod server_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use server_support::{BIN, Server};
+use server_support::{BIN, Server, scratch_dir};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -291,10 +291,10 @@ fn free_ports() -> Ports {
 }
 
 /// A directory with every file the documented lines name.
-fn workdir(name: &str, with_default_cert: bool) -> PathBuf {
+fn workdir(name: &str, with_default_cert: bool) -> tempfile::TempDir {
     let certs = repo().join("certs");
-    let dir = std::env::temp_dir().join(format!("h2sim-doc-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let scratch = scratch_dir(&format!("doc-{name}"));
+    let dir = scratch.path();
     // The trust directory both as h2simple's lines name it (`certs`) and
     // as the checkout has it (`certs/trust`, the `--help` examples').
     std::fs::create_dir_all(dir.join("certs/trust")).unwrap();
@@ -325,7 +325,7 @@ fn workdir(name: &str, with_default_cert: bool) -> PathBuf {
     // The examples' rules and scenario files, by the paths the documents
     // give from the checkout's root.
     std::os::unix::fs::symlink(repo().join("h2sim-cli"), dir.join("h2sim-cli")).unwrap();
-    dir
+    scratch
 }
 
 /// The value after `flag`.
@@ -437,7 +437,8 @@ fn documented_command_lines_run_verbatim() {
             &[true, false]
         };
         for &with_default_cert in cases {
-            let dir = workdir(&format!("{s}-{with_default_cert}"), with_default_cert);
+            let scratch = workdir(&format!("{s}-{with_default_cert}"), with_default_cert);
+            let dir = scratch.path();
             let ports = free_ports();
             let label = format!(
                 "{}: {}{}",
@@ -450,7 +451,7 @@ fn documented_command_lines_run_verbatim() {
                 }
             );
             let started =
-                std::panic::catch_unwind(|| Server::start(&dir, &server.args(ports), listeners));
+                std::panic::catch_unwind(|| Server::start(dir, &server.args(ports), listeners));
             let Ok(running) = started else {
                 problems.push(format!("{label}: did not start (see the panic above)"));
                 continue;
@@ -460,7 +461,7 @@ fn documented_command_lines_run_verbatim() {
             let mut sent_files = Vec::new();
             if with_default_cert {
                 for &(c, pushes) in &clients_of[s] {
-                    if let Err(e) = run_client(&lines[c], ports, &dir, pushes) {
+                    if let Err(e) = run_client(&lines[c], ports, dir, pushes) {
                         problems.push(e);
                     }
                     if let Some(file) = value_of(&lines[c], "-f")
@@ -492,7 +493,6 @@ fn documented_command_lines_run_verbatim() {
                     ));
                 }
             }
-            let _ = std::fs::remove_dir_all(&dir);
         }
     }
     eprintln!("documented lines run:");

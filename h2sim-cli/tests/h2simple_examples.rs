@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, certs, client, text};
+use server_support::{BIN, certs, client, scratch_dir, text};
 
 /// A running `h2sim server`, stopped with SIGTERM on drop.
 struct Server {
@@ -183,7 +183,8 @@ fn rules_scenarios_pushes_and_tls_end_to_end() {
     assert!(t.contains("1 done, 1 succeeded, 0 failed"), "{t}");
 
     // POST of a body file.
-    let body = std::env::temp_dir().join(format!("h2sim-body-{}.json", std::process::id()));
+    let scratch = scratch_dir("examples");
+    let body = scratch.path().join("body.json");
     std::fs::write(&body, br#"{ "from" : "file" }"#).unwrap();
     let out = client(&[
         "-m",
@@ -266,7 +267,7 @@ fn rules_scenarios_pushes_and_tls_end_to_end() {
     );
 
     // The loop: 100 streams, 10,000 scenarios, quiet.
-    let json = std::env::temp_dir().join(format!("h2sim-report-{}.json", std::process::id()));
+    let json = scratch.path().join("report.json");
     let out = client(&[
         "-P",
         "100",

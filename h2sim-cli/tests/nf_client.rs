@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod server_support;
 
-use server_support::{client, free_port, text};
+use server_support::{client, free_port, scratch_dir, text};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -22,31 +22,14 @@ struct Peer {
     child: Child,
     url: String,
     stats: PathBuf,
-    _dir: Scratch,
-}
-
-/// A scratch directory, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("h2sim-nf-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    /// The peer's and the test's files, removed after the peer is killed.
+    dir: tempfile::TempDir,
 }
 
 impl Peer {
     fn start(name: &str, extra: &[&str]) -> Peer {
-        let dir = Scratch::new(name);
-        let stats = dir.0.join("stats.json");
+        let dir = scratch_dir(&format!("nf-{name}"));
+        let stats = dir.path().join("stats.json");
         let port = free_port();
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/nf_peer.py");
         let mut child = Command::new("python3")
@@ -71,7 +54,7 @@ impl Peer {
             child,
             url: format!("http://127.0.0.1:{port}"),
             stats,
-            _dir: dir,
+            dir,
         }
     }
 
@@ -110,7 +93,7 @@ fn strings(v: &Value) -> Vec<String> {
 fn captured_ids_flow_into_the_next_steps() {
     for runtime in RUNTIMES {
         let peer = Peer::start(&format!("flow-{runtime}"), &[]);
-        let json = peer._dir.0.join("run.json");
+        let json = peer.dir.path().join("run.json");
         let out = client(&[
             "--runtime",
             runtime,
@@ -184,7 +167,7 @@ fn captured_ids_flow_into_the_next_steps() {
 fn an_unexpected_status_fails_its_step() {
     for runtime in RUNTIMES {
         let peer = Peer::start(&format!("expect-{runtime}"), &[]);
-        let json = peer._dir.0.join("run.json");
+        let json = peer.dir.path().join("run.json");
         let out = client(&[
             "--runtime",
             runtime,
@@ -315,7 +298,7 @@ fn a_capture_that_finds_nothing_fails_its_step() {
 fn notifications_are_received_and_timed() {
     for runtime in RUNTIMES {
         let peer = Peer::start(&format!("listen-{runtime}"), &[]);
-        let json = peer._dir.0.join("run.json");
+        let json = peer.dir.path().join("run.json");
         let listen = format!("http://127.0.0.1:{}", free_port());
         let body = format!(
             "{{\"nfStatusNotificationUri\":\"{listen}/notify\",\"reqNotifEvents\":[\"NF_PROFILE_CHANGED\"]}}"
@@ -391,7 +374,7 @@ fn notifications_are_received_and_timed() {
 #[test]
 fn notifications_are_answered_by_listen_rules() {
     let peer = Peer::start("listen-rules", &[]);
-    let rules = peer._dir.0.join("notify.yaml");
+    let rules = peer.dir.path().join("notify.yaml");
     std::fs::write(
         &rules,
         "rule:\n  - method: POST\n    path: /notify\n    status: 200\n    text: ok\n",
@@ -525,7 +508,7 @@ fn the_nrf_and_udm_examples_run() {
             let port = free_port();
             let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join(format!("examples/{example}/client.yaml"));
-            let json = peer._dir.0.join("run.json");
+            let json = peer.dir.path().join("run.json");
             let out = client(&[
                 "--runtime",
                 runtime,

@@ -10,10 +10,8 @@
 
 mod server_support;
 
-use std::path::Path;
-
 use serde_json::Value;
-use server_support::{Server, client, free_port, text};
+use server_support::{Server, client, free_port, scratch_dir, text};
 
 /// Scenarios per run.
 const SCENARIOS: u64 = 50;
@@ -42,11 +40,7 @@ fn summary_count(summary: &str, line_start: &str, label: &str) -> u64 {
 }
 
 fn run(name: &str, runtime: &str, extra: &[&str]) {
-    let dir = std::env::temp_dir().join(format!(
-        "h2sim-nf-pair-{name}-{runtime}-{}",
-        std::process::id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir(&format!("nf-pair-{name}-{runtime}"));
     let server_args: Vec<String> = [
         "server",
         "--runtime",
@@ -59,10 +53,10 @@ fn run(name: &str, runtime: &str, extra: &[&str]) {
     ]
     .map(String::from)
     .to_vec();
-    let server = Server::start(&dir, &server_args, 1);
+    let server = Server::start(dir.path(), &server_args, 1);
     let target = server.url("http").to_owned();
     let listen = format!("http://127.0.0.1:{}", free_port());
-    let json = dir.join("run.json");
+    let json = dir.path().join("run.json");
     let scenarios = SCENARIOS.to_string();
     let token_url = format!("{target}/oauth2/token");
     let scenario = example(name, "client.yaml");
@@ -121,7 +115,6 @@ fn run(name: &str, runtime: &str, extra: &[&str]) {
         0,
         "{summary}"
     );
-    std::fs::remove_dir_all(Path::new(&dir)).ok();
 }
 
 /// UDM's subscriber data needs a bearer token from the UDM's own token

@@ -14,7 +14,7 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
-use server_support::{BIN, Server, text};
+use server_support::{BIN, Server, scratch_dir, text};
 
 const PARTS: usize = 3;
 
@@ -34,8 +34,8 @@ fn histogram(latency: &Value) -> Histogram<u64> {
 
 #[test]
 fn merged_parts_give_the_sums_and_the_combined_percentiles() {
-    let dir = std::env::temp_dir().join(format!("h2sim-scale-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = scratch_dir("scale");
+    let dir = scratch.path();
     let args = [
         "server",
         "-S",
@@ -48,7 +48,7 @@ fn merged_parts_give_the_sums_and_the_combined_percentiles() {
         "200",
         "-q",
     ];
-    let server = Server::start(&dir, &args, 1);
+    let server = Server::start(dir, &args, 1);
     let url = format!("{}/users/1", server.url("http"));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scale/run-local.sh");
     let out_dir = dir.join("run");
@@ -120,5 +120,4 @@ fn merged_parts_give_the_sums_and_the_combined_percentiles() {
     // What the script printed is the merged report.
     assert!(printed.contains("900 succeeded"), "{printed}");
     let _ = server.stop();
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,7 +7,7 @@
 
 mod server_support;
 
-use server_support::{Server, curl_headers, run};
+use server_support::{Server, curl_headers, run, scratch_dir};
 
 /// A server on a free port with rules covering each kind of body: fixed,
 /// template, generated, a file under `-d`, no body, 204, and no match.
@@ -62,10 +62,10 @@ fn start(runtime: &str, www: &std::path::Path) -> Server {
     Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 1)
 }
 
-fn www() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("h2sim-replies-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("a.json"), b"{\"a\":1}").unwrap();
+/// The `-d` directory, with `a.json`; keep it until the servers stop.
+fn www() -> tempfile::TempDir {
+    let dir = scratch_dir("replies");
+    std::fs::write(dir.path().join("a.json"), b"{\"a\":1}").unwrap();
     dir
 }
 
@@ -109,7 +109,7 @@ fn check(protocol: &str, runtime: &str, url: &str) {
 fn http1_replies_carry_content_length_not_chunked() {
     let www = www();
     for runtime in ["tokio", "glommio"] {
-        let server = start(runtime, &www);
+        let server = start(runtime, www.path());
         check("--http1.1", runtime, server.url("http"));
         let (code, _) = server.stop();
         assert_eq!(code, Some(0));
@@ -121,7 +121,7 @@ fn http1_replies_carry_content_length_not_chunked() {
 fn http2_replies_carry_content_length() {
     let www = www();
     for runtime in ["tokio", "glommio"] {
-        let server = start(runtime, &www);
+        let server = start(runtime, www.path());
         check("--http2-prior-knowledge", runtime, server.url("http"));
         let (code, _) = server.stop();
         assert_eq!(code, Some(0));

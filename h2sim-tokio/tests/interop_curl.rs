@@ -27,7 +27,7 @@ async fn curl(args: &[&str]) -> (String, String) {
 async fn curl_http2_large_bodies_both_ways() {
     let server = start().await;
     let dir = scratch_dir("curl-bodies");
-    let down = dir.join("down");
+    let down = dir.path().join("down");
     let url = format!("http://{}/big/8000000", server.addr(false));
     let (_, status) = curl(&[
         "--http2-prior-knowledge",
@@ -39,10 +39,10 @@ async fn curl_http2_large_bodies_both_ways() {
     assert_eq!(status, "200 2");
     assert_eq!(std::fs::metadata(&down).unwrap().len(), 8_000_000);
 
-    let up = dir.join("up");
+    let up = dir.path().join("up");
     let payload: Vec<u8> = (0..4_000_000u32).map(|i| (i % 251) as u8).collect();
     std::fs::write(&up, &payload).unwrap();
-    let echoed = dir.join("echoed");
+    let echoed = dir.path().join("echoed");
     let url = format!("https://{}/echo", server.addr(true));
     let (_, status) = curl(&[
         "--http2",
@@ -57,7 +57,6 @@ async fn curl_http2_large_bodies_both_ways() {
     .await;
     assert_eq!(status, "200 2");
     assert!(std::fs::read(&echoed).unwrap() == payload, "echo differs");
-    let _ = std::fs::remove_dir_all(&dir);
     server.stop().await;
 }
 

@@ -15,23 +15,18 @@ use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest, fetch};
 
 const NGINX: (&str, &str) = ("nginx", "apt-get install nginx-light");
 
-/// An nginx in the foreground with its own prefix directory.
+/// An nginx in the foreground with its own prefix directory (removed
+/// after nginx is stopped).
 struct Nginx {
     _process: PeerServer,
-    dir: std::path::PathBuf,
     /// HTTP/1.1, HTTP/2 prior knowledge, TLS (ALPN h2 and http/1.1).
     ports: (u16, u16, u16),
 }
 
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
 fn nginx(files: usize) -> Nginx {
     require(NGINX.0, NGINX.1);
-    let dir = scratch_dir("nginx");
+    let scratch = scratch_dir("nginx");
+    let dir = scratch.path();
     let www = dir.join("www");
     std::fs::create_dir_all(www.join("file")).unwrap();
     for i in 0..files {
@@ -69,7 +64,7 @@ fn nginx(files: usize) -> Nginx {
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
     let child = Command::new("nginx")
         .arg("-p")
-        .arg(&dir)
+        .arg(dir)
         .arg("-e")
         .arg(dir.join("error.log"))
         .arg("-c")
@@ -82,13 +77,13 @@ fn nginx(files: usize) -> Nginx {
     let process = PeerServer {
         child,
         port: ports.0,
+        dir: Some(scratch),
     };
     for port in [ports.0, ports.1, ports.2] {
         wait_listening(port);
     }
     Nginx {
         _process: process,
-        dir,
         ports,
     }
 }

@@ -288,10 +288,12 @@ fn openssl(dir: &std::path::Path, args: &[&str]) {
 
 /// `certs/` has no revoked client certificate, so one is made here with
 /// the dev CA: a client certificate (serial 7E57) and a CRL that revokes
-/// it. Returns the directory, the identity and the CRL.
-fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
+/// it. Returns the directory (the files live as long as it does), the
+/// identity and the CRL.
+fn revoked_client() -> (tempfile::TempDir, Identity, std::path::PathBuf) {
     require("openssl", "apt-get install openssl");
-    let dir = scratch_dir("revoked-client");
+    let scratch = scratch_dir("revoked-client");
+    let dir = scratch.path();
     let (ca_crt, ca_key) = (certs().join("ca.crt"), certs().join("ca.key"));
     std::fs::write(
         dir.join("ext.cnf"),
@@ -302,7 +304,7 @@ fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
     )
     .unwrap();
     openssl(
-        &dir,
+        dir,
         &[
             "ecparam",
             "-name",
@@ -314,7 +316,7 @@ fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
         ],
     );
     openssl(
-        &dir,
+        dir,
         &[
             "req",
             "-new",
@@ -327,7 +329,7 @@ fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
         ],
     );
     openssl(
-        &dir,
+        dir,
         &[
             "x509",
             "-req",
@@ -367,7 +369,7 @@ fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
     .unwrap();
     std::fs::write(dir.join("crlnumber"), "01\n").unwrap();
     openssl(
-        &dir,
+        dir,
         &["ca", "-gencrl", "-config", "ca.cnf", "-out", "revoked.crl"],
     );
     let identity = Identity {
@@ -375,12 +377,12 @@ fn revoked_client() -> (std::path::PathBuf, Identity, std::path::PathBuf) {
         key: dir.join("client.key"),
     };
     let crl = dir.join("revoked.crl");
-    (dir, identity, crl)
+    (scratch, identity, crl)
 }
 
 #[tokio::test]
 async fn revoked_client_certificate_is_rejected_with_crl_checks() {
-    let (dir, identity, crl) = revoked_client();
+    let (_dir, identity, crl) = revoked_client();
     let trust = |revocation| Trust {
         file: Some(certs().join("ca.crt")),
         crls: vec![crl.clone()],
@@ -403,7 +405,6 @@ async fn revoked_client_certificate_is_rejected_with_crl_checks() {
     let body = get(server.port, &tls, "localhost").await.unwrap();
     assert!(body.contains("client_certs=1"), "{body}");
     server.stop().await;
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[tokio::test]

@@ -819,8 +819,11 @@ mod tests {
     /// argument; `-m` steps with it are refused.
     #[test]
     fn scenario_files() {
-        let dir = std::env::temp_dir().join(format!("h2sim-scenario-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::Builder::new()
+            .prefix("h2sim-scenario-")
+            .tempdir()
+            .unwrap();
+        let dir = scratch.path();
         std::fs::write(
             dir.join("s.yaml"),
             "replace: { __N__: \"%03d\" }\nstep:\n  - method: POST\n    path: /s/__N__\n    headers: { content-type: application/json }\n    text: '{}'\n    expect: 201\n    capture: { __ID__: \"json:/id\" }\n  - method: DELETE\n    path: /s/__ID__\n    expect: \"2xx\"\n",
@@ -836,15 +839,15 @@ mod tests {
             "step:\n  - method: GET\n    path: /x\n    expct: 200\n",
         )
         .unwrap();
-        let o = parse_in(args(&["--scenario", "s.yaml", "http://nrf:8080"]), &dir).unwrap();
+        let o = parse_in(args(&["--scenario", "s.yaml", "http://nrf:8080"]), dir).unwrap();
         assert_eq!(o.steps.len(), 2);
         assert_eq!(o.steps[0].authority, "nrf:8080");
         assert_eq!(o.steps[0].captures[0].symbol, "__ID__");
         assert!(o.steps[1].succeeds(204) && !o.steps[1].succeeds(404));
         assert_eq!(o.symbols[0].name, "__N__");
-        let o = parse_in(args(&["--scenario", "s.toml"]), &dir).unwrap();
+        let o = parse_in(args(&["--scenario", "s.toml"]), dir).unwrap();
         assert_eq!(o.steps[0].path, "/x");
-        let err = |a: &[&str]| parse_in(args(a), &dir).unwrap_err().0;
+        let err = |a: &[&str]| parse_in(args(a), dir).unwrap_err().0;
         assert!(err(&["--scenario", "bad.yaml", "http://h:1"]).contains("expct"));
         assert!(err(&["--scenario", "s.yaml"]).contains("no target"));
         assert!(
@@ -852,7 +855,6 @@ mod tests {
         );
         assert!(err(&["--scenario", "s.yaml", "http://h:1/path"]).contains("scheme://host:port"));
         assert!(err(&["--scenario", "none.yaml", "http://h:1"]).starts_with("--scenario "));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// clap's errors come out as one line naming the option.

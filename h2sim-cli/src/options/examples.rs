@@ -66,23 +66,12 @@ fn parse_line(line: &str, dir: &Path) -> Option<Result<String, String>> {
 /// A scratch directory that the lines' relative paths are taken from
 /// (`-f your_request_body_file`, `-d .`, `eckey.pem`), passed to the
 /// parser: the process's working directory is never changed, so tests
-/// running at the same time do not see each other's.
-struct Scratch {
-    dir: PathBuf,
-}
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("h2sim-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch { dir }
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// running at the same time do not see each other's. Removed on drop.
+fn scratch(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("h2sim-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 fn examples_file() -> PathBuf {
@@ -108,11 +97,11 @@ fn shell_splitting() {
 fn h2simple_examples_parse_verbatim() {
     let text = std::fs::read_to_string(examples_file())
         .unwrap_or_else(|e| panic!("{}: {e}", examples_file().display()));
-    let dir = Scratch::new("examples");
-    std::fs::write(dir.dir.join("your_request_body_file"), b"{}").unwrap();
+    let dir = scratch("examples");
+    std::fs::write(dir.path().join("your_request_body_file"), b"{}").unwrap();
     let (mut servers, mut clients) = (0, 0);
     for line in markdown_commands(&text) {
-        let Some(outcome) = parse_line(&line, &dir.dir) else {
+        let Some(outcome) = parse_line(&line, dir.path()) else {
             continue;
         };
         if let Err(e) = outcome {
@@ -133,7 +122,7 @@ fn h2simple_examples_parse_verbatim() {
 /// Every EXAMPLES line of every `--help` parses as written.
 #[test]
 fn help_examples_parse_verbatim() {
-    let dir = Scratch::new("help-examples");
+    let dir = scratch("help-examples");
     let mut seen = 0;
     for text in [
         crate::help::SERVER_AFTER,
@@ -145,7 +134,7 @@ fn help_examples_parse_verbatim() {
             .lines()
             .filter(|l| l.trim_start().starts_with("h2sim "))
         {
-            if let Some(Err(e)) = parse_line(line.trim(), &dir.dir) {
+            if let Some(Err(e)) = parse_line(line.trim(), dir.path()) {
                 // merge's example names files that do not exist; clap
                 // accepts it, and the server and client lines must parse.
                 panic!("{e}");
@@ -161,21 +150,21 @@ fn help_examples_parse_verbatim() {
 /// TLS configuration is built from.
 #[test]
 fn https_listener_without_key_files() {
-    let dir = Scratch::new("default-certs");
+    let dir = scratch("default-certs");
     let line = "-S https://0.0.0.0:8081 -m GET -s 200";
-    let o = server::parse_in(shell_words(line), &dir.dir).unwrap();
+    let o = server::parse_in(shell_words(line), dir.path()).unwrap();
     let tls = o.listen[0].tls.clone().unwrap();
     assert_eq!((&tls.key, &tls.cert), (&None, &None));
     assert_eq!(tls.self_signed_for, ["localhost", "127.0.0.1", "::1"]);
     super::tls::server_tls_files(&tls).unwrap();
 
     let certs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../certs");
-    std::fs::copy(certs.join("server-ec.key"), dir.dir.join("eckey.pem")).unwrap();
-    std::fs::copy(certs.join("server-ec.crt"), dir.dir.join("eccert.pem")).unwrap();
-    let o = server::parse_in(shell_words(line), &dir.dir).unwrap();
+    std::fs::copy(certs.join("server-ec.key"), dir.path().join("eckey.pem")).unwrap();
+    std::fs::copy(certs.join("server-ec.crt"), dir.path().join("eccert.pem")).unwrap();
+    let o = server::parse_in(shell_words(line), dir.path()).unwrap();
     let tls = o.listen[0].tls.clone().unwrap();
-    assert_eq!(tls.key, Some(dir.dir.join("eckey.pem")));
-    assert_eq!(tls.cert, Some(dir.dir.join("eccert.pem")));
+    assert_eq!(tls.key, Some(dir.path().join("eckey.pem")));
+    assert_eq!(tls.cert, Some(dir.path().join("eccert.pem")));
     assert!(tls.self_signed_for.is_empty());
     super::tls::server_tls_files(&tls).unwrap();
 }

@@ -474,12 +474,16 @@ fn store_limits(spec: StoreSpec, at: &str) -> Result<Limits, UsageError> {
 mod tests {
     use super::*;
 
-    fn write(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("h2sim-rules-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
+    /// A rules file holding `text`, whose name ends in `-NAME` (so its
+    /// extension is NAME's); removed when dropped.
+    fn write(name: &str, text: &str) -> tempfile::NamedTempFile {
+        let file = tempfile::Builder::new()
+            .prefix("h2sim-rules-")
+            .suffix(&format!("-{name}"))
+            .tempfile()
+            .unwrap();
+        std::fs::write(file.path(), text).unwrap();
+        file
     }
 
     #[test]
@@ -517,8 +521,8 @@ rule:
     status: 404
 "#,
         );
-        let a = load(&toml).unwrap().rules;
-        let b = load(&yaml).unwrap().rules;
+        let a = load(toml.path()).unwrap().rules;
+        let b = load(yaml.path()).unwrap().rules;
         assert_eq!(a, b);
         assert_eq!(a.len(), 2);
         assert_eq!(a[0].reply.body.render("", "").len(), 1024);
@@ -532,9 +536,9 @@ rule:
             "bad.toml",
             "[[rule]]\nmethod = \"GET\"\ntext = \"a\"\nhex = \"00\"\n",
         );
-        assert!(load(&bad).unwrap_err().0.contains("rule 1"));
+        assert!(load(bad.path()).unwrap_err().0.contains("rule 1"));
         let unknown = write("unknown.toml", "[[rule]]\nmethod = \"GET\"\nbogus = 1\n");
-        assert!(load(&unknown).unwrap_err().0.contains("bogus"));
+        assert!(load(unknown.path()).unwrap_err().0.contains("bogus"));
         assert!(
             load(Path::new("/nope/rules.toml"))
                 .unwrap_err()
@@ -542,7 +546,7 @@ rule:
                 .contains("/nope/rules.toml")
         );
         let ext = write("rules.txt", "");
-        assert!(load(&ext).unwrap_err().0.contains(".toml"));
+        assert!(load(ext.path()).unwrap_err().0.contains(".toml"));
     }
 
     /// The examples parse into the kinds they show.
@@ -580,7 +584,7 @@ rule:
 
     #[test]
     fn nf_rule_errors_name_the_rule() {
-        let err = |text: &str| load(&write("nf.yaml", text)).unwrap_err().0;
+        let err = |text: &str| load(write("nf.yaml", text).path()).unwrap_err().0;
         assert!(
             err("rule:\n  - path: /a\n    resource: {}\n    token: {}\n")
                 .contains("at most one of resource")

@@ -584,17 +584,19 @@ mod tests {
     /// order given, between the rules before and after it.
     #[test]
     fn rules_file_takes_its_place() {
-        let dir = std::env::temp_dir().join(format!("h2sim-order-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join("r.toml");
+        let file = tempfile::Builder::new()
+            .prefix("h2sim-order-")
+            .suffix(".toml")
+            .tempfile()
+            .unwrap();
         std::fs::write(
-            &file,
+            file.path(),
             "[[rule]]\nmethod = \"PUT\"\n[[rule]]\nmethod = \"PATCH\"\n",
         )
         .unwrap();
         let line = format!(
             "-S http://127.0.0.1:1 -m GET -s 201 --rules {} -m DELETE",
-            file.display()
+            file.path().display()
         );
         let o = parse(args(&line)).unwrap();
         let methods: Vec<_> = o.rules.iter().map(|r| r.method.as_str()).collect();
@@ -602,11 +604,11 @@ mod tests {
         assert_eq!(o.rules[0].reply.status, 201);
         let err = parse(args(&format!(
             "-S http://127.0.0.1:1 --rules {} -s 404",
-            file.display()
+            file.path().display()
         )))
         .unwrap_err();
         assert!(err.0.contains("after --rules"), "{err}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        file.close().unwrap();
     }
 
     /// -k/-c/-V apply to the listeners after them, in order.

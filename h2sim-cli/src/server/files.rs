@@ -109,7 +109,11 @@ mod tests {
 
     #[test]
     fn directory_serving_never_escapes() {
-        let root = std::env::temp_dir().join(format!("h2sim-dir-{}", std::process::id()));
+        let scratch = tempfile::Builder::new()
+            .prefix("h2sim-dir-")
+            .tempdir()
+            .unwrap();
+        let root = scratch.path();
         let inside = root.join("www");
         std::fs::create_dir_all(inside.join("sub")).unwrap();
         std::fs::write(inside.join("sub/a.json"), b"{}").unwrap();
@@ -137,20 +141,23 @@ mod tests {
         assert_eq!(resolve_in_dir(&inside, "/sub"), Err(NotServed::Missing));
         #[cfg(unix)]
         assert_eq!(resolve_in_dir(&inside, "/link"), Err(NotServed::Escapes));
-        std::fs::remove_dir_all(&root).unwrap();
+        scratch.close().unwrap();
     }
 
     #[test]
     fn disk_reads_the_resolved_file() {
-        let root = std::env::temp_dir().join(format!("h2sim-disk-{}", std::process::id()));
-        std::fs::create_dir_all(&root).unwrap();
+        let scratch = tempfile::Builder::new()
+            .prefix("h2sim-disk-")
+            .tempdir()
+            .unwrap();
+        let root = scratch.path();
         std::fs::write(root.join("a.json"), b"{}").unwrap();
         assert_eq!(
-            Disk.read(&root, "/a.json?x=1"),
+            Disk.read(root, "/a.json?x=1"),
             Ok(Bytes::from_static(b"{}"))
         );
-        assert_eq!(Disk.read(&root, "/b.json"), Err(NotServed::Missing));
-        assert_eq!(Disk.read(&root, "/../a.json"), Err(NotServed::Escapes));
-        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(Disk.read(root, "/b.json"), Err(NotServed::Missing));
+        assert_eq!(Disk.read(root, "/../a.json"), Err(NotServed::Escapes));
+        scratch.close().unwrap();
     }
 }

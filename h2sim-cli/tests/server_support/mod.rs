@@ -13,6 +13,16 @@ use std::thread::JoinHandle;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
 
+/// A directory of its own under the system's temporary directory
+/// (`h2sim-WHAT-…`), removed with what is in it when the guard is dropped,
+/// a failing test's too: keep it for as long as its files are used.
+pub fn scratch_dir(what: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("h2sim-{what}-"))
+        .tempdir()
+        .expect("create a scratch directory")
+}
+
 /// The repository's test certificates (`certs/`).
 pub fn certs() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../certs")

@@ -2,13 +2,13 @@
 //! peer program (curl, nghttp, h2load, Python's h2, httpwg, nghttpd)
 //! against our server, or our client against a peer server, through a
 //! [`Harness`] that each adapter implements with its own server and client.
-//! Nothing here names a runtime; it uses only `std`, the peers, and rustls
-//! with the core's TLS builders (for httpwg's TLS relay), so the
-//! tokio and glommio suites include this one file (`#[path]`: glommio's
-//! `tests/interop.rs`, tokio's `tests/common/mod.rs`) and instantiate every
-//! case with [`matrix_tests!`] (glommio's `tests/interop.rs`, tokio's
-//! `tests/interop_matrix.rs`). The tokio suite's own tests also use its
-//! peer helpers and its service.
+//! Nothing here names a runtime; it uses only `std`, the peers, rustls
+//! with the core's TLS builders (for httpwg's TLS relay) and `tempfile`
+//! (scratch directories), so the tokio and glommio suites include this one
+//! file (`#[path]`: glommio's `tests/interop.rs`, tokio's
+//! `tests/common/mod.rs`) and instantiate every case with [`matrix_tests!`]
+//! (glommio's `tests/interop.rs`, tokio's `tests/interop_matrix.rs`). The
+//! tokio suite's own tests also use its peer helpers and its service.
 //!
 //! A peer program that is missing fails its case with the program's name
 //! and how to install it; nothing is skipped.
@@ -19,6 +19,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
 
 /// What an adapter provides to run the matrix.
 pub trait Harness {
@@ -218,17 +220,14 @@ pub const H2LOAD: (&str, &str) = ("h2load", "apt-get install nghttp2-client");
 pub const NGHTTPD: (&str, &str) = ("nghttpd", "apt-get install nghttp2-server");
 pub const HTTPWG: (&str, &str) = ("httpwg", "cargo install httpwg-cli");
 
-/// A directory of its own under the system's temporary directory.
-pub fn scratch_dir(what: &str) -> PathBuf {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "h2sim-matrix-{}-{what}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A directory of its own under the system's temporary directory
+/// (`h2sim-matrix-WHAT-…`), removed with what is in it when the guard is
+/// dropped, a failing test's too: keep it for as long as its files are used.
+pub fn scratch_dir(what: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("h2sim-matrix-{what}-"))
+        .tempdir()
+        .expect("create a scratch directory")
 }
 
 /// Runs a peer program to its end or kills it after `timeout` (and fails).
@@ -236,7 +235,7 @@ pub fn scratch_dir(what: &str) -> PathBuf {
 pub fn run_peer(mut cmd: Command, timeout: Duration) -> Output {
     let described = format!("{cmd:?}");
     let dir = scratch_dir("peer");
-    let (out_path, err_path) = (dir.join("stdout"), dir.join("stderr"));
+    let (out_path, err_path) = (dir.path().join("stdout"), dir.path().join("stderr"));
     let mut child = cmd
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out_path).unwrap())
@@ -257,7 +256,6 @@ pub fn run_peer(mut cmd: Command, timeout: Duration) -> Output {
     };
     let stdout = std::fs::read(&out_path).unwrap_or_default();
     let stderr = std::fs::read(&err_path).unwrap_or_default();
-    let _ = std::fs::remove_dir_all(&dir);
     let Some(status) = status else {
         panic!(
             "{described} did not finish within {timeout:?}\nstdout:\n{}\nstderr:\n{}",
@@ -300,10 +298,13 @@ pub fn wait_listening(port: u16) {
     }
 }
 
-/// A peer server process, killed when dropped.
+/// A peer server process, killed when dropped; then its directory (a
+/// document root, a prefix), if it has one, is removed.
 pub struct PeerServer {
     pub child: std::process::Child,
     pub port: u16,
+    /// Dropped after `child` is killed and waited for.
+    pub dir: Option<TempDir>,
 }
 
 impl Drop for PeerServer {
@@ -409,7 +410,7 @@ pub fn curl_bodies_larger_than_windows(h: &impl Harness) {
     let server = h.start();
     let dir = scratch_dir("curl-upload");
     let upload: Vec<u8> = (0..300_000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    let file = dir.join("upload");
+    let file = dir.path().join("upload");
     std::fs::write(&file, &upload).unwrap();
     let data = format!("@{}", file.display());
     let tls = format!("https://localhost:{}", server.addr(true).port());
@@ -429,7 +430,6 @@ pub fn curl_bodies_larger_than_windows(h: &impl Harness) {
         assert!(status.starts_with("200"), "{options:?}: {status}");
         assert_eq!(body.len(), 1_000_000, "{options:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
     stop_clean(server);
 }
 
@@ -573,7 +573,11 @@ fn python_server() -> PeerServer {
         .strip_prefix("PORT ")
         .and_then(|p| p.parse().ok())
         .unwrap_or_else(|| panic!("h2_server.py said {line:?}"));
-    PeerServer { child, port }
+    PeerServer {
+        child,
+        port,
+        dir: None,
+    }
 }
 
 /// Our client: 30 GETs, a 300 kB download, a 200 kB upload and a push,
@@ -618,18 +622,22 @@ pub fn our_client_against_python_h2_server(h: &impl Harness) {
 pub fn python_http10_server() -> PeerServer {
     require("python3", "apt-get install python3");
     let root = scratch_dir("http10-root");
-    std::fs::write(root.join("a.txt"), "hello\n").unwrap();
+    std::fs::write(root.path().join("a.txt"), "hello\n").unwrap();
     let port = free_port();
     let child = Command::new("python3")
         .args(["-m", "http.server", "--bind", "127.0.0.1"])
         .arg(port.to_string())
-        .current_dir(&root)
+        .current_dir(root.path())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = PeerServer { child, port };
+    let server = PeerServer {
+        child,
+        port,
+        dir: Some(root),
+    };
     wait_listening(port);
     server
 }
@@ -640,13 +648,17 @@ pub fn python_http10_server() -> PeerServer {
 pub fn nghttpd(tls: bool) -> PeerServer {
     require(NGHTTPD.0, NGHTTPD.1);
     let root = scratch_dir("nghttpd-root");
-    std::fs::write(root.join("index.html"), "<html>nghttpd index</html>\n").unwrap();
-    std::fs::write(root.join("style.css"), "p { color: blue }\n").unwrap();
-    std::fs::write(root.join("big"), vec![b'n'; 500_000]).unwrap();
+    std::fs::write(
+        root.path().join("index.html"),
+        "<html>nghttpd index</html>\n",
+    )
+    .unwrap();
+    std::fs::write(root.path().join("style.css"), "p { color: blue }\n").unwrap();
+    std::fs::write(root.path().join("big"), vec![b'n'; 500_000]).unwrap();
     let port = free_port();
     let mut cmd = Command::new("nghttpd");
     cmd.arg("-d")
-        .arg(&root)
+        .arg(root.path())
         .arg("--push=/index.html=/style.css")
         .arg("--push=/=/style.css");
     if tls {
@@ -662,7 +674,11 @@ pub fn nghttpd(tls: bool) -> PeerServer {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let server = PeerServer { child, port };
+    let server = PeerServer {
+        child,
+        port,
+        dir: Some(root),
+    };
     wait_listening(port);
     server
 }
