@@ -27,7 +27,8 @@ pub trait Harness {
     type Server: TestServer;
     /// Starts [`service`] on a plain listener (HTTP/2 prior knowledge,
     /// HTTP/1.1 and h2c told apart by the first bytes) and a TLS listener
-    /// (`certs/server-ec`, ALPN `h2` and `http/1.1`), both on 127.0.0.1.
+    /// (`certs/server-ec`, ALPN `h2`, `http/1.1` and `http/1.0`), both on
+    /// 127.0.0.1.
     fn start(&self) -> Self::Server;
     /// Our client: sends `requests` to `target` as `client` says and
     /// returns one result per request, in order.
@@ -398,6 +399,19 @@ pub fn curl_tls_alpn_http1(h: &impl Harness) {
     let server = h.start();
     let url = format!("https://localhost:{}/", server.addr(true).port());
     let (body, status) = curl(&["--cacert", &ca(), "--http1.1", &url]);
+    assert_eq!(status, "200 1.1");
+    assert_eq!(body, hello());
+    stop_clean(server);
+}
+
+/// `curl -0` over TLS offers only the ALPN id `http/1.0` (RFC 7301 §6):
+/// the server takes it and answers the HTTP/1.0 request as HTTP/1.1 does
+/// on a plain listener (its own version in the status line), where a
+/// server that knew only `h2` and `http/1.1` failed the handshake.
+pub fn curl_tls_alpn_http10(h: &impl Harness) {
+    let server = h.start();
+    let url = format!("https://localhost:{}/", server.addr(true).port());
+    let (body, status) = curl(&["--cacert", &ca(), "--http1.0", &url]);
     assert_eq!(status, "200 1.1");
     assert_eq!(body, hello());
     stop_clean(server);
@@ -883,7 +897,8 @@ macro_rules! matrix_tests {
     ($harness:expr) => {
         $crate::matrix_tests!(@cases $harness;
             curl_http2_prior_knowledge, curl_http2_h2c_upgrade, curl_http1_plain,
-            curl_tls_alpn_h2, curl_tls_alpn_http1, curl_bodies_larger_than_windows,
+            curl_tls_alpn_h2, curl_tls_alpn_http1, curl_tls_alpn_http10,
+            curl_bodies_larger_than_windows,
             nghttp_receives_push, nghttp_tls_large_body,
             h2load_h2c, h2load_tls, h2load_http1,
             python_h2_client, python_h2_client_tls, our_client_against_python_h2_server,

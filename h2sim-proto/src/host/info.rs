@@ -11,6 +11,11 @@ use crate::{Config, Connection, Protocol};
 pub const ALPN_H2: &[u8] = b"h2";
 /// ALPN identifier of HTTP/1.1 (RFC 7301 §6).
 pub const ALPN_HTTP1: &[u8] = b"http/1.1";
+/// ALPN identifier of HTTP/1.0 (RFC 7301 §6), which a server also accepts
+/// (last) and serves as HTTP/1.1, as it does an HTTP/1.0 request on a plain
+/// listener: `curl -0 https://…` offers only this one, and a server that
+/// refused it would fail the handshake (`no_application_protocol`).
+pub const ALPN_HTTP10: &[u8] = b"http/1.0";
 
 /// One connection's transport facts, handed to the application factory so
 /// an application can act on them (log the peer, pick rules per listener,
@@ -107,7 +112,7 @@ impl ConnectionInfo {
 pub fn server_protocol(alpn: Option<&[u8]>) -> Option<Protocol> {
     match alpn {
         Some(ALPN_H2) => Some(Protocol::Http2),
-        Some(ALPN_HTTP1) => Some(Protocol::Http1),
+        Some(ALPN_HTTP1 | ALPN_HTTP10) => Some(Protocol::Http1),
         _ => None,
     }
 }
@@ -173,6 +178,7 @@ mod tests {
     fn alpn_picks_the_server_protocol() {
         assert_eq!(server_protocol(Some(b"h2")), Some(Protocol::Http2));
         assert_eq!(server_protocol(Some(b"http/1.1")), Some(Protocol::Http1));
+        assert_eq!(server_protocol(Some(b"http/1.0")), Some(Protocol::Http1));
         assert_eq!(server_protocol(Some(b"spdy/3")), None);
         assert_eq!(server_protocol(None), None);
     }

@@ -29,7 +29,7 @@ use rustls_pki_types::{
     CertificateDer, CertificateRevocationListDer, PrivateKeyDer, ServerName, UnixTime,
 };
 
-use super::info::{ALPN_H2, ALPN_HTTP1};
+use super::info::{ALPN_H2, ALPN_HTTP1, ALPN_HTTP10};
 
 /// Which TLS versions a configuration accepts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -441,7 +441,7 @@ pub fn server_config_for(
     let mut config = builder
         .with_single_cert(identity.chain, identity.key)
         .map_err(TlsError::Config)?;
-    config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec()];
+    config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec(), ALPN_HTTP10.to_vec()];
     Ok(Arc::new(config))
 }
 
@@ -674,7 +674,7 @@ mod tests {
             let config = server_config(&tls).unwrap();
             assert_eq!(
                 config.alpn_protocols,
-                [b"h2".to_vec(), b"http/1.1".to_vec()]
+                [b"h2".to_vec(), b"http/1.1".to_vec(), b"http/1.0".to_vec()]
             );
         }
     }
@@ -686,7 +686,7 @@ mod tests {
         assert_eq!(identity.chain.len(), 1);
         let config =
             server_config_for(identity, &ClientAuth::None, TlsVersions::default()).unwrap();
-        assert_eq!(config.alpn_protocols.len(), 2);
+        assert_eq!(config.alpn_protocols.len(), 3);
     }
 
     #[test]
