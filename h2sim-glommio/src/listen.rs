@@ -30,7 +30,7 @@ pub(crate) fn resolve(addr: &HostPort) -> io::Result<Vec<SocketAddr>> {
 /// [`LISTEN_BACKLOG`] instead of glommio's fixed 1024, which a burst of
 /// 10,000 connects overflowed (the kernel dropped SYNs, counted in
 /// `ListenOverflows`). Its connections hold at most [`UNSENT_LIMIT`]
-/// unsent bytes.
+/// unsent bytes and send without Nagle's delay.
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<glommio::net::TcpListener> {
     use std::os::fd::{FromRawFd, IntoRawFd};
     let socket = listening(addr)?;
@@ -48,6 +48,9 @@ fn listening(addr: SocketAddr) -> io::Result<Socket> {
     socket.set_reuse_port(true)?;
     socket.set_reuse_address(true)?;
     socket.set_tcp_notsent_lowat(UNSENT_LIMIT)?;
+    // Accepted connections inherit it: without it small frames wait for
+    // ACKs (Nagle), and each connection would set it with a system call.
+    socket.set_tcp_nodelay(true)?;
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
     Ok(socket)
@@ -100,15 +103,17 @@ mod tests {
         assert!(a.iter().all(|a| a.ip().is_loopback()));
     }
 
-    /// A connection takes the unsent limit from the listener it came
-    /// from (the kernel copies the listener's options into it).
+    /// A connection takes the unsent limit and `TCP_NODELAY` from the
+    /// listener it came from (the kernel copies the listener's options
+    /// into it), so the server sets neither per connection.
     #[test]
-    fn accepted_connections_have_the_unsent_limit() {
+    fn accepted_connections_have_the_unsent_limit_and_no_delay() {
         let listener = listening("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap().as_socket().unwrap();
         let _client = std::net::TcpStream::connect(addr).unwrap();
         let (accepted, _) = listener.accept().unwrap();
         assert_eq!(accepted.tcp_notsent_lowat().unwrap(), UNSENT_LIMIT);
+        assert!(accepted.tcp_nodelay().unwrap());
     }
 
     /// What the executors rely on: a second `SO_REUSEPORT` socket (as

@@ -255,6 +255,12 @@ async fn accept_loop<A, F>(
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
+    // A listener on one address gives every connection that address: only
+    // a wildcard one needs the kernel to say which (`getsockname`).
+    let listening_on = listener
+        .local_addr()
+        .ok()
+        .filter(|addr| !addr.ip().is_unspecified());
     loop {
         let accepted = future::or(async { Some(listener.accept().await) }, async {
             local.signal.fired().await;
@@ -278,7 +284,7 @@ async fn accept_loop<A, F>(
         let task = local.clone().gate.spawn(async move {
             // Boxed here, once: glommio boxes a future of 2 KiB or more
             // itself and then still allocates the task around it.
-            let traffic = Box::pin(serve(&local, tcp, tls)).await;
+            let traffic = Box::pin(serve(&local, tcp, listening_on, tls)).await;
             local.stats.closed(traffic.as_ref());
         });
         // The gate is closed only after accepting stopped; a failure here
@@ -294,13 +300,14 @@ async fn accept_loop<A, F>(
 async fn serve<A, F>(
     local: &Local<F>,
     tcp: TcpStream,
+    listening_on: Option<SocketAddr>,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Option<Stats>
 where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
-    let (transport, endpoint) = open(local, tcp, tls).await?;
+    let (transport, endpoint) = open(local, tcp, listening_on, tls).await?;
     run(local, transport, endpoint).await
 }
 
@@ -310,17 +317,19 @@ where
 async fn open<A, F>(
     local: &Local<F>,
     tcp: TcpStream,
+    listening_on: Option<SocketAddr>,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Option<(Transport, Endpoint<A>)>
 where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
-    // Without it small frames wait for ACKs (Nagle); failure only costs latency.
-    let _ = tcp.set_nodelay(true);
-    let (Ok(peer), Ok(local_addr)) = (tcp.peer_addr(), tcp.local_addr()) else {
-        return None;
+    // TCP_NODELAY comes from the listener (see `listen::bind`).
+    let local_addr = match listening_on {
+        Some(addr) => addr,
+        None => tcp.local_addr().ok()?,
     };
+    let peer = tcp.peer_addr().ok()?;
     let mut info = ConnectionInfo {
         executor: local.index,
         ..ConnectionInfo::new(peer, local_addr)

@@ -25,7 +25,7 @@ pub(crate) async fn resolve(addr: &HostPort) -> io::Result<Vec<SocketAddr>> {
 /// A listening socket on `addr`: IPv6 sockets take IPv6 only, so the same
 /// port can be bound on IPv4 too; `SO_REUSEADDR` lets a restarted server
 /// bind while old connections linger in TIME_WAIT; its connections hold
-/// at most [`UNSENT_LIMIT`] unsent bytes.
+/// at most [`UNSENT_LIMIT`] unsent bytes and send without Nagle's delay.
 pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
     if addr.is_ipv6() {
@@ -34,6 +34,9 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_reuse_address(true)?;
     socket.set_nonblocking(true)?;
     socket.set_tcp_notsent_lowat(UNSENT_LIMIT)?;
+    // Accepted connections inherit it: without it small frames wait for
+    // ACKs (Nagle), and each connection would set it with a system call.
+    socket.set_tcp_nodelay(true)?;
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
     TcpListener::from_std(socket.into())
@@ -52,10 +55,11 @@ mod tests {
         assert!(a.iter().all(|a| a.ip().is_loopback()));
     }
 
-    /// A connection takes the unsent limit from the listener it came
-    /// from (the kernel copies the listener's options into it).
+    /// A connection takes the unsent limit and `TCP_NODELAY` from the
+    /// listener it came from (the kernel copies the listener's options
+    /// into it), so the server sets neither per connection.
     #[tokio::test]
-    async fn accepted_connections_have_the_unsent_limit() {
+    async fn accepted_connections_have_the_unsent_limit_and_no_delay() {
         let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let _client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
             .await
@@ -63,6 +67,7 @@ mod tests {
         let (accepted, _) = listener.accept().await.unwrap();
         let limit = socket2::SockRef::from(&accepted).tcp_notsent_lowat();
         assert_eq!(limit.unwrap(), UNSENT_LIMIT);
+        assert!(accepted.nodelay().unwrap());
     }
 
     #[tokio::test]

@@ -144,6 +144,13 @@ async fn accept_loop<A, F>(
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + Send + 'static,
 {
+    // A listener on one address gives every connection that address: only
+    // a wildcard one needs the kernel to say which (`getsockname`).
+    let local = bound
+        .listener
+        .local_addr()
+        .ok()
+        .filter(|addr| !addr.ip().is_unspecified());
     loop {
         let accepted = tokio::select! {
             () = shutdown.triggered() => return,
@@ -168,7 +175,7 @@ async fn accept_loop<A, F>(
         };
         let tls = bound.tls.clone();
         tracker.spawn(async move {
-            let traffic = task.serve(tcp, peer, tls).await;
+            let traffic = task.serve(tcp, peer, local, tls).await;
             task.stats.closed(traffic.as_ref());
         });
     }
@@ -197,15 +204,19 @@ impl<F> ConnectionTask<F> {
         &self,
         tcp: TcpStream,
         peer: SocketAddr,
+        local: Option<SocketAddr>,
         tls: Option<Arc<rustls::ServerConfig>>,
     ) -> Option<h2sim_proto::Stats>
     where
         F: Fn(&ConnectionInfo) -> A,
         A: Application,
     {
-        // Without it small frames wait for ACKs (Nagle); failure only costs latency.
-        let _ = tcp.set_nodelay(true);
-        let info = ConnectionInfo::new(peer, tcp.local_addr().ok()?);
+        // TCP_NODELAY comes from the listener (see `listen::bind`).
+        let local = match local {
+            Some(local) => local,
+            None => tcp.local_addr().ok()?,
+        };
+        let info = ConnectionInfo::new(peer, local);
         let (transport, endpoint) = match tls {
             None => {
                 let info = ConnectionInfo {
