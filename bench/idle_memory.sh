@@ -14,8 +14,13 @@ PORT=${PORT:-18480}
 ulimit -n "$(ulimit -Hn)"
 
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; }
+TLS_DIR=""
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    if [ -n "$TLS_DIR" ]; then rm -rf "$TLS_DIR"; fi
+}
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 # measure NAME PROTO CMD...: one server (@PORT@ in CMD is its port), one
 # round of N idle connections.
@@ -60,14 +65,14 @@ for proto in h2c h1; do
 done
 # TLS (h2 by ALPN): each server makes a throw-away certificate when it
 # finds no key files, so it starts in an empty directory.
-TLS_DIR=$(mktemp -d)
+# Removed on exit, an interrupted or failed run's too.
+TLS_DIR=$(mktemp -d /tmp/h2sim-idle-tls.XXXXXX)
 cd "$TLS_DIR"
 for rt in tokio glommio; do
     measure "h2sim-$rt" h2 "$H2SIM" server --runtime "$rt" -S https://127.0.0.1:@PORT@ \
         -m GET -p / -s 200 -t ok -q
 done
 cd - >/dev/null
-rm -rf "$TLS_DIR"
 if command -v nghttpd >/dev/null; then
     measure nghttpd h2c nghttpd --no-tls -d /tmp @PORT@
 fi
