@@ -52,7 +52,8 @@ pub(crate) async fn run<A: Application>(
     let mut driver = Driver::borrowing(endpoint, options.clone());
     match drive(transport, &mut driver, signal).await {
         Ok(ending) => {
-            close(transport, driver.peer_may_send()).await;
+            let linger = driver.peer_may_send(transport.is_secure());
+            close(transport, linger).await;
             Ok(ending)
         }
         Err(e) => {

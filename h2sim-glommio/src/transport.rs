@@ -65,6 +65,11 @@ impl Transport {
         }
     }
 
+    /// The connection runs over TLS.
+    pub(crate) fn is_secure(&self) -> bool {
+        self.tls.is_some()
+    }
+
     /// Output accepted but not yet written: over TLS, the records rustls
     /// holds.
     pub(crate) fn backlog(&self) -> usize {

@@ -766,7 +766,9 @@ impl Connection {
     /// Whether the peer has said it will send nothing more: an HTTP/1.1
     /// client whose request asking to close (RFC 9112 §9.6: no request may
     /// follow it) was read whole, or that closed its side. A host may then
-    /// close the transport at once; otherwise it half-closes and reads
+    /// close a plain transport at once (over TLS the peer's records go on
+    /// below HTTP: see [`host::Driver::peer_may_send`](crate::host::Driver::peer_may_send));
+    /// otherwise it half-closes and reads
     /// until the peer closes too, since data arriving at a closed socket
     /// makes the kernel send a reset that can destroy the last response
     /// before the peer reads it. HTTP/2 never says so: its peer may send

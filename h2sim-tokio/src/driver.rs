@@ -98,7 +98,8 @@ where
         let result = drive(&mut transport, &mut driver, shutdown).await;
         match result {
             Ok(ending) => {
-                close(&mut transport, driver.peer_may_send()).await;
+                let linger = driver.peer_may_send(transport.tls.is_some());
+                close(&mut transport, linger).await;
                 Ok(ending)
             }
             Err(e) => {
