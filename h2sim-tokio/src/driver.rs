@@ -171,12 +171,19 @@ where
                 return Poll::Ready(progress);
             }
             // Only a loop about to sleep registers for the signal and the
-            // timer: a busy one sees both at the top of its next turn.
-            if !shutdown_seen && watching.as_ref().is_none_or(|w| !w.will_wake(cx.waker())) {
-                if signal.as_mut().poll(cx).is_ready() {
+            // timer: a busy one sees both at the top of its next turn. A
+            // registered signal is not polled again, so the wake-up it
+            // causes is told by the trigger's flag, set before it wakes.
+            if !shutdown_seen {
+                if shutdown.is_triggered() {
                     return Poll::Ready(Ok(()));
                 }
-                watching = Some(cx.waker().clone());
+                if watching.as_ref().is_none_or(|w| !w.will_wake(cx.waker())) {
+                    if signal.as_mut().poll(cx).is_ready() {
+                        return Poll::Ready(Ok(()));
+                    }
+                    watching = Some(cx.waker().clone());
+                }
             }
             if let Some(t) = arm.take() {
                 timer.arm(t, clock.now());
@@ -510,6 +517,46 @@ mod tests {
         let mut answer = Vec::new();
         theirs.read_to_end(&mut answer).await.unwrap();
         assert!(answer.starts_with(b"HTTP/1.1 200") && answer.ends_with(b"ok"));
+    }
+
+    /// A shutdown triggered from another thread while the connection
+    /// sleeps, its signal registered by an earlier poll: the wake-up it
+    /// causes must end the sleep, though that poll of the signal is skipped
+    /// (it stays registered), so the loop reads the trigger's flag. An idle
+    /// HTTP/1.1 connection then closes at once; it used to sleep on until
+    /// something else woke it (here nothing would).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_shutdown_from_another_thread_wakes_a_sleeping_connection() {
+        let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
+        let now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let app = HandlerApp::new(|_| Reply::new(200, b"ok".to_vec()));
+        let shutdown = Shutdown::new();
+        let server = tokio::spawn({
+            let shutdown = shutdown.clone();
+            async move {
+                let mut endpoint = Endpoint::new(conn, app, now);
+                let options = DriverOptions::default();
+                run(Transport::plain(ours), &mut endpoint, &shutdown, &options).await
+            }
+        });
+        theirs
+            .write_all(b"GET / HTTP/1.1\r\nhost: a\r\n\r\n")
+            .await
+            .unwrap();
+        let mut answer = [0u8; 256];
+        let n = theirs.read(&mut answer).await.unwrap();
+        assert!(answer[..n].ends_with(b"ok"));
+        // The connection sleeps, the signal registered, several times over.
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let trigger = shutdown.clone();
+        std::thread::spawn(move || trigger.trigger())
+            .join()
+            .unwrap();
+        let ended = tokio::time::timeout(Duration::from_secs(5), server)
+            .await
+            .expect("the shutdown ended the sleeping connection");
+        assert_eq!(ended.unwrap().unwrap(), Ending::Finished);
     }
 
     /// A connection whose socket never runs dry (pipelined requests
