@@ -124,6 +124,9 @@ where
     // wheel is coarser than the clock, so a fired deadline counts as due.
     let mut armed: Option<Instant> = None;
     let mut fired = false;
+    // The deadline the last turn saw: one that passes while the loop never
+    // sleeps (so never arms the timer) is still handled.
+    let mut due: Option<Instant> = None;
     // Made once, not every turn: registering a fresh waiter with the
     // cancellation token and dropping it again cost ~2% of an HTTP/1.1
     // request (perf, h2load --h1 -c 100).
@@ -135,10 +138,7 @@ where
     let mut clock = Clock::default();
     loop {
         let now = clock.now();
-        if fired
-            || armed.is_some_and(|t| now >= t)
-            || driver.deadline(now).is_some_and(|t| now >= t)
-        {
+        if fired || [armed, due].into_iter().flatten().any(|t| now >= t) {
             armed = None;
             fired = false;
             driver.handle_timeout(now);
@@ -157,9 +157,8 @@ where
         // no timer, and tokio wakes its driver with an eventfd write for
         // every timer set earlier than the one it last slept for (with
         // none, for any), two writes and a spare wake-up a connection.
-        let mut arm = driver
-            .deadline(now)
-            .filter(|&t| armed.is_none_or(|a| t < a));
+        due = driver.deadline(now);
+        let mut arm = due.filter(|&t| armed.is_none_or(|a| t < a));
         let shutdown_seen = driver.state() != State::Running;
         let read_now = driver.wants_read();
         poll_fn(|cx| {
