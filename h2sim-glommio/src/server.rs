@@ -15,11 +15,11 @@ use futures_lite::future;
 use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
-use h2sim_proto::host::ServerConfigs;
 use h2sim_proto::host::{
     self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
     TlsSession,
 };
+use h2sim_proto::host::{ServerConfigs, accepted_local};
 use h2sim_proto::{Application, Endpoint, Stats};
 
 use crate::driver;
@@ -255,12 +255,7 @@ async fn accept_loop<A, F>(
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
-    // A listener on one address gives every connection that address: only
-    // a wildcard one needs the kernel to say which (`getsockname`).
-    let listening_on = listener
-        .local_addr()
-        .ok()
-        .filter(|addr| !addr.ip().is_unspecified());
+    let listening_on = listener.local_addr().ok().and_then(accepted_local);
     loop {
         let accepted = future::or(async { Some(listener.accept().await) }, async {
             local.signal.fired().await;

@@ -7,10 +7,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use h2sim_proto::host::ServerConfigs;
 use h2sim_proto::host::{
     self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo, TlsSession,
 };
+use h2sim_proto::host::{ServerConfigs, accepted_local};
 use h2sim_proto::{Application, Endpoint};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
@@ -144,13 +144,7 @@ async fn accept_loop<A, F>(
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + Send + 'static,
 {
-    // A listener on one address gives every connection that address: only
-    // a wildcard one needs the kernel to say which (`getsockname`).
-    let local = bound
-        .listener
-        .local_addr()
-        .ok()
-        .filter(|addr| !addr.ip().is_unspecified());
+    let local = bound.listener.local_addr().ok().and_then(accepted_local);
     loop {
         let accepted = tokio::select! {
             () = shutdown.triggered() => return,

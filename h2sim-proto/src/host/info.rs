@@ -106,6 +106,14 @@ impl ConnectionInfo {
     }
 }
 
+/// The local address of every connection a listener bound to `listener`
+/// accepts: the listener's own, so no connection asks the kernel for it
+/// (`getsockname`), unless it is a wildcard address, whose connections
+/// each have their own.
+pub fn accepted_local(listener: SocketAddr) -> Option<SocketAddr> {
+    Some(listener).filter(|addr| !addr.ip().is_unspecified())
+}
+
 /// The protocol a server connection speaks after a TLS handshake: the
 /// ALPN result, or (without one) the first bytes decide, as on a plain
 /// listener.
@@ -173,6 +181,14 @@ pub fn client_connection(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_wildcard_listener_leaves_the_local_address_open() {
+        let one: SocketAddr = "127.0.0.1:80".parse().unwrap();
+        assert_eq!(accepted_local(one), Some(one));
+        assert_eq!(accepted_local("0.0.0.0:80".parse().unwrap()), None);
+        assert_eq!(accepted_local("[::]:80".parse().unwrap()), None);
+    }
 
     #[test]
     fn alpn_picks_the_server_protocol() {

@@ -51,7 +51,7 @@ pub use client::{
 pub use driver::{Driver, State};
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
-pub use info::{ALPN_H2, ALPN_HTTP1, ALPN_HTTP10, ConnectionInfo, ServerConfigs};
+pub use info::{ALPN_H2, ALPN_HTTP1, ALPN_HTTP10, ConnectionInfo, ServerConfigs, accepted_local};
 pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
 pub use read_buf::{ReadBuf, ReadPool};
