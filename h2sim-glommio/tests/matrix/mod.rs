@@ -386,22 +386,23 @@ pub fn curl_http1_plain(h: &impl Harness) {
     stop_clean(server);
 }
 
-pub fn curl_tls_alpn_h2(h: &impl Harness) {
+/// curl over TLS with `version` (which sets the ALPN ids it offers):
+/// `status` is `<code> <version of the answer>`.
+fn curl_tls_alpn(h: &impl Harness, version: &str, status: &str) {
     let server = h.start();
     let url = format!("https://localhost:{}/", server.addr(true).port());
-    let (body, status) = curl(&["--cacert", &ca(), "--http2", &url]);
-    assert_eq!(status, "200 2");
+    let (body, got) = curl(&["--cacert", &ca(), version, &url]);
+    assert_eq!(got, status);
     assert_eq!(body, hello());
     stop_clean(server);
 }
 
+pub fn curl_tls_alpn_h2(h: &impl Harness) {
+    curl_tls_alpn(h, "--http2", "200 2");
+}
+
 pub fn curl_tls_alpn_http1(h: &impl Harness) {
-    let server = h.start();
-    let url = format!("https://localhost:{}/", server.addr(true).port());
-    let (body, status) = curl(&["--cacert", &ca(), "--http1.1", &url]);
-    assert_eq!(status, "200 1.1");
-    assert_eq!(body, hello());
-    stop_clean(server);
+    curl_tls_alpn(h, "--http1.1", "200 1.1");
 }
 
 /// `curl -0` over TLS offers only the ALPN id `http/1.0` (RFC 7301 §6):
@@ -409,12 +410,7 @@ pub fn curl_tls_alpn_http1(h: &impl Harness) {
 /// on a plain listener (its own version in the status line), where a
 /// server that knew only `h2` and `http/1.1` failed the handshake.
 pub fn curl_tls_alpn_http10(h: &impl Harness) {
-    let server = h.start();
-    let url = format!("https://localhost:{}/", server.addr(true).port());
-    let (body, status) = curl(&["--cacert", &ca(), "--http1.0", &url]);
-    assert_eq!(status, "200 1.1");
-    assert_eq!(body, hello());
-    stop_clean(server);
+    curl_tls_alpn(h, "--http1.0", "200 1.1");
 }
 
 /// A 300 kB upload echoed back and a 1 MB download: both larger than every
