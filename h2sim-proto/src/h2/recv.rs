@@ -971,6 +971,7 @@ impl Session {
                 return;
             }
             self.wake_conn_blocked();
+            self.open_waiting();
             return;
         }
         let id = w.stream_id;

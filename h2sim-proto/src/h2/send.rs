@@ -73,14 +73,29 @@ impl Session {
     }
 
     /// Opens queued streams of ours while the peer's limit allows.
+    ///
+    /// While the connection's window is spent, a request whose body is to
+    /// follow waits to open, and the streams behind it with it (new stream
+    /// ids go out in order, RFC 9113 §5.1.1): its HEADERS alone would be a
+    /// write of their own, waking the peer for a request it cannot finish
+    /// before the window opens (the peer returns the window for the bodies
+    /// it took, not for new streams). It opens when a connection
+    /// WINDOW_UPDATE comes, and its HEADERS leave with its first DATA.
+    /// A client of 100 POSTs of 1 KiB against a peer with the default
+    /// 64 KiB window made every other write over TLS such a write.
     pub(super) fn open_waiting(&mut self) {
         while self.store.active_local < self.peer.max_concurrent_streams {
-            let Some(id) = self.waiting_to_open.pop_front() else {
+            let Some(&id) = self.waiting_to_open.front() else {
                 break;
             };
             let Some(stream) = self.store.get_mut(id) else {
+                self.waiting_to_open.pop_front();
                 continue;
             };
+            if stream.sends_body() && self.send_window.available() == 0 {
+                break;
+            }
+            self.waiting_to_open.pop_front();
             // Only idle and reserved (local) streams wait, and both may
             // send HEADERS; a stream the table would not open stays shut.
             let Ok(opened) = stream.opened() else {
@@ -936,5 +951,73 @@ mod tests {
         let now = pair.now;
         pair.client.handle_input(now, &mut update);
         assert_eq!(queued(&pair), (1, blocked - 1));
+    }
+
+    /// While the connection's window is spent, a new request with a body
+    /// waits to open: nothing is written for it (its HEADERS alone would
+    /// be a write of their own), and when a connection WINDOW_UPDATE comes
+    /// its HEADERS leave with its DATA, behind the stream that was blocked
+    /// first. A GET queued behind it waits too: stream ids go out in
+    /// order (RFC 9113 §5.1.1).
+    #[test]
+    fn a_request_whose_body_waits_for_the_connection_window_opens_with_it() {
+        let server = Config {
+            window_policy: crate::config::WindowPolicy::Manual,
+            connection_window_size: 65_535,
+            ..Config::default()
+        };
+        let mut pair = Pair::new(Config::default(), server, 0);
+        pair.connect();
+        let post = |pair: &mut Pair| {
+            let head = RequestHead::new("POST", "http", "a", "/");
+            let stream = pair.client.send_request(head, false).unwrap();
+            let body = Bytes::from(vec![b'x'; 4096]);
+            pair.client.send_data(stream, body, true).unwrap();
+            stream
+        };
+        // 16 bodies of 4 KiB: the window's 65,535 octets less one.
+        let first: Vec<_> = (0..16).map(|_| post(&mut pair)).collect();
+        pair.drive();
+        assert_eq!(pair.client.h2_session().unwrap().send_window.available(), 0);
+        let heard = |pair: &mut Pair| {
+            pair.server_events()
+                .into_iter()
+                .filter(|e| matches!(e, Event::Request { .. }))
+                .count()
+        };
+        assert_eq!(heard(&mut pair), 16);
+
+        let waiting = post(&mut pair);
+        let head = RequestHead::new("GET", "http", "a", "/");
+        let behind = pair.client.send_request(head, true).unwrap();
+        let now = pair.now;
+        assert_eq!(pair.client.poll_transmit(now), None, "nothing written");
+
+        // Room for the blocked octet and the waiting body.
+        let mut update = BytesMut::from(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0][..]);
+        update.extend_from_slice(&8192u32.to_be_bytes());
+        pair.client.handle_input(now, &mut update);
+        let mut wire = BytesMut::new();
+        while let Some(chunk) = pair.client.poll_transmit(now) {
+            wire.extend_from_slice(&chunk);
+        }
+        let mut decoder = frame::FrameDecoder::new(frame::DEFAULT_MAX_FRAME_SIZE);
+        let mut sent = Vec::new();
+        while let Some(f) = decoder.decode(&mut wire).unwrap() {
+            sent.push(match f {
+                frame::Frame::Headers(h) => ("HEADERS", h.stream_id, h.end_stream),
+                frame::Frame::Data(d) => ("DATA", d.stream_id, d.end_stream),
+                other => panic!("unexpected {other:?}"),
+            });
+        }
+        assert_eq!(
+            sent,
+            [
+                ("DATA", first[15], true),
+                ("HEADERS", waiting, false),
+                ("DATA", waiting, true),
+                ("HEADERS", behind, true),
+            ]
+        );
     }
 }

@@ -308,6 +308,18 @@ impl Stream {
         transition_frame(self.state, input, end_stream)
     }
 
+    /// A request of ours whose body is to follow its head (see
+    /// `Session::open_waiting`).
+    pub(crate) fn sends_body(&self) -> bool {
+        matches!(
+            self.queue.front(),
+            Some(Outgoing::Request {
+                end_stream: false,
+                ..
+            })
+        )
+    }
+
     /// Where opening a waiting stream takes it: its HEADERS, and the
     /// END_STREAM of what the application queued, if any.
     pub(crate) fn opened(&self) -> Result<State, Refusal> {
