@@ -114,7 +114,7 @@ impl<A: Application> Endpoint<A> {
     }
 
     /// Bytes from the transport (see [`Connection::handle_input`]), taken
-    /// in batches of at most [`BATCH`] events, each handed to the
+    /// in batches of at most 64 events (`BATCH`), each handed to the
     /// application before the next is decoded; returns how many events
     /// the application was handed.
     pub fn handle_input(&mut self, now: Instant, input: &mut BytesMut) -> usize {

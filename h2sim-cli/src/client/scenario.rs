@@ -78,7 +78,7 @@ impl Step {
     }
 
     /// The step with its texts kept for the rest of the process (see
-    /// [`for_the_run`](lasting::for_the_run)).
+    /// [`lasting::for_the_run`]).
     pub fn for_the_run(mut self) -> Self {
         // Not `authority`: requests carry their connection's, kept with
         // the run's targets.

@@ -26,7 +26,7 @@
 //! - `tls` (cargo feature `tls`, off by default): the rustls configuration
 //!   builders — trust stores with CRLs, client certificates, `-V pass`,
 //!   in-memory and self-signed identities, system roots — the way
-//!   quinn-proto keeps its rustls glue behind a feature; and [`TlsSession`],
+//!   quinn-proto keeps its rustls glue behind a feature; and `TlsSession`,
 //!   a session between the outbox and read buffer and a socket's bytes,
 //!   which the adapters drive over their sockets.
 
