@@ -739,7 +739,7 @@ mod tests {
     use bytes::{Bytes, BytesMut};
 
     use super::WBUF_SIZE;
-    use crate::frame::{self, StreamId};
+    use crate::frame::{self, Frame, StreamId, WindowUpdate};
     use crate::pair::Pair;
     use crate::{Config, ConnectionError, Event, Reason, RequestHead, ResponseHead, Violation};
 
@@ -924,18 +924,9 @@ mod tests {
     /// tried and queued again.
     #[test]
     fn a_connection_window_update_wakes_what_it_has_room_for() {
-        let server = Config {
-            window_policy: crate::config::WindowPolicy::Manual,
-            connection_window_size: 65_535,
-            ..Config::default()
-        };
-        let mut pair = Pair::new(Config::default(), server, 0);
-        pair.connect();
+        let mut pair = window_bound_pair();
         for _ in 0..20 {
-            let head = RequestHead::new("POST", "http", "a", "/");
-            let stream = pair.client.send_request(head, false).unwrap();
-            let body = Bytes::from(vec![b'x'; 4096]);
-            pair.client.send_data(stream, body, true).unwrap();
+            post_4k(&mut pair);
         }
         pair.drive();
         let queued = |pair: &Pair| {
@@ -946,11 +937,44 @@ mod tests {
         assert!(blocked >= 4, "{blocked} streams blocked on 64 KiB");
         assert_eq!(ready, 0);
         // Room for one 4 KiB frame.
-        let mut update = BytesMut::from(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0][..]);
-        update.extend_from_slice(&4096u32.to_be_bytes());
         let now = pair.now;
-        pair.client.handle_input(now, &mut update);
+        pair.client
+            .handle_input(now, &mut connection_window_update(4096));
         assert_eq!(queued(&pair), (1, blocked - 1));
+    }
+
+    /// A pair whose server returns no connection window by itself: the
+    /// client has the default 65,535 octets until a test hands it a
+    /// WINDOW_UPDATE.
+    fn window_bound_pair() -> Pair {
+        let server = Config {
+            window_policy: crate::config::WindowPolicy::Manual,
+            connection_window_size: 65_535,
+            ..Config::default()
+        };
+        let mut pair = Pair::new(Config::default(), server, 0);
+        pair.connect();
+        pair
+    }
+
+    /// Queues a POST of 4 KiB on the client.
+    fn post_4k(pair: &mut Pair) -> StreamId {
+        let head = RequestHead::new("POST", "http", "a", "/");
+        let stream = pair.client.send_request(head, false).unwrap();
+        let body = Bytes::from(vec![b'x'; 4096]);
+        pair.client.send_data(stream, body, true).unwrap();
+        stream
+    }
+
+    /// The wire form of a WINDOW_UPDATE on stream 0.
+    fn connection_window_update(increment: u32) -> BytesMut {
+        let mut update = BytesMut::new();
+        Frame::WindowUpdate(WindowUpdate {
+            stream_id: StreamId::ZERO,
+            increment,
+        })
+        .encode(&mut update);
+        update
     }
 
     /// While the connection's window is spent, a new request with a body
@@ -961,22 +985,9 @@ mod tests {
     /// order (RFC 9113 §5.1.1).
     #[test]
     fn a_request_whose_body_waits_for_the_connection_window_opens_with_it() {
-        let server = Config {
-            window_policy: crate::config::WindowPolicy::Manual,
-            connection_window_size: 65_535,
-            ..Config::default()
-        };
-        let mut pair = Pair::new(Config::default(), server, 0);
-        pair.connect();
-        let post = |pair: &mut Pair| {
-            let head = RequestHead::new("POST", "http", "a", "/");
-            let stream = pair.client.send_request(head, false).unwrap();
-            let body = Bytes::from(vec![b'x'; 4096]);
-            pair.client.send_data(stream, body, true).unwrap();
-            stream
-        };
-        // 16 bodies of 4 KiB: the window's 65,535 octets less one.
-        let first: Vec<_> = (0..16).map(|_| post(&mut pair)).collect();
+        let mut pair = window_bound_pair();
+        // 16 bodies of 4 KiB: the window's 65,535 octets and one more.
+        let first: Vec<_> = (0..16).map(|_| post_4k(&mut pair)).collect();
         pair.drive();
         assert_eq!(pair.client.h2_session().unwrap().send_window.available(), 0);
         let heard = |pair: &mut Pair| {
@@ -987,16 +998,15 @@ mod tests {
         };
         assert_eq!(heard(&mut pair), 16);
 
-        let waiting = post(&mut pair);
+        let waiting = post_4k(&mut pair);
         let head = RequestHead::new("GET", "http", "a", "/");
         let behind = pair.client.send_request(head, true).unwrap();
         let now = pair.now;
         assert_eq!(pair.client.poll_transmit(now), None, "nothing written");
 
         // Room for the blocked octet and the waiting body.
-        let mut update = BytesMut::from(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0][..]);
-        update.extend_from_slice(&8192u32.to_be_bytes());
-        pair.client.handle_input(now, &mut update);
+        pair.client
+            .handle_input(now, &mut connection_window_update(8192));
         let mut wire = BytesMut::new();
         while let Some(chunk) = pair.client.poll_transmit(now) {
             wire.extend_from_slice(&chunk);
@@ -1005,8 +1015,8 @@ mod tests {
         let mut sent = Vec::new();
         while let Some(f) = decoder.decode(&mut wire).unwrap() {
             sent.push(match f {
-                frame::Frame::Headers(h) => ("HEADERS", h.stream_id, h.end_stream),
-                frame::Frame::Data(d) => ("DATA", d.stream_id, d.end_stream),
+                Frame::Headers(h) => ("HEADERS", h.stream_id, h.end_stream),
+                Frame::Data(d) => ("DATA", d.stream_id, d.end_stream),
                 other => panic!("unexpected {other:?}"),
             });
         }
