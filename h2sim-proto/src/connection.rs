@@ -17,7 +17,7 @@ use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
 use crate::role::{Protocol, Role};
 use crate::stats::Stats;
-use crate::timers::{Timer, TimerTable};
+use crate::timers::{ConnectionTimer, ConnectionTimers};
 use crate::trim::Trim;
 use crate::{h1, h2};
 
@@ -93,7 +93,7 @@ pub struct Connection {
     cause: CauseSlot,
     /// Idle, head-read and drain deadlines: one way out for both
     /// protocols, and for a server still detecting the protocol.
-    timers: TimerTable,
+    timers: ConnectionTimers,
 }
 
 #[derive(Debug)]
@@ -136,9 +136,9 @@ macro_rules! dispatch {
 
 impl Connection {
     fn with(role: Role, inner: Inner, config: Arc<Config>, now: Instant) -> Self {
-        let mut timers = TimerTable::default();
+        let mut timers = ConnectionTimers::default();
         if let Some(idle) = config.idle_timeout {
-            timers.set(Timer::Idle, now + idle);
+            timers.set(ConnectionTimer::Idle, now + idle);
         }
         Connection {
             timers,
@@ -158,9 +158,9 @@ impl Connection {
     /// unless the connection is already on its way out.
     fn activity(&mut self, now: Instant) {
         if let Some(idle) = self.config.idle_timeout
-            && self.timers.is_set(Timer::Idle)
+            && self.timers.is_set(ConnectionTimer::Idle)
         {
-            self.timers.set(Timer::Idle, now + idle);
+            self.timers.set(ConnectionTimer::Idle, now + idle);
         }
     }
 
@@ -179,9 +179,9 @@ impl Connection {
                 Inner::Http2(_) => false,
             };
         if !in_head {
-            self.timers.stop(Timer::HeadRead);
-        } else if consumed || !self.timers.is_set(Timer::HeadRead) {
-            self.timers.set(Timer::HeadRead, now + limit);
+            self.timers.stop(ConnectionTimer::HeadRead);
+        } else if consumed || !self.timers.is_set(ConnectionTimer::HeadRead) {
+            self.timers.set(ConnectionTimer::HeadRead, now + limit);
         }
     }
 
@@ -397,19 +397,16 @@ impl Connection {
         if self.ended() {
             return;
         }
-        for timer in Timer::CONNECTION {
+        for timer in ConnectionTimer::ALL {
             if !self.timers.expired(timer, now) {
                 continue;
             }
             match timer {
-                Timer::HeadRead => {
+                ConnectionTimer::HeadRead => {
                     self.abort_because(Reason::NO_ERROR, CloseCause::HeadReadTimeout);
                 }
-                Timer::Drain => self.expire_drain(),
-                Timer::Idle => self.go_away_because(now, CloseCause::IdleTimeout),
-                // The HTTP/2 session's own, kept in its table and run by
-                // its `handle_timeout` above.
-                Timer::SettingsAck | Timer::ShutdownPing | Timer::ReplyWait | Timer::KeepAlive => {}
+                ConnectionTimer::Drain => self.expire_drain(),
+                ConnectionTimer::Idle => self.go_away_because(now, CloseCause::IdleTimeout),
             }
             if self.ended() {
                 return;
@@ -528,10 +525,10 @@ impl Connection {
     /// GOAWAY; the idle timer stops.
     pub fn go_away_because(&mut self, now: Instant, cause: CloseCause) {
         self.cause.note(cause);
-        self.timers.stop(Timer::Idle);
-        if !self.timers.is_set(Timer::Drain) {
+        self.timers.stop(ConnectionTimer::Idle);
+        if !self.timers.is_set(ConnectionTimer::Drain) {
             self.timers
-                .set(Timer::Drain, now + self.config.drain_timeout);
+                .set(ConnectionTimer::Drain, now + self.config.drain_timeout);
         }
         if let Inner::Undecided { since } = self.inner {
             self.inner = Inner::Http1(Box::new(h1::Session::new(

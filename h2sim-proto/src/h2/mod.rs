@@ -24,7 +24,7 @@ use bytes::{Bytes, BytesMut};
 use self::control::Control;
 use self::echo::Echoes;
 use self::flow::RecvWindow;
-use self::limits::RateLimit;
+use self::limits::{Rate, RateLimit};
 use self::settings::Local;
 pub use self::settings::LocalSettings;
 use self::store::Store;
@@ -41,7 +41,7 @@ use crate::hpack;
 use crate::message::RequestHead;
 use crate::role::Role;
 use crate::spares::Spares;
-use crate::timers::{Timer, TimerTable};
+use crate::timers::{SessionTimer, SessionTimers};
 use crate::trim::Trim;
 
 /// What the peer has told us in SETTINGS (RFC 9113 §6.5.2), with the
@@ -100,7 +100,7 @@ enum BlockKind {
 enum Shutdown {
     Running,
     /// GOAWAY with the maximum id sent, then a PING to time one round trip
-    /// (bounded by `Timer::ShutdownPing`).
+    /// (bounded by `SessionTimer::ShutdownPing`).
     Draining,
     /// The final GOAWAY names the last stream we will process.
     Final {
@@ -156,9 +156,9 @@ pub(crate) struct Session {
     /// GOAWAY, or its close), at most until then, so an error GOAWAY the
     /// peer sends in reply reaches the application instead of a closed
     /// socket.
-    timers: TimerTable,
+    timers: SessionTimers,
     /// Keep-alive (`Config::keepalive`): our keep-alive PING is out and
-    /// unanswered, so `Timer::KeepAlive` is the end of its wait rather
+    /// unanswered, so `SessionTimer::KeepAlive` is the end of its wait rather
     /// than a quiet spell's, and input does not move it.
     keepalive_awaited: bool,
     /// The peer's GOAWAY: last stream id it will process.
@@ -233,7 +233,7 @@ impl Session {
             ready: VecDeque::new(),
             conn_blocked: VecDeque::new(),
             shutdown: Shutdown::Running,
-            timers: TimerTable::default(),
+            timers: SessionTimers::default(),
             keepalive_awaited: false,
             peer_goaway: None,
             error: None,
@@ -243,12 +243,9 @@ impl Session {
             out: VecDeque::new(),
             wbuf: BytesMut::new(),
             wbuf_size: 0,
-            peer_resets: RateLimit::new(limits.max_resets_per_period, limits.reset_period),
-            local_resets: RateLimit::new(limits.max_local_resets_per_period, limits.reset_period),
-            empty_frames: RateLimit::new(
-                limits.max_empty_frames_per_period,
-                limits.empty_frame_period,
-            ),
+            peer_resets: RateLimit::default(),
+            local_resets: RateLimit::default(),
+            empty_frames: RateLimit::default(),
             field_scratch: Vec::new(),
             spares: Spares::default(),
             echoes: Echoes::default(),
@@ -259,7 +256,7 @@ impl Session {
             config,
         };
         if let Some(every) = session.config.keepalive {
-            session.timers.set(Timer::KeepAlive, now + every);
+            session.timers.set(SessionTimer::KeepAlive, now + every);
         }
         if grow > 0 {
             session.window_updates.push_back((StreamId::ZERO, grow));
@@ -333,10 +330,10 @@ impl Session {
         self.apply_local(before);
     }
 
-    /// `Timer::SettingsAck` follows our oldest SETTINGS in flight.
+    /// `SessionTimer::SettingsAck` follows our oldest SETTINGS in flight.
     fn arm_settings_ack(&mut self) {
         self.timers
-            .set_or_stop(Timer::SettingsAck, self.local.deadline());
+            .set_or_stop(SessionTimer::SettingsAck, self.local.deadline());
     }
 
     /// Brings the decoders and stream windows in line with the settings in
@@ -492,17 +489,17 @@ impl Session {
         if self.closed {
             return;
         }
-        if self.timers.expired(Timer::SettingsAck, now) {
+        if self.timers.expired(SessionTimer::SettingsAck, now) {
             self.connection_error(Reason::SETTINGS_TIMEOUT, Violation::SettingsTimeout);
             return;
         }
-        if self.timers.expired(Timer::ShutdownPing, now) {
+        if self.timers.expired(SessionTimer::ShutdownPing, now) {
             self.finish_shutdown();
         }
-        if self.timers.expired(Timer::ReplyWait, now) {
+        if self.timers.expired(SessionTimer::ReplyWait, now) {
             self.maybe_finish();
         }
-        if self.timers.expired(Timer::KeepAlive, now) {
+        if self.timers.expired(SessionTimer::KeepAlive, now) {
             self.keepalive_due(now);
         }
     }
@@ -513,7 +510,7 @@ impl Session {
         if let Some(every) = self.config.keepalive
             && !self.keepalive_awaited
         {
-            self.timers.set(Timer::KeepAlive, now + every);
+            self.timers.set(SessionTimer::KeepAlive, now + every);
         }
     }
 
@@ -529,7 +526,7 @@ impl Session {
         if !self.keepalive_awaited {
             self.keepalive_awaited = true;
             if let Some(every) = self.config.keepalive {
-                self.timers.set(Timer::KeepAlive, now + every);
+                self.timers.set(SessionTimer::KeepAlive, now + every);
             }
             self.control.ping(KEEPALIVE_PING, now);
             return;
@@ -584,7 +581,7 @@ impl Session {
         let peer_done = self.peer_goaway.is_some() && self.role == Role::Client;
         let going_away = peer_done || matches!(self.shutdown, Shutdown::Final { .. });
         // Our GOAWAY's round trip is still out: the peer may yet answer it.
-        let awaiting_reply = !peer_done && self.timers.is_set(Timer::ReplyWait);
+        let awaiting_reply = !peer_done && self.timers.is_set(SessionTimer::ReplyWait);
         if going_away && !awaiting_reply && self.store.is_empty() && self.waiting_to_open.is_empty()
         {
             let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
@@ -601,7 +598,7 @@ impl Session {
     /// Second step of a graceful shutdown: name the last stream we took.
     fn finish_shutdown(&mut self) {
         let last = self.store.last_peer;
-        self.timers.stop(Timer::ShutdownPing);
+        self.timers.stop(SessionTimer::ShutdownPing);
         self.shutdown = Shutdown::Final { last };
         self.control.go_away(last, Reason::NO_ERROR, Bytes::new());
         self.maybe_finish();
@@ -632,14 +629,14 @@ impl Session {
         let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         if self.role == Role::Client {
             self.control.ping(SHUTDOWN_PING, now);
-            self.timers.set(Timer::ReplyWait, now + wait);
+            self.timers.set(SessionTimer::ReplyWait, now + wait);
             self.finish_shutdown();
             return;
         }
         self.control
             .go_away(StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new());
         self.control.ping(SHUTDOWN_PING, now);
-        self.timers.set(Timer::ShutdownPing, now + wait);
+        self.timers.set(SessionTimer::ShutdownPing, now + wait);
         self.shutdown = Shutdown::Draining;
     }
 
@@ -692,11 +689,21 @@ impl Session {
         if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack() {
             return true;
         }
-        if self.local_resets.hit(now) {
+        if self
+            .local_resets
+            .hit(now, Rate::local_resets(&self.config.limits))
+        {
             return true;
         }
         self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::StreamErrorFlood);
         false
+    }
+
+    /// Counts an empty DATA frame or CONTINUATION from the peer; false
+    /// past the limit.
+    fn empty_frame(&mut self, now: Instant) -> bool {
+        self.empty_frames
+            .hit(now, Rate::empty_frames(&self.config.limits))
     }
 
     /// Resets a stream because of the peer (§5.4.2): RST_STREAM out, the
@@ -781,8 +788,8 @@ mod tests {
             ..Config::default()
         };
         let mut s = Session::new(Role::Client, config, t0);
-        assert_eq!(s.timers.get(Timer::SettingsAck), Some(t0 + secs(5)));
-        assert_eq!(s.timers.get(Timer::KeepAlive), Some(t0 + secs(10)));
+        assert_eq!(s.timers.get(SessionTimer::SettingsAck), Some(t0 + secs(5)));
+        assert_eq!(s.timers.get(SessionTimer::KeepAlive), Some(t0 + secs(10)));
         assert_eq!(s.poll_timeout(), s.timers.earliest());
         assert_eq!(s.poll_timeout(), Some(t0 + secs(5)));
 
@@ -791,7 +798,7 @@ mod tests {
         let mut bytes = frame(0x4, 0, &[]);
         bytes.extend(frame(0x4, 0x1, &[]));
         feed(&mut s, t1, &bytes);
-        assert_eq!(s.timers.get(Timer::SettingsAck), None);
+        assert_eq!(s.timers.get(SessionTimer::SettingsAck), None);
         assert_eq!(s.poll_timeout(), s.timers.earliest());
         assert_eq!(s.poll_timeout(), Some(t1 + secs(10)));
 

@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use super::echo::Echo;
 use super::fields;
 use super::flow::RecvWindow;
+use super::limits::Rate;
 use super::stream::{Input, Refusal, State, Stream, transition_frame};
 use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
 use crate::error::{Malformation, Violation};
@@ -19,7 +20,7 @@ use crate::frame::{
 use crate::hpack::HeaderField;
 use crate::message::RequestHead;
 use crate::role::Role;
-use crate::timers::Timer;
+use crate::timers::SessionTimer;
 
 /// Frame type codes, for naming the frame in a violation.
 const DATA: u8 = 0x0;
@@ -174,7 +175,7 @@ impl Session {
                 );
                 return;
             }
-            if c.fragment.is_empty() && !c.end_headers && !self.empty_frames.hit(now) {
+            if c.fragment.is_empty() && !c.end_headers && !self.empty_frame(now) {
                 self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
                 return;
             }
@@ -247,7 +248,7 @@ impl Session {
     }
 
     fn start_block(&mut self, now: Instant, stream: StreamId, kind: BlockKind, first: Bytes) {
-        if first.is_empty() && !self.empty_frames.hit(now) {
+        if first.is_empty() && !self.empty_frame(now) {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
             return;
         }
@@ -671,7 +672,7 @@ impl Session {
             );
             return;
         }
-        if d.payload.is_empty() && !d.end_stream && !self.empty_frames.hit(now) {
+        if d.payload.is_empty() && !d.end_stream && !self.empty_frame(now) {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::EmptyFrameFlood);
             return;
         }
@@ -773,7 +774,10 @@ impl Session {
     }
 
     fn recv_reset(&mut self, now: Instant, r: RstStream) {
-        if !self.peer_resets.hit(now) {
+        if !self
+            .peer_resets
+            .hit(now, Rate::peer_resets(&self.config.limits))
+        {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::ResetFlood);
             return;
         }
@@ -897,8 +901,8 @@ impl Session {
                 } else if payload == SHUTDOWN_PING {
                     if self.shutdown == Shutdown::Draining {
                         self.finish_shutdown();
-                    } else if self.timers.is_set(Timer::ReplyWait) {
-                        self.timers.stop(Timer::ReplyWait);
+                    } else if self.timers.is_set(SessionTimer::ReplyWait) {
+                        self.timers.stop(SessionTimer::ReplyWait);
                         self.maybe_finish();
                     }
                 } else {
