@@ -66,9 +66,10 @@ RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless
   --threads N; right for most runs and every kernel. glommio: one thread per
   core over io_uring (Linux 5.8+), each connection staying on its core. On
-  the server rows of bench/README.md's last two runs (one thread each) it
-  spent 0.90-1.45x tokio's CPU per request, the most on HTTP/1.1: its
-  reactor re-arms timers and polls every turn.
+  the server rows of bench/README.md's latest full run (one thread each) it
+  spent 0.76-1.44x tokio's CPU per request, the most with a connection per
+  request and on HTTP/1.1: its reactor re-arms two io_uring timers every
+  turn and arms one poll for each wait.
 
 EXAMPLES
   h2sim server -S http://0.0.0.0:8080 -S https://0.0.0.0:8081 -m POST -p /user/ -s 200 -x content-type=application/json -t '{ \"RESULT\" : \"SUCCESS\" }' -m GET -p /user2/ -s 404
@@ -131,8 +132,9 @@ RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless
   --threads N. glommio: one thread per core over io_uring (Linux 5.8+), each
   connection staying on its core. On the client rows of bench/README.md's
-  last two runs (one thread each) it spent 0.98-1.66x tokio's CPU per
-  request: its reactor re-arms timers and polls every turn.
+  latest full run (one thread each) it spent 1.05-1.45x tokio's CPU per
+  request: its reactor re-arms two io_uring timers every turn and arms one
+  poll for each wait.
 
 EXAMPLES
   h2sim client http://127.0.0.1:8080/user1k/nobody
