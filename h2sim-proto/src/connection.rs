@@ -80,8 +80,8 @@ pub struct Connection {
     config: Arc<Config>,
     /// What an HTTP/1.1 session left behind when it handed over to HTTP/2
     /// (the 101 response, its events): delivered before the new session's.
-    handover_out: VecDeque<Bytes>,
-    handover_events: VecDeque<Event>,
+    /// Boxed: only a connection upgraded with h2c has it, until trimmed.
+    handover: Option<Box<Handover>>,
     /// Bytes taken from and given to the transport.
     bytes_received: u64,
     bytes_sent: u64,
@@ -94,6 +94,14 @@ pub struct Connection {
     /// Idle, head-read and drain deadlines: one way out for both
     /// protocols, and for a server still detecting the protocol.
     timers: ConnectionTimers,
+}
+
+/// The output and events of an HTTP/1.1 session that handed over to
+/// HTTP/2 (see [`Connection::upgrade`]).
+#[derive(Debug, Default)]
+struct Handover {
+    out: VecDeque<Bytes>,
+    events: VecDeque<Event>,
 }
 
 #[derive(Debug)]
@@ -145,8 +153,7 @@ impl Connection {
             inner,
             role,
             config,
-            handover_out: VecDeque::new(),
-            handover_events: VecDeque::new(),
+            handover: None,
             bytes_received: 0,
             bytes_sent: 0,
             held: BytesMut::new(),
@@ -341,12 +348,15 @@ impl Connection {
     /// `Upgrade: h2c`: the 101 goes out first, then HTTP/2 takes the rest.
     fn upgrade(&mut self, now: Instant, upgrade: h1::Upgrade, input: &mut BytesMut) {
         if let Inner::Http1(old) = &mut self.inner {
-            self.handover_out
+            let handover = self.handover.get_or_insert_with(Box::default);
+            handover
+                .out
                 .extend(std::iter::from_fn(|| old.poll_transmit()));
             // The HTTP/2 session reports Connected itself, once the client's
             // SETTINGS arrive; the application hears it once.
             let events = std::iter::from_fn(|| old.poll_event());
-            self.handover_events
+            handover
+                .events
                 .extend(events.filter(|e| !matches!(e, Event::Connected)));
         }
         let session = h2::Session::upgraded(
@@ -623,7 +633,7 @@ impl Connection {
             let held = self.held.len();
             self.watch_head(now, held < before, held);
         }
-        let chunk = match self.handover_out.pop_front() {
+        let chunk = match self.handover.as_mut().and_then(|h| h.out.pop_front()) {
             Some(chunk) => Some(chunk),
             None => dispatch!(self, s => s.poll_transmit(), undecided => None),
         };
@@ -672,7 +682,7 @@ impl Connection {
 
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<Event> {
-        if let Some(event) = self.handover_events.pop_front() {
+        if let Some(event) = self.handover.as_mut().and_then(|h| h.events.pop_front()) {
             return Some(event);
         }
         // The event stays in the `Option` it came in, so it is not moved
@@ -754,8 +764,13 @@ impl Connection {
     /// is nothing to give back, and calling it at any other time only
     /// costs the next burst a few allocations.
     pub fn trim(&mut self) {
-        self.handover_out.trim();
-        self.handover_events.trim();
+        if self
+            .handover
+            .as_ref()
+            .is_some_and(|h| h.out.is_empty() && h.events.is_empty())
+        {
+            self.handover = None;
+        }
         self.held.trim();
         dispatch!(self, s => s.trim(), undecided => ())
     }
@@ -779,7 +794,7 @@ impl Connection {
 
     /// Over, and everything it had to say has been polled: close the transport.
     pub fn is_closed(&self) -> bool {
-        self.handover_out.is_empty()
+        self.handover.as_ref().is_none_or(|h| h.out.is_empty())
             && match &self.inner {
                 Inner::Http1(s) => s.is_closed(),
                 Inner::Http2(s) => s.is_closed(),
