@@ -14,6 +14,8 @@ mod merge;
 mod options;
 mod progress;
 mod report;
+#[cfg(test)]
+mod scratch;
 mod server;
 mod setup;
 mod signals;

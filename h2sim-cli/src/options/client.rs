@@ -819,10 +819,7 @@ mod tests {
     /// argument; `-m` steps with it are refused.
     #[test]
     fn scenario_files() {
-        let scratch = tempfile::Builder::new()
-            .prefix("h2sim-scenario-")
-            .tempdir()
-            .unwrap();
+        let scratch = crate::scratch::scratch("scenario");
         let dir = scratch.path();
         std::fs::write(
             dir.join("s.yaml"),

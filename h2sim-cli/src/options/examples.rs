@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{cli, client, server};
+use crate::scratch::scratch;
 
 /// The words of one shell command line (quotes, `\` escapes, `#`
 /// comments), as a shell splits them.
@@ -61,17 +62,6 @@ fn parse_line(line: &str, dir: &Path) -> Option<Result<String, String>> {
         }
         .map_err(|e| format!("{line}\n  -> {e}")),
     )
-}
-
-/// A scratch directory that the lines' relative paths are taken from
-/// (`-f your_request_body_file`, `-d .`, `eckey.pem`), passed to the
-/// parser: the process's working directory is never changed, so tests
-/// running at the same time do not see each other's. Removed on drop.
-fn scratch(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("h2sim-{name}-"))
-        .tempdir()
-        .unwrap()
 }
 
 fn examples_file() -> PathBuf {

@@ -109,10 +109,7 @@ mod tests {
 
     #[test]
     fn directory_serving_never_escapes() {
-        let scratch = tempfile::Builder::new()
-            .prefix("h2sim-dir-")
-            .tempdir()
-            .unwrap();
+        let scratch = crate::scratch::scratch("dir");
         let root = scratch.path();
         let inside = root.join("www");
         std::fs::create_dir_all(inside.join("sub")).unwrap();
@@ -146,10 +143,7 @@ mod tests {
 
     #[test]
     fn disk_reads_the_resolved_file() {
-        let scratch = tempfile::Builder::new()
-            .prefix("h2sim-disk-")
-            .tempdir()
-            .unwrap();
+        let scratch = crate::scratch::scratch("disk");
         let root = scratch.path();
         std::fs::write(root.join("a.json"), b"{}").unwrap();
         assert_eq!(
