@@ -111,6 +111,24 @@ fn read_to_close(sock: &mut TcpStream, within: Duration) -> Vec<u8> {
     }
 }
 
+/// Reads from `sock` until what came satisfies `done` (the server may not
+/// close first), for at most `within`. A read a signal interrupts is
+/// tried again: the executors' threads share the process's signals.
+fn read_until(sock: &mut TcpStream, within: Duration, done: impl Fn(&[u8]) -> bool) -> Vec<u8> {
+    sock.set_read_timeout(Some(within)).unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    while !done(&got) {
+        match sock.read(&mut buf) {
+            Ok(0) => panic!("the server closed early: {got:?}"),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => panic!("reading the answer: {e}"),
+        }
+    }
+    got
+}
+
 /// The frames in `bytes`, which our server wrote; a frame that does not
 /// decode, or output that ends inside one, fails the test, so a check for
 /// a frame cannot pass on garbled output.
@@ -347,17 +365,9 @@ fn a_busy_connection_trims_only_after_a_quiet_spell() {
     let mut sock = TcpStream::connect(addr).unwrap();
     sock.write_all(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n")
         .unwrap();
-    sock.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    let mut got = Vec::new();
-    let mut buf = [0u8; 16 * 1024];
-    while !got.ends_with(&[b'x'; 64]) || got.len() < 32 * 1024 {
-        match sock.read(&mut buf) {
-            Ok(0) => panic!("the server closed early"),
-            Ok(n) => got.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => panic!("reading the answer: {e}"),
-        }
-    }
+    read_until(&mut sock, Duration::from_secs(3), |got| {
+        got.ends_with(&[b'x'; 64]) && got.len() >= 32 * 1024
+    });
     std::thread::sleep(Duration::from_millis(500));
     let times = std::mem::take(&mut *times.lock().unwrap());
     drop(sock);
@@ -407,14 +417,9 @@ fn a_closing_request_ends_the_connection_at_once() {
     let mut kept = TcpStream::connect(addr).unwrap();
     kept.write_all(b"GET /stay HTTP/1.1\r\nhost: a\r\n\r\n")
         .unwrap();
-    kept.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut answer = Vec::new();
-    while !answer.ends_with(b"/stay") {
-        let mut buf = [0; 256];
-        let n = kept.read(&mut buf).unwrap();
-        assert!(n > 0, "closed early: {answer:?}");
-        answer.extend_from_slice(&buf[..n]);
-    }
+    read_until(&mut kept, Duration::from_secs(5), |got| {
+        got.ends_with(b"/stay")
+    });
     let stopping = Instant::now();
     running.shutdown().trigger();
     let waited = read_to_close(&mut kept, Duration::from_secs(5));
