@@ -189,17 +189,39 @@ struct Pending {
     clock: Option<Arc<Clock>>,
 }
 
-/// The request in flight on one slot.
+/// The request in flight on one slot. It moves at every send and answer
+/// (into its slot and out), so it stays under 128 octets, which the
+/// compiler moves inline rather than by a call to `memcpy`: what only dumps
+/// and captures keep is in a box of its own.
 #[derive(Debug)]
 struct Flight {
     pending: Pending,
     sent: Instant,
     first_byte: Option<Instant>,
     status: Option<u16>,
-    /// Response fields and body kept for dumps (trace or slow-transaction
-    /// dumps).
+    kept: Option<Box<Kept>>,
+}
+
+/// Response fields and body kept for dumps (trace or slow-transaction
+/// dumps) and captures.
+#[derive(Debug, Default)]
+struct Kept {
     fields: Vec<HeaderField>,
     body: Vec<u8>,
+}
+
+impl Flight {
+    fn fields(&self) -> &[HeaderField] {
+        self.kept.as_ref().map_or(&[], |k| &k.fields)
+    }
+
+    fn body(&self) -> &[u8] {
+        self.kept.as_ref().map_or(&[], |k| &k.body)
+    }
+
+    fn kept(&mut self) -> &mut Kept {
+        self.kept.get_or_insert_with(Box::default)
+    }
 }
 
 /// A pushed response being received, kept for its dump.
@@ -499,8 +521,7 @@ impl ClientApp {
                         sent: now,
                         first_byte: None,
                         status: None,
-                        fields: Vec::new(),
-                        body: Vec::new(),
+                        kept: None,
                     },
                 );
             }
@@ -559,7 +580,7 @@ impl ClientApp {
                 "RESPONSE[{}/{},{slot}]: {status}\n",
                 flight.pending.scenario, flight.pending.step
             );
-            trace::dump(&mut text, &[], &flight.fields, &flight.body);
+            trace::dump(&mut text, &[], flight.fields(), flight.body());
             trace.line(&text);
         }
         if let Some(slow) = self.plan.slow
@@ -622,7 +643,7 @@ impl ClientApp {
         );
         trace::dump(&mut text, &[], &head.fields, &body);
         text.push_str(&format!("\nRESPONSE: {status}\n"));
-        trace::dump(&mut text, &[], &flight.fields, &flight.body);
+        trace::dump(&mut text, &[], flight.fields(), flight.body());
         match &self.plan.log {
             Some(log) => log.line(&text),
             None => crate::trace::Stderr.line(&text),
@@ -758,30 +779,39 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
     if step.captures.is_empty() {
         return true;
     }
+    let Flight {
+        pending,
+        status,
+        kept,
+        ..
+    } = flight;
+    let (fields, body) = kept
+        .as_deref()
+        .map_or((&[][..], &[][..]), |k| (&k.fields[..], &k.body[..]));
     let json = step
         .captures
         .iter()
         .any(|c| c.needs_body())
-        .then(|| crate::json_pointer::parse(&flight.body))
+        .then(|| crate::json_pointer::parse(body))
         .flatten();
-    let status = flight.status.unwrap_or(0);
+    let status = status.unwrap_or(0);
     for capture in &step.captures {
-        match capture.take(status, &flight.fields, json) {
+        match capture.take(status, fields, json) {
             Ok(value) => {
                 if let (Some(correlations), Some(clock), false) = (
                     &plan.correlations,
-                    &flight.pending.clock,
+                    &pending.clock,
                     matches!(capture.source, super::capture::Source::Status),
                 ) {
                     correlations.register([value.as_str()], clock);
                 }
-                flight.pending.values.set(&capture.needle, value);
+                pending.values.set(&capture.needle, value);
             }
             Err(missing) => {
                 if let Some(trace) = &plan.trace {
                     trace.line(&format!(
                         "CAPTURE[{}/{}]: {} not captured: {missing}",
-                        flight.pending.scenario, flight.pending.step, capture.symbol
+                        pending.scenario, pending.step, capture.symbol
                     ));
                 }
                 return false;
@@ -860,7 +890,7 @@ impl Application for ClientApp {
                         flight.status = Some(head.status);
                         let step = &self.plan.steps[flight.pending.step];
                         if dumps || step.captures.iter().any(|c| c.needs_fields()) {
-                            flight.fields = head.fields;
+                            flight.kept().fields = head.fields;
                         } else {
                             conn.recycle_fields(head.fields);
                         }
@@ -894,8 +924,8 @@ impl Application for ClientApp {
                     } else {
                         0
                     };
-                    if flight.body.len() < limit {
-                        flight.body.extend_from_slice(&data);
+                    if flight.body().len() < limit {
+                        flight.kept().body.extend_from_slice(&data);
                     }
                 }
                 if end_stream {
