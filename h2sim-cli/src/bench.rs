@@ -3,6 +3,7 @@
 //! JSON) on loopback, driven by the client with 100 requests in flight and
 //! `-R __MDN__=01092%06d`, over h2c, h2 with TLS and HTTP/1.1.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use h2sim_proto::HeaderField;
+use h2sim_proto::host::ConnectionInfo;
 use h2sim_proto::host::tls::{self, Certified, ClientAuth, TlsVersions};
 use h2sim_tokio::{ListenerSpec, Server, ServerOptions, Shutdown};
 
@@ -18,6 +20,7 @@ use crate::client::app::Plan;
 use crate::client::capture::Capture;
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
+use crate::cpus;
 use crate::options::client::ClientArgs;
 use crate::options::rules_file::{self, Format};
 use crate::options::tls::TlsFiles;
@@ -32,6 +35,81 @@ pub struct BenchArgs {
     pub parallel: usize,
     pub duration: Option<Duration>,
     pub threads: Option<usize>,
+}
+
+/// How the bench's threads are shared between its client and its server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads {
+    /// The workers of the main runtime, which runs the client.
+    pub client: usize,
+    /// The workers of the server's own runtime, on threads of its own;
+    /// `None`: the client's runtime runs the server too.
+    pub server: Option<usize>,
+}
+
+impl BenchArgs {
+    /// `--threads` (one per core by default), half of them (at least one)
+    /// for the server and the rest for the client; with one thread, the
+    /// two share it.
+    pub fn threads(&self) -> Threads {
+        let all = self
+            .threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        match all {
+            0 | 1 => Threads {
+                client: 1,
+                server: None,
+            },
+            _ => Threads {
+                client: all - all / 2,
+                server: Some(all / 2),
+            },
+        }
+    }
+}
+
+/// Where the bench runs its client and its servers: their threads, and
+/// the CPUs that keep one thread each apart (see [`BenchServer`]).
+#[derive(Debug, Clone, Copy)]
+struct Placement {
+    threads: Threads,
+    cpus: Option<cpus::Pair>,
+}
+
+impl Placement {
+    /// Reads the CPUs the process may run on, so it comes before any
+    /// thread is pinned (a pinned thread sees its CPU alone).
+    fn new(threads: Threads) -> Placement {
+        Placement {
+            threads,
+            cpus: cpus::Pair::for_bench(threads),
+        }
+    }
+
+    /// Keeps the calling thread, which runs the client, on its CPU.
+    fn pin_client(&self) {
+        if let Some(cpus) = self.cpus {
+            cpus::pin(cpus.client);
+        }
+    }
+}
+
+impl std::fmt::Display for Placement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.threads.server, self.cpus) {
+            (None, _) => write!(f, "tokio: client and server on one thread"),
+            (Some(_), Some(cpus)) => write!(
+                f,
+                "tokio: the client on one thread on cpu {}, the server on one on cpu {}",
+                cpus.client, cpus.server
+            ),
+            (Some(server), None) => write!(
+                f,
+                "tokio: the client on {} threads, the server on {server} of its own",
+                self.threads.client
+            ),
+        }
+    }
 }
 
 /// Parses the arguments after `bench` (what `main` does through the
@@ -146,24 +224,16 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?,
         ListenerSpec::tls("127.0.0.1:0", tls).map_err(|e| usage(e.to_string()))?,
     ];
-    let server = Server::bind(specs, ServerOptions::default())
-        .await
-        .map_err(|e| usage(e.to_string()))?;
-    let addrs = server.local_addrs();
-    let (plain, secure) = (addrs[0].0, addrs[1].0);
-    let shared = Arc::new(Shared::new(rules(), None, None));
-    let shutdown = server.shutdown();
-    let running = tokio::spawn(server.run(move |info| ServerApp::new(shared.clone(), info.peer)));
-
-    let workers = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let placement = Placement::new(args.threads());
+    placement.pin_client();
+    let server = BenchServer::start(specs, rules(), placement).await?;
+    let (plain, secure) = (server.addrs[0], server.addrs[1]);
     let amount = match args.duration {
         Some(d) => format!("{:.0}s per cell", d.as_secs_f64()),
         None => format!("{} requests per cell", args.count),
     };
     println!(
-        "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process (tokio, {workers} worker threads); CPU: µs of the process's CPU (client and server) per request",
+        "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process ({placement}); CPU: µs of the process's CPU (client and server) per request",
         args.parallel
     );
     println!("{:<10}{:>35}{:>35}{:>35}", "", "1k", "4k", "10k");
@@ -190,10 +260,9 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
             println!("{:<10}{columns}", row.name);
         }
     }
-    shutdown.trigger();
-    let _ = running.await;
+    server.stop().await;
     if !interrupt.is_stopped() {
-        all_ok &= nf_section(&args, &interrupt).await?;
+        all_ok &= nf_section(&args, placement, &interrupt).await?;
     }
     if !all_ok {
         println!("(!: some requests failed)");
@@ -208,6 +277,117 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// A server of the bench's. With threads of its own it runs on a runtime of
+/// its own beside the client's, as h2simple's client and server run in two
+/// processes: on one runtime, tokio's workers now and then ran the client's
+/// and the server's connection on the same core, so a cell's figure came
+/// out at one core's worth or at two from one run to the next (h2 over
+/// TLS, 10k: 62k to 117k TPS on a 2-core machine). With one thread each,
+/// the two are kept on CPUs of their own, as `bench/run.sh` pins its pair:
+/// left to the kernel they still shared a CPU at times (h2c 4k: 252k to
+/// 551k TPS in four runs, 480k to 506k pinned).
+struct BenchServer {
+    addrs: Vec<SocketAddr>,
+    shutdown: Shutdown,
+    running: Running,
+}
+
+/// Where a bench server runs.
+enum Running {
+    /// On the client's runtime.
+    Task(tokio::task::JoinHandle<()>),
+    /// On its own runtime, on its own thread.
+    Thread(std::thread::JoinHandle<()>),
+}
+
+impl BenchServer {
+    /// Binds `specs` and serves `rules` on them, where `placement` puts
+    /// the server.
+    async fn start(
+        specs: Vec<ListenerSpec>,
+        rules: Vec<Rule>,
+        placement: Placement,
+    ) -> Result<BenchServer, UsageError> {
+        let shared = Arc::new(Shared::new(rules, None, None));
+        let app = move |info: &ConnectionInfo| ServerApp::new(shared.clone(), info.peer);
+        let cpu = placement.cpus.map(|cpus| cpus.server);
+        let Some(threads) = placement.threads.server else {
+            let server = bind(specs).await?;
+            let (addrs, shutdown) = (addresses(&server), server.shutdown());
+            let running = Running::Task(tokio::spawn(server.run(app)));
+            return Ok(BenchServer {
+                addrs,
+                shutdown,
+                running,
+            });
+        };
+        let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("h2sim-bench-server".into())
+            .spawn(move || {
+                if let Some(cpu) = cpu {
+                    cpus::pin(cpu);
+                }
+                let rt = match crate::tokio_run::runtime(Some(threads)) {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = bound_tx.send(Err(usage(format!(
+                            "cannot start the server's tokio runtime: {e}"
+                        ))));
+                        return;
+                    }
+                };
+                rt.block_on(async move {
+                    match bind(specs).await {
+                        Ok(server) => {
+                            let _ = bound_tx.send(Ok((addresses(&server), server.shutdown())));
+                            server.run(app).await;
+                        }
+                        Err(e) => {
+                            let _ = bound_tx.send(Err(e));
+                        }
+                    }
+                });
+            })
+            .map_err(|e| usage(format!("cannot start the server's thread: {e}")))?;
+        let (addrs, shutdown) = bound_rx
+            .await
+            .map_err(|_| usage("the server's thread ended before it listened"))??;
+        Ok(BenchServer {
+            addrs,
+            shutdown,
+            running: Running::Thread(thread),
+        })
+    }
+
+    /// Shuts the server down and waits until it has.
+    async fn stop(self) {
+        self.shutdown.trigger();
+        match self.running {
+            Running::Task(task) => {
+                let _ = task.await;
+            }
+            Running::Thread(thread) => {
+                let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            }
+        }
+    }
+}
+
+async fn bind(specs: Vec<ListenerSpec>) -> Result<Server, UsageError> {
+    Server::bind(specs, ServerOptions::default())
+        .await
+        .map_err(|e| usage(e.to_string()))
+}
+
+fn addresses(server: &Server) -> Vec<SocketAddr> {
+    server
+        .local_addrs()
+        .into_iter()
+        .map(|(addr, _)| addr)
+        .collect()
 }
 
 /// Ctrl-C during the bench: the cell that runs stops as a client run
@@ -389,17 +569,16 @@ const NF_CELLS: [(&str, &str, &[&str]); 4] = [
 /// Runs the NF section on a server of its own (h2c, tokio), after
 /// storing the item the resource cell reads. Whether every request
 /// succeeded.
-async fn nf_section(args: &BenchArgs, interrupt: &Interrupt) -> Result<bool, UsageError> {
+async fn nf_section(
+    args: &BenchArgs,
+    placement: Placement,
+    interrupt: &Interrupt,
+) -> Result<bool, UsageError> {
     let text = NF_RULES.replace("PAD", &"x".repeat(880));
     let rules = rules_file::parse(&text, Format::Yaml, "h2sim bench", Path::new("."))?;
     let specs = vec![ListenerSpec::plain("127.0.0.1:0").map_err(|e| usage(e.to_string()))?];
-    let server = Server::bind(specs, ServerOptions::default())
-        .await
-        .map_err(|e| usage(e.to_string()))?;
-    let authority = server.local_addrs()[0].0.to_string();
-    let shared = Arc::new(Shared::new(rules.rules, None, None));
-    let shutdown = server.shutdown();
-    let running = tokio::spawn(server.run(move |info| ServerApp::new(shared.clone(), info.peer)));
+    let server = BenchServer::start(specs, rules.rules, placement).await?;
+    let authority = server.addrs[0].to_string();
     let get = |path: &str| Step {
         method: "GET".into(),
         scheme: "http".into(),
@@ -447,8 +626,7 @@ async fn nf_section(args: &BenchArgs, interrupt: &Interrupt) -> Result<bool, Usa
         };
         println!("{name:<16}{}{extra:>8}", cell.columns());
     }
-    shutdown.trigger();
-    let _ = running.await;
+    server.stop().await;
     Ok(all_ok)
 }
 
@@ -487,6 +665,34 @@ mod tests {
                 .unwrap_err()
                 .0
                 .contains("at least 1")
+        );
+        let threads = |n| {
+            BenchArgs {
+                threads: Some(n),
+                ..parse(vec![]).unwrap()
+            }
+            .threads()
+        };
+        assert_eq!(
+            threads(1),
+            Threads {
+                client: 1,
+                server: None
+            }
+        );
+        assert_eq!(
+            threads(2),
+            Threads {
+                client: 1,
+                server: Some(1)
+            }
+        );
+        assert_eq!(
+            threads(5),
+            Threads {
+                client: 3,
+                server: Some(2)
+            }
         );
         assert!(
             parse(vec!["--bogus".into()])

@@ -4,6 +4,7 @@
 mod bench;
 mod body;
 mod client;
+mod cpus;
 #[cfg(all(feature = "glommio", target_os = "linux"))]
 mod glommio_run;
 mod help;
@@ -105,7 +106,10 @@ fn run(command: Command) -> Result<ExitCode, UsageError> {
             #[cfg(not(all(feature = "glommio", target_os = "linux")))]
             Runtime::Glommio => Err(without_glommio()),
         },
-        Command::Bench(args) => Ok(tokio_run::run(args.threads, bench::run(args))),
+        Command::Bench(args) => Ok(tokio_run::run(
+            Some(args.threads().client),
+            bench::run(args),
+        )),
     }
 }
 

@@ -26,26 +26,13 @@ use crate::setup::server::{
 };
 use crate::signals::interrupt_on_ctrl_c;
 
-/// Runs `work` on a tokio runtime with `threads` workers (one per CPU by
-/// default); the exit code says whether it went well, 2 for a usage error.
-/// One worker is the calling thread itself: a work-stealing scheduler has
-/// nothing to steal between one thread's tasks, and its bookkeeping cost
-/// an HTTP/1.1 server 1-5% of its CPU per request.
+/// Runs `work` on [`runtime`]`(threads)`; the exit code says whether it
+/// went well, 2 for a usage error.
 pub fn run(
     threads: Option<usize>,
     work: impl Future<Output = Result<ExitCode, UsageError>>,
 ) -> ExitCode {
-    let mut builder = match threads {
-        Some(1) => tokio::runtime::Builder::new_current_thread(),
-        Some(n) => {
-            let mut builder = tokio::runtime::Builder::new_multi_thread();
-            builder.worker_threads(n);
-            builder
-        }
-        None => tokio::runtime::Builder::new_multi_thread(),
-    };
-    builder.enable_all();
-    let rt = match builder.build() {
+    let rt = match runtime(threads) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("h2sim: cannot start the tokio runtime: {e}");
@@ -59,6 +46,23 @@ pub fn run(
             ExitCode::from(2)
         }
     }
+}
+
+/// A tokio runtime with `threads` workers (one per CPU by default). One
+/// worker is the calling thread itself: a work-stealing scheduler has
+/// nothing to steal between one thread's tasks, and its bookkeeping cost
+/// an HTTP/1.1 server 1-5% of its CPU per request.
+pub fn runtime(threads: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = match threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread(),
+        Some(n) => {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(n);
+            builder
+        }
+        None => tokio::runtime::Builder::new_multi_thread(),
+    };
+    builder.enable_all().build()
 }
 
 /// Notifications on tokio: one task per callback connection run, on the

@@ -308,7 +308,7 @@ pub struct BenchFlags {
     /// Run each cell for DURATION [default: 2s]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub duration: Option<Duration>,
-    /// Tokio worker threads [default: one per core]
+    /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it [default: one per core]
     #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub threads: Option<u64>,
 }
