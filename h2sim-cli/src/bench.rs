@@ -103,11 +103,14 @@ impl std::fmt::Display for Placement {
                 "tokio: the client on one thread on cpu {}, the server on one on cpu {}",
                 cpus.client, cpus.server
             ),
-            (Some(server), None) => write!(
-                f,
-                "tokio: the client on {} threads, the server on {server} of its own",
-                self.threads.client
-            ),
+            (Some(server), None) => {
+                let client = self.threads.client;
+                let threads = if client == 1 { "thread" } else { "threads" };
+                write!(
+                    f,
+                    "tokio: the client on {client} {threads}, the server on {server} of its own"
+                )
+            }
         }
     }
 }
