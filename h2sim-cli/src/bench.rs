@@ -73,17 +73,28 @@ impl BenchArgs {
 #[derive(Debug, Clone, Copy)]
 struct Placement {
     threads: Threads,
-    cpus: Option<cpus::Pair>,
+    cpus: Option<Cpus>,
+}
+
+/// A CPU for the client's thread and another for the server's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cpus {
+    client: usize,
+    server: usize,
 }
 
 impl Placement {
-    /// Reads the CPUs the process may run on, so it comes before any
-    /// thread is pinned (a pinned thread sees its CPU alone).
+    /// With one thread each, the first two CPUs the process may run on;
+    /// none for one thread in all, or for runtimes of several workers,
+    /// which the kernel places. Made before any thread is pinned (see
+    /// [`cpus::allowed`]).
     fn new(threads: Threads) -> Placement {
-        Placement {
-            threads,
-            cpus: cpus::Pair::for_bench(threads),
-        }
+        let one_each = threads.client == 1 && threads.server == Some(1);
+        let cpus = match cpus::allowed()[..] {
+            [client, server, ..] if one_each => Some(Cpus { client, server }),
+            _ => None,
+        };
+        Placement { threads, cpus }
     }
 
     /// Keeps the calling thread, which runs the client, on its CPU.
@@ -703,5 +714,29 @@ mod tests {
                 .0
                 .contains("--bogus")
         );
+    }
+
+    #[test]
+    fn cpus_only_for_one_thread_each_and_two_cpus() {
+        let one_each = Threads {
+            client: 1,
+            server: Some(1),
+        };
+        match cpus::allowed()[..] {
+            [client, server, ..] => {
+                assert_eq!(Placement::new(one_each).cpus, Some(Cpus { client, server }));
+            }
+            _ => assert_eq!(Placement::new(one_each).cpus, None),
+        }
+        let shared = Threads {
+            client: 1,
+            server: None,
+        };
+        assert_eq!(Placement::new(shared).cpus, None);
+        let several = Threads {
+            client: 2,
+            server: Some(2),
+        };
+        assert_eq!(Placement::new(several).cpus, None);
     }
 }
