@@ -1,6 +1,7 @@
 //! Process settings a simulator outgrows: one open file per connection
 //! against a soft limit (often 1024) far below what the hard limit allows,
-//! and a heap that glibc shrinks after every busy turn.
+//! a heap that glibc shrinks after every busy turn, and glibc's copies on
+//! AMD processors.
 
 /// Raises the soft open-file limit to the hard one, so a server holding
 /// 10,000 connections (or a client opening them) does not fail at the
@@ -54,6 +55,148 @@ pub fn keep_freed_heap() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub fn keep_freed_heap() {}
+
+/// The glibc tunable below which glibc's `memcpy` copies with vector
+/// loops, and from which it uses `rep movsb`.
+const REP_MOVSB_THRESHOLD: &str = "glibc.cpu.x86_rep_movsb_threshold";
+
+/// On AMD processors, starts this program again (the same process, by
+/// `exec`) with glibc's `rep movsb` copies turned off, unless glibc already
+/// avoids them or the user set the tunable. Called first, before any
+/// thread starts; if the `exec` fails, the program runs on as it is.
+///
+/// Why: on Zen 3 and later, `rep movsb` to a destination that is not
+/// aligned from a source that is runs at a twentieth of the vector loop's
+/// speed (glibc bug 30994; `bench/memcpy_alignment.sh`: 3.5 against 90
+/// GB/s on an AMD EPYC). Copies land at any offset: rustls's copy of each
+/// record's plaintext out of its buffer took 26% of a TLS client's CPU
+/// there. glibc 2.40 made the vector loop its default on AMD up to the
+/// size where it copies without the cache; this gives earlier glibc the
+/// same.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+pub fn copy_without_rep_movsb() {
+    use std::os::unix::process::CommandExt;
+
+    let Some(tunables) = with_vector_copies(
+        std::env::var_os("GLIBC_TUNABLES").as_deref(),
+        is_amd(),
+        glibc_version(),
+    ) else {
+        return;
+    };
+    let mut args = std::env::args_os();
+    let Some(arg0) = args.next() else {
+        return;
+    };
+    // `exec` only returns when it failed: glibc's own copies stay.
+    let _ = std::process::Command::new("/proc/self/exe")
+        .arg0(arg0)
+        .args(args)
+        .env("GLIBC_TUNABLES", tunables)
+        .exec();
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")))]
+pub fn copy_without_rep_movsb() {}
+
+/// The `GLIBC_TUNABLES` to start again with, given the current ones, or
+/// `None` to run on: not AMD, a glibc that avoids `rep movsb` there by
+/// itself (2.40 on), or the threshold already set (by the user, or by the
+/// start before this one).
+#[cfg_attr(
+    not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")),
+    allow(dead_code)
+)]
+fn with_vector_copies(
+    current: Option<&std::ffi::OsStr>,
+    amd: bool,
+    glibc: (u32, u32),
+) -> Option<std::ffi::OsString> {
+    if !amd || glibc >= (2, 40) {
+        return None;
+    }
+    /// Above glibc's own threshold for copies that bypass the cache (tens of
+    /// MiB at most), so `rep movsb` is never chosen.
+    const NEVER: u64 = 1 << 40;
+    let setting = format!("{REP_MOVSB_THRESHOLD}={NEVER}");
+    match current {
+        None => Some(setting.into()),
+        Some(current) if current.is_empty() => Some(setting.into()),
+        Some(current) => {
+            let text = current.to_string_lossy();
+            if text.contains(REP_MOVSB_THRESHOLD) {
+                return None;
+            }
+            let mut tunables = current.to_owned();
+            tunables.push(":");
+            tunables.push(setting);
+            Some(tunables)
+        }
+    }
+}
+
+/// Whether the processor is AMD's (CPUID leaf 0 names the vendor).
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+fn is_amd() -> bool {
+    let leaf = std::arch::x86_64::__cpuid(0);
+    let mut vendor = [0u8; 12];
+    vendor[..4].copy_from_slice(&leaf.ebx.to_le_bytes());
+    vendor[4..8].copy_from_slice(&leaf.edx.to_le_bytes());
+    vendor[8..].copy_from_slice(&leaf.ecx.to_le_bytes());
+    &vendor == b"AuthenticAMD"
+}
+
+/// The running glibc's version, major and minor; (0, 0) when unreadable,
+/// which counts as old.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+fn glibc_version() -> (u32, u32) {
+    // SAFETY: glibc returns a pointer to a static NUL-terminated string.
+    #[allow(unsafe_code)]
+    let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+    let mut parts = version
+        .to_str()
+        .unwrap_or_default()
+        .split('.')
+        .map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+#[cfg(test)]
+mod copy_tests {
+    use super::with_vector_copies;
+    use std::ffi::OsStr;
+
+    const SET: &str = "glibc.cpu.x86_rep_movsb_threshold=1099511627776";
+
+    #[test]
+    fn amd_with_glibc_before_2_40_starts_again_once() {
+        assert_eq!(with_vector_copies(None, true, (2, 36)), Some(SET.into()));
+        assert_eq!(
+            with_vector_copies(Some(OsStr::new("")), true, (2, 39)),
+            Some(SET.into())
+        );
+        // The user's other tunables stay.
+        assert_eq!(
+            with_vector_copies(Some(OsStr::new("glibc.malloc.arena_max=1")), true, (2, 36)),
+            Some(format!("glibc.malloc.arena_max=1:{SET}").into())
+        );
+        // The start after the `exec` sees its own setting and runs on, as
+        // it does when the user chose a threshold.
+        assert_eq!(
+            with_vector_copies(Some(OsStr::new(SET)), true, (2, 36)),
+            None
+        );
+        let chosen = OsStr::new("glibc.cpu.x86_rep_movsb_threshold=4096");
+        assert_eq!(with_vector_copies(Some(chosen), true, (2, 36)), None);
+    }
+
+    #[test]
+    fn other_processors_and_newer_glibc_run_on() {
+        assert_eq!(with_vector_copies(None, false, (2, 36)), None);
+        assert_eq!(with_vector_copies(None, true, (2, 40)), None);
+        assert_eq!(with_vector_copies(None, true, (3, 0)), None);
+    }
+}
 
 #[cfg(all(test, target_os = "linux", target_env = "gnu"))]
 mod tests {

@@ -44,6 +44,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    limits::copy_without_rep_movsb();
     limits::keep_freed_heap();
     let matches = match cli::command().try_get_matches() {
         Ok(matches) => matches,
