@@ -552,3 +552,19 @@ fn ctrl_c_ends_the_bench_with_what_it_measured() {
     assert!(!out.contains("NF rules"), "{out}");
     assert!(out.contains("(interrupted"), "{out}");
 }
+
+/// `-c` is the client's certificate (h2simple's flag), read only for https
+/// targets; given with an http target (as an h2load user asks for
+/// connections), the run goes on and one line says the flag is not used.
+#[test]
+fn a_certificate_for_an_http_run_is_named_as_unused() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200", "-q"]);
+    let url = format!("{}/x", server.url);
+    let out = client(&["-q", "-c", "10", "-u", &url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert!(
+        t.contains("-k/-c (the client's key and certificate) are for https targets"),
+        "{t}"
+    );
+}

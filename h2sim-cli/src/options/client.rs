@@ -403,7 +403,12 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         opts.count = Some(1);
     }
     if first.scheme == "http" && (opts.tls.key.is_some() || opts.tls.cert.is_some()) {
-        // h2simple loads keys only for https targets; so do we.
+        // h2simple loads keys only for https targets; so do we, and say so:
+        // `-c N` is also how h2load users ask for connections.
+        eprintln!(
+            "h2sim: -k/-c (the client's key and certificate) are for https targets; \
+             this run is http, so they are not read (connections: -S or --connections)"
+        );
         opts.tls = TlsFiles {
             verify: opts.tls.verify.clone(),
             ..TlsFiles::default()
