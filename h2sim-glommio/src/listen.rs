@@ -11,7 +11,7 @@
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
-use h2sim_proto::host::{HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
+use h2sim_proto::host::{DEFER_ACCEPT_SECS, HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
 
 use socket2::{Domain, Socket, Type};
 
@@ -53,6 +53,7 @@ fn listening(addr: SocketAddr) -> io::Result<Socket> {
     socket.set_tcp_nodelay(true)?;
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
+    defer_accept(&socket)?;
     Ok(socket)
 }
 
@@ -90,10 +91,37 @@ impl Reservation {
     }
 }
 
+/// Holds each new connection back until its first bytes arrive
+/// ([`DEFER_ACCEPT_SECS`]), so its first wake-up has a request to read.
+#[cfg(target_os = "linux")]
+fn defer_accept(socket: &Socket) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let secs: libc::c_int = DEFER_ACCEPT_SECS;
+    // SAFETY: `setsockopt` reads the `c_int` it is given the address and
+    // size of, a live local, on the socket's own open descriptor.
+    #[allow(unsafe_code)]
+    let done = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&raw const secs).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
 
     #[test]
     fn resolves_literals_and_names() {
@@ -110,10 +138,31 @@ mod tests {
     fn accepted_connections_have_the_unsent_limit_and_no_delay() {
         let listener = listening("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap().as_socket().unwrap();
-        let _client = std::net::TcpStream::connect(addr).unwrap();
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        client.write_all(b"x").unwrap();
         let (accepted, _) = listener.accept().unwrap();
         assert_eq!(accepted.tcp_notsent_lowat().unwrap(), UNSENT_LIMIT);
         assert!(accepted.tcp_nodelay().unwrap());
+    }
+
+    /// A connection is accepted once its first bytes have come, not at
+    /// its handshake (`TCP_DEFER_ACCEPT`).
+    #[test]
+    fn a_connection_is_accepted_when_its_first_bytes_come() {
+        let listener = listening("127.0.0.1:0".parse().unwrap()).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let addr = listener.local_addr().unwrap().as_socket().unwrap();
+        let mut client = std::net::TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(200));
+        let quiet = listener.accept().map(|_| ()).unwrap_err();
+        assert_eq!(quiet.kind(), io::ErrorKind::WouldBlock);
+        client.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+        let start = Instant::now();
+        while let Err(e) = listener.accept() {
+            assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+            assert!(start.elapsed() < Duration::from_millis(500), "not accepted");
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// What the executors rely on: a second `SO_REUSEPORT` socket (as

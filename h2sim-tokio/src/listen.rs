@@ -7,7 +7,7 @@
 use std::io;
 use std::net::SocketAddr;
 
-use h2sim_proto::host::{HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
+use h2sim_proto::host::{DEFER_ACCEPT_SECS, HostPort, LISTEN_BACKLOG, UNSENT_LIMIT};
 
 use socket2::{Domain, Socket, Type};
 use tokio::net::TcpListener;
@@ -39,7 +39,39 @@ pub(crate) fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.set_tcp_nodelay(true)?;
     socket.bind(&addr.into())?;
     socket.listen(LISTEN_BACKLOG)?;
+    defer_accept(&socket)?;
     TcpListener::from_std(socket.into())
+}
+
+/// Holds each new connection back until its first bytes arrive
+/// ([`DEFER_ACCEPT_SECS`]), so its first wake-up has a request to read.
+#[cfg(target_os = "linux")]
+fn defer_accept(socket: &Socket) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let secs: libc::c_int = DEFER_ACCEPT_SECS;
+    // SAFETY: `setsockopt` reads the `c_int` it is given the address and
+    // size of, a live local, on the socket's own open descriptor.
+    #[allow(unsafe_code)]
+    let done = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_DEFER_ACCEPT,
+            (&raw const secs).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Other systems have no such option: connections are accepted at once.
+#[cfg(not(target_os = "linux"))]
+fn defer_accept(_: &Socket) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]
@@ -60,14 +92,33 @@ mod tests {
     /// into it), so the server sets neither per connection.
     #[tokio::test]
     async fn accepted_connections_have_the_unsent_limit_and_no_delay() {
+        use tokio::io::AsyncWriteExt;
         let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
-        let _client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
             .await
             .unwrap();
+        client.write_all(b"x").await.unwrap();
         let (accepted, _) = listener.accept().await.unwrap();
         let limit = socket2::SockRef::from(&accepted).tcp_notsent_lowat();
         assert_eq!(limit.unwrap(), UNSENT_LIMIT);
         assert!(accepted.nodelay().unwrap());
+    }
+
+    /// A connection is accepted once its first bytes have come, not at
+    /// its handshake (`TCP_DEFER_ACCEPT`).
+    #[tokio::test]
+    async fn a_connection_is_accepted_when_its_first_bytes_come() {
+        use std::time::Duration;
+        use tokio::io::AsyncWriteExt;
+        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let quiet = tokio::time::timeout(Duration::from_millis(200), listener.accept()).await;
+        assert!(quiet.is_err(), "accepted before any byte came");
+        client.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        let accepted = tokio::time::timeout(Duration::from_millis(500), listener.accept()).await;
+        assert!(accepted.unwrap().is_ok());
     }
 
     #[tokio::test]

@@ -56,8 +56,8 @@ pub use lifecycle::{DriverOptions, Ending, FinalFlush};
 pub use outbox::Outbox;
 pub use read_buf::{ReadBuf, ReadPool};
 pub use server::{
-    HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters, ServerError, ServerOptions,
-    ServerStats, UNSENT_LIMIT,
+    DEFER_ACCEPT_SECS, HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters,
+    ServerError, ServerOptions, ServerStats, UNSENT_LIMIT,
 };
 #[cfg(feature = "tls")]
 pub use tls_session::TlsSession;
