@@ -6,10 +6,9 @@
 
 mod server_support;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use server_support::BIN;
+use server_support::{BIN, Server};
 
 const TUNABLE: &str = "glibc.cpu.x86_rep_movsb_threshold";
 
@@ -18,35 +17,25 @@ const TUNABLE: &str = "glibc.cpu.x86_rep_movsb_threshold";
 /// runs under the pid the test started.
 fn server_tunables(tunables: Option<&str>) -> Option<String> {
     let mut command = Command::new(BIN);
-    command
-        .args([
-            "server",
-            "-q",
-            "-S",
-            "http://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-p",
-            "/",
-            "-t",
-            "hi",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
+    command.args([
+        "server",
+        "-q",
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-t",
+        "hi",
+    ]);
     match tunables {
         Some(value) => command.env("GLIBC_TUNABLES", value),
         None => command.env_remove("GLIBC_TUNABLES"),
     };
-    let mut child = command.spawn().expect("start h2sim server");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("listening on") {
-        line.clear();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "server exited");
-    }
-    let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let server = Server::spawn(command, 1);
+    let environ = std::fs::read(format!("/proc/{}/environ", server.pid())).unwrap();
+    server.stop();
     environ
         .split(|&b| b == 0)
         .filter_map(|entry| std::str::from_utf8(entry).ok())

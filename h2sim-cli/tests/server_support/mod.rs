@@ -42,9 +42,17 @@ impl Server {
     /// for `listeners` "listening on" lines. Panics with the output if the
     /// server exits before.
     pub fn start<S: AsRef<OsStr> + Debug>(dir: &Path, args: &[S], listeners: usize) -> Server {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .current_dir(dir)
+        let mut command = Command::new(BIN);
+        command.args(args).current_dir(dir);
+        Server::spawn(command, listeners)
+    }
+
+    /// Runs `command` (`h2sim server …`, with whatever else the test set
+    /// on it, such as its environment) and waits for `listeners` "listening
+    /// on" lines, as [`Server::start`] does.
+    pub fn spawn(mut command: Command, listeners: usize) -> Server {
+        let args: Vec<_> = command.get_args().map(|a| a.to_owned()).collect();
+        let mut child = command
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
