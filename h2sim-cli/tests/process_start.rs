@@ -6,9 +6,7 @@
 
 mod server_support;
 
-use std::process::Command;
-
-use server_support::{BIN, Server};
+use server_support::Server;
 
 const TUNABLE: &str = "glibc.cpu.x86_rep_movsb_threshold";
 
@@ -16,19 +14,7 @@ const TUNABLE: &str = "glibc.cpu.x86_rep_movsb_threshold";
 /// from `/proc/<pid>/environ` once it listens: the environment of what
 /// runs under the pid the test started.
 fn server_tunables(tunables: Option<&str>) -> Option<String> {
-    let mut command = Command::new(BIN);
-    command.args([
-        "server",
-        "-q",
-        "-S",
-        "http://127.0.0.1:0",
-        "-m",
-        "GET",
-        "-p",
-        "/",
-        "-t",
-        "hi",
-    ]);
+    let mut command = Server::answering_hi_command("tokio", &[]);
     match tunables {
         Some(value) => command.env("GLIBC_TUNABLES", value),
         None => command.env_remove("GLIBC_TUNABLES"),

@@ -96,6 +96,12 @@ impl Server {
     /// `h2sim server --runtime RUNTIME -q FLAGS… -S http://127.0.0.1:0`
     /// answering `hi` to every GET, started in the temporary directory.
     pub fn answering_hi(runtime: &str, flags: &[&str]) -> Server {
+        Server::spawn(Server::answering_hi_command(runtime, flags), 1)
+    }
+
+    /// The command [`Server::answering_hi`] runs, for a test to add to
+    /// (its environment, say) before [`Server::spawn`].
+    pub fn answering_hi_command(runtime: &str, flags: &[&str]) -> Command {
         let mut args = vec!["server", "--runtime", runtime, "-q"];
         args.extend_from_slice(flags);
         args.extend([
@@ -108,7 +114,9 @@ impl Server {
             "-t",
             "hi",
         ]);
-        Server::start(std::env::temp_dir().as_path(), &args, 1)
+        let mut command = Command::new(BIN);
+        command.args(&args).current_dir(std::env::temp_dir());
+        command
     }
 
     /// The server process's id (for `/proc/<pid>/…`).
