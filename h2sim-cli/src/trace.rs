@@ -27,9 +27,14 @@ impl Trace for Stdout {
 pub struct Stderr;
 
 impl Trace for Stderr {
+    /// One write for the line and its newline: stderr is unbuffered, and
+    /// `writeln!` made two system calls of every line (a connection per
+    /// request prints one per connection).
     fn line(&self, text: &str) {
-        let mut out = std::io::stderr().lock();
-        let _ = writeln!(out, "{text}");
+        let mut line = String::with_capacity(text.len() + 1);
+        line.push_str(text);
+        line.push('\n');
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
 }
 

@@ -568,3 +568,44 @@ fn a_certificate_for_an_http_run_is_named_as_unused() {
         "{t}"
     );
 }
+
+/// An HTTP/1.1 connection's last request (`--requests-per-connection`)
+/// says `connection: close` (RFC 9112 §9.6), so the server ends the
+/// connection after answering it and the server, not the client, keeps
+/// the TIME_WAIT. The server names the client's close in its
+/// `DISCONNECTED` line: "by GOAWAY received", not "by peer close".
+#[test]
+fn an_http1_connections_last_request_says_close() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200"]);
+    let url = format!("{}/x", server.url);
+    let out = client(&[
+        "-q",
+        "-1",
+        "--requests-per-connection",
+        "1",
+        "-C",
+        "3",
+        &url,
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut dump = server.output();
+    while count_lines(&dump, "DISCONNECTED by GOAWAY received") < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        dump = server.output();
+    }
+    assert_eq!(
+        count_lines(&dump, "DISCONNECTED by GOAWAY received"),
+        3,
+        "{dump}"
+    );
+    assert_eq!(
+        count_lines(&dump, "DISCONNECTED by peer close"),
+        0,
+        "{dump}"
+    );
+}
+
+fn count_lines(text: &str, needle: &str) -> usize {
+    text.lines().filter(|l| l.contains(needle)).count()
+}

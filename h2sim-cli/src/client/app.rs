@@ -445,9 +445,19 @@ impl ClientApp {
             };
             self.send(now, conn, slot, pending);
         }
-        let done_here = self.carry.is_empty() && self.exhausted || self.link_full();
-        if self.slots.is_idle()
-            && done_here
+        // An HTTP/1.1 connection that has sent all it may goes away at once,
+        // before its last request is written, so that request says
+        // `connection: close` and the server closes first and keeps the
+        // TIME_WAIT. A client that closed first held a TIME_WAIT per
+        // connection, and with a connection per request its connects spent
+        // a sixth of the client's CPU searching the ports for one not in
+        // TIME_WAIT. An HTTP/2 connection waits for its answers: its
+        // GOAWAY would refuse the pushes still to come (RFC 9113 §6.8).
+        let last_sent = self.link_full() && conn.protocol() == Some(Protocol::Http1);
+        let done_here = last_sent
+            || self.slots.is_idle()
+                && (self.link_full() || self.carry.is_empty() && self.exhausted);
+        if done_here
             && let Some(link) = self.link.as_mut()
             && !link.going_away
         {
