@@ -55,8 +55,8 @@ pub const LISTEN_BACKLOG: i32 = 4096;
 /// accept waits for what the server will read and the connection's first
 /// wake-up finds it there. Without it a connection woke the server twice,
 /// once for the accept and once for its request, and a connection per
-/// request (`wrk -H "Connection: close"`) cost tokio's server 29-31 µs
-/// a request against 23-24 µs with it (h2o sets the same). A client that
+/// request (`wrk -H "Connection: close"`) cost tokio's server 29-33 µs
+/// a request against 22-24 µs with it (h2o sets the same). A client that
 /// sends nothing is accepted once the time is up and its next ACK comes,
 /// and then meets the server's own timeouts.
 pub const DEFER_ACCEPT_SECS: i32 = 1;
