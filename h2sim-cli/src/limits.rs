@@ -84,6 +84,16 @@ pub fn copy_without_rep_movsb() {
     ) else {
         return;
     };
+    // Started through the dynamic loader (`ld-linux-x86-64.so.2 h2sim …`),
+    // the process's executable is the loader, which would take the first
+    // argument for the program: run on.
+    let exe = std::fs::read_link("/proc/self/exe").unwrap_or_default();
+    if exe
+        .file_name()
+        .is_none_or(|name| name.to_string_lossy().starts_with("ld-"))
+    {
+        return;
+    }
     let mut args = std::env::args_os();
     let Some(arg0) = args.next() else {
         return;
