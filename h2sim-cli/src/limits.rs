@@ -58,6 +58,7 @@ pub fn keep_freed_heap() {}
 
 /// The glibc tunable below which glibc's `memcpy` copies with vector
 /// loops, and from which it uses `rep movsb`.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
 const REP_MOVSB_THRESHOLD: &str = "glibc.cpu.x86_rep_movsb_threshold";
 
 /// On AMD processors, starts this program again (the same process, by
@@ -113,10 +114,7 @@ pub fn copy_without_rep_movsb() {}
 /// `None` to run on: not AMD, a glibc that avoids `rep movsb` there by
 /// itself (2.40 on), or the threshold already set (by the user, or by the
 /// start before this one).
-#[cfg_attr(
-    not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")),
-    allow(dead_code)
-)]
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
 fn with_vector_copies(
     current: Option<&std::ffi::OsStr>,
     amd: bool,
@@ -129,20 +127,16 @@ fn with_vector_copies(
     /// MiB at most), so `rep movsb` is never chosen.
     const NEVER: u64 = 1 << 40;
     let setting = format!("{REP_MOVSB_THRESHOLD}={NEVER}");
-    match current {
-        None => Some(setting.into()),
-        Some(current) if current.is_empty() => Some(setting.into()),
-        Some(current) => {
-            let text = current.to_string_lossy();
-            if text.contains(REP_MOVSB_THRESHOLD) {
-                return None;
-            }
-            let mut tunables = current.to_owned();
-            tunables.push(":");
-            tunables.push(setting);
-            Some(tunables)
-        }
+    let Some(current) = current.filter(|c| !c.is_empty()) else {
+        return Some(setting.into());
+    };
+    if current.to_string_lossy().contains(REP_MOVSB_THRESHOLD) {
+        return None;
     }
+    let mut tunables = current.to_owned();
+    tunables.push(":");
+    tunables.push(setting);
+    Some(tunables)
 }
 
 /// Whether the processor is AMD's (CPUID leaf 0 names the vendor).
@@ -171,7 +165,7 @@ fn glibc_version() -> (u32, u32) {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
 mod copy_tests {
     use super::with_vector_copies;
     use std::ffi::OsStr;

@@ -453,10 +453,9 @@ impl ClientApp {
         // a sixth of the client's CPU searching the ports for one not in
         // TIME_WAIT. An HTTP/2 connection waits for its answers: its
         // GOAWAY would refuse the pushes still to come (RFC 9113 §6.8).
-        let last_sent = self.link_full() && conn.protocol() == Some(Protocol::Http1);
-        let done_here = last_sent
-            || self.slots.is_idle()
-                && (self.link_full() || self.carry.is_empty() && self.exhausted);
+        let full = self.link_full();
+        let done_here = full && conn.protocol() == Some(Protocol::Http1)
+            || self.slots.is_idle() && (full || self.carry.is_empty() && self.exhausted);
         if done_here
             && let Some(link) = self.link.as_mut()
             && !link.going_away
