@@ -102,7 +102,7 @@ fn run_with(
         // The server read the end of the client's transport in `drive`.
         let (client, _) = pair.into_sides();
         assert!(client.is_closed(), "the client finished and closed");
-        let (_, client_app) = client.into_parts();
+        let (_, mut client_app) = client.into_parts();
         if client_app.wants_reconnect() {
             app = Some(client_app);
         } else {

@@ -606,6 +606,54 @@ fn an_http1_connections_last_request_says_close() {
     );
 }
 
+/// With a connection per request, each slot claims its next scenario
+/// before it reconnects: slots that each saw one left opened connections
+/// that found none ("202 made" for 200 requests, with DISCONNECTED lines
+/// for 0 requests). A paced run opens none for a send due after its end.
+#[test]
+fn a_connection_per_request_opens_one_connection_per_request() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200"]);
+    let url = format!("{}/x", server.url);
+    for (http1, runtime) in [(false, "tokio"), (true, "tokio"), (false, "glommio")] {
+        let mut args = vec!["-q", "--runtime", runtime, "-S", "4"];
+        args.extend(["--requests-per-connection", "1", "-C", "200", &url]);
+        if http1 {
+            args.insert(1, "-1");
+        }
+        let out = client(&args);
+        let t = text(&out);
+        assert!(out.status.success(), "{t}");
+        assert_eq!(count(&t, "succeeded"), 200, "{args:?}: {t}");
+        assert!(
+            t.contains("connections: 200 made, 196 reconnects"),
+            "{args:?}: {t}"
+        );
+    }
+    let out = client(&[
+        "-q",
+        "-S",
+        "3",
+        "--requests-per-connection",
+        "1",
+        "-T",
+        "100",
+        "--duration",
+        "1s",
+        &url,
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    let done = count(&t, "succeeded");
+    assert!(done >= 99, "{t}");
+    assert!(
+        t.contains(&format!(
+            "connections: {done} made, {} reconnects",
+            done - 3
+        )),
+        "{t}"
+    );
+}
+
 fn count_lines(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
 }

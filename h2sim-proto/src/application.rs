@@ -48,8 +48,11 @@ pub trait Application {
     /// a new connection and call `start` again on this same application.
     /// An application that ends connections on purpose (a request limit
     /// per connection) or meets servers that close after a response
-    /// (HTTP/1.0) answers true while requests remain.
-    fn wants_reconnect(&self) -> bool {
+    /// (HTTP/1.0) answers true while requests remain. Asked only when the
+    /// driver will reconnect on a true answer, so an application that
+    /// shares its work with other connections may claim the next piece
+    /// here: a connection is then opened only for work it has.
+    fn wants_reconnect(&mut self) -> bool {
         false
     }
 

@@ -482,7 +482,7 @@ impl Application for FetchApp {
     }
 
     /// Requests no connection has taken yet (or that came back unprocessed).
-    fn wants_reconnect(&self) -> bool {
+    fn wants_reconnect(&mut self) -> bool {
         !self.shared.lock().queue.is_empty()
     }
 }

@@ -52,7 +52,7 @@ impl Application for Recorder {
         self.fetch.on_timeout(now, conn);
     }
 
-    fn wants_reconnect(&self) -> bool {
+    fn wants_reconnect(&mut self) -> bool {
         self.fetch.wants_reconnect()
     }
 }

@@ -152,12 +152,6 @@ impl Plan {
         self.stopping.load(Ordering::Relaxed)
     }
 
-    /// Whether scenarios are left to start (as far as the count goes).
-    fn has_more(&self) -> bool {
-        self.scenarios
-            .is_none_or(|total| self.next.load(Ordering::Relaxed) < total)
-    }
-
     /// Takes the next scenario number, if the run is not over.
     fn take_scenario(&self) -> Option<u64> {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
@@ -264,6 +258,11 @@ pub struct ClientApp {
     next_start: Option<Instant>,
     /// No new scenario will start (count reached, duration over, Ctrl-C).
     exhausted: bool,
+    /// The scenario claimed for the next connection when the last one
+    /// ended, so that a slot opens a connection only for a scenario it
+    /// has: with a connection per request, slots that each saw one left
+    /// opened connections that found none.
+    reserved: Option<u64>,
     report: Report,
     link: Option<Link>,
     /// Connections this slot has had.
@@ -303,6 +302,7 @@ impl ClientApp {
             carry: VecDeque::new(),
             next_start: None,
             exhausted: false,
+            reserved: None,
             report,
             link: None,
             links: 0,
@@ -371,6 +371,7 @@ impl ClientApp {
             return;
         }
         self.exhausted = true;
+        self.reserved = None;
         if let (Some(interval), Some(at), Some(stop)) =
             (self.plan.interval, self.next_send(), self.plan.stop_at)
             && at < stop
@@ -419,7 +420,7 @@ impl ClientApp {
                 }
                 None => break,
             };
-            let Some(scenario) = self.plan.take_scenario() else {
+            let Some(scenario) = self.reserved.take().or_else(|| self.plan.take_scenario()) else {
                 self.exhaust();
                 break;
             };
@@ -970,22 +971,34 @@ impl Application for ClientApp {
         }
     }
 
-    /// Whether a replacement connection should be opened: the slot still has
-    /// steps to send or scenarios to start.
     fn reconnected(&mut self, connect_time: Duration) {
         self.connect_time = Some(connect_time);
     }
 
-    fn wants_reconnect(&self) -> bool {
-        let over = self.exhausted
-            || !self.plan.has_more()
-            || self.plan.is_stopping()
-            || self
-                .plan
-                .stop_at
-                .zip(self.last_now)
-                .is_some_and(|(t, now)| now >= t);
-        !self.carry.is_empty() || !over
+    /// Whether a replacement connection should be opened: the slot still has
+    /// steps to send, or claims the next scenario here.
+    fn wants_reconnect(&mut self) -> bool {
+        if !self.carry.is_empty() {
+            return true;
+        }
+        // A paced run knows when its next send is due: one due at or after
+        // the end needs no connection.
+        let due = self.next_send().or(self.last_now);
+        let over =
+            self.plan.is_stopping() || self.plan.stop_at.zip(due).is_some_and(|(t, at)| at >= t);
+        if over {
+            self.exhaust();
+        }
+        if self.exhausted {
+            return false;
+        }
+        if self.reserved.is_none() {
+            self.reserved = self.plan.take_scenario();
+            if self.reserved.is_none() {
+                self.exhaust();
+            }
+        }
+        self.reserved.is_some()
     }
 
     fn poll_timeout(&self) -> Option<Instant> {

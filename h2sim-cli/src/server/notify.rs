@@ -492,7 +492,7 @@ impl Application for NotifyApp {
         self.fill(now, conn);
     }
 
-    fn wants_reconnect(&self) -> bool {
+    fn wants_reconnect(&mut self) -> bool {
         self.notifier.has_queued(&self.target)
     }
 }

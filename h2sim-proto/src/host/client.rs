@@ -433,15 +433,15 @@ impl<A: Application> Slot<A> {
             }
         };
         self.losses = if counted { self.losses + 1 } else { 0 };
-        // Before the first connection the application does not exist
-        // yet: its work is all still to do.
-        let wants = self.app.as_ref().is_none_or(A::wants_reconnect);
         let allowed = match self.policy {
             _ if !counted => true,
             Some(r) => self.losses <= r.max_attempts,
             None => false,
         };
-        if !wants || !allowed || shutdown {
+        // Asked last, since the application may claim work for the next
+        // connection. Before the first connection the application does not
+        // exist yet: its work is all still to do.
+        if !allowed || shutdown || !self.app.as_mut().is_none_or(A::wants_reconnect) {
             return Next::Stop;
         }
         self.reconnects += 1;
@@ -527,7 +527,7 @@ impl<A: Application> Application for Watched<A> {
         self.app.on_timeout(now, conn);
     }
 
-    fn wants_reconnect(&self) -> bool {
+    fn wants_reconnect(&mut self) -> bool {
         self.app.wants_reconnect()
     }
 }
