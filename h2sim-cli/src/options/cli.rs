@@ -353,6 +353,11 @@ pub fn subcommand(name: &'static str) -> Command {
     }
 }
 
+/// What an h2load user types, in h2sim's flags (h2simple's where they
+/// differ: its `-m` is the method, its `-D` dumps slow requests).
+pub const H2LOAD_FLAGS: &str =
+    "h2load's -n is -C here, -c is -S, -m is -P, -D is --duration and -d is -f (see --help)";
+
 /// clap's error as one line naming the option (the usage and tips clap
 /// adds are left out: `--help` has them).
 pub fn one_line(error: &clap::Error) -> UsageError {
@@ -366,7 +371,12 @@ pub fn one_line(error: &clap::Error) -> UsageError {
     let line = match (error.kind(), arg, value) {
         (ErrorKind::UnknownArgument, Some(arg), _) => {
             let shown = arg.split('=').next().unwrap_or(&arg).to_owned();
-            format!("unknown option {shown} (see --help)")
+            let client = matches!(error.get(ContextKind::Usage),
+                Some(ContextValue::StyledStr(u)) if u.to_string().contains(" client "));
+            match shown.as_str() {
+                "-n" if client => format!("unknown option -n: {H2LOAD_FLAGS}"),
+                _ => format!("unknown option {shown} (see --help)"),
+            }
         }
         (ErrorKind::MissingRequiredArgument, _, _) => {
             let missing = match error.get(ContextKind::InvalidArg) {

@@ -565,8 +565,20 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
             steps.push(draft.finish(&default_scheme, &default_authority)?);
         }
         ([uri, ..], _) => {
+            // `-m 100 URI` is how h2load asks for 100 streams.
+            let numeric = |m: &[u8]| m.iter().all(u8::is_ascii_digit);
+            let hint = if draft
+                .method
+                .as_deref()
+                .is_some_and(|m| numeric(m.as_bytes()))
+                || steps.iter().any(|s| numeric(&s.method))
+            {
+                format!("; {}", cli::H2LOAD_FLAGS)
+            } else {
+                String::new()
+            };
             return Err(usage(format!(
-                "unexpected argument {uri:?}: give one URI, or steps with -m"
+                "unexpected argument {uri:?}: give one URI, or steps with -m{hint}"
             )));
         }
     }
@@ -872,5 +884,23 @@ mod tests {
             let e = parse(args(bad)).unwrap_err().0;
             assert!(!e.contains('\n') && e.contains(bad[0]), "{bad:?}: {e}");
         }
+    }
+
+    /// h2load's flags (`-n 1000 -c 10 -m 100`) get the line that names
+    /// h2sim's: `-n` is unknown, `-m 100` starts a step with method 100
+    /// and leaves the URI unexpected.
+    #[test]
+    fn h2load_flags_are_named() {
+        for bad in [
+            &["-n", "1000", "http://h/"][..],
+            &["-m", "100", "-C", "10", "http://h/"],
+        ] {
+            let e = parse(args(bad)).unwrap_err().0;
+            assert!(e.contains("h2load's -n is -C here"), "{bad:?}: {e}");
+        }
+        let e = parse(args(&["-m", "GET", "http://h/", "http://g/"]))
+            .unwrap_err()
+            .0;
+        assert!(!e.contains("h2load"), "{e}");
     }
 }
