@@ -152,17 +152,7 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
                     ClientApp::new(plan.clone(), info.connect_time, authority.clone())
                         .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
                 });
-                TargetOutcome {
-                    url,
-                    connections,
-                    slots: outcomes
-                        .map(|o| {
-                            o.into_iter()
-                                .map(|o| (o.app, o.error.map(|e| e.to_string())))
-                                .collect()
-                        })
-                        .map_err(|e| e.to_string()),
-                }
+                TargetOutcome::new(url, connections, outcomes)
             })
         })
         .collect();

@@ -177,17 +177,7 @@ pub async fn run_client(
                     .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
             })
             .await;
-            TargetOutcome {
-                url,
-                connections,
-                slots: outcomes
-                    .map(|o| {
-                        o.into_iter()
-                            .map(|o| (o.app, o.error.map(|e| e.to_string())))
-                            .collect()
-                    })
-                    .map_err(|e| e.to_string()),
-            }
+            TargetOutcome::new(url, connections, outcomes)
         });
     }
     let mut outcomes = Vec::new();

@@ -654,6 +654,26 @@ fn a_connection_per_request_opens_one_connection_per_request() {
     );
 }
 
+/// RFC 9113 §3.3: prior knowledge at a server that speaks only HTTP/1.1
+/// gets its HTTP/1.1 answer named, and the flag that speaks HTTP/1.1, on
+/// both runtimes; it read as a 4 MB frame (FRAME_SIZE_ERROR) before.
+#[test]
+fn an_http1_only_server_is_named_as_such() {
+    let server = Peer::h2sim(&["-1", "-m", "GET", "-p", "/", "-s", "200"]);
+    let url = format!("{}/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        let out = client(&["-q", "--runtime", runtime, "-C", "1", &url]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{runtime}: {t}");
+        assert!(
+            t.contains("the server answered in HTTP/1.1") && t.contains("-1 speaks HTTP/1.1 to it"),
+            "{runtime}: {t}"
+        );
+        let out = client(&["-q", "--runtime", runtime, "-1", "-C", "1", &url]);
+        assert!(out.status.success(), "{runtime}: {}", text(&out));
+    }
+}
+
 fn count_lines(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
 }

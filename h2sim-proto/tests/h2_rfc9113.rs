@@ -118,6 +118,34 @@ fn s3_4_invalid_preface_is_goaway_protocol_error() {
     ));
 }
 
+/// §3.3/§3.4: a client with prior knowledge whose server answers in
+/// HTTP/1.1 (a 400, as nginx and h2o do on an HTTP/1.1-only port) ends
+/// the connection with PROTOCOL_ERROR, naming the answer, rather than
+/// reading "HTTP" as a frame of 4,740,180 octets (FRAME_SIZE_ERROR).
+#[test]
+fn s3_3_an_http1_answer_to_prior_knowledge_is_named() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.frames(); // the preface and our SETTINGS
+    peer.send_bytes(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+    assert!(peer.conn.is_closed() || closed(&peer.events()).is_some());
+    let error = peer.conn.error().expect("a connection error");
+    assert!(
+        matches!(
+            error,
+            ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation: Violation::Http1Answer { status_line },
+                ..
+            } if &status_line[..] == b"HTTP/1.1 400 Bad Request"
+        ),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("answered in HTTP/1.1"),
+        "{error}"
+    );
+}
+
 #[test]
 fn s3_4_first_frame_must_be_settings() {
     let mut peer = RawPeer::server(Config::default());

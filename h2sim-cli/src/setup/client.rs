@@ -6,6 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use h2sim_proto::host::{ClientError, ClientOutcome};
+use h2sim_proto::{ConnectionError, Violation};
+
 use super::config::config_with;
 use super::token::Renewal;
 use crate::client::app::{ClientApp, Plan};
@@ -201,6 +204,42 @@ pub struct TargetOutcome {
     pub connections: usize,
     /// The slots, or why the target as a whole could not be reached.
     pub slots: Result<Vec<SlotOutcome>, String>,
+}
+
+impl TargetOutcome {
+    /// A runtime's outcome for the target, its errors told as the report
+    /// prints them.
+    pub fn new(
+        url: String,
+        connections: usize,
+        outcomes: Result<Vec<ClientOutcome<ClientApp>>, ClientError>,
+    ) -> Self {
+        let slots = outcomes
+            .map(|o| {
+                o.into_iter()
+                    .map(|o| (o.app, o.error.as_ref().map(describe)))
+                    .collect()
+            })
+            .map_err(|e| describe(&e));
+        TargetOutcome {
+            url,
+            connections,
+            slots,
+        }
+    }
+}
+
+/// A connection's error, with what to do about it where the command line
+/// can help: a server that answered HTTP/2 with prior knowledge in
+/// HTTP/1.1 takes HTTP/1.1 (`-1`).
+fn describe(error: &ClientError) -> String {
+    match error {
+        ClientError::Closed(ConnectionError::Local {
+            violation: Violation::Http1Answer { .. },
+            ..
+        }) => format!("{error}; -1 speaks HTTP/1.1 to it"),
+        _ => error.to_string(),
+    }
 }
 
 /// The merged report once every connection ended; connection-level

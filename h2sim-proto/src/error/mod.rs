@@ -25,6 +25,9 @@ pub enum Violation {
     BadPreface,
     /// The first frame from the peer was not SETTINGS (§3.4).
     FirstFrameNotSettings,
+    /// A server answered our HTTP/2 with prior knowledge in HTTP/1.1
+    /// (§3.3): `status_line` is the start of its first line.
+    Http1Answer { status_line: Bytes },
     /// A frame failed its frame-level checks (§4, §6).
     Frame(FrameErrorKind),
     /// A field block could not be decompressed (RFC 7541; §4.3).
@@ -157,6 +160,12 @@ impl fmt::Display for Violation {
         match self {
             BadPreface => f.write_str("invalid connection preface (RFC 9113 §3.4)"),
             FirstFrameNotSettings => f.write_str("first frame not SETTINGS (RFC 9113 §3.4)"),
+            Http1Answer { status_line } => write!(
+                f,
+                "the server answered in HTTP/1.1 ({:?}), not with SETTINGS: it does not take \
+                 HTTP/2 with prior knowledge here (RFC 9113 §3.3)",
+                String::from_utf8_lossy(status_line)
+            ),
             Frame(kind) => write!(f, "{kind}"),
             Compression(e) => write!(f, "HPACK: {e}"),
             SettingsTimeout => f.write_str("SETTINGS not acknowledged in time (RFC 9113 §6.5.3)"),

@@ -28,6 +28,9 @@ const HEADERS: u8 = 0x1;
 const RST_STREAM: u8 = 0x3;
 const WINDOW_UPDATE: u8 = 0x8;
 
+/// How an HTTP/1.1 server's answer begins.
+const HTTP1_ANSWER: &[u8] = b"HTTP/1.";
+
 /// How an id that has no live stream relates to the connection's history.
 enum Gone {
     /// Never used: the frame is out of order (§5.1, "idle").
@@ -74,6 +77,19 @@ impl Session {
             }
             let _ = input.split_to(PREFACE.len());
             self.preface_received = true;
+        }
+        if self.role == Role::Client && !self.settings_received && input.starts_with(HTTP1_ANSWER) {
+            // An HTTP/1.1 server's answer (a 400, as a rule) to our
+            // preface would otherwise read as a frame of some 4 MB, a
+            // FRAME_SIZE_ERROR that says nothing of what happened.
+            let end = input.iter().position(|&b| b == b'\r' || b == b'\n');
+            let status_line = Bytes::copy_from_slice(&input[..end.unwrap_or(input.len()).min(64)]);
+            input.clear();
+            self.connection_error(
+                Reason::PROTOCOL_ERROR,
+                Violation::Http1Answer { status_line },
+            );
+            return;
         }
         while !self.closed && self.events.len() < max_events {
             match self.decoder.decode(input) {
