@@ -85,7 +85,7 @@ run at once on each connection. The step options are read in order, as h2cli
 read them: -m starts a step and -u -s -a -p -x -t -b -f -e after it describe
 it. Before the first -m, -s and -a set every step's defaults, and the other
 step options describe the first step, or the single request of a positional
-URI (so `-x a=b URI` adds a header to it).";
+URI (so `-x a=b URI` adds a header to it, and `-m POST -e 1k URI` is one POST).";
 
 pub const CLIENT_AFTER: &str = "\
 FIXED RATE (-T)

@@ -547,39 +547,47 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
         }
     }
     let opened = draft.method.is_some();
-    match (uris, opened || !steps.is_empty()) {
-        ([], false) if draft.is_empty() || (draft.uri.is_none() && draft.path.is_none()) => {
+    // `-m 100 URI` is how h2load asks for 100 streams: not a method.
+    let numeric = draft
+        .method
+        .as_deref()
+        .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
+    match uris {
+        [] if !opened
+            && steps.is_empty()
+            && (draft.is_empty() || (draft.uri.is_none() && draft.path.is_none())) =>
+        {
             return Err(usage(
                 "nothing to request: give a URI, or steps with -m METHOD -u URI",
             ));
         }
-        ([], _) => steps.push(draft.finish(&default_scheme, &default_authority)?),
-        ([uri], false) => {
+        [] => steps.push(draft.finish(&default_scheme, &default_authority)?),
+        [uri] if numeric => {
+            return Err(usage(format!(
+                "unexpected argument {uri:?} after -m {}: {}",
+                draft.method.as_deref().unwrap_or_default(),
+                cli::H2LOAD_FLAGS
+            )));
+        }
+        [uri] if steps.is_empty() => {
             if draft.uri.is_some() || draft.path.is_some() {
                 return Err(usage(format!(
                     "unexpected argument {uri:?}: the request already has -u or -p"
                 )));
             }
-            // Options before it describe it (h2cli's step 0).
+            // The options describe it, with or without its -m (h2cli's
+            // step 0; `-m POST -e 1k URI` as curl users write it).
             draft.uri = Some(split_uri(uri).map_err(usage)?);
             steps.push(draft.finish(&default_scheme, &default_authority)?);
         }
-        ([uri, ..], _) => {
-            // `-m 100 URI` is how h2load asks for 100 streams.
-            let numeric = |m: &[u8]| m.iter().all(u8::is_ascii_digit);
-            let hint = if draft
-                .method
-                .as_deref()
-                .is_some_and(|m| numeric(m.as_bytes()))
-                || steps.iter().any(|s| numeric(&s.method))
-            {
-                format!("; {}", cli::H2LOAD_FLAGS)
-            } else {
-                String::new()
-            };
+        [uri] => {
             return Err(usage(format!(
-                "unexpected argument {uri:?}: give one URI, or steps with -m{hint}"
+                "unexpected argument {uri:?}: with more than one -m step, each names its \
+                 target with -u (or -a and -p)"
             )));
+        }
+        [_, uri, ..] => {
+            return Err(usage(format!("unexpected argument {uri:?}: give one URI")));
         }
     }
     Ok(steps)
@@ -600,6 +608,36 @@ mod tests {
         assert_eq!(o.steps[0].method, "GET");
         assert_eq!(o.steps[0].path, "/user1k/nobody");
         assert_eq!(o.count, Some(1));
+    }
+
+    /// `-m POST -e 1k URI`, as curl and h2load users write a single
+    /// request: the positional URI is the one step's target. With more
+    /// steps each names its own; `-m 100 URI` is h2load's streams.
+    #[test]
+    fn one_step_with_its_method_takes_the_positional_uri() {
+        let o = parse(args(&["-m", "POST", "-e", "1k", "http://h:80/x"])).unwrap();
+        assert_eq!(o.steps.len(), 1);
+        assert_eq!(
+            (
+                &o.steps[0].method[..],
+                &o.steps[0].path[..],
+                o.steps[0].body.len()
+            ),
+            (&b"POST"[..], &b"/x"[..], 1024)
+        );
+        let err = parse(args(&[
+            "-m",
+            "POST",
+            "-u",
+            "http://h/a",
+            "-m",
+            "GET",
+            "http://h/b",
+        ]))
+        .unwrap_err();
+        assert!(err.0.contains("more than one -m step"), "{err}");
+        let err = parse(args(&["-m", "100", "http://h/a"])).unwrap_err();
+        assert!(err.0.contains("h2load's -n is -C here"), "{err}");
     }
 
     #[test]
