@@ -992,11 +992,9 @@ impl Application for ClientApp {
         if self.exhausted {
             return false;
         }
+        self.reserved = self.reserved.or_else(|| self.plan.take_scenario());
         if self.reserved.is_none() {
-            self.reserved = self.plan.take_scenario();
-            if self.reserved.is_none() {
-                self.exhaust();
-            }
+            self.exhaust();
         }
         self.reserved.is_some()
     }

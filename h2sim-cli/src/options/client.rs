@@ -193,18 +193,6 @@ struct Draft {
 }
 
 impl Draft {
-    /// Whether anything was said about it.
-    fn is_empty(&self) -> bool {
-        self.uri.is_none()
-            && self.scheme.is_none()
-            && self.authority.is_none()
-            && self.path.is_none()
-            && self.headers.is_empty()
-            && self.body.is_none()
-            && self.captures.is_empty()
-            && self.expect.is_none()
-    }
-
     fn finish(
         self,
         default_scheme: &Option<String>,
@@ -553,10 +541,8 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
         .as_deref()
         .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
     match uris {
-        [] if !opened
-            && steps.is_empty()
-            && (draft.is_empty() || (draft.uri.is_none() && draft.path.is_none())) =>
-        {
+        // Without -m, only -u or -p names a request.
+        [] if !opened && draft.uri.is_none() && draft.path.is_none() => {
             return Err(usage(
                 "nothing to request: give a URI, or steps with -m METHOD -u URI",
             ));
