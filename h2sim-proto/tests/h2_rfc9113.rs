@@ -146,6 +146,36 @@ fn s3_3_an_http1_answer_to_prior_knowledge_is_named() {
     );
 }
 
+/// §3.4: the first frame is told by its header's type and flags, before
+/// its length: a TLS alert at a client that spoke h2c (its length field
+/// reads as megabytes) and a SETTINGS ACK sent first are both "first frame
+/// not SETTINGS", PROTOCOL_ERROR, not FRAME_SIZE_ERROR.
+#[test]
+fn s3_4_the_first_frame_is_judged_by_its_type_before_its_length() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.frames();
+    peer.send_bytes(b"\x15\x03\x03\x00\x02\x02\x46\x00\x00");
+    assert!(
+        matches!(
+            peer.conn.error(),
+            Some(ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation: Violation::FirstFrameNotSettings,
+                ..
+            })
+        ),
+        "{:?}",
+        peer.conn.error()
+    );
+    let mut peer = RawPeer::server(Config::default());
+    peer.send_bytes(h2sim_proto::frame::PREFACE);
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: Vec::new(),
+    }));
+    assert_connection_error(&mut peer, Reason::PROTOCOL_ERROR);
+}
+
 #[test]
 fn s3_4_first_frame_must_be_settings() {
     let mut peer = RawPeer::server(Config::default());

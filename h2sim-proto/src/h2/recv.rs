@@ -14,8 +14,8 @@ use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shu
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{
-    Data, ErrorScope, Frame, FrameErrorKind, GoAway, Headers, PREFACE, Ping, PushPromise, Reason,
-    RstStream, Setting, Settings, StreamId, WindowUpdate,
+    Data, ErrorScope, Frame, FrameErrorKind, FrameKind, GoAway, Headers, PREFACE, Ping,
+    PushPromise, Reason, RstStream, Setting, Settings, StreamId, WindowUpdate, flags,
 };
 use crate::hpack::HeaderField;
 use crate::message::RequestHead;
@@ -78,17 +78,9 @@ impl Session {
             let _ = input.split_to(PREFACE.len());
             self.preface_received = true;
         }
-        if self.role == Role::Client && !self.settings_received && input.starts_with(HTTP1_ANSWER) {
-            // An HTTP/1.1 server's answer (a 400, as a rule) to our
-            // preface would otherwise read as a frame of some 4 MB, a
-            // FRAME_SIZE_ERROR that says nothing of what happened.
-            let end = input.iter().position(|&b| b == b'\r' || b == b'\n');
-            let status_line = Bytes::copy_from_slice(&input[..end.unwrap_or(input.len()).min(64)]);
+        if let Some(violation) = self.first_frame_violation(input) {
             input.clear();
-            self.connection_error(
-                Reason::PROTOCOL_ERROR,
-                Violation::Http1Answer { status_line },
-            );
+            self.connection_error(Reason::PROTOCOL_ERROR, violation);
             return;
         }
         while !self.closed && self.events.len() < max_events {
@@ -141,21 +133,33 @@ impl Session {
         }
     }
 
+    /// §3.4: the peer's first frame is SETTINGS, not its ACK. Told from the
+    /// frame's header before its length is checked, so a peer that does
+    /// not speak HTTP/2 is named for what it sent: an HTTP/1.1 server's
+    /// answer to our preface (a 400, as a rule) read as a frame of some
+    /// 4 MB, a FRAME_SIZE_ERROR that said nothing of what happened.
+    fn first_frame_violation(&self, input: &[u8]) -> Option<Violation> {
+        if self.settings_received || input.len() < 5 {
+            return None;
+        }
+        if FrameKind::from(input[3]) == FrameKind::Settings && input[4] & flags::ACK == 0 {
+            return None;
+        }
+        if self.role == Role::Client && input.starts_with(HTTP1_ANSWER) {
+            let end = input.iter().position(|&b| b == b'\r' || b == b'\n');
+            let line = &input[..end.unwrap_or(input.len()).min(64)];
+            let status_line = Bytes::copy_from_slice(line);
+            return Some(Violation::Http1Answer { status_line });
+        }
+        Some(Violation::FirstFrameNotSettings)
+    }
+
     fn recv_frame(&mut self, now: Instant, frame: Frame) {
         if self.config.trace_frames {
             self.events.push_back(Event::Frame {
                 outgoing: false,
                 frame: frame.clone(),
             });
-        }
-        if !self.settings_received {
-            match &frame {
-                Frame::Settings(s) if !s.ack => {}
-                _ => {
-                    self.connection_error(Reason::PROTOCOL_ERROR, Violation::FirstFrameNotSettings);
-                    return;
-                }
-            }
         }
         if let Some(partial) = &mut self.partial {
             let Frame::Continuation(c) = frame else {
