@@ -52,7 +52,7 @@ pub(crate) async fn run<A: Application>(
     let mut driver = Driver::borrowing(endpoint, options.clone());
     match drive(transport, &mut driver, signal).await {
         Ok(ending) => {
-            let linger = driver.peer_may_send(transport.is_secure());
+            let linger = driver.finish(transport.is_secure());
             close(transport, linger).await;
             Ok(ending)
         }

@@ -204,19 +204,17 @@ impl Transport {
 
     /// Reads and drops up to `limit` bytes until the peer closes.
     pub(crate) async fn discard_input(&mut self, limit: usize) {
-        // A pooled buffer, not one on the stack: this future is part of
-        // every connection task, idle or not.
-        let mut sink = ReadBuf::default();
         let mut total = 0;
         while total < limit {
             let tcp = &mut self.tcp;
-            let room = sink.room();
-            match poll_fn(|cx| Pin::new(&mut *tcp).poll_read(cx, room)).await {
+            let read = poll_fn(|cx| {
+                ReadBuf::discard(|sink| Pin::new(&mut *tcp).poll_read(cx, sink.room()))
+            });
+            match read.await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
         }
-        sink.release();
     }
 }
 

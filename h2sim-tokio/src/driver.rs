@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
 use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State, TlsSession};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
 use crate::timer::Timer;
@@ -98,7 +98,7 @@ where
         let result = drive(&mut transport, &mut driver, shutdown).await;
         match result {
             Ok(ending) => {
-                let linger = driver.peer_may_send(transport.tls.is_some());
+                let linger = driver.finish(transport.tls.is_some());
                 close(&mut transport, linger).await;
                 Ok(ending)
             }
@@ -430,19 +430,20 @@ where
         if !linger || io.shutdown().await.is_err() {
             return;
         }
-        // A pooled buffer, not one on the stack: this future is part of
-        // every connection task, idle or not. Read into its spare
-        // capacity: a slice would zero 64 KiB at every close.
-        let mut sink = ReadBuf::default();
+        // Into a pooled buffer's spare capacity: a slice would zero 64 KiB
+        // at every close.
         let mut total = 0;
         while total < LINGER_BYTES {
-            match io.read_buf(&mut sink.spare()).await {
+            let read = poll_fn(|cx| {
+                ReadBuf::discard(|sink| {
+                    tokio_util::io::poll_read_buf(Pin::new(&mut *io), cx, &mut sink.spare())
+                })
+            });
+            match read.await {
                 Ok(0) | Err(_) => break,
                 Ok(n) => total += n,
             }
-            sink.clear();
         }
-        sink.release();
     };
     // Whatever the peer does, the connection is over after `LINGER`.
     let _ = tokio::time::timeout(LINGER, closing).await;
@@ -454,6 +455,7 @@ mod tests {
     use super::*;
     use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
+    use tokio::io::AsyncReadExt;
 
     /// HEADERS frames for GET requests (END_STREAM) on streams `first,
     /// first+2, …`: HPACK from the static table, a literal `:authority`,

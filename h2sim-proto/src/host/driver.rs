@@ -188,6 +188,19 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
                 || !self.endpoint().connection().peer_done_sending())
     }
 
+    /// The drive loop ended (the core is closed and its output left):
+    /// says whether to linger for the peer's end ([`Driver::peer_may_send`])
+    /// and gives the read buffer back to the thread's pool, dropping any
+    /// input the core will never take. A connection lingering for its
+    /// peer's close holds no buffer: 2,000 client connections closing at
+    /// once held 64 KiB each on glommio, whose reads use initialized room.
+    pub fn finish(&mut self, secure: bool) -> bool {
+        let linger = self.peer_may_send(secure);
+        self.input.clear();
+        self.input.release();
+        linger
+    }
+
     /// Whether to read now: the peer has not closed, the core takes input,
     /// and our output backlog is under its bound.
     pub fn wants_read(&self) -> bool {
@@ -741,6 +754,23 @@ mod tests {
         d.poll_output(now);
         assert_eq!(d.state(), State::Closed(Ending::PeerClosed));
         assert!(!d.peer_may_send(false) && !d.peer_may_send(true));
+    }
+
+    /// A connection that ends gives its read buffer back before it
+    /// lingers for the peer's close, bytes past the last request and all:
+    /// the core takes no more input, and the linger drops what comes.
+    #[test]
+    fn a_finished_connection_lingers_without_its_read_buffer() {
+        let now = Instant::now();
+        let closing = b"GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n";
+        let mut d = driver(now);
+        read(&mut d, now, &[&closing[..], b"GET /more"].concat());
+        let _ = written(&mut d, now);
+        assert_eq!(d.state(), State::Closed(Ending::Finished));
+        assert!(d.input.holds_buffer());
+        assert!(d.finish(false), "bytes past the last request: it lingers");
+        assert!(!d.input.holds_buffer());
+        assert_eq!(d.input.pending(), 0);
     }
 
     /// Once the core is closed, output that stops leaving is given up at

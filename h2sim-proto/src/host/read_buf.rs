@@ -193,6 +193,15 @@ impl ReadBuf {
         }
     }
 
+    /// Lends a buffer from the thread's pool to one read of bytes that are
+    /// only dropped (what a closing connection's peer still sends), and
+    /// takes it back whatever the read did: a closing connection waits for
+    /// its peer's end holding no buffer.
+    pub fn discard<T>(read: impl FnOnce(&mut ReadBuf) -> T) -> T {
+        // Dropped, the buffer goes back to the pool.
+        read(&mut ReadBuf::default())
+    }
+
     /// Whether a buffer is held (from the pool or grown here).
     pub fn holds_buffer(&self) -> bool {
         self.buf.capacity() > 0
@@ -647,6 +656,21 @@ mod tests {
         next.room()[..2].copy_from_slice(b"ok");
         next.commit(2);
         next.take_input(|input| assert_eq!(&input[..], b"ok"));
+    }
+
+    /// Reads that only drop what they read share one pooled buffer, held
+    /// for the read alone.
+    #[test]
+    fn discarding_reads_share_a_pooled_buffer() {
+        let first = ReadBuf::discard(|sink| sink.room().as_ptr());
+        assert_eq!(ReadPool::idle_buffers(), 1);
+        let again = ReadBuf::discard(|sink| {
+            let room = sink.room().as_ptr();
+            assert_eq!(ReadPool::idle_buffers(), 0, "lent");
+            room
+        });
+        assert_eq!(first, again);
+        assert_eq!(ReadPool::idle_buffers(), 1);
     }
 
     /// The pool keeps a few buffers, not every one given back.
