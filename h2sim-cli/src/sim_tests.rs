@@ -106,7 +106,8 @@ fn run_with(
         if client_app.wants_reconnect() {
             app = Some(client_app);
         } else {
-            let report = client_app.into_report();
+            let mut report = client_app.into_report();
+            report.add_latencies(&plan.latencies.take());
             let totals = shared.totals.lock().unwrap().clone();
             assert_eq!(report.done, report.succeeded + report.failed);
             // Every answered request's time, once (its step's latency).

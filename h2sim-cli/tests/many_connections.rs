@@ -21,7 +21,7 @@ mod server_support;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use server_support::Server;
+use server_support::{Server, client, text};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -277,6 +277,65 @@ fn glommio_holds_and_serves_10k_http1_keepalive_connections() {
 #[test]
 fn glommio_holds_and_serves_10k_idle_http2_connections() {
     many_connections("glommio", Protocol::Http2);
+}
+
+/// Connections a client run holds open at once in
+/// [`a_client_holds_each_connection_for_the_cost_of_its_state`].
+const CLIENT_CONNECTIONS: usize = 2_000;
+
+/// The largest resident set of a child this process has waited for, in
+/// KiB (`getrusage(RUSAGE_CHILDREN)`).
+fn children_peak_rss_kib() -> u64 {
+    // SAFETY: `getrusage` fills the zeroed `rusage` it is given.
+    #[allow(unsafe_code)]
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage), 0);
+        usage
+    };
+    u64::try_from(usage.ru_maxrss).unwrap()
+}
+
+/// One client playing 2,000 clients at once (`-S 2000`, a request in
+/// flight on each) holds each connection for what its state costs: a
+/// connection slot used to keep five latency histograms of its own, about
+/// 950 KB, so this run peaked near 1.9 GB (h2load's `-c 2000`: about 60
+/// MB). Budget: 64 KiB a connection, the run's peak resident set over all
+/// of them (about 25 KiB on tokio and glommio when written). The server
+/// is the only other child and is waited for after the reading.
+#[test]
+fn a_client_holds_each_connection_for_the_cost_of_its_state() {
+    raise_open_files();
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/x", server.url("http"));
+    for runtime in ["tokio", "glommio"] {
+        let connections = CLIENT_CONNECTIONS.to_string();
+        let requests = (2 * CLIENT_CONNECTIONS).to_string();
+        let args = ["-q", "--runtime", runtime, "--threads", "1"];
+        let args = [
+            &args[..],
+            &["-S", &connections, "-P", "1", "-C", &requests, &url],
+        ]
+        .concat();
+        let out = client(&args);
+        let t = text(&out);
+        assert!(out.status.success(), "{runtime}: {t}");
+        assert!(
+            t.contains(&format!("connections: {connections} made")),
+            "{runtime}: {t}"
+        );
+        // The largest of the runs so far: each must stay in the budget.
+        let peak = children_peak_rss_kib();
+        println!(
+            "{runtime}: {connections} client connections, peak RSS at most {peak} KiB ({:.1} KiB a connection)",
+            peak as f64 / CLIENT_CONNECTIONS as f64
+        );
+        assert!(
+            peak < 64 * CLIENT_CONNECTIONS as u64,
+            "{runtime}: peak RSS {peak} KiB for {connections} connections"
+        );
+    }
+    server.stop();
 }
 
 /// `h2sim` raises its soft open-file limit to the hard one at start: a

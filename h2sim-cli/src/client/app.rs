@@ -22,7 +22,7 @@ use super::scenario::{Reuse, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
-use crate::report::{Report, StepStats};
+use crate::report::{Figure, LatencySink, Report, Samples, StepStats};
 use crate::trace::{self, Trace};
 
 /// What all connections of a run share.
@@ -81,6 +81,8 @@ pub struct Plan {
     pub correlations: Option<Arc<Correlations>>,
     /// `--token-url`: the `authorization` field every request carries.
     pub bearer: Option<Arc<Bearer>>,
+    /// The run's latency histograms, which every slot records into.
+    pub latencies: LatencySink,
 }
 
 impl std::fmt::Debug for Plan {
@@ -124,6 +126,7 @@ impl Plan {
             stopping: AtomicBool::new(false),
             correlations: None,
             bearer: None,
+            latencies: LatencySink::default(),
         }
     }
 
@@ -263,7 +266,10 @@ pub struct ClientApp {
     /// has: with a connection per request, slots that each saw one left
     /// opened connections that found none.
     reserved: Option<u64>,
+    /// Counts; the latencies go to the plan's sink (see `samples`).
     report: Report,
+    /// Latency samples not yet in the plan's sink.
+    samples: Samples,
     link: Option<Link>,
     /// Connections this slot has had.
     links: u64,
@@ -304,6 +310,7 @@ impl ClientApp {
             exhausted: false,
             reserved: None,
             report,
+            samples: Samples::default(),
             link: None,
             links: 0,
             connect_time: Some(connect_time),
@@ -322,18 +329,14 @@ impl ClientApp {
         self
     }
 
-    /// This slot's statistics, once its last connection is over. The time
-    /// for a request overall is the sum of its steps' (every completed
-    /// request counts in its step's latency): added here, once, rather
-    /// than recorded twice per response.
+    /// This slot's counts, once its last connection is over; its
+    /// latencies are in the plan's sink by then.
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
             self.close_link(now, None, "at the end of the run");
         }
-        for step in &self.report.steps {
-            self.report.request_time.merge(&step.latency);
-        }
+        self.samples.flush(&self.plan.latencies);
         self.report
     }
 
@@ -569,14 +572,15 @@ impl ClientApp {
         } else {
             self.report.record_response(status, ok);
             self.report.last_done = self.report.last_done.max(Some(now));
+            let sink = &self.plan.latencies;
             if let Some(first) = flight.first_byte {
-                self.report
-                    .request_first_byte
-                    .record(first.saturating_duration_since(flight.sent));
+                let waited = first.saturating_duration_since(flight.sent);
+                self.samples.record(Figure::RequestFirstByte, waited, sink);
             }
+            let step = Figure::Step(flight.pending.step);
+            self.samples.record(step, elapsed, sink);
             let stats = &mut self.report.steps[flight.pending.step];
             stats.done += 1;
-            stats.latency.record(elapsed);
             if ok {
                 stats.succeeded += 1;
             } else {
@@ -776,9 +780,9 @@ impl ClientApp {
             && !link.first_byte
         {
             link.first_byte = true;
-            self.report
-                .first_byte
-                .record(now.saturating_duration_since(link.opened));
+            let waited = now.saturating_duration_since(link.opened);
+            self.samples
+                .record(Figure::FirstByte, waited, &self.plan.latencies);
         }
     }
 }
@@ -854,7 +858,8 @@ impl Application for ClientApp {
         }
         self.links += 1;
         if let Some(t) = connect_time {
-            self.report.connect_time.record(t);
+            self.samples
+                .record(Figure::ConnectTime, t, &self.plan.latencies);
         }
         let connect_time = connect_time.unwrap_or_default();
         self.link = Some(Link {

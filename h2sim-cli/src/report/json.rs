@@ -12,7 +12,7 @@ use super::{Latency, Notifications, Report, StepStats};
 fn encode(latency: &Latency) -> String {
     let mut bytes = Vec::new();
     if V2DeflateSerializer::new()
-        .serialize(&latency.0, &mut bytes)
+        .serialize(&*latency.histogram(), &mut bytes)
         .is_err()
     {
         return String::new();
@@ -26,12 +26,11 @@ fn decode(text: &str) -> Option<Latency> {
         .deserialize(&mut bytes.as_slice())
         .ok()?;
     let mut latency = Latency::default();
-    latency.0.add(&histogram).ok()?;
-    Some(latency)
+    latency.add(&histogram).then_some(latency)
 }
 
 fn latency_json(latency: &Latency) -> Value {
-    let h = &latency.0;
+    let h = latency.histogram();
     let us = |q: f64| latency.percentile(q).as_micros() as u64;
     json!({
         "count": latency.count(),

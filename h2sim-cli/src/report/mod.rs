@@ -5,10 +5,12 @@
 
 mod json;
 mod latency;
+mod sink;
 mod steps;
 
 pub use json::{from_json, to_json};
 pub use latency::Latency;
+pub use sink::{Figure, LatencySink, Samples};
 pub use steps::{Notifications, StepStats};
 
 use std::collections::BTreeMap;

@@ -270,6 +270,7 @@ pub fn finish_client(
             }
         }
     }
+    report.add_latencies(&parts.plan.latencies.take());
     report.total = parts.expected.map(|e| e.saturating_sub(report.warmup));
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     // The clock stops at the last response, not when the peers closed.
