@@ -4,25 +4,28 @@
 # on loopback ports by itself, runs the server matrix, the client matrix and
 # the h2sim pair, stops what it started (by pid) and prints the tables.
 #
-#   bench/run.sh [--quick] [--no-install] [--out FILE]
+#   bench/run.sh [--quick] [--no-install] [--only server|client|pair] [--out FILE]
 #
 # --quick: 1k bodies, the 1x100 and 100-connection shapes, 2 s per run
 # (a few minutes in all). Without it: 1k/4k/10k, 1x100, 10x100, 10x1000
 # streams and 100 HTTP/1.1 connections, 3 s per run. Both add a connection
-# per request (wrk, "Connection: close", 50 connections, 1k).
+# per request (wrk, "Connection: close", 50 connections, 1k). --only
+# runs one part: the server matrix, the client matrix or the pair.
 #
 # Every run is bounded (h2load -D, wrk -d, oha -z, h2sim --duration, and
 # `timeout` around each). Servers and load generators are pinned to
 # different cores with taskset; cells alternate A B A B over the servers
 # and the table shows the mean of the two rounds. CPU per request comes
 # from /proc/PID/stat (utime+stime of the server and its children; the
-# load generator's from bash's `time`), TCP segments from the OutSegs
-# delta of /proc/net/snmp (both directions: loopback). "bound" says what
-# limited the run: a load generator at >=90% of its core means the server
-# was not saturated. On a shared machine neither side may get a whole core
-# (other work takes its share): the column then names the busier side, with
-# both shares, so a load generator busier than the server still reads as
-# "server not saturated".
+# load generator's, and its peak resident set, from GNU time), TCP
+# segments from the OutSegs delta of /proc/net/snmp (both directions:
+# loopback). "bound" says what limited the run: a load generator at >=90%
+# of its core means the server was not saturated. On a shared machine
+# neither side may get a whole core (other work takes its share): the
+# column then names the busier side, with both shares, so a load generator
+# busier than the server still reads as "server not saturated". The client
+# matrix adds a cell of 1,000 connections with one request in flight on
+# each, quick or not.
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +33,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 QUICK=0
 INSTALL=1
 OUT=""
+ONLY=""
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) QUICK=1 ;;
@@ -38,8 +42,19 @@ while [ $# -gt 0 ]; do
         OUT=$2
         shift
         ;;
+    --only)
+        ONLY=${2:-}
+        case $ONLY in
+        server | client | pair) ;;
+        *)
+            echo "bench/run.sh: --only takes server, client or pair" >&2
+            exit 2
+            ;;
+        esac
+        shift
+        ;;
     *)
-        echo "bench/run.sh: unknown argument $1 (use --quick, --no-install, --out FILE)" >&2
+        echo "bench/run.sh: unknown argument $1 (use --quick, --no-install, --only PART, --out FILE)" >&2
         exit 2
         ;;
     esac
@@ -76,6 +91,8 @@ HYPER=$ROOT/target/release/bench-hyper-server
 CERT=$ROOT/certs/server-ec.crt
 KEY=$ROOT/certs/server-ec.key
 WORK=$(mktemp -d /tmp/h2sim-bench.XXXXXX)
+# 1,000 client connections, and the servers' as many.
+ulimit -n "$(ulimit -Hn)"
 chmod 755 "$WORK"
 
 PIDS=()
@@ -103,6 +120,7 @@ ensure_peers() {
     command -v h2o >/dev/null || missing+=(h2o)
     command -v nginx >/dev/null || missing+=(nginx)
     command -v wrk >/dev/null || missing+=(wrk)
+    [ -x /usr/bin/time ] || missing+=(time)
     if [ ${#missing[@]} -gt 0 ]; then
         log "installing ${missing[*]}"
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
@@ -284,19 +302,22 @@ out_segs() { awk '/^Tcp:/ { if (h) { print $12; exit } h = 1 }' /proc/net/snmp; 
 
 # --- one measured run ------------------------------------------------------
 
-# run_load KIND URL CONNS STREAMS [POST]: prints "reqs rps lg_cpu_seconds wall ok"
+# run_load KIND URL CONNS STREAMS [POST]: prints "reqs rps lg_cpu_seconds wall ok peak_rss_kib"
 run_load() {
     local kind=$1 url=$2 conns=$3 streams=$4 post=${5:-}
     local out=$WORK/load.out timing=$WORK/load.time
     local data=()
     [ -n "$post" ] && data=(-d "$WORK/www/1k")
-    local TIMEFORMAT='%R %U %S'
+    # GNU time: wall, user and system seconds and the peak resident set,
+    # of the load generator and its children (a failing run's status
+    # line comes first, hence the last line).
+    local TIMED=(/usr/bin/time -o "$timing" -f '%e %U %S %M')
     case $kind in
     h2load | h2load-h1)
         local h1=()
         [ "$kind" = h2load-h1 ] && h1=(--h1)
-        { time timeout "$BOUND" taskset -c "$LG_CPU" h2load "${h1[@]}" "${data[@]}" -t 1 -c "$conns" \
-            -m "$streams" -D "$DUR" "$url" >"$out" 2>&1; } 2>"$timing"
+        "${TIMED[@]}" timeout "$BOUND" taskset -c "$LG_CPU" h2load "${h1[@]}" "${data[@]}" -t 1 -c "$conns" \
+            -m "$streams" -D "$DUR" "$url" >"$out" 2>&1
         local reqs rps
         reqs=$(awk '/^requests:/ { print $8 }' "$out")
         rps=$(awk '/^finished in/ { print $4 }' "$out")
@@ -306,7 +327,7 @@ run_load() {
     wrk | wrk-close)
         local close=()
         [ "$kind" = wrk-close ] && close=(-H "Connection: close")
-        { time timeout "$BOUND" taskset -c "$LG_CPU" wrk -t1 -c "$conns" -d "${DUR}s" "${close[@]}" "$url" >"$out" 2>&1; } 2>"$timing"
+        "${TIMED[@]}" timeout "$BOUND" taskset -c "$LG_CPU" wrk -t1 -c "$conns" -d "${DUR}s" "${close[@]}" "$url" >"$out" 2>&1
         reqs=$(awk '/requests in/ { print $1 }' "$out")
         rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
         failed=$(awk '/Non-2xx/ { print $5 }' "$out")
@@ -314,8 +335,8 @@ run_load() {
     oha)
         local body=()
         [ -n "$post" ] && body=(-m POST -D "$WORK/www/1k")
-        { time timeout "$BOUND" taskset -c "$LG_CPU" "$OHA" --no-tui --http2 --insecure -z "${DUR}s" -c "$conns" \
-            -p "$streams" "${body[@]}" "$url" >"$out" 2>&1; } 2>"$timing"
+        "${TIMED[@]}" timeout "$BOUND" taskset -c "$LG_CPU" "$OHA" --no-tui --http2 --insecure -z "${DUR}s" -c "$conns" \
+            -p "$streams" "${body[@]}" "$url" >"$out" 2>&1
         rps=$(awk '/Requests\/sec:/ { print $2 }' "$out")
         reqs=$(awk -v r="$rps" -v d="$DUR" 'BEGIN { printf "%d", r * d }')
         failed=0
@@ -323,21 +344,21 @@ run_load() {
     h2sim-tokio | h2sim-glommio)
         local method=GET body=()
         [ -n "$post" ] && method=POST body=(-e 1k)
-        { time timeout "$BOUND" taskset -c "$LG_CPU" "$H2SIM" client --runtime "${kind#h2sim-}" --threads 1 \
-            --connections "$conns" -P $((conns * streams)) --duration "${DUR}s" -m "$method" "${body[@]}" \
-            -u "$url" -q >"$out" 2>&1; } 2>"$timing"
+        "${TIMED[@]}" timeout "$BOUND" taskset -c "$LG_CPU" "$H2SIM" client --runtime "${kind#h2sim-}" --threads 1 \
+            --connections "$conns" -P "$streams" --duration "${DUR}s" -m "$method" "${body[@]}" \
+            -u "$url" -q >"$out" 2>&1
         reqs=$(awk '/^requests:/ { print $8 }' "$out")
         rps=$(awk '/^finished in/ { print $4 }' "$out")
         failed=$(awk '/^requests:/ { print $10 }' "$out")
         ;;
     esac
-    local wall user sys
-    read -r wall user sys <"$timing"
+    local wall user sys rss
+    read -r wall user sys rss < <(tail -n 1 "$timing")
     local ok=1
     if [ -z "${reqs:-}" ] || [ "${reqs:-0}" = 0 ] || [ "${failed:-0}" != 0 ]; then
         ok=0
     fi
-    echo "${reqs:-0} ${rps:-0} $(echo "$user + $sys" | bc -l) $wall $ok"
+    echo "${reqs:-0} ${rps:-0} $(echo "$user + $sys" | bc -l) $wall $ok ${rss:-0}"
 }
 
 # measure SERVER PROTO KIND URL CONNS STREAMS: one run against a server;
@@ -350,7 +371,7 @@ measure() {
     t0=$(cpu_ticks "$pid")
     s0=$(out_segs)
     local reqs rps lg wall ok
-    read -r reqs rps lg wall ok <<<"$(run_load "$@")"
+    read -r reqs rps lg wall ok _ <<<"$(run_load "$@")"
     t1=$(cpu_ticks "$pid")
     s1=$(out_segs)
     awk -v r="$reqs" -v rps="$rps" -v t=$((t1 - t0)) -v hz="$HZ" -v s=$((s1 - s0)) -v lg="$lg" -v w="$wall" -v ok="$ok" \
@@ -449,58 +470,68 @@ CRESULTS=$WORK/cresults
 
 # The client matrix: each load generator against nghttpd and h2o (on the
 # server core), over h2c and TLS, same shapes; the client's own CPU per
-# request.
+# request and peak resident set. One cell more plays many clients: 1,000
+# connections with a request in flight on each, GET from nghttpd over h2c.
 client_matrix() {
     local shapes=("1x100") targets=("nghttpd h2c" "nghttpd tls" "h2o h2c")
     [ "$QUICK" = 0 ] && shapes=("1x100" "10x100") targets+=("h2o tls")
     for spec in "${targets[@]}"; do
-        local target=${spec% *} proto=${spec#* } scheme=http cellname=${spec% *}
-        [ "$proto" = tls ] && scheme=https cellname=$target-tls
         for shape in "${shapes[@]}"; do
             for method in GET POST; do
-                local c=${shape%x*} m=${shape#*x} post=""
-                [ "$method" = POST ] && post=1
                 # nghttpd answers POST to a file; h2o's file handler does not.
-                [ "$target" = h2o ] && [ "$method" = POST ] && continue
-                local -A sum_rps=() sum_us=() lgmax=() okall=()
-                for round in 1 2; do
-                    for tool in "${CLIENTS[@]}"; do
-                        [ "$tool" = oha ] && [ ! -x "$OHA" ] && continue
-                        local reqs rps lg wall ok
-                        read -r reqs rps lg wall ok <<<"$(run_load "$tool" \
-                            "$scheme://127.0.0.1:$(port_of "$target" "$proto")/1k" "$c" "$m" $post)"
-                        [ "$reqs" = 0 ] && reqs=1
-                        local us
-                        us=$(echo "$lg * 1000000 / $reqs" | bc -l)
-                        add sum_rps "$tool" "$rps"
-                        add sum_us "$tool" "$us"
-                        at_least lgmax "$tool" "$(echo "100 * $lg / $wall" | bc)"
-                        [ "$ok" = 0 ] && okall[$tool]=0
-                        log "client $cellname $method $shape $tool round $round: $rps req/s, $us us/req"
-                    done
-                done
-                for tool in "${CLIENTS[@]}"; do
-                    [ -n "${sum_rps[$tool]:-}" ] || continue
-                    echo "$cellname/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
-${lgmax[$tool]} ${okall[$tool]:-1}" >>"$CRESULTS"
-                done
+                [ "${spec% *}" = h2o ] && [ "$method" = POST ] && continue
+                client_cell "$spec" "$shape" "$method"
             done
         done
+    done
+    client_cell "nghttpd h2c" 1000x1 GET
+}
+
+# client_cell "TARGET PROTO" CONNSxSTREAMS METHOD: two alternating rounds
+# of every client, their means into $CRESULTS.
+client_cell() {
+    local spec=$1 shape=$2 method=$3
+    local target=${spec% *} proto=${spec#* } scheme=http cellname=${spec% *}
+    [ "$proto" = tls ] && scheme=https cellname=$target-tls
+    local c=${shape%x*} m=${shape#*x} post=""
+    [ "$method" = POST ] && post=1
+    local -A sum_rps=() sum_us=() lgmax=() okall=() rssmax=()
+    for round in 1 2; do
+        for tool in "${CLIENTS[@]}"; do
+            [ "$tool" = oha ] && [ ! -x "$OHA" ] && continue
+            local reqs rps lg wall ok rss
+            read -r reqs rps lg wall ok rss <<<"$(run_load "$tool" \
+                "$scheme://127.0.0.1:$(port_of "$target" "$proto")/1k" "$c" "$m" $post)"
+            [ "$reqs" = 0 ] && reqs=1
+            local us
+            us=$(echo "$lg * 1000000 / $reqs" | bc -l)
+            add sum_rps "$tool" "$rps"
+            add sum_us "$tool" "$us"
+            at_least lgmax "$tool" "$(echo "100 * $lg / $wall" | bc)"
+            at_least rssmax "$tool" "$rss"
+            [ "$ok" = 0 ] && okall[$tool]=0
+            log "client $cellname $method $shape $tool round $round: $rps req/s, $us us/req, peak RSS $rss KiB"
+        done
+    done
+    for tool in "${CLIENTS[@]}"; do
+        [ -n "${sum_rps[$tool]:-}" ] || continue
+        echo "$cellname/$method-1k/$shape $tool $(mean sum_rps "$tool") $(mean sum_us "$tool") \
+${lgmax[$tool]} ${okall[$tool]:-1} ${rssmax[$tool]}" >>"$CRESULTS"
     done
 }
 
 print_client_table() {
     printf '\n## Client matrix (client on cpu %s, server on cpu %s, h2c and TLS, %ss per run, mean of 2 alternating rounds)\n\n' \
         "$LG_CPU" "$SRV_CPU" "$DUR"
-    printf '| cell | client | req/s | client CPU µs/req | req/s ratio to h2load | CPU ratio to h2load | client CPU |\n'
-    printf '|---|---|---:|---:|---:|---:|---:|\n'
-    awk '{ cell[NR] = $1; t[NR] = $2; rps[NR] = $3; us[NR] = $4; lg[NR] = $5; ok[NR] = $6
+    printf '| cell | client | req/s | client CPU µs/req | req/s ratio to h2load | CPU ratio to h2load | client CPU | peak RSS MB |\n'
+    printf '|---|---|---:|---:|---:|---:|---:|---:|\n'
+    awk '{ cell[NR] = $1; t[NR] = $2; rps[NR] = $3; us[NR] = $4; lg[NR] = $5; ok[NR] = $6; rss[NR] = $7
            if ($2 == "h2load") { brps[$1] = $3; bus[$1] = $4 }
            if (!($1 in order)) { order[$1] = ++cells; name[cells] = $1 } }
          END { for (c = 1; c <= cells; c++) for (i = 1; i <= NR; i++) if (cell[i] == name[c])
-               printf "| %s | %s | %.0f%s | %.2f | %s | %s | %d%% |\n", cell[i], t[i], rps[i], ok[i] ? "" : " (errors)", us[i],
+               printf "| %s | %s | %.0f%s | %.2f | %s | %s | %d%% | %.1f |\n", cell[i], t[i], rps[i], ok[i] ? "" : " (errors)", us[i],
                  brps[cell[i]] ? sprintf("%.2f", rps[i] / brps[cell[i]]) : "-",
-                 bus[cell[i]] ? sprintf("%.2f", us[i] / bus[cell[i]]) : "-", lg[i] }' "$CRESULTS"
+                 bus[cell[i]] ? sprintf("%.2f", us[i] / bus[cell[i]]) : "-", lg[i], rss[i] / 1024 }' "$CRESULTS"
 }
 
 # The pair: h2sim client against h2sim server with h2simple's performance
@@ -564,19 +595,25 @@ machine() {
     printf -- '- %s; %s; %s; h2o %s; %s; %s\n' "$(h2load --version | head -1)" "$(nghttpd --version | head -1)" \
         "$(nginx -v 2>&1)" "$(h2o --version | awk '/version/ { print $3; exit }')" "$(wrk -v 2>&1 | head -1 | awk '{ print $1, $2 }')" \
         "$([ -x "$OHA" ] && "$OHA" --version)"
-    printf -- '- command: `bench/run.sh%s`, %s\n' "$([ "$QUICK" = 1 ] && echo ' --quick')" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+    printf -- '- command: `bench/run.sh%s%s`, %s\n' "$([ "$QUICK" = 1 ] && echo ' --quick')" \
+        "${ONLY:+ --only $ONLY}" "$(date -u '+%Y-%m-%d %H:%M UTC')"
+}
+
+# part NAME: whether this run includes the server, client or pair part.
+part() {
+    [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
 }
 
 [ "$INSTALL" = 1 ] && ensure_peers
 build
 docroot
 start_servers
-server_matrix
-client_matrix
-pair >"$WORK/pair.md"
+part server && server_matrix
+part client && client_matrix
+part pair && pair >"$WORK/pair.md"
 {
     machine
-    print_server_table
-    print_client_table
-    cat "$WORK/pair.md"
+    part server && print_server_table
+    part client && print_client_table
+    part pair && cat "$WORK/pair.md"
 } | tee "${OUT:-$WORK/table.md}"
