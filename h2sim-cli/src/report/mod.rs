@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 
 use h2sim_proto::Stats as Traffic;
 
-/// Counts and latencies of a client run (one connection slot's, or merged).
+/// Counts and latencies of a client run: a connection slot's counts, or a
+/// run's, merged, with the run's latencies (see [`LatencySink`]).
 ///
 /// The request counters have h2load's meanings: `done` = `succeeded` +
 /// `failed`; `errored` (reset, refused, lost with the connection) and
