@@ -2,7 +2,7 @@
 //! core, nothing shared between executors while serving. The types a
 //! front end handles (addresses, errors, outcomes, connection facts,
 //! stats) are `h2sim_proto::host`'s, the same for every runtime; what
-//! differs is the runtime's: [`Server::run`], [`connect`] and [`fetch`]
+//! differs is the runtime's: [`Server::run`], [`connect`] and [`fetch()`]
 //! block the calling thread and run their own executors, and applications
 //! need not be `Send` on the server (each lives on one executor's thread).
 //!
@@ -21,7 +21,7 @@
 //!   at the end. [`HandlerApp`] turns a plain `FnMut(Request) -> Reply`
 //!   into an application.
 //! - [`connect`]: N client connections dealt out over the executors, each
-//!   running an application; [`fetch`] sends a list of requests that way.
+//!   running an application; [`fetch()`] sends a list of requests that way.
 //! - [`Executors`]: how many, pinned to which CPUs, and glommio's
 //!   `io_memory` (kept small so a normal user's memlock limit suffices).
 //!   Where io_uring is unavailable, starting fails with a

@@ -15,7 +15,7 @@
 //!   `FnMut(Request) -> Reply` into one. Graceful shutdown through
 //!   [`Shutdown`].
 //! - [`connect`]: N client connections to a target, each running an
-//!   application, replaced when lost if asked; [`fetch`] sends a list of
+//!   application, replaced when lost if asked; [`fetch()`] sends a list of
 //!   requests that way and returns each response with its timing and pushes.
 //!
 //! Everything that does not depend on tokio — addresses, the options but

@@ -2,13 +2,13 @@
 //!
 //! A load generator sends one request head again and again, and a server
 //! answers it with one response head: the HPACK decoder remembers the
-//! fields of a block that came twice ([`hpack::Decoder::remembered`]), and
-//! every repeat would clone them, split them into a head, check them and,
-//! once the application gives the head back, drop them again. A head the
-//! application gives back exactly as it was built from those fields is the
-//! head the next repeat builds, so it is kept whole here and handed out
-//! for the next repeat instead: nothing is cloned, split, checked or
-//! dropped.
+//! fields of a block that came twice
+//! ([`crate::hpack::Decoder::remembered`]), and every repeat would clone
+//! them, split them into a head, check them and, once the application
+//! gives the head back, drop them again. A head the application gives back
+//! exactly as it was built from those fields is the head the next repeat
+//! builds, so it is kept whole here and handed out for the next repeat
+//! instead: nothing is cloned, split, checked or dropped.
 //!
 //! "Exactly as built" is checked by identity, not by content: every string
 //! of the head must be one of the remembered strings (the same octets at
