@@ -266,8 +266,10 @@ pub struct ClientApp {
     /// has: with a connection per request, slots that each saw one left
     /// opened connections that found none.
     reserved: Option<u64>,
-    /// Counts; the latencies go to the plan's sink (see `samples`).
-    report: Report,
+    /// Counts; the latencies go to the plan's sink (see `samples`). Boxed:
+    /// the slot's task holds the application inline, and a run of many
+    /// connections pays for its size in each.
+    report: Box<Report>,
     /// Latency samples not yet in the plan's sink.
     samples: Samples,
     link: Option<Link>,
@@ -292,7 +294,7 @@ impl ClientApp {
     /// `connect_time` is how long the transport (and TLS) took to set up.
     pub fn new(plan: Arc<Plan>, connect_time: Duration, authority: Bytes) -> Self {
         let slots = Slots::new(plan.slots.max(1));
-        let report = Report {
+        let report = Box::new(Report {
             steps: plan
                 .steps
                 .iter()
@@ -301,7 +303,7 @@ impl ClientApp {
             show_steps: plan.steps.len() > 1
                 || plan.steps.iter().any(|s| s.ends_scenario_on_failure()),
             ..Report::default()
-        };
+        });
         ClientApp {
             plan,
             slots,
@@ -337,7 +339,7 @@ impl ClientApp {
             self.close_link(now, None, "at the end of the run");
         }
         self.samples.flush(&self.plan.latencies);
-        self.report
+        *self.report
     }
 
     /// Whether this connection has sent all it may (`--requests-per-connection`).
