@@ -14,8 +14,8 @@ use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shu
 use crate::error::{Malformation, Violation};
 use crate::event::Event;
 use crate::frame::{
-    Data, ErrorScope, Frame, FrameErrorKind, FrameKind, GoAway, Headers, PREFACE, Ping,
-    PushPromise, Reason, RstStream, Setting, Settings, StreamId, WindowUpdate, flags,
+    Data, ErrorScope, Frame, FrameErrorKind, FrameKind, GoAway, HEADER_LEN, Head, Headers, PREFACE,
+    Ping, PushPromise, Reason, RstStream, Setting, Settings, StreamId, WindowUpdate, flags,
 };
 use crate::hpack::HeaderField;
 use crate::message::RequestHead;
@@ -139,10 +139,11 @@ impl Session {
     /// answer to our preface (a 400, as a rule) read as a frame of some
     /// 4 MB, a FRAME_SIZE_ERROR that said nothing of what happened.
     fn first_frame_violation(&self, input: &[u8]) -> Option<Violation> {
-        if self.settings_received || input.len() < 5 {
+        if self.settings_received {
             return None;
         }
-        if FrameKind::from(input[3]) == FrameKind::Settings && input[4] & flags::ACK == 0 {
+        let head = Head::parse(input.first_chunk::<HEADER_LEN>()?);
+        if head.kind == FrameKind::Settings && head.flags & flags::ACK == 0 {
             return None;
         }
         if self.role == Role::Client && input.starts_with(HTTP1_ANSWER) {
