@@ -592,6 +592,7 @@ fn an_http1_connections_last_request_says_close() {
     let mut dump = server.output();
     // `output` hands over the lines that came since the last call.
     while count_lines(&dump, "DISCONNECTED by GOAWAY received") < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
         dump += "\n";
         dump += &server.output();
     }

@@ -539,7 +539,7 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
     let numeric = draft
         .method
         .as_deref()
-        .is_some_and(|m| m.bytes().all(|b| b.is_ascii_digit()));
+        .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
     match uris {
         // Without -m, only -u or -p names a request.
         [] if !opened && draft.uri.is_none() && draft.path.is_none() => {
