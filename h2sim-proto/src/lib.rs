@@ -98,6 +98,6 @@ pub use h1::{HeadPart, Http1Error};
 pub use h2::LocalSettings;
 pub use hash::StreamMap;
 pub use hpack::HeaderField;
-pub use message::{RequestHead, ResponseHead};
+pub use message::{RequestHead, ResponseHead, is_method};
 pub use role::{Protocol, Role};
 pub use stats::Stats;

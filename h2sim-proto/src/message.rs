@@ -5,6 +5,16 @@ use bytes::Bytes;
 
 use crate::hpack::HeaderField;
 
+/// Whether `method` can be a request's method: an RFC 9110 token (§9.1,
+/// §5.6.2), one or more letters, digits or ``!#$%&'*+-.^_`|~``. A
+/// front end checks what its user gives before sending it.
+pub fn is_method(method: &[u8]) -> bool {
+    !method.is_empty()
+        && method
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
 /// The head of a request: the four request pseudo-header fields of RFC 9113
 /// §8.3.1 (the request line in HTTP/1.1) and the ordinary fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -81,4 +91,19 @@ impl ResponseHead {
 
 fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {
     fields.iter().find(|f| f.name == name).map(|f| &f.value)
+}
+
+#[cfg(test)]
+mod method_tests {
+    use super::is_method;
+
+    #[test]
+    fn a_method_is_a_token() {
+        for ok in ["GET", "M-SEARCH", "x~y"] {
+            assert!(is_method(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["", "GE T", "GET\r", "A/B", "ö"] {
+            assert!(!is_method(bad.as_bytes()), "{bad:?}");
+        }
+    }
 }

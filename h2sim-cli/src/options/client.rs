@@ -199,6 +199,12 @@ impl Draft {
         default_authority: &Option<String>,
     ) -> Result<Step, UsageError> {
         let method = self.method.unwrap_or_else(|| "GET".to_owned());
+        if !h2sim_proto::is_method(method.as_bytes()) {
+            return Err(usage(format!(
+                "-m {method:?}: a method is a token (RFC 9110 §9.1): letters, digits and \
+                 !#$%&'*+-.^_`|~"
+            )));
+        }
         let (scheme, authority, path) = match self.uri {
             Some(parts) => parts,
             None => {
@@ -624,6 +630,10 @@ mod tests {
         assert!(err.0.contains("more than one -m step"), "{err}");
         let err = parse(args(&["-m", "100", "http://h/a"])).unwrap_err();
         assert!(err.0.contains("h2load's -n is -C here"), "{err}");
+        for method in ["", "GE T"] {
+            let err = parse(args(&["-m", method, "http://h/a"])).unwrap_err();
+            assert!(err.0.contains("a method is a token"), "{method:?}: {err}");
+        }
     }
 
     #[test]
