@@ -800,6 +800,41 @@ fn s8_3_1_duplicate_or_missing_pseudo_headers_are_malformed() {
     assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
 }
 
+/// §8.3.1: ":method" carries the HTTP method (RFC 9110 §9), a token
+/// (§9.1). A method with a space, a slash or a non-ASCII octet is
+/// malformed (§8.1.1): the stream is reset, the connection lives on and
+/// the next stream's request, the same but for the method, is taken.
+#[test]
+fn s8_3_1_a_method_that_is_not_a_token_is_malformed() {
+    for method in ["GE T", "GET/1", "GÉT", "GET\"", "{}"] {
+        let mut peer = server();
+        let block = peer.block(&[
+            (":method", method),
+            (":scheme", "http"),
+            (":authority", "a"),
+            (":path", "/"),
+        ]);
+        peer.send(headers(1, block, true));
+        assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+        let block = peer.block(&[
+            (":method", "M-SEARCH"),
+            (":scheme", "http"),
+            (":authority", "a"),
+            (":path", "/"),
+        ]);
+        peer.send(headers(3, block, true));
+        let requests: Vec<_> = peer
+            .events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Request { stream, head, .. } => Some((stream, head.method)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(requests, [(sid(3), "M-SEARCH".into())], "{method:?}");
+    }
+}
+
 #[test]
 fn s8_3_2_response_pseudo_header_in_request_is_malformed() {
     malformed_request(&[(":status", "200")]);

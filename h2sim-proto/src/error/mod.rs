@@ -126,6 +126,8 @@ pub enum Malformation {
     DataBeforeHeaders,
     /// A `host` field naming another entity than `:authority` (§8.3.1).
     HostMismatch,
+    /// A `:method` that is not a token (§8.3.1, RFC 9110 §9.1).
+    InvalidMethod,
 }
 
 impl fmt::Display for Malformation {
@@ -150,6 +152,7 @@ impl fmt::Display for Malformation {
             UnsafePushMethod => f.write_str("promised request not safe and cacheable (§8.4)"),
             DataBeforeHeaders => f.write_str("DATA before HEADERS (RFC 9113 §8.1)"),
             HostMismatch => f.write_str("host differs from :authority (RFC 9113 §8.3.1)"),
+            InvalidMethod => f.write_str("invalid :method (RFC 9113 §8.3.1, RFC 9110 §9.1)"),
         }
     }
 }

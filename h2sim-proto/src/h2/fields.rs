@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::error::Malformation;
 use crate::hpack::{FieldRef, HeaderField};
-use crate::message::{RequestHead, ResponseHead};
+use crate::message::{RequestHead, ResponseHead, is_method};
 use crate::spares::Spares;
 
 /// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
@@ -153,6 +153,9 @@ pub(crate) fn request(
     let method = method
         .filter(|m| !m.is_empty())
         .ok_or(Malformation::MissingPseudoHeader(":method"))?;
+    if !is_method(&method) {
+        return Err(Malformation::InvalidMethod);
+    }
     if let Some(authority) = &authority
         && !valid_value(authority)
     {
