@@ -172,14 +172,10 @@ pub(crate) struct Session {
     preface_owed: bool,
     events: VecDeque<Event>,
     out: VecDeque<Bytes>,
-    /// Frames are written here and split off as output chunks. A buffer of
-    /// the quiet size is kept from one turn to the next (a keep-alive
-    /// connection answering one request at a time would otherwise
-    /// allocate it anew for each) and given back by [`Session::trim`]; a
-    /// busy turn's larger one is let go as soon as no stream is left.
+    /// Frames are written here and split off as output chunks. Held only
+    /// while a turn's output is built: `poll_transmit` lets it go with the
+    /// turn's last chunk.
     wbuf: BytesMut,
-    /// The room the write buffer was last given, in one piece.
-    wbuf_size: usize,
     peer_resets: RateLimit,
     local_resets: RateLimit,
     empty_frames: RateLimit,
@@ -242,7 +238,6 @@ impl Session {
             events: VecDeque::new(),
             out: VecDeque::new(),
             wbuf: BytesMut::new(),
-            wbuf_size: 0,
             peer_resets: RateLimit::default(),
             local_resets: RateLimit::default(),
             empty_frames: RateLimit::default(),
@@ -399,9 +394,6 @@ impl Session {
         self.events.trim();
         self.out.trim();
         self.wbuf.trim();
-        if self.wbuf.capacity() == 0 {
-            self.wbuf_size = 0;
-        }
         self.field_scratch.trim();
         self.spares.trim();
         self.echoes.trim();
