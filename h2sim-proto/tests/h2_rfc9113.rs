@@ -800,38 +800,68 @@ fn s8_3_1_duplicate_or_missing_pseudo_headers_are_malformed() {
     assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
 }
 
+/// A request head that §8.3.1 makes malformed (§8.1.1) on stream 1: the
+/// stream is reset, the connection lives on, and stream 3's request, the
+/// same with valid pseudo-header fields, is taken.
+fn malformed_head_then_a_valid_one(fields: &[(&str, &str)]) {
+    let mut peer = server();
+    let block = peer.block(fields);
+    peer.send(headers(1, block, true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    let block = peer.block(&[
+        (":method", "M-SEARCH"),
+        (":scheme", "http"),
+        (":authority", "a"),
+        (":path", "/"),
+    ]);
+    peer.send(headers(3, block, true));
+    let requests: Vec<_> = peer
+        .events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Request { stream, head, .. } => Some((stream, head.method)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(requests, [(sid(3), "M-SEARCH".into())], "{fields:?}");
+}
+
 /// §8.3.1: ":method" carries the HTTP method (RFC 9110 §9), a token
 /// (§9.1). A method with a space, a slash or a non-ASCII octet is
-/// malformed (§8.1.1): the stream is reset, the connection lives on and
-/// the next stream's request, the same but for the method, is taken.
+/// malformed.
 #[test]
 fn s8_3_1_a_method_that_is_not_a_token_is_malformed() {
     for method in ["GE T", "GET/1", "GÉT", "GET\"", "{}"] {
-        let mut peer = server();
-        let block = peer.block(&[
+        malformed_head_then_a_valid_one(&[
             (":method", method),
             (":scheme", "http"),
             (":authority", "a"),
             (":path", "/"),
         ]);
-        peer.send(headers(1, block, true));
-        assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
-        let block = peer.block(&[
-            (":method", "M-SEARCH"),
-            (":scheme", "http"),
-            (":authority", "a"),
-            (":path", "/"),
+    }
+}
+
+/// §8.3.1: ":scheme", ":authority" and ":path" are parts of the target URI
+/// (RFC 3986): a scheme with a space, an authority with a space or with
+/// userinfo (which "http" and "https" must not carry), and for those
+/// schemes a path that is neither absolute nor "*" for OPTIONS, are
+/// malformed, as nghttp2 also has it.
+#[test]
+fn s8_3_1_uri_parts_outside_rfc3986_are_malformed() {
+    for (scheme, authority, path) in [
+        ("ht tp", "a", "/"),
+        ("http", "a b", "/"),
+        ("https", "user:pw@a", "/"),
+        ("http", "a", "abc"),
+        ("http", "a", "*"),
+        ("http", "a", "/\x01"),
+    ] {
+        malformed_head_then_a_valid_one(&[
+            (":method", "GET"),
+            (":scheme", scheme),
+            (":authority", authority),
+            (":path", path),
         ]);
-        peer.send(headers(3, block, true));
-        let requests: Vec<_> = peer
-            .events()
-            .into_iter()
-            .filter_map(|e| match e {
-                Event::Request { stream, head, .. } => Some((stream, head.method)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(requests, [(sid(3), "M-SEARCH".into())], "{method:?}");
     }
 }
 

@@ -128,6 +128,14 @@ pub enum Malformation {
     HostMismatch,
     /// A `:method` that is not a token (§8.3.1, RFC 9110 §9.1).
     InvalidMethod,
+    /// A `:scheme` that is not an RFC 3986 scheme (§8.3.1).
+    InvalidScheme,
+    /// An `:authority` with characters an RFC 3986 authority has not, or
+    /// with userinfo (§8.3.1).
+    InvalidAuthority,
+    /// A `:path` with a space or control character, or, for "http" and
+    /// "https", neither an absolute path nor `*` for OPTIONS (§8.3.1).
+    InvalidPath,
 }
 
 impl fmt::Display for Malformation {
@@ -153,6 +161,9 @@ impl fmt::Display for Malformation {
             DataBeforeHeaders => f.write_str("DATA before HEADERS (RFC 9113 §8.1)"),
             HostMismatch => f.write_str("host differs from :authority (RFC 9113 §8.3.1)"),
             InvalidMethod => f.write_str("invalid :method (RFC 9113 §8.3.1, RFC 9110 §9.1)"),
+            InvalidScheme => f.write_str("invalid :scheme (RFC 9113 §8.3.1, RFC 3986 §3.1)"),
+            InvalidAuthority => f.write_str("invalid :authority (RFC 9113 §8.3.1, RFC 3986 §3.2)"),
+            InvalidPath => f.write_str("invalid :path (RFC 9113 §8.3.1)"),
         }
     }
 }

@@ -14,12 +14,19 @@ use crate::spares::Spares;
 /// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
 /// not hold (anything but visible ASCII, uppercase letters, `:`; RFC 9110
 /// §5.1 tchar is stricter, HTTP/2 only forbids these), `VALUE` those a
-/// value may not (NUL, CR, LF), `SPACE` the one more a `:path` may not
-/// (§8.3.1 leaves it to RFC 3986, which has no space): the path is checked
-/// in the same pass as its value.
+/// value may not (NUL, CR, LF). The URI parts of §8.3.1 take their
+/// characters from RFC 3986: `NOT_PATH` marks the bytes a `:path` may not
+/// hold besides (space, controls, DEL: RFC 3986 has none of them, and
+/// octets above ASCII pass, as raw UTF-8 paths are met), checked in the
+/// same pass as its value; `NOT_AUTHORITY` marks bytes outside an
+/// authority's (§3.2: unreserved, `%`, sub-delims, `:`, `[`, `]`; not `@`,
+/// since §8.3.1 forbids userinfo for "http" and "https"), `NOT_SCHEME` those
+/// outside a scheme's (§3.1: letters, digits, `+`, `-`, `.`).
 const NAME: u8 = 1;
 const VALUE: u8 = 2;
-const SPACE: u8 = 4;
+const NOT_PATH: u8 = 4;
+const NOT_AUTHORITY: u8 = 8;
+const NOT_SCHEME: u8 = 16;
 
 const fn forbidden_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -32,8 +39,20 @@ const fn forbidden_table() -> [u8; 256] {
         if b == 0 || b == b'\r' as usize || b == b'\n' as usize {
             t[b] |= VALUE;
         }
-        if b == b' ' as usize {
-            t[b] |= SPACE;
+        if b <= 0x20 || b == 0x7f {
+            t[b] |= NOT_PATH;
+        }
+        let c = b as u8;
+        let unreserved = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~');
+        let sub_delim = matches!(
+            c,
+            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
+        );
+        if !(unreserved || sub_delim || matches!(c, b'%' | b':' | b'[' | b']')) {
+            t[b] |= NOT_AUTHORITY;
+        }
+        if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')) {
+            t[b] |= NOT_SCHEME;
         }
         b += 1;
     }
@@ -60,6 +79,23 @@ fn valid_value(value: &[u8]) -> bool {
 fn valid_value_without(value: &[u8], also: u8) -> bool {
     let edge = |b: Option<&u8>| !matches!(b, Some(b' ' | b'\t'));
     edge(value.first()) && edge(value.last()) && classes(value) & (VALUE | also) == 0
+}
+
+/// RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` or `.`.
+fn valid_scheme(scheme: &[u8]) -> bool {
+    scheme.first().is_some_and(u8::is_ascii_alphabetic) && classes(scheme) & NOT_SCHEME == 0
+}
+
+/// RFC 3986 §3.2's characters, without userinfo (see [`NOT_AUTHORITY`]).
+fn valid_authority(authority: &[u8]) -> bool {
+    classes(authority) & NOT_AUTHORITY == 0
+}
+
+/// §8.3.1: an "http" or "https" request's `:path` is an absolute path (with
+/// its query), or `*` for OPTIONS; other schemes are not restricted.
+fn valid_path_for(scheme: &[u8], method: &[u8], path: &[u8]) -> bool {
+    let web = scheme.eq_ignore_ascii_case(b"http") || scheme.eq_ignore_ascii_case(b"https");
+    !web || path.first() == Some(&b'/') || (path == b"*" && method == b"OPTIONS")
 }
 
 /// §8.2.2: fields that only mean something to one HTTP/1.1 hop.
@@ -157,9 +193,9 @@ pub(crate) fn request(
         return Err(Malformation::InvalidMethod);
     }
     if let Some(authority) = &authority
-        && !valid_value(authority)
+        && !valid_authority(authority)
     {
-        return Err(Malformation::InvalidFieldValue);
+        return Err(Malformation::InvalidAuthority);
     }
     if method.as_ref() == b"CONNECT" {
         // §8.5: CONNECT carries only :method and :authority.
@@ -178,11 +214,14 @@ pub(crate) fn request(
     let scheme = scheme
         .filter(|s| !s.is_empty())
         .ok_or(Malformation::MissingPseudoHeader(":scheme"))?;
+    if !valid_scheme(&scheme) {
+        return Err(Malformation::InvalidScheme);
+    }
     let path = path
         .filter(|p| !p.is_empty())
         .ok_or(Malformation::MissingPseudoHeader(":path"))?;
-    if !valid_value_without(&path, SPACE) {
-        return Err(Malformation::InvalidFieldValue);
+    if !valid_value_without(&path, NOT_PATH) || !valid_path_for(&scheme, &method, &path) {
+        return Err(Malformation::InvalidPath);
     }
     // §8.3.1: a Host that names another entity than :authority is malformed.
     if let Some(authority) = &authority
@@ -453,7 +492,7 @@ mod tests {
                     f(":scheme", "http"),
                     f(":path", "/a b"),
                 ],
-                Malformation::InvalidFieldValue,
+                Malformation::InvalidPath,
             ),
         ];
         for (fields, want) in cases {
@@ -471,6 +510,62 @@ mod tests {
             request(&mut [get(), vec![f("host", "other")]].concat(), false),
             Err(Malformation::HostMismatch)
         );
+    }
+
+    /// §8.3.1's URI parts, by RFC 3986's grammar: a scheme (§3.1), an
+    /// authority without userinfo (§3.2), and for "http" and "https" a path
+    /// that is absolute, or `*` for OPTIONS only.
+    #[test]
+    fn request_uri_parts_rfc9113_8_3_1() {
+        let head = |method: &'static str,
+                    scheme: &'static str,
+                    authority: &'static str,
+                    path: &'static str| {
+            vec![
+                f(":method", method),
+                f(":scheme", scheme),
+                f(":authority", authority),
+                f(":path", path),
+            ]
+        };
+        let malformed = [
+            (head("GET", "ht tp", "a", "/"), Malformation::InvalidScheme),
+            (head("GET", "1http", "a", "/"), Malformation::InvalidScheme),
+            (
+                head("GET", "http", "a b", "/"),
+                Malformation::InvalidAuthority,
+            ),
+            (
+                head("GET", "http", "user@a", "/"),
+                Malformation::InvalidAuthority,
+            ),
+            (
+                head("GET", "http", "a/b", "/"),
+                Malformation::InvalidAuthority,
+            ),
+            (head("GET", "http", "a", "abc"), Malformation::InvalidPath),
+            (head("GET", "https", "a", "*"), Malformation::InvalidPath),
+            (head("GET", "http", "a", "/\x7f"), Malformation::InvalidPath),
+        ];
+        for (mut fields, want) in malformed {
+            assert_eq!(request(&mut fields.clone(), false), Err(want), "{fields:?}");
+            assert!(request(&mut fields, true).is_err(), "checked or not");
+        }
+        let valid = [
+            head("OPTIONS", "http", "a", "*"),
+            head("GET", "HTTPS", "a", "/"),
+            head(
+                "GET",
+                "http",
+                "[::1]:8080",
+                "/nudm-sdm/v2/imsi-001?dataset-names=AM,SMF",
+            ),
+            head("GET", "http", "a%2Db.example:80", "/"),
+            head("GET", "urn+x-1.0", "a", "relative"),
+        ];
+        for mut fields in valid {
+            assert!(request(&mut fields, false).is_ok(), "{fields:?}");
+        }
     }
 
     #[test]
