@@ -31,6 +31,33 @@ static TCHAR: [bool; 256] = {
     table
 };
 
+/// Whether `value` can be a `uri-host [ ":" port ]` (RFC 3986 §3.2.2): the
+/// characters of reg-name, IP literals and ports. Userinfo (`@`) is
+/// refused: RFC 9110 §4.2.4 deprecates it, and RFC 9113 §8.3.1 forbids it
+/// in an "http" or "https" `:authority`. Both protocols check what they
+/// receive with it (HTTP/1.1's Host and request-target, HTTP/2's
+/// `:authority`).
+pub(crate) fn is_authority(value: &[u8]) -> bool {
+    value.iter().all(|&b| AUTHORITY[usize::from(b)])
+}
+
+/// The octets of [`is_authority`], one lookup a byte.
+static AUTHORITY: [bool; 256] = {
+    const OTHERS: &[u8] = b"-._~!$&'()*+,;=:[]%";
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    let mut i = 0;
+    while i < OTHERS.len() {
+        table[OTHERS[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 /// The head of a request: the four request pseudo-header fields of RFC 9113
 /// §8.3.1 (the request line in HTTP/1.1) and the ordinary fields.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -110,8 +137,23 @@ fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {
 }
 
 #[cfg(test)]
-mod method_tests {
-    use super::is_method;
+mod tests {
+    use super::{is_authority, is_method};
+
+    #[test]
+    fn an_authority_is_a_host_and_a_port() {
+        for ok in [
+            "[::1]:8080",
+            "a-b.example:80",
+            "a%2Db",
+            "udm.5gc.mnc001.mcc001.3gppnetwork.org",
+        ] {
+            assert!(is_authority(ok.as_bytes()), "{ok}");
+        }
+        for bad in ["user@host", "a b", "a/b", "h\u{e9}te"] {
+            assert!(!is_authority(bad.as_bytes()), "{bad:?}");
+        }
+    }
 
     #[test]
     fn a_method_is_a_token() {

@@ -12,7 +12,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::error::{HeadPart, Http1Error};
 use crate::hpack::HeaderField;
-use crate::message::{RequestHead, ResponseHead};
+use crate::message::{RequestHead, ResponseHead, is_authority};
 
 /// How the end of a body is found (RFC 9112 §6.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -494,7 +494,7 @@ pub(super) fn parse_request(
         return Err(Http1Error::MissingHost);
     }
     let host = host.unwrap_or_default();
-    if !valid_authority(&host) {
+    if !is_authority(&host) {
         return Err(Http1Error::InvalidHost);
     }
     let (authority, path) = request_target(&method, target, host)?;
@@ -520,7 +520,7 @@ pub(super) fn parse_request(
 /// for a server-wide OPTIONS.
 fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, Bytes), Http1Error> {
     if method == b"CONNECT" {
-        if target.is_empty() || !valid_authority(&target) {
+        if target.is_empty() || !is_authority(&target) {
             return Err(Http1Error::InvalidTarget);
         }
         return Ok((target, Bytes::new()));
@@ -543,7 +543,7 @@ fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, B
         .position(|&b| matches!(b, b'/' | b'?' | b'#'))
         .unwrap_or(rest.len());
     let authority = rest.slice(..end);
-    if authority.is_empty() || !valid_authority(&authority) {
+    if authority.is_empty() || !is_authority(&authority) {
         return Err(Http1Error::InvalidTarget);
     }
     let path = rest.slice(end..);
@@ -557,32 +557,6 @@ fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, B
         p.freeze()
     };
     Ok((authority, path))
-}
-
-/// Whether `value` can be a `uri-host [ ":" port ]` (RFC 3986 §3.2.2): the
-/// characters of reg-name, IP literals and ports. Userinfo (`@`) is
-/// refused, as RFC 9110 §4.2.4 deprecates it.
-fn valid_authority(value: &[u8]) -> bool {
-    value.iter().all(|&b| AUTHORITY[usize::from(b)])
-}
-
-/// The bytes of [`valid_authority`], one table load per byte.
-static AUTHORITY: [bool; 256] = authority_table();
-
-const fn authority_table() -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = (b as u8).is_ascii_alphanumeric();
-        b += 1;
-    }
-    let others = b"-._~!$&'()*+,;=:[]%";
-    let mut i = 0;
-    while i < others.len() {
-        t[others[i] as usize] = true;
-        i += 1;
-    }
-    t
 }
 
 /// A response head, parsed.
@@ -670,8 +644,6 @@ mod tests {
         assert_eq!(name(5..15), "user-agent");
         assert_eq!(name(16..22), "x-mine");
         assert_eq!(name(23..29), "accept");
-        assert!(valid_authority(b"[::1]:8080") && valid_authority(b"a-b.example:80"));
-        assert!(!valid_authority(b"user@host") && !valid_authority(b"a b"));
     }
 
     #[test]

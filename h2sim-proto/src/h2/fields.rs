@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::error::Malformation;
 use crate::hpack::{FieldRef, HeaderField};
-use crate::message::{RequestHead, ResponseHead, is_method};
+use crate::message::{RequestHead, ResponseHead, is_authority, is_method};
 use crate::spares::Spares;
 
 /// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
@@ -18,15 +18,13 @@ use crate::spares::Spares;
 /// characters from RFC 3986: `NOT_PATH` marks the bytes a `:path` may not
 /// hold besides (space, controls, DEL: RFC 3986 has none of them, and
 /// octets above ASCII pass, as raw UTF-8 paths are met), checked in the
-/// same pass as its value; `NOT_AUTHORITY` marks bytes outside an
-/// authority's (§3.2: unreserved, `%`, sub-delims, `:`, `[`, `]`; not `@`,
-/// since §8.3.1 forbids userinfo for "http" and "https"), `NOT_SCHEME` those
-/// outside a scheme's (§3.1: letters, digits, `+`, `-`, `.`).
+/// same pass as its value; `NOT_SCHEME` marks those outside a scheme's
+/// (§3.1: letters, digits, `+`, `-`, `.`). An authority is checked by
+/// [`is_authority`], as HTTP/1.1 checks its Host.
 const NAME: u8 = 1;
 const VALUE: u8 = 2;
 const NOT_PATH: u8 = 4;
-const NOT_AUTHORITY: u8 = 8;
-const NOT_SCHEME: u8 = 16;
+const NOT_SCHEME: u8 = 8;
 
 const fn forbidden_table() -> [u8; 256] {
     let mut t = [0u8; 256];
@@ -43,14 +41,6 @@ const fn forbidden_table() -> [u8; 256] {
             t[b] |= NOT_PATH;
         }
         let c = b as u8;
-        let unreserved = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~');
-        let sub_delim = matches!(
-            c,
-            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='
-        );
-        if !(unreserved || sub_delim || matches!(c, b'%' | b':' | b'[' | b']')) {
-            t[b] |= NOT_AUTHORITY;
-        }
         if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')) {
             t[b] |= NOT_SCHEME;
         }
@@ -84,11 +74,6 @@ fn valid_value_without(value: &[u8], also: u8) -> bool {
 /// RFC 3986 §3.1: a letter, then letters, digits, `+`, `-` or `.`.
 fn valid_scheme(scheme: &[u8]) -> bool {
     scheme.first().is_some_and(u8::is_ascii_alphabetic) && classes(scheme) & NOT_SCHEME == 0
-}
-
-/// RFC 3986 §3.2's characters, without userinfo (see [`NOT_AUTHORITY`]).
-fn valid_authority(authority: &[u8]) -> bool {
-    classes(authority) & NOT_AUTHORITY == 0
 }
 
 /// §8.3.1: an "http" or "https" request's `:path` is an absolute path (with
@@ -193,7 +178,7 @@ pub(crate) fn request(
         return Err(Malformation::InvalidMethod);
     }
     if let Some(authority) = &authority
-        && !valid_authority(authority)
+        && !is_authority(authority)
     {
         return Err(Malformation::InvalidAuthority);
     }
