@@ -15,21 +15,7 @@ pub fn is_method(method: &[u8]) -> bool {
 
 /// The octets of a token (RFC 9110 §5.6.2), one lookup a byte: every
 /// request received goes through it.
-static TCHAR: [bool; 256] = {
-    const SPECIALS: &[u8] = b"!#$%&'*+-.^_`|~";
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 128 {
-        table[b] = (b as u8).is_ascii_alphanumeric();
-        b += 1;
-    }
-    let mut i = 0;
-    while i < SPECIALS.len() {
-        table[SPECIALS[i] as usize] = true;
-        i += 1;
-    }
-    table
-};
+static TCHAR: [bool; 256] = alphanumeric_and(b"!#$%&'*+-.^_`|~");
 
 /// Whether `value` can be a `uri-host [ ":" port ]` (RFC 3986 §3.2.2): the
 /// characters of reg-name, IP literals and ports. Userinfo (`@`) is
@@ -41,9 +27,12 @@ pub(crate) fn is_authority(value: &[u8]) -> bool {
     value.iter().all(|&b| AUTHORITY[usize::from(b)])
 }
 
-/// The octets of [`is_authority`], one lookup a byte.
-static AUTHORITY: [bool; 256] = {
-    const OTHERS: &[u8] = b"-._~!$&'()*+,;=:[]%";
+/// The octets of [`is_authority`], one lookup a byte: unreserved,
+/// percent, sub-delims, `:` and the brackets of an IP literal.
+static AUTHORITY: [bool; 256] = alphanumeric_and(b"-._~%!$&'()*+,;=:[]");
+
+/// A byte table that holds the ASCII letters and digits and `others`.
+const fn alphanumeric_and(others: &[u8]) -> [bool; 256] {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 128 {
@@ -51,12 +40,12 @@ static AUTHORITY: [bool; 256] = {
         b += 1;
     }
     let mut i = 0;
-    while i < OTHERS.len() {
-        table[OTHERS[i] as usize] = true;
+    while i < others.len() {
+        table[others[i] as usize] = true;
         i += 1;
     }
     table
-};
+}
 
 /// The head of a request: the four request pseudo-header fields of RFC 9113
 /// §8.3.1 (the request line in HTTP/1.1) and the ordinary fields.
