@@ -1123,6 +1123,49 @@ fn s6_8_server_shutdown_is_goaway_max_then_ping_then_final_goaway() {
     assert_eq!(last[0].reason, Reason::NO_ERROR);
 }
 
+/// A server going away whose last stream is a promise it can no longer
+/// make (the parent was reset before the promise left) closes once the
+/// promise is dropped: nothing else is left to wait for (§6.8).
+#[test]
+fn s6_8_a_server_going_away_closes_when_its_last_promise_is_dropped() {
+    let mut peer = server();
+    open(&mut peer, 1, true);
+    peer.events();
+    peer.conn.go_away(peer.now);
+    let ping = peer
+        .frames()
+        .iter()
+        .find_map(|f| match f {
+            Frame::Ping(p) if !p.ack => Some(p.payload),
+            _ => None,
+        })
+        .unwrap();
+    peer.conn
+        .push_promise(
+            sid(1),
+            h2sim_proto::RequestHead::new("GET", "http", "a", "/p"),
+        )
+        .unwrap();
+    peer.send(Frame::RstStream(RstStream {
+        stream_id: sid(1),
+        reason: Reason::CANCEL,
+    }));
+    peer.send(Frame::Ping(Ping {
+        ack: true,
+        payload: ping,
+    }));
+    let frames = peer.frames();
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::PushPromise(_))),
+        "{frames:?}"
+    );
+    let events = peer.events();
+    assert!(
+        matches!(closed(&events), Some(Event::Closed { error: None, .. })),
+        "{events:?}"
+    );
+}
+
 #[test]
 fn s6_8_client_goaway_goes_before_its_ping() {
     // The client's PING times the round trip of its GOAWAY: sent after it,
@@ -1600,6 +1643,39 @@ fn s6_5_2_client_request_above_the_peers_header_list_size_is_an_error() {
         "{err:?}"
     );
     assert!(no_headers_on(&peer.frames(), 1));
+}
+
+/// The same while our client goes away (§6.8), with that request its last
+/// stream: the application hears of the reset before the connection's
+/// close, not after it, when it may no longer be listening. Found by
+/// `random_operations_keep_the_invariants` (h2_proptest.rs), whose client
+/// saw a clean close with a request that had no outcome: the reset that
+/// dropped it ended the connection before its event was queued.
+#[test]
+fn s6_5_2_a_request_dropped_for_a_lower_limit_is_reported_before_the_close() {
+    let mut peer = RawPeer::client(Config::default());
+    let mut head = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    head.fields = long_field();
+    let stream = peer.conn.send_request(head, true).unwrap();
+    peer.conn.go_away(peer.now);
+    // The GOAWAY's round trip passes unanswered: nothing but the request
+    // keeps the connection open.
+    peer.now += Duration::from_secs(1);
+    peer.conn.handle_timeout(peer.now);
+    peer.send(settings_limit(200));
+    let frames = peer.frames();
+    assert!(no_headers_on(&frames, 1), "{frames:?}");
+    let events = peer.events();
+    let reset = events.iter().position(|e| {
+        matches!(e, Event::StreamReset { stream: s, reason: Reason::CANCEL, .. } if *s == stream)
+    });
+    let closed = events
+        .iter()
+        .position(|e| matches!(e, Event::Closed { error: None, .. }));
+    assert!(
+        matches!((reset, closed), (Some(r), Some(c)) if r < c),
+        "the reset, then a clean close: {events:?}"
+    );
 }
 
 /// A request queued while the limit allowed it, then the peer's SETTINGS

@@ -836,8 +836,7 @@ impl Session {
                 violation: None,
             });
         }
-        self.open_waiting();
-        self.maybe_finish();
+        self.stream_gone();
     }
 
     fn recv_settings(&mut self, s: Settings) {

@@ -253,6 +253,15 @@ impl Session {
 
     /// Resets a stream (RST_STREAM), dropping whatever it still had to send.
     pub(crate) fn reset(&mut self, id: StreamId, reason: Reason) -> Result<(), UserError> {
+        self.cut(id, reason)?;
+        self.stream_gone();
+        Ok(())
+    }
+
+    /// `reset` up to the stream's removal. What follows from that (see
+    /// `stream_gone`) is the caller's, after it has told the application
+    /// what it has to about the stream.
+    fn cut(&mut self, id: StreamId, reason: Reason) -> Result<(), UserError> {
         let local = self.is_local(id);
         let stream = self
             .store
@@ -268,9 +277,16 @@ impl Session {
             // promise with it.
             self.control.retain_promises(|promised| promised != id);
         }
+        Ok(())
+    }
+
+    /// A stream left the store: a waiting one may open in its place, and a
+    /// connection going away may be done. The application hears of the
+    /// stream first, so that nothing about it follows the connection's
+    /// `Closed`.
+    pub(super) fn stream_gone(&mut self) {
         self.open_waiting();
         self.maybe_finish();
-        Ok(())
     }
 
     /// The application reset `id`: it hears nothing more of it, not even
@@ -348,8 +364,7 @@ impl Session {
     pub(super) fn remove_stream(&mut self, id: StreamId) {
         let local = self.is_local(id);
         self.store.remove(id, local);
-        self.open_waiting();
-        self.maybe_finish();
+        self.stream_gone();
     }
 
     /// The next chunk of bytes to write, or None when there is nothing.
@@ -539,6 +554,7 @@ impl Session {
                         remote: false,
                         violation: None,
                     });
+                    self.stream_gone();
                 }
                 continue;
             }
@@ -563,13 +579,14 @@ impl Session {
     /// stream is reset, with RST_STREAM(CANCEL) if the peer knows of it (a
     /// request never written just goes), and the application is told.
     fn drop_oversized(&mut self, id: StreamId) {
-        if self.reset(id, Reason::CANCEL).is_ok() {
+        if self.cut(id, Reason::CANCEL).is_ok() {
             self.events.push_back(Event::StreamReset {
                 stream: id,
                 reason: Reason::CANCEL,
                 remote: false,
                 violation: None,
             });
+            self.stream_gone();
         }
     }
 
