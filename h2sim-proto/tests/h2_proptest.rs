@@ -735,6 +735,12 @@ impl World {
     }
 
     fn client_event(&mut self, event: Event) {
+        // `Closed` is the last word on a connection; only the frames the
+        // final flush writes may be traced after it.
+        assert!(
+            self.client.closed.is_none() || matches!(event, Event::Frame { .. }),
+            "client: {event:?} after Closed"
+        );
         match event {
             Event::Frame { .. } => {}
             Event::Connected => self.client.connected += 1,
@@ -937,6 +943,10 @@ impl World {
     }
 
     fn server_event(&mut self, event: Event) {
+        assert!(
+            self.server.closed.is_none() || matches!(event, Event::Frame { .. }),
+            "server: {event:?} after Closed"
+        );
         match event {
             Event::Frame { .. } => {}
             Event::Connected => self.server.connected += 1,
