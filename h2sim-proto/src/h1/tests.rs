@@ -1839,12 +1839,19 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Whatever the peer sends, nothing panics and the connection ends at
-    /// most once; each exchange ends once at most.
+    /// most once, with nothing after its end; each exchange ends once at
+    /// most.
     #[test]
     fn hostile_input_is_survived(wire in peer_input(), seed in any::<u64>()) {
         for role in [Role::Server, Role::Client] {
             let events = run_hostile(role, &wire, seed);
             closed_error(&events);
+            let closed = events.iter().position(|e| matches!(e, Event::Closed { .. }));
+            prop_assert!(
+                closed.is_none_or(|at| at + 1 == events.len()),
+                "events after Closed: {:?}",
+                events
+            );
             let mut ended = std::collections::HashSet::new();
             for event in &events {
                 let id = match event {
