@@ -2,8 +2,9 @@
 //!
 //! An HTTP/1.1 connection carries one message at a time in each direction;
 //! this layer maps each request/response exchange to a stream id (1, 3, 5,
-//! … in request order, the same on both sides so that logs line up), so the
-//! application sees the events it would see over HTTP/2:
+//! … in request order, the same on both sides so that logs line up, unless
+//! a client withdraws a request before writing it), so the application
+//! sees the events it would see over HTTP/2:
 //!
 //! - `parse` turns heads into `RequestHead` / `ResponseHead` with httparse,
 //!   slicing the input instead of copying it;
