@@ -46,6 +46,9 @@ struct RequestSpec {
     close: bool,
     /// Octets of an extra field, to reach a tight head limit.
     pad: usize,
+    /// `expect: 100-continue` (RFC 9110 §10.1.1); the client sends its
+    /// body without waiting, which the RFC allows.
+    expect: bool,
 }
 
 /// What the server answers.
@@ -114,9 +117,10 @@ fn request_spec() -> impl Strategy<Value = RequestSpec> {
         prop::bool::weighted(0.3),
         prop::bool::weighted(0.05),
         prop_oneof![3 => Just(0usize), 1 => 1usize..400],
+        prop::bool::weighted(0.1),
     )
         .prop_map(
-            |(method, body_len, content_length, streaming, close, pad)| {
+            |(method, body_len, content_length, streaming, close, pad, expect)| {
                 let body = method == "POST";
                 RequestSpec {
                     method,
@@ -125,6 +129,7 @@ fn request_spec() -> impl Strategy<Value = RequestSpec> {
                     streaming: body && streaming,
                     close,
                     pad,
+                    expect: body && expect,
                 }
             },
         )
@@ -179,7 +184,9 @@ fn op() -> impl Strategy<Value = Op> {
 /// Whether `op` may end requests without their responses.
 fn disrupts(op: &Op) -> bool {
     match op {
-        Op::Request(spec) => spec.close || spec.pad > 0,
+        // An early answer to a request that expects 100-continue closes
+        // the connection (RFC 9110 §10.1.1).
+        Op::Request(spec) => spec.close || spec.pad > 0 || spec.expect,
         Op::Advance { millis } => *millis >= 30_000,
         Op::ClientReset { .. } | Op::ServerReset { .. } | Op::GoAway { .. } => true,
         Op::Upload { .. } | Op::Answer { .. } | Op::Deliver { .. } | Op::Flush => false,
@@ -407,6 +414,9 @@ impl World {
             head.fields
                 .push(HeaderField::new("x-pad", "p".repeat(spec.pad)));
         }
+        if spec.expect {
+            head.fields.push(HeaderField::new("expect", "100-continue"));
+        }
         let body = body_of(spec.body_len, n);
         let no_body = spec.method != "POST" || (body.is_empty() && !spec.streaming);
         let Ok(id) = self.pair.client.send_request(head, no_body) else {
@@ -614,6 +624,10 @@ impl World {
                 let answer = self.answer_to(stream);
                 let s = self.live_client_stream(stream, "response");
                 assert!(s.status.is_none(), "client: second response on {stream:?}");
+                if head.status == 100 {
+                    assert!(!end_stream, "client: {stream:?} ended by 100");
+                    return;
+                }
                 s.status = Some(head.status);
                 // The application's statuses are never 413 or 431: those
                 // are the server's core refusing a request (RFC 9110
