@@ -117,7 +117,7 @@ fn request_spec() -> impl Strategy<Value = RequestSpec> {
         prop::bool::weighted(0.3),
         prop::bool::weighted(0.05),
         prop_oneof![3 => Just(0usize), 1 => 1usize..400],
-        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.25),
     )
         .prop_map(
             |(method, body_len, content_length, streaming, close, pad, expect)| {
