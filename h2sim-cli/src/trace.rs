@@ -80,11 +80,16 @@ pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], 
         );
     }
     if !body.is_empty() {
-        match std::str::from_utf8(body) {
-            Ok(text) if body.len() <= 4096 => {
+        // A body too long to show is not read at all: a trace of 100 KiB
+        // responses would otherwise check every octet of each for UTF-8.
+        let shown = (body.len() <= 4096)
+            .then(|| std::str::from_utf8(body).ok())
+            .flatten();
+        match shown {
+            Some(text) => {
                 let _ = writeln!(out, "  {text}");
             }
-            _ => {
+            None => {
                 let _ = writeln!(out, "  <{} bytes>", body.len());
             }
         }
@@ -164,5 +169,27 @@ pub fn frame(outgoing: bool, frame: &h2sim_proto::frame::Frame) -> String {
             u.stream_id,
             u.payload.len()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dump;
+
+    fn shown(body: &[u8]) -> String {
+        let mut out = String::new();
+        dump(&mut out, &[], &[], body);
+        out
+    }
+
+    /// A short UTF-8 body is shown as text; one that is not UTF-8, or too
+    /// long to show, by its size.
+    #[test]
+    fn a_body_is_shown_as_text_or_by_size() {
+        assert_eq!(shown(b"{\"a\":1}"), "  {\"a\":1}");
+        assert_eq!(shown(&[0xff, 0xfe]), "  <2 bytes>");
+        assert_eq!(shown(&[b'x'; 4097]), "  <4097 bytes>");
+        assert_eq!(shown(&[b'x'; 4096]).len(), 2 + 4096);
+        assert_eq!(shown(b""), "");
     }
 }
