@@ -109,6 +109,16 @@ struct Scenario {
     ops: Vec<Op>,
 }
 
+impl RequestSpec {
+    /// The request may end the connection before the requests behind it
+    /// are answered: it asks to close, its head may break a tight limit,
+    /// or an early answer to its `100-continue` closes the connection
+    /// (RFC 9110 §10.1.1).
+    fn disrupts(&self) -> bool {
+        self.close || self.pad > 0 || self.expect
+    }
+}
+
 fn request_spec() -> impl Strategy<Value = RequestSpec> {
     (
         prop_oneof![3 => Just("GET"), 1 => Just("HEAD"), 4 => Just("POST")],
@@ -184,9 +194,7 @@ fn op() -> impl Strategy<Value = Op> {
 /// Whether `op` may end requests without their responses.
 fn disrupts(op: &Op) -> bool {
     match op {
-        // An early answer to a request that expects 100-continue closes
-        // the connection (RFC 9110 §10.1.1).
-        Op::Request(spec) => spec.close || spec.pad > 0 || spec.expect,
+        Op::Request(spec) => spec.disrupts(),
         Op::Advance { millis } => *millis >= 30_000,
         Op::ClientReset { .. } | Op::ServerReset { .. } | Op::GoAway { .. } => true,
         Op::Upload { .. } | Op::Answer { .. } | Op::Deliver { .. } | Op::Flush => false,
@@ -422,7 +430,7 @@ impl World {
         let Ok(id) = self.pair.client.send_request(head, no_body) else {
             return;
         };
-        if spec.close {
+        if spec.disrupts() {
             self.disruptive = true;
         }
         let mut stream = ClientStream {
