@@ -115,6 +115,16 @@ pub enum Dir {
 impl Dir {
     pub const BOTH: [Dir; 2] = [Dir::ClientToServer, Dir::ServerToClient];
 
+    /// The direction toward the server if `to_server`, else toward the
+    /// client.
+    pub fn toward_server(to_server: bool) -> Dir {
+        if to_server {
+            Dir::ClientToServer
+        } else {
+            Dir::ServerToClient
+        }
+    }
+
     pub fn reverse(self) -> Dir {
         match self {
             Dir::ClientToServer => Dir::ServerToClient,

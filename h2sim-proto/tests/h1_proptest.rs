@@ -279,6 +279,20 @@ struct World {
     requests: usize,
 }
 
+/// One of the streams that `keep` holds for, chosen by `pick`.
+fn pick_where<S>(
+    streams: &BTreeMap<StreamId, S>,
+    pick: &prop::sample::Index,
+    keep: impl Fn(&S) -> bool,
+) -> Option<StreamId> {
+    let ids: Vec<StreamId> = streams
+        .iter()
+        .filter(|(_, s)| keep(s))
+        .map(|(&id, _)| id)
+        .collect();
+    (!ids.is_empty()).then(|| ids[pick.index(ids.len())])
+}
+
 /// The trailer section of the client's exchange `id`, either way.
 fn trailer_fields(id: StreamId) -> Vec<HeaderField> {
     vec![HeaderField::new("x-checksum", format!("c{}", id.value()))]
@@ -327,14 +341,8 @@ impl World {
                 end,
                 trailers,
             } => {
-                let open: Vec<StreamId> = self
-                    .client
-                    .iter()
-                    .filter(|(_, s)| !s.upload_done)
-                    .map(|(&id, _)| id)
-                    .collect();
-                if !open.is_empty() {
-                    self.upload(open[pick.index(open.len())], *len, *end, *trailers);
+                if let Some(id) = pick_where(&self.client, pick, |s| !s.upload_done) {
+                    self.upload(id, *len, *end, *trailers);
                 }
             }
             Op::Answer { count, early, spec } => {
@@ -343,33 +351,21 @@ impl World {
                 }
             }
             Op::ClientReset { pick } => {
-                let open: Vec<StreamId> = self
-                    .client
-                    .iter()
-                    .filter(|(_, s)| s.outcome.is_none())
-                    .map(|(&id, _)| id)
-                    .collect();
-                if !open.is_empty() {
-                    let id = open[pick.index(open.len())];
-                    if self.pair.client.reset(id, Reason::CANCEL).is_ok() {
-                        self.disruptive = true;
-                        self.client.get_mut(&id).unwrap().outcome = Some(Outcome::Reset);
-                    }
+                let open = pick_where(&self.client, pick, |s| s.outcome.is_none());
+                if let Some(id) = open
+                    && self.pair.client.reset(id, Reason::CANCEL).is_ok()
+                {
+                    self.disruptive = true;
+                    self.client.get_mut(&id).unwrap().outcome = Some(Outcome::Reset);
                 }
             }
             Op::ServerReset { pick } => {
-                let open: Vec<StreamId> = self
-                    .server
-                    .iter()
-                    .filter(|(_, s)| !s.reset)
-                    .map(|(&id, _)| id)
-                    .collect();
-                if !open.is_empty() {
-                    let id = open[pick.index(open.len())];
-                    if self.pair.server.reset(id, Reason::INTERNAL_ERROR).is_ok() {
-                        self.disruptive = true;
-                        self.server.get_mut(&id).unwrap().reset = true;
-                    }
+                let open = pick_where(&self.server, pick, |s| !s.reset);
+                if let Some(id) = open
+                    && self.pair.server.reset(id, Reason::INTERNAL_ERROR).is_ok()
+                {
+                    self.disruptive = true;
+                    self.server.get_mut(&id).unwrap().reset = true;
                 }
             }
             Op::GoAway { server } => {
@@ -388,11 +384,7 @@ impl World {
                 self.pair.advance(Duration::from_millis(*millis));
             }
             Op::Deliver { to_server, bytes } => {
-                let dir = if *to_server {
-                    Dir::ClientToServer
-                } else {
-                    Dir::ServerToClient
-                };
+                let dir = Dir::toward_server(*to_server);
                 self.pair.collect(dir);
                 self.pair.deliver(dir, *bytes);
             }

@@ -1311,11 +1311,7 @@ impl World {
             }
             Op::Advance { millis } => self.link.advance(Duration::from_millis(*millis)),
             Op::Deliver { to_server, bytes } => {
-                let dir = if *to_server {
-                    Dir::ClientToServer
-                } else {
-                    Dir::ServerToClient
-                };
+                let dir = Dir::toward_server(*to_server);
                 self.link.collect(dir);
                 self.link.deliver(dir, *bytes);
             }
