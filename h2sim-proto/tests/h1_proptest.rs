@@ -102,8 +102,9 @@ enum Op {
 struct Scenario {
     client_pipeline: usize,
     server_pipeline: usize,
-    /// Head and body limits that some messages break: the server answers
-    /// 431 or 413 itself, the client refuses a response.
+    /// Head and body limits that some messages break (the server answers
+    /// 431 or 413 itself, the client refuses a response), and idle
+    /// timeouts that clock jumps reach.
     tight: bool,
     seed: u64,
     ops: Vec<Op>,
@@ -313,6 +314,9 @@ impl World {
             client.http1.max_body_size = 4000;
             server.http1.max_head_size = 300;
             server.http1.max_body_size = 3000;
+            // Clock jumps of up to 2 s make either side go idle.
+            client.idle_timeout = Some(Duration::from_secs(1));
+            server.idle_timeout = Some(Duration::from_millis(1500));
         }
         let pair = Pair::join(
             Connection::client_http1(client, now),
