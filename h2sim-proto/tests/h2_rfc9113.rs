@@ -694,6 +694,50 @@ fn s6_9_2_initial_window_change_can_make_a_window_negative() {
     assert_eq!(sent, 4_465);
 }
 
+/// Streams held by a window of 0 resume when SETTINGS raises it (§6.9.2),
+/// oldest first: the order of what a walk over the streams writes follows
+/// their ids, not the seed of the map that holds them, so a run replays
+/// the same for the same input.
+#[test]
+fn s6_9_2_streams_a_raised_initial_window_wakes_resume_in_id_order() {
+    let mut peer = server();
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::InitialWindowSize(0)],
+    }));
+    let ids: Vec<u32> = (0..16).map(|n| 2 * n + 1).collect();
+    for &id in &ids {
+        open(&mut peer, id, true);
+    }
+    peer.events();
+    for &id in &ids {
+        peer.conn
+            .send_response(sid(id), ResponseHead::new(200), false)
+            .unwrap();
+        peer.conn
+            .send_data(sid(id), Bytes::from_static(b"body"), true)
+            .unwrap();
+    }
+    let held = peer.frames();
+    assert!(
+        !held.iter().any(|f| matches!(f, Frame::Data(_))),
+        "{held:?}"
+    );
+    peer.send(Frame::Settings(Settings {
+        ack: false,
+        values: vec![Setting::InitialWindowSize(100)],
+    }));
+    let resumed: Vec<u32> = peer
+        .frames()
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Data(d) => Some(d.stream_id.value()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(resumed, ids);
+}
+
 #[test]
 fn s8_1_trailers_without_end_stream_are_malformed() {
     let mut peer = server();

@@ -343,7 +343,11 @@ impl Session {
                 .set_max_table_size(now.header_table_size as usize);
         }
         if now.initial_window_size != before.initial_window_size {
-            for stream in self.store.iter_mut() {
+            // In id order: the WINDOW_UPDATEs leave in the order queued.
+            for id in self.store.ids() {
+                let Some(stream) = self.store.get_mut(id) else {
+                    continue;
+                };
                 stream.recv.retarget(now.initial_window_size);
                 // Released bytes may now be owed under the new target.
                 if stream.can_recv_body()

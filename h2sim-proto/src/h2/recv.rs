@@ -955,14 +955,13 @@ impl Session {
         // Our streams above `last` were never processed, and the ones the
         // peer never heard of may no longer be opened: all are retryable
         // (§6.8, §8.7), each reported once.
-        let mut doomed: Vec<StreamId> = self
+        let doomed: Vec<StreamId> = self
             .store
             .ids()
             .into_iter()
             .filter(|&id| self.is_local(id))
             .filter(|&id| id > last || self.store.get(id).is_some_and(|s| !s.announced))
             .collect();
-        doomed.sort_unstable();
         for id in doomed {
             if let Some(stream) = self.store.remove(id, true)
                 && stream.known

@@ -153,10 +153,18 @@ impl Store {
         self.streams.is_empty()
     }
 
+    /// The live streams' ids, lowest first. A walk that writes frames or
+    /// queues events goes by these, so that its order follows the ids and
+    /// not the map's seed, which differs from process to process: the same
+    /// input gives the same output on every run.
     pub(crate) fn ids(&self) -> Vec<StreamId> {
-        self.streams.keys().copied().collect()
+        let mut ids: Vec<StreamId> = self.streams.keys().copied().collect();
+        ids.sort_unstable();
+        ids
     }
 
+    /// The live streams in the map's order, which differs from process to
+    /// process: only for changes whose order nothing can see.
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut Stream> {
         self.streams.values_mut().map(|s| &mut **s)
     }
