@@ -108,7 +108,7 @@ impl Server {
         A: Application + Send + 'static,
     {
         let factory = Arc::new(factory);
-        let configs = ServerConfigs::new(&self.options.config);
+        let configs = self.options.configs();
         let tracker = TaskTracker::new();
         let mut accepting = JoinSet::new();
         for bound in self.listeners {

@@ -62,7 +62,7 @@ pub struct ServerFlags {
     /// enable_connect_protocol (repeatable)
     #[arg(short = 'H', long = "setting", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
-    /// Plain listeners speak HTTP/1.1 only
+    /// Plain listeners speak HTTP/1.1 only (an `Upgrade: h2c` request is answered in HTTP/1.1)
     #[arg(short = '1', long)]
     pub http1: bool,
     /// Plain listeners speak HTTP/2 only (prior knowledge, like nghttpd):

@@ -149,11 +149,23 @@ pub struct ServerConfigs {
 }
 
 impl ServerConfigs {
-    pub fn new(config: &Config) -> Self {
+    /// `plain_protocol` is what plain listeners speak (see
+    /// [`ServerOptions::plain_protocol`]). Fixed to HTTP/1.1, they stay
+    /// HTTP/1.1: a request's `Upgrade: h2c` is ignored (RFC 9110 §7.8
+    /// lets a server ignore an upgrade) and answered in HTTP/1.1, so a
+    /// client that always asks for h2c (Java's `HttpClient` does) can be
+    /// tested on its HTTP/1.1 path.
+    ///
+    /// [`ServerOptions::plain_protocol`]: super::ServerOptions::plain_protocol
+    pub fn new(config: &Config, plain_protocol: Option<Protocol>) -> Self {
+        let mut plain = config.clone();
+        if plain_protocol == Some(Protocol::Http1) {
+            plain.http1.allow_h2c_upgrade = false;
+        }
         let mut secure = config.clone();
         secure.http1.secure = true;
         ServerConfigs {
-            plain: Arc::new(config.clone()),
+            plain: Arc::new(plain),
             secure: Arc::new(secure),
         }
     }
@@ -188,6 +200,22 @@ mod tests {
         assert_eq!(accepted_local(one), Some(one));
         assert_eq!(accepted_local("0.0.0.0:80".parse().unwrap()), None);
         assert_eq!(accepted_local("[::]:80".parse().unwrap()), None);
+    }
+
+    /// Only plain listeners fixed to HTTP/1.1 turn the h2c upgrade off;
+    /// TLS connections never take it anyway.
+    #[test]
+    fn a_plain_listener_fixed_to_http1_ignores_the_h2c_upgrade() {
+        let upgrades = |protocol| {
+            let configs = ServerConfigs::new(&Config::default(), protocol);
+            (
+                configs.plain.http1.allow_h2c_upgrade,
+                configs.secure.http1.secure,
+            )
+        };
+        assert_eq!(upgrades(Some(Protocol::Http1)), (false, true));
+        assert_eq!(upgrades(None), (true, true));
+        assert_eq!(upgrades(Some(Protocol::Http2)), (true, true));
     }
 
     #[test]

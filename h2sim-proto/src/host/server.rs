@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::addr::{AddrError, HostPort};
+use super::info::ServerConfigs;
 use super::lifecycle::DriverOptions;
 use crate::{Config, Protocol, Stats};
 
@@ -22,7 +23,8 @@ pub struct ServerOptions<R = ()> {
     /// A TLS handshake not finished by then is dropped.
     pub handshake_timeout: Duration,
     /// The protocol of plain listeners; `None` tells HTTP/2 prior knowledge
-    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes.
+    /// from HTTP/1.1 (and its h2c upgrade) by the first bytes. HTTP/1.1
+    /// ignores the h2c upgrade (see [`ServerConfigs::new`]).
     pub plain_protocol: Option<Protocol>,
     /// Told of every failed TLS handshake, once per connection.
     pub on_handshake_error: Option<HandshakeErrorHook>,
@@ -40,6 +42,13 @@ impl<R: Default> Default for ServerOptions<R> {
             on_handshake_error: None,
             runtime: R::default(),
         }
+    }
+}
+
+impl<R> ServerOptions<R> {
+    /// The configurations its connections share (see [`ServerConfigs`]).
+    pub fn configs(&self) -> ServerConfigs {
+        ServerConfigs::new(&self.config, self.plain_protocol)
     }
 }
 

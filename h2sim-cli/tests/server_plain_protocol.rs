@@ -1,9 +1,11 @@
-//! `h2sim server -2` (`--http2`): plain listeners speak HTTP/2 only, like
-//! nghttpd. Input that is not the connection preface gets our SETTINGS and
-//! GOAWAY(PROTOCOL_ERROR) (RFC 9113 §3.4: "Clients and servers MUST treat
-//! an invalid connection preface as a connection error ... of type
-//! PROTOCOL_ERROR"), not an HTTP/1.1 answer; without the flag the first
-//! bytes still choose the protocol. Real processes, both runtimes.
+//! The protocol of plain listeners. `h2sim server -2` (`--http2`): HTTP/2
+//! only, like nghttpd. Input that is not the connection preface gets our
+//! SETTINGS and GOAWAY(PROTOCOL_ERROR) (RFC 9113 §3.4: "Clients and
+//! servers MUST treat an invalid connection preface as a connection error
+//! ... of type PROTOCOL_ERROR"), not an HTTP/1.1 answer. `-1` (`--http1`):
+//! HTTP/1.1 only, an `Upgrade: h2c` included, which is answered in
+//! HTTP/1.1 (RFC 9110 §7.8). Without either flag the first bytes still
+//! choose the protocol. Real processes, both runtimes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod server_support;
@@ -103,4 +105,40 @@ fn http1_and_http2_only_exclude_each_other() {
     let (code, out) = run(BIN, &["server", "-1", "-2", "-S", "http://127.0.0.1:0"]);
     assert_eq!(code, Some(2), "{out}");
     assert_eq!(out.trim().lines().count(), 1, "one line: {out}");
+}
+
+/// curl's `--http2` on a plain URL asks for the h2c upgrade (RFC 7540
+/// §3.2), as Java's `HttpClient` does for every plain request.
+fn curl_upgrade(url: &str) -> (Option<i32>, String) {
+    run(
+        "curl",
+        &[
+            "-s",
+            "--http2",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_version} %{http_code} %{size_download}",
+            url,
+        ],
+    )
+}
+
+#[test]
+fn http1_only_answers_an_h2c_upgrade_in_http1() {
+    for runtime in RUNTIMES {
+        let server = start(runtime, &["-1"]);
+        let url = format!("{}/", server.url("http"));
+        assert_eq!(
+            curl_upgrade(&url),
+            (Some(0), "1.1 200 2".into()),
+            "{runtime}"
+        );
+        server.stop();
+        // Without the flag the same request is upgraded.
+        let server = start(runtime, &[]);
+        let url = format!("{}/", server.url("http"));
+        assert_eq!(curl_upgrade(&url), (Some(0), "2 200 2".into()), "{runtime}");
+        server.stop();
+    }
 }
