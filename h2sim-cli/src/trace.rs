@@ -59,9 +59,25 @@ impl Memory {
     }
 }
 
+/// The longest body a dump shows as text; a longer one is shown by its
+/// size, so whoever keeps a body for dumps keeps this much of it.
+pub const SHOWN_BODY: usize = 4096;
+
 /// Appends `  name = value` lines for fields, then the body as text (or its
 /// size when it is not UTF-8 or too long to show).
 pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], body: &[u8]) {
+    dump_kept(out, fields, extra, body, body.len());
+}
+
+/// [`dump`] of a body of `len` octets of which only `kept`, its start
+/// (at least [`SHOWN_BODY`] octets when it is longer), was kept.
+pub fn dump_kept(
+    out: &mut String,
+    fields: &[(&[u8], &[u8])],
+    extra: &[HeaderField],
+    kept: &[u8],
+    len: usize,
+) {
     use std::fmt::Write as _;
     for (name, value) in fields {
         let _ = writeln!(
@@ -79,18 +95,18 @@ pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], 
             String::from_utf8_lossy(&f.value)
         );
     }
-    if !body.is_empty() {
+    if len > 0 {
         // A body too long to show is not read at all: a trace of 100 KiB
         // responses would otherwise check every octet of each for UTF-8.
-        let shown = (body.len() <= 4096)
-            .then(|| std::str::from_utf8(body).ok())
+        let shown = (len <= SHOWN_BODY && kept.len() == len)
+            .then(|| std::str::from_utf8(kept).ok())
             .flatten();
         match shown {
             Some(text) => {
                 let _ = writeln!(out, "  {text}");
             }
             None => {
-                let _ = writeln!(out, "  <{} bytes>", body.len());
+                let _ = writeln!(out, "  <{len} bytes>");
             }
         }
     }
@@ -174,7 +190,7 @@ pub fn frame(outgoing: bool, frame: &h2sim_proto::frame::Frame) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::dump;
+    use super::{SHOWN_BODY, dump, dump_kept};
 
     fn shown(body: &[u8]) -> String {
         let mut out = String::new();
@@ -191,5 +207,13 @@ mod tests {
         assert_eq!(shown(&[b'x'; 4097]), "  <4097 bytes>");
         assert_eq!(shown(&[b'x'; 4096]).len(), 2 + 4096);
         assert_eq!(shown(b""), "");
+    }
+
+    /// A body kept in part is shown by its whole size.
+    #[test]
+    fn a_body_kept_in_part_is_shown_by_its_size() {
+        let mut out = String::new();
+        dump_kept(&mut out, &[], &[], &[b'x'; SHOWN_BODY], 307_200);
+        assert_eq!(out, "  <307200 bytes>");
     }
 }

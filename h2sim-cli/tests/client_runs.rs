@@ -299,6 +299,26 @@ fn fixed_bodies_carry_content_length_on_both_protocols() {
     }
 }
 
+/// Traces show a long body by its whole size, though only its start is
+/// kept for them: a 300 KiB answer and a 100 KiB upload, on both protocols.
+#[test]
+fn traces_show_a_long_body_by_its_size() {
+    let server = Peer::h2sim(&["-m", "POST", "-p", "/big", "-s", "200", "-e", "300k"]);
+    let url = format!("{}/big", server.url);
+    for http1 in [false, true] {
+        let mut args = vec!["-m", "POST", "-u", &url, "-e", "100k"];
+        if http1 {
+            args.push("-1");
+        }
+        let out = client(&args);
+        let shown = text(&out);
+        assert!(out.status.success(), "{shown}");
+        assert!(shown.contains("<307200 bytes>"), "http1={http1}: {shown}");
+        let dump = server.output();
+        assert!(dump.contains("<102400 bytes>"), "http1={http1}: {dump}");
+    }
+}
+
 /// Sends `signal` to the process.
 fn kill(child: &Child, signal: &str) {
     let status = Command::new("kill")

@@ -204,7 +204,10 @@ struct Flight {
 #[derive(Debug, Default)]
 struct Kept {
     fields: Vec<HeaderField>,
+    /// The body's start, as much as the dumps or captures need.
     body: Vec<u8>,
+    /// The whole body's length.
+    body_len: usize,
 }
 
 impl Flight {
@@ -214,6 +217,12 @@ impl Flight {
 
     fn body(&self) -> &[u8] {
         self.kept.as_ref().map_or(&[], |k| &k.body)
+    }
+
+    /// Appends the response's fields and body (as much as was kept).
+    fn dump_response(&self, out: &mut String) {
+        let len = self.kept.as_ref().map_or(0, |k| k.body_len);
+        trace::dump_kept(out, &[], self.fields(), self.body(), len);
     }
 
     fn kept(&mut self) -> &mut Kept {
@@ -226,11 +235,14 @@ impl Flight {
 struct PushedResponse {
     status: u16,
     fields: Vec<HeaderField>,
+    /// The body's start, for its dump.
     body: Vec<u8>,
+    /// The whole body's length.
+    body_len: usize,
 }
 
 /// Bytes of response body kept per request for dumps.
-const DUMP_BODY_LIMIT: usize = 64 * 1024;
+const DUMP_BODY_LIMIT: usize = trace::SHOWN_BODY;
 
 /// Bytes of response body kept for a step's JSON captures; a longer body
 /// fails them (as not JSON) rather than growing without bound.
@@ -596,7 +608,7 @@ impl ClientApp {
                 "RESPONSE[{}/{},{slot}]: {status}\n",
                 flight.pending.scenario, flight.pending.step
             );
-            trace::dump(&mut text, &[], flight.fields(), flight.body());
+            flight.dump_response(&mut text);
             trace.line(&text);
         }
         if let Some(slow) = self.plan.slow
@@ -659,7 +671,7 @@ impl ClientApp {
         );
         trace::dump(&mut text, &[], &head.fields, &body);
         text.push_str(&format!("\nRESPONSE: {status}\n"));
-        trace::dump(&mut text, &[], flight.fields(), flight.body());
+        flight.dump_response(&mut text);
         match &self.plan.log {
             Some(log) => log.line(&text),
             None => crate::trace::Stderr.line(&text),
@@ -772,7 +784,13 @@ impl ClientApp {
     fn push_complete(&mut self, promised: StreamId) {
         if let (Some(pushed), Some(trace)) = (self.pushed.remove(&promised), &self.plan.trace) {
             let mut text = format!("PUSH_RESPONSE[{}]: {}\n", promised.value(), pushed.status);
-            trace::dump(&mut text, &[], &pushed.fields, &pushed.body);
+            trace::dump_kept(
+                &mut text,
+                &[],
+                &pushed.fields,
+                &pushed.body,
+                pushed.body_len,
+            );
             trace.line(&text);
         }
     }
@@ -923,6 +941,7 @@ impl Application for ClientApp {
                 end_stream,
             } => {
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
+                    pushed.body_len += data.len();
                     if pushed.body.len() < DUMP_BODY_LIMIT {
                         pushed.body.extend_from_slice(&data);
                     }
@@ -941,8 +960,12 @@ impl Application for ClientApp {
                     } else {
                         0
                     };
-                    if flight.body().len() < limit {
-                        flight.kept().body.extend_from_slice(&data);
+                    if limit > 0 {
+                        let kept = flight.kept();
+                        kept.body_len += data.len();
+                        if kept.body.len() < limit {
+                            kept.body.extend_from_slice(&data);
+                        }
                     }
                 }
                 if end_stream {

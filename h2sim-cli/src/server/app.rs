@@ -370,11 +370,12 @@ impl ServerApp {
                 String::from_utf8_lossy(&head.path)
             );
             text.push('\n');
-            trace::dump(
+            trace::dump_kept(
                 &mut text,
                 &[(b":authority", &head.authority)],
                 &head.fields,
-                &body[..body.len().min(TRACE_BODY_LIMIT)],
+                &body,
+                usize::try_from(pending.body_len).unwrap_or(usize::MAX),
             );
             trace.line(&text);
         }
@@ -601,7 +602,7 @@ impl std::fmt::Display for Ending {
 }
 
 /// Body bytes kept per request for the trace; beyond this only the size.
-const TRACE_BODY_LIMIT: usize = 64 * 1024;
+const TRACE_BODY_LIMIT: usize = trace::SHOWN_BODY;
 
 impl Application for ServerApp {
     fn start(&mut self, now: Instant, _conn: &mut Connection) {
