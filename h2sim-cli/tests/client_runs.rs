@@ -386,6 +386,33 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
     }
 }
 
+/// A server that shuts down during a `--duration` run and cannot be
+/// reached again ends the run early: it fails (exit 1) and the report
+/// counts the slot as unreachable, on both runtimes.
+#[test]
+fn a_server_gone_for_good_fails_a_duration_run() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Peer::h2sim(&["-m", "GET", "-p", "/x", "-s", "200", "-q"]);
+        let url = format!("{}/x", server.url);
+        let mut child = Command::new(BIN)
+            .args(["client", "-q", "-P", "4", "--duration", "30s"])
+            .args(["--runtime", runtime, &url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        kill(&server.child, "-TERM");
+        let status = wait(&mut child, Duration::from_secs(20));
+        let out = child.wait_with_output().unwrap();
+        let t = text(&out);
+        assert_eq!(status.code(), Some(1), "{runtime}: {t}");
+        assert!(t.contains("1 unreachable"), "{runtime}: {t}");
+        assert!(t.contains("Connection refused"), "{runtime}: {t}");
+        assert_eq!(count(&t, "failed"), 0, "{runtime}: {t}");
+    }
+}
+
 /// Issue 10 item 6: a second Ctrl-C ends the client at once, even with a
 /// request that would take a minute.
 #[test]

@@ -53,7 +53,8 @@ pub struct Report {
     pub connections: u64,
     /// Connections made after a loss or a `--requests-per-connection` turn.
     pub reconnects: u64,
-    /// Connection slots that never connected.
+    /// Connection slots whose last connection never came up: the server
+    /// was unreachable at the start, or again after a loss.
     pub unreachable: u64,
     /// `-T`: the largest in-flight window a connection grew to because
     /// `-P` was below rate × latency; 0 when no window grew.

@@ -194,9 +194,17 @@ fn targets(args: &ClientArgs) -> Vec<Target> {
         .collect()
 }
 
-/// One connection slot's application (None: it never connected) and how
-/// its last connection failed, if it did.
-pub type SlotOutcome = (Option<ClientApp>, Option<String>);
+/// What became of one connection slot.
+pub struct SlotOutcome {
+    /// Its application; `None` if it never connected.
+    pub app: Option<ClientApp>,
+    /// How its last connection failed, if it did, as the report prints it.
+    pub error: Option<String>,
+    /// Its last connection never came up: the server could not be reached
+    /// at the start, or again after a loss while the run still had work
+    /// for it (a `--duration` run then ends early).
+    pub unreachable: bool,
+}
 
 /// What became of one target's connection slots, whatever the runtime.
 pub struct TargetOutcome {
@@ -217,7 +225,14 @@ impl TargetOutcome {
         let slots = outcomes
             .map(|o| {
                 o.into_iter()
-                    .map(|o| (o.app, o.error.as_ref().map(describe)))
+                    .map(|o| SlotOutcome {
+                        unreachable: o.app.is_none()
+                            || o.error
+                                .as_ref()
+                                .is_some_and(ClientError::is_connect_failure),
+                        error: o.error.as_ref().map(describe),
+                        app: o.app,
+                    })
                     .collect()
             })
             .map_err(|e| describe(&e));
@@ -243,8 +258,8 @@ fn describe(error: &ClientError) -> String {
 }
 
 /// The merged report once every connection ended; connection-level
-/// errors are printed, and a slot that never connected counts as
-/// unreachable (a failed run).
+/// errors are printed, and a slot whose last connection never came up
+/// counts as unreachable (a failed run).
 pub fn finish_client(
     args: &ClientArgs,
     parts: &ClientParts,
@@ -254,12 +269,12 @@ pub fn finish_client(
     for target in outcomes {
         match target.slots {
             Ok(slots) => {
-                for (app, error) in slots {
-                    match app {
-                        Some(app) => report.merge(&app.into_report()),
-                        None => report.unreachable += 1,
+                for slot in slots {
+                    if let Some(app) = slot.app {
+                        report.merge(&app.into_report());
                     }
-                    if let Some(e) = error {
+                    report.unreachable += u64::from(slot.unreachable);
+                    if let Some(e) = slot.error {
                         eprintln!("h2sim client: {}: {e}", target.url);
                     }
                 }

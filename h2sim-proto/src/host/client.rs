@@ -180,6 +180,23 @@ pub enum ClientError {
     Runtime(Box<dyn std::error::Error + Send + Sync>),
 }
 
+impl ClientError {
+    /// The connection never came up: the server could not be reached (or
+    /// named, or trusted), as opposed to a connection lost once in use.
+    pub fn is_connect_failure(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Address(_)
+                | ClientError::SchemeMismatch { .. }
+                | ClientError::Resolve { .. }
+                | ClientError::InvalidServerName(_)
+                | ClientError::Connect { .. }
+                | ClientError::ConnectTimeout { .. }
+                | ClientError::Handshake { .. }
+        )
+    }
+}
+
 impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
