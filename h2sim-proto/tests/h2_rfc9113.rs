@@ -738,6 +738,52 @@ fn s6_9_2_streams_a_raised_initial_window_wakes_resume_in_id_order() {
     assert_eq!(resumed, ids);
 }
 
+/// A receiver that lowers SETTINGS_INITIAL_WINDOW_SIZE below what a stream
+/// already took leaves that stream's window negative (§6.9.2); an empty
+/// DATA frame with END_STREAM may still be sent into it ("Frames with zero
+/// length with the END_STREAM flag set ... MAY be sent if there is no
+/// available space", §6.9.1), and ends the request. Found by
+/// `random_operations_keep_the_invariants` (h2_proptest.rs), whose server
+/// reset such a stream with FLOW_CONTROL_ERROR. The application releases
+/// bytes itself here, so the byte taken is not given back first.
+#[test]
+fn s6_9_1_an_empty_data_frame_ends_a_stream_whose_window_went_negative() {
+    let mut peer = server_with(Config {
+        window_policy: h2sim_proto::WindowPolicy::Manual,
+        ..Config::default()
+    });
+    let mut fields = GET.to_vec();
+    fields[0] = (":method", "POST");
+    let block = peer.block(&fields);
+    peer.send(headers(1, block, false));
+    peer.send(data(1, b"x", false));
+    let mut settings = peer.conn.local_settings().unwrap();
+    settings.initial_window_size = 0;
+    peer.conn.update_settings(peer.now, settings).unwrap();
+    peer.frames();
+    peer.send(Frame::Settings(Settings {
+        ack: true,
+        values: vec![],
+    }));
+    peer.events();
+    peer.send(data(1, b"", true));
+    let frames = peer.frames();
+    assert!(
+        !frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Data { stream, end_stream: true, .. } if *stream == sid(1)
+        )),
+        "{events:?}"
+    );
+}
+
 #[test]
 fn s8_1_trailers_without_end_stream_are_malformed() {
     let mut peer = server();

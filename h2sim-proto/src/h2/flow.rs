@@ -69,8 +69,12 @@ impl RecvWindow {
 
     /// Takes `flow_len` bytes of DATA, of which `kept` reach the application;
     /// padding is released at once. Err when the peer overran the window.
+    /// An empty frame takes nothing, so it overruns nothing, even a window
+    /// that our lowered SETTINGS_INITIAL_WINDOW_SIZE made negative: the
+    /// peer may end a stream with one when no space is left (RFC 9113
+    /// §6.9.1).
     pub(crate) fn receive(&mut self, flow_len: u32, kept: u32) -> Result<(), i64> {
-        if i64::from(flow_len) > self.window.value() {
+        if flow_len > 0 && i64::from(flow_len) > self.window.value() {
             return Err(self.window.value());
         }
         self.window.consume(flow_len);
@@ -139,6 +143,15 @@ mod tests {
         w.adjust(-20).unwrap();
         assert_eq!(w.available(), 0);
         assert_eq!(w.value(), -10);
+    }
+
+    #[test]
+    fn an_empty_frame_fits_a_negative_window() {
+        let mut r = RecvWindow::new(10, 10);
+        r.receive(10, 10).unwrap();
+        r.retarget(0);
+        assert_eq!(r.receive(0, 0), Ok(()));
+        assert_eq!(r.receive(1, 1), Err(-10));
     }
 
     #[test]
