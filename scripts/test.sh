@@ -40,6 +40,7 @@ need_debian h2load nghttp2-client
 need_debian nghttpd nghttp2-server
 need_debian openssl openssl
 need_debian nginx nginx-light
+need_debian go golang-go
 if [ ${#missing_packages[@]} -gt 0 ]; then
   step "installing ${missing_packages[*]}"
   sudo_cmd=""

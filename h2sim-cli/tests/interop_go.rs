@@ -1,0 +1,205 @@
+//! Interop with Go's net/http (Debian's golang-go): an HTTP/2 implementation
+//! that shares no code with h2sim's or nghttp2's, and the one free5GC's
+//! network functions are built on. `tests/go/peer.go` is built with
+//! `go build` and meets h2sim over TLS with ALPN (Go's standard library
+//! speaks h2c only through golang.org/x/net), in both directions, on both
+//! runtimes, certificates checked on both sides. Every answer's status,
+//! protocol and body length is checked, and the server side's count of
+//! requests against the client's.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use server_support::{Server, certs, client, run, scratch_dir, text};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+
+/// Builds the Go peer into `dir`; a missing Go toolchain fails the test.
+fn build_peer(dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/go/peer.go");
+    let binary = dir.join("peer");
+    let out = Command::new("go")
+        .arg("build")
+        .arg("-o")
+        .arg(&binary)
+        .arg(&source)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("go (Debian's golang-go) is needed for this test: {e}"));
+    assert!(out.status.success(), "go build: {}", text(&out));
+    binary
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Go's client, 300 requests at once (GET 1 KiB, POST 100 KiB answered
+/// with 1 KiB, GET 300 KiB), against h2sim's server over TLS.
+#[test]
+fn go_client_against_the_server() {
+    let dir = scratch_dir("interop-go-client");
+    let peer = build_peer(dir.path());
+    let certs = certs();
+    for runtime in RUNTIMES {
+        let server = Server::on_runtime(
+            runtime,
+            dir.path(),
+            &[
+                "-q",
+                "-k",
+                path(&certs.join("server-ec.key")),
+                "-c",
+                path(&certs.join("server-ec.crt")),
+                "-S",
+                "https://127.0.0.1:0",
+                "-m",
+                "GET",
+                "-p",
+                "/1k",
+                "-s",
+                "200",
+                "-e",
+                "1k",
+                "-m",
+                "POST",
+                "-p",
+                "/up",
+                "-s",
+                "201",
+                "-e",
+                "1k",
+                "-m",
+                "GET",
+                "-p",
+                "/big",
+                "-s",
+                "200",
+                "-e",
+                "300k",
+            ],
+            1,
+        );
+        let url = server.url("https").to_owned();
+        let (code, out) = run(
+            path(&peer),
+            &["client", path(&certs.join("ca.crt")), &url, "300"],
+        );
+        assert_eq!((code, out.trim()), (Some(0), "ok 300"), "{runtime}");
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {log}");
+    }
+}
+
+/// The Go peer's server, killed on drop.
+struct GoServer {
+    child: Child,
+    url: String,
+}
+
+impl GoServer {
+    fn start(peer: &Path) -> GoServer {
+        let certs = certs();
+        let mut child = Command::new(peer)
+            .args([
+                "server",
+                path(&certs.join("server-ec.crt")),
+                path(&certs.join("server-ec.key")),
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("the Go server said {line:?}"));
+        GoServer {
+            child,
+            // The certificate names 127.0.0.1.
+            url: format!("https://127.0.0.1:{port}"),
+        }
+    }
+
+    /// Requests it served over HTTP/2 so far.
+    fn served(&self) -> u64 {
+        let (code, out) = run("curl", &["-sk", &format!("{}/stats", self.url)]);
+        assert_eq!(code, Some(0), "{out}");
+        out.trim()
+            .strip_prefix("served ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("stats: {out:?}"))
+    }
+}
+
+impl Drop for GoServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The number before `label` in a report line (`2000 succeeded`).
+fn count(report: &str, label: &str) -> u64 {
+    report
+        .split(", ")
+        .flat_map(|part| part.split(": "))
+        .find_map(|part| part.strip_suffix(&format!(" {label}")))
+        .and_then(|n| n.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {label} count in {report}"))
+}
+
+/// h2sim's client against Go's server: GETs of 1 KiB at 100 streams,
+/// 100 KiB uploads echoed back, 300 KiB answers; Go's certificate checked
+/// against the test CA.
+#[test]
+fn the_client_against_a_go_server() {
+    let dir = scratch_dir("interop-go-server");
+    let peer = build_peer(dir.path());
+    let server = GoServer::start(&peer);
+    let ca = certs().join("ca.crt");
+    let verify = format!("verify,trust_file={}", path(&ca));
+    let mut expected = 0;
+    for runtime in RUNTIMES {
+        for (args, n, data) in [
+            (&["-P", "100", "/1k"][..], 2_000, 2_048_000),
+            (
+                &["-P", "20", "-m", "POST", "-e", "100k", "/echo"][..],
+                200,
+                20_480_000,
+            ),
+            (&["-P", "10", "/big"][..], 100, 30_720_000),
+        ] {
+            let (path_arg, rest) = args.split_last().unwrap();
+            let url = format!("{}{path_arg}", server.url);
+            let n_arg = n.to_string();
+            let mut all = vec!["-q", "--runtime", runtime, "-V", &verify, "-C", &n_arg];
+            all.extend_from_slice(rest);
+            all.push(&url);
+            let out = client(&all);
+            let report = text(&out);
+            assert!(out.status.success(), "{runtime} {args:?}: {report}");
+            assert!(report.contains("Application protocol: h2"), "{report}");
+            assert_eq!(
+                count(&report, "succeeded"),
+                n,
+                "{runtime} {args:?}: {report}"
+            );
+            assert!(
+                report.contains(&format!("({data}) data")),
+                "{runtime} {args:?}: {report}"
+            );
+            expected += n;
+        }
+    }
+    assert_eq!(server.served(), expected);
+}
