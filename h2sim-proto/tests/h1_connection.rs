@@ -281,6 +281,50 @@ fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
     assert_eq!(answered, 40);
 }
 
+/// A client that pipelines requests for large answers and reads none:
+/// once 256 KiB of answers wait for the transport the server reads no
+/// further request, whatever its driver does, and the connection stops
+/// wanting input once it holds 256 KiB of unread requests; writing the
+/// answers lets it read on. Its memory is what it holds, not what the
+/// client sends.
+#[test]
+fn answers_waiting_for_the_transport_hold_back_further_requests() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let request = b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n";
+    let body = Bytes::from(vec![b'a'; 64 * 1024]);
+    let mut answered = 0;
+    let mut sent = 0;
+    while server.wants_input() && sent < 100_000 {
+        let mut input = BytesMut::new();
+        for _ in 0..100 {
+            input.extend_from_slice(request);
+        }
+        sent += 100;
+        server.handle_input(now, &mut input);
+        while let Some(event) = server.poll_event() {
+            if let Event::Request { stream, .. } = event {
+                server
+                    .send_response(stream, ResponseHead::new(200), false)
+                    .unwrap();
+                server.send_data(stream, body.clone(), true).unwrap();
+                answered += 1;
+            }
+        }
+    }
+    assert!(!server.wants_input(), "read {sent} requests");
+    // At most one batch past the bound: 256 KiB of answers is 4 of them.
+    assert!(answered <= 4 + 16, "{answered} answered while unwritten");
+    let written: usize = std::iter::from_fn(|| server.poll_transmit(now))
+        .map(|b| b.len())
+        .sum();
+    assert!(written >= answered * body.len());
+    assert!(
+        std::iter::from_fn(|| server.poll_event()).any(|e| matches!(e, Event::Request { .. })),
+        "once written, the held requests are read"
+    );
+}
+
 #[test]
 fn the_server_reads_ahead_at_most_its_configured_depth() {
     // RFC 9112 §9.3.2: a server may process pipelined requests in parallel

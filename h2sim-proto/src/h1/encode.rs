@@ -31,6 +31,8 @@ pub(super) enum Framing {
 pub(super) struct Output {
     wbuf: BytesMut,
     chunks: VecDeque<Bytes>,
+    /// Bytes in `chunks`.
+    chunked: usize,
     /// Body bytes queued so far (for statistics).
     body_bytes: u64,
 }
@@ -43,6 +45,7 @@ impl Output {
 
     fn flush(&mut self) {
         if !self.wbuf.is_empty() {
+            self.chunked += self.wbuf.len();
             self.chunks.push_back(self.wbuf.split().freeze());
         }
     }
@@ -52,11 +55,18 @@ impl Output {
         if self.chunks.is_empty() {
             self.flush();
         }
-        self.chunks.pop_front()
+        let chunk = self.chunks.pop_front()?;
+        self.chunked -= chunk.len();
+        Some(chunk)
     }
 
     pub(super) fn is_empty(&self) -> bool {
         self.wbuf.is_empty() && self.chunks.is_empty()
+    }
+
+    /// Bytes waiting to be written.
+    pub(super) fn len(&self) -> usize {
+        self.chunked + self.wbuf.len()
     }
 
     /// Gives back the buffer and the chunk queue once both are empty.
@@ -69,6 +79,7 @@ impl Output {
     pub(super) fn clear(&mut self) {
         self.wbuf.clear();
         self.chunks.clear();
+        self.chunked = 0;
     }
 
     pub(super) fn body_bytes(&self) -> u64 {
@@ -80,6 +91,7 @@ impl Output {
         self.body_bytes += data.len() as u64;
         if !data.is_empty() {
             self.flush();
+            self.chunked += data.len();
             self.chunks.push_back(data);
         }
     }

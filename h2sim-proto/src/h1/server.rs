@@ -26,6 +26,12 @@ fn read_ahead(http1: &Http1Config) -> usize {
     http1.server_max_pipeline.max(1)
 }
 
+/// Answers waiting to be written, in bytes, past which no further request
+/// is read: a client that pipelines requests and does not read what they
+/// bring leaves them in its socket instead of making us queue answers,
+/// however the driver reads.
+const ANSWERS_AHEAD: usize = 256 * 1024;
+
 #[derive(Debug)]
 pub(super) struct Server {
     ids: Ids,
@@ -164,7 +170,6 @@ impl Server {
 
     pub(super) fn handle_input(&mut self, io: &mut Io, input: &mut BytesMut) {
         let http1 = &io.config.http1;
-        let depth = read_ahead(http1);
         let limits = BodyLimits {
             max_body: http1.max_body_size,
             max_head_size: http1.max_head_size,
@@ -174,7 +179,7 @@ impl Server {
             match &mut self.read {
                 Read::Stopped => break,
                 Read::Head => {
-                    if self.exchanges.len() >= depth {
+                    if self.pipeline_full(io) {
                         break;
                     }
                     if parse::skip_empty_lines(input) {
@@ -378,16 +383,17 @@ impl Server {
             .ok_or(UserError::UnknownStream(id))
     }
 
-    /// Requests are waiting for their responses up to the pipelining cap
-    /// (`Http1Config::server_max_pipeline`): more input is left unread
-    /// until some are answered.
     /// Waiting for a request head it would read now.
     pub(super) fn reading_head(&self, io: &Io) -> bool {
         matches!(self.read, Read::Head) && !self.upgraded && !self.pipeline_full(io)
     }
 
+    /// Requests are waiting for their responses up to the pipelining cap
+    /// (`Http1Config::server_max_pipeline`), or answers for the transport
+    /// up to [`ANSWERS_AHEAD`]: more input is left unread until some are
+    /// answered, or written.
     pub(super) fn pipeline_full(&self, io: &Io) -> bool {
-        self.exchanges.len() >= read_ahead(&io.config.http1)
+        self.exchanges.len() >= read_ahead(&io.config.http1) || io.out.len() >= ANSWERS_AHEAD
     }
 
     /// No exchange is under way, and no request is being read.

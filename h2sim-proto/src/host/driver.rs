@@ -202,12 +202,17 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         linger
     }
 
-    /// Whether to read now: the peer has not closed, the core takes input,
-    /// and our output backlog is under its bound.
+    /// Whether to read now: the peer has not closed and the core takes
+    /// input. A full output backlog stops the loop taking output, not
+    /// reading: a peer that finishes a write before it reads again (Go's
+    /// HTTP/2 client holds one lock for writing a request body and for
+    /// answering what it reads) would wait on our reads while we wait on
+    /// its, for ever. What reading can make us hold is bounded by the
+    /// core: HTTP/2's flow-control windows, stream limit and acknowledgement
+    /// flood limit, HTTP/1.1's held pipeline.
     pub fn wants_read(&self) -> bool {
         !self.peer_closed
             && !self.endpoint().is_closed()
-            && self.out.len() + self.held < self.options.max_output_backlog
             && self.endpoint().connection().wants_input()
     }
 

@@ -19,7 +19,8 @@ const FINAL_FLUSH: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
     /// Output bytes taken from the core but not yet written, beyond which
-    /// the loop stops reading (and stops taking more output).
+    /// the loop takes no more output (it goes on reading: see
+    /// [`Driver::wants_read`](super::driver::Driver::wants_read)).
     pub max_output_backlog: usize,
 }
 
