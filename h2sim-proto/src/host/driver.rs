@@ -16,11 +16,13 @@
 //! 4. Sleep until the socket is ready or [`Driver::deadline`], then
 //!    [`Driver::handle_timeout`]; on a shutdown signal, [`Driver::shutdown`].
 //!
-//! Reading goes on while a write is pending, so two endpoints that both
-//! write at once cannot deadlock on full socket buffers; it pauses while
-//! the output backlog is over its bound, or while the core holds back
-//! pipelined HTTP/1.1 input, so a peer that does not read our answers meets
-//! TCP backpressure instead of growing our memory.
+//! Reading goes on while a write is pending, and while the output backlog
+//! is over its bound (no more output is taken then), so two endpoints that
+//! both write at once cannot deadlock on full socket buffers. It pauses
+//! while the core holds back pipelined HTTP/1.1 input (which it does once
+//! its answers wait for the transport too), so a peer that does not read
+//! our answers meets TCP backpressure; over HTTP/2 the windows we gave it
+//! and the core's stream and flood limits bound what it can make us hold.
 
 use std::borrow::BorrowMut;
 use std::io::{self, IoSlice, Read, Write};
