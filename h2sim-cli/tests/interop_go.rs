@@ -42,8 +42,9 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Go's client, 300 requests at once (GET 1 KiB, POST 100 KiB answered
-/// with 1 KiB, GET 300 KiB), against h2sim's server over TLS.
+/// Go's client against h2sim's server over TLS: 300 requests at once (GET
+/// 1 KiB, POST 100 KiB answered with 1 KiB), then 30 GETs of 300 KiB at
+/// once.
 #[test]
 fn go_client_against_the_server() {
     let dir = scratch_dir("interop-go-client");

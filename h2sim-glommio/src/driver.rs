@@ -9,11 +9,11 @@
 //! core's deadlines (idle, drain, head read, its protocol timers), the
 //! application's, and the final flush once the core is closed.
 //!
-//! Reading goes on while a write is pending, and while the output backlog
-//! is over its bound (no more output is taken then), so two endpoints that
-//! both write at once cannot deadlock on full socket buffers. What a peer
-//! that sends requests but does not read the answers can make us hold is
-//! bounded by the core (see `Driver::wants_read`).
+//! Reading goes on while a write is pending, so two endpoints that both
+//! write at once cannot deadlock on full socket buffers. It pauses while the
+//! output backlog is over its bound: a peer that sends requests but does
+//! not read the answers then meets TCP backpressure instead of growing our
+//! memory.
 
 use std::future::{Future, poll_fn};
 use std::io;

@@ -16,13 +16,11 @@
 //! 4. Sleep until the socket is ready or [`Driver::deadline`], then
 //!    [`Driver::handle_timeout`]; on a shutdown signal, [`Driver::shutdown`].
 //!
-//! Reading goes on while a write is pending, and while the output backlog
-//! is over its bound (no more output is taken then), so two endpoints that
-//! both write at once cannot deadlock on full socket buffers. It pauses
-//! while the core holds back pipelined HTTP/1.1 input (which it does once
-//! its answers wait for the transport too), so a peer that does not read
-//! our answers meets TCP backpressure; over HTTP/2 the windows we gave it
-//! and the core's stream and flood limits bound what it can make us hold.
+//! Reading goes on while a write is pending, so two endpoints that both
+//! write at once cannot deadlock on full socket buffers; it pauses while
+//! the output backlog is over its bound, or while the core holds back
+//! pipelined HTTP/1.1 input, so a peer that does not read our answers meets
+//! TCP backpressure instead of growing our memory.
 
 use std::borrow::BorrowMut;
 use std::io::{self, IoSlice, Read, Write};
@@ -204,17 +202,12 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         linger
     }
 
-    /// Whether to read now: the peer has not closed and the core takes
-    /// input. A full output backlog stops the loop taking output, not
-    /// reading: a peer that finishes a write before it reads again (Go's
-    /// HTTP/2 client holds one lock for writing a request body and for
-    /// answering what it reads) would wait on our reads while we wait on
-    /// its, for ever. What reading can make us hold is bounded by the
-    /// core: HTTP/2's flow-control windows, stream limit and acknowledgement
-    /// flood limit, HTTP/1.1's held pipeline.
+    /// Whether to read now: the peer has not closed, the core takes input,
+    /// and our output backlog is under its bound.
     pub fn wants_read(&self) -> bool {
         !self.peer_closed
             && !self.endpoint().is_closed()
+            && self.out.len() + self.held < self.options.max_output_backlog
             && self.endpoint().connection().wants_input()
     }
 

@@ -19,8 +19,7 @@ const FINAL_FLUSH: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
     /// Output bytes taken from the core but not yet written, beyond which
-    /// the loop takes no more output (it goes on reading: see
-    /// [`Driver::wants_read`](super::driver::Driver::wants_read)).
+    /// the loop stops reading (and stops taking more output).
     pub max_output_backlog: usize,
 }
 

@@ -13,8 +13,8 @@ use crate::{Application, Endpoint};
 /// are the core's own `Bytes` (DATA payloads among them), so they are
 /// written as they are, without a copy, by one vectored write (see
 /// [`Outbox::slices`]) or from the front chunk ([`Outbox::front`]). Its
-/// length is what a driver bounds to stop taking output for a peer that
-/// does not read our answers.
+/// length is what a driver bounds to stop reading from a peer that does
+/// not read our answers.
 #[derive(Debug, Default)]
 pub struct Outbox {
     chunks: VecDeque<Bytes>,
