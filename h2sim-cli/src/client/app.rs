@@ -241,9 +241,6 @@ struct PushedResponse {
     body_len: usize,
 }
 
-/// Bytes of response body kept per request for dumps.
-const DUMP_BODY_LIMIT: usize = trace::SHOWN_BODY;
-
 /// Bytes of response body kept for a step's JSON captures; a longer body
 /// fails them (as not JSON) rather than growing without bound.
 const CAPTURE_BODY_LIMIT: usize = 1024 * 1024;
@@ -942,7 +939,7 @@ impl Application for ClientApp {
             } => {
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
                     pushed.body_len += data.len();
-                    if pushed.body.len() < DUMP_BODY_LIMIT {
+                    if pushed.body.len() < trace::SHOWN_BODY {
                         pushed.body.extend_from_slice(&data);
                     }
                     if end_stream {
@@ -956,7 +953,7 @@ impl Application for ClientApp {
                     let limit = if step.captures.iter().any(|c| c.needs_body()) {
                         CAPTURE_BODY_LIMIT
                     } else if dumps {
-                        DUMP_BODY_LIMIT
+                        trace::SHOWN_BODY
                     } else {
                         0
                     };

@@ -206,7 +206,7 @@ struct Pending {
     /// `Connection::recycle_request` for the next request decoded.
     head: Box<RequestHead>,
     /// Kept for the rules that read bodies (up to [`MAX_BODY`]) and for the
-    /// trace (up to [`TRACE_BODY_LIMIT`]).
+    /// trace (up to [`trace::SHOWN_BODY`], what a dump can show).
     body: Vec<u8>,
     body_len: u64,
 }
@@ -601,9 +601,6 @@ impl std::fmt::Display for Ending {
     }
 }
 
-/// Body bytes kept per request for the trace; beyond this only the size.
-const TRACE_BODY_LIMIT: usize = trace::SHOWN_BODY;
-
 impl Application for ServerApp {
     fn start(&mut self, now: Instant, _conn: &mut Connection) {
         self.accepted = now.checked_sub(self.handshake).or(Some(now));
@@ -652,7 +649,7 @@ impl Application for ServerApp {
                     let keep = if self.shared.needs_body {
                         MAX_BODY
                     } else if self.shared.trace.is_some() {
-                        TRACE_BODY_LIMIT
+                        trace::SHOWN_BODY
                     } else {
                         0
                     };
