@@ -204,25 +204,39 @@ struct Flight {
 #[derive(Debug, Default)]
 struct Kept {
     fields: Vec<HeaderField>,
-    /// The body's start, as much as the dumps or captures need.
-    body: Vec<u8>,
-    /// The whole body's length.
-    body_len: usize,
+    body: KeptBody,
+}
+
+/// A response body's start, as much as its dumps or captures need, and
+/// its whole length, which a dump shows when the body is too long.
+#[derive(Debug, Default)]
+struct KeptBody {
+    start: Vec<u8>,
+    len: usize,
+}
+
+impl KeptBody {
+    /// Counts `data`, and keeps it while less than `limit` is kept.
+    fn take(&mut self, data: &[u8], limit: usize) {
+        self.len += data.len();
+        if self.start.len() < limit {
+            self.start.extend_from_slice(data);
+        }
+    }
+
+    /// Appends `fields`, then the body as a dump shows it.
+    fn dump(&self, out: &mut String, fields: &[HeaderField]) {
+        trace::dump_kept(out, &[], fields, &self.start, self.len);
+    }
 }
 
 impl Flight {
-    fn fields(&self) -> &[HeaderField] {
-        self.kept.as_ref().map_or(&[], |k| &k.fields)
-    }
-
-    fn body(&self) -> &[u8] {
-        self.kept.as_ref().map_or(&[], |k| &k.body)
-    }
-
     /// Appends the response's fields and body (as much as was kept).
     fn dump_response(&self, out: &mut String) {
-        let len = self.kept.as_ref().map_or(0, |k| k.body_len);
-        trace::dump_kept(out, &[], self.fields(), self.body(), len);
+        match &self.kept {
+            Some(kept) => kept.body.dump(out, &kept.fields),
+            None => trace::dump(out, &[], &[], &[]),
+        }
     }
 
     fn kept(&mut self) -> &mut Kept {
@@ -235,10 +249,7 @@ impl Flight {
 struct PushedResponse {
     status: u16,
     fields: Vec<HeaderField>,
-    /// The body's start, for its dump.
-    body: Vec<u8>,
-    /// The whole body's length.
-    body_len: usize,
+    body: KeptBody,
 }
 
 /// Bytes of response body kept for a step's JSON captures; a longer body
@@ -781,13 +792,7 @@ impl ClientApp {
     fn push_complete(&mut self, promised: StreamId) {
         if let (Some(pushed), Some(trace)) = (self.pushed.remove(&promised), &self.plan.trace) {
             let mut text = format!("PUSH_RESPONSE[{}]: {}\n", promised.value(), pushed.status);
-            trace::dump_kept(
-                &mut text,
-                &[],
-                &pushed.fields,
-                &pushed.body,
-                pushed.body_len,
-            );
+            pushed.body.dump(&mut text, &pushed.fields);
             trace.line(&text);
         }
     }
@@ -818,7 +823,7 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
     } = flight;
     let (fields, body) = kept
         .as_deref()
-        .map_or((&[][..], &[][..]), |k| (&k.fields[..], &k.body[..]));
+        .map_or((&[][..], &[][..]), |k| (&k.fields[..], &k.body.start[..]));
     let json = step
         .captures
         .iter()
@@ -938,10 +943,7 @@ impl Application for ClientApp {
                 end_stream,
             } => {
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
-                    pushed.body_len += data.len();
-                    if pushed.body.len() < trace::SHOWN_BODY {
-                        pushed.body.extend_from_slice(&data);
-                    }
+                    pushed.body.take(&data, trace::SHOWN_BODY);
                     if end_stream {
                         self.push_complete(stream);
                     }
@@ -958,11 +960,7 @@ impl Application for ClientApp {
                         0
                     };
                     if limit > 0 {
-                        let kept = flight.kept();
-                        kept.body_len += data.len();
-                        if kept.body.len() < limit {
-                            kept.body.extend_from_slice(&data);
-                        }
+                        flight.kept().body.take(&data, limit);
                     }
                 }
                 if end_stream {
