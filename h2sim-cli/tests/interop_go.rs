@@ -42,9 +42,10 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// Go's client against h2sim's server over TLS: 300 requests at once (GET
-/// 1 KiB, POST 100 KiB answered with 1 KiB), then 30 GETs of 300 KiB at
-/// once.
+/// Go's client against h2sim's server over TLS: 300 requests at once, a
+/// third each GET 1 KiB, POST 100 KiB answered with 1 KiB, and GET
+/// 300 KiB (the uploads meet answers waiting to be written, see
+/// `tests/go/peer.go`).
 #[test]
 fn go_client_against_the_server() {
     let dir = scratch_dir("interop-go-client");

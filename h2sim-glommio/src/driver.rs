@@ -11,9 +11,9 @@
 //!
 //! Reading goes on while a write is pending, so two endpoints that both
 //! write at once cannot deadlock on full socket buffers. It pauses while the
-//! output backlog is over its bound: a peer that sends requests but does
-//! not read the answers then meets TCP backpressure instead of growing our
-//! memory.
+//! output backlog is over its bound (until the writes stand still, see
+//! `Driver::wants_read`): a peer that sends requests but does not read the
+//! answers then meets TCP backpressure instead of growing our memory.
 
 use std::future::{Future, poll_fn};
 use std::io;

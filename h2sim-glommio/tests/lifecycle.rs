@@ -246,9 +246,10 @@ fn http1_pipelining_past_the_read_ahead() {
 }
 
 /// A client that pipelines requests for large bodies and never reads:
-/// the server stops reading once its output backlog is full (and its core
-/// reads no further request once 256 KiB of answers wait), so the
-/// client's writes stall long before it has sent everything.
+/// the server stops reading once its output backlog is full, and when its
+/// writes stood still and it reads on, its core reads no further request
+/// once 256 KiB of answers wait, so the client's writes stall long before
+/// it has sent everything.
 #[test]
 fn a_peer_that_does_not_read_is_throttled() {
     let driver = DriverOptions {

@@ -126,6 +126,12 @@ pub struct Limits {
     /// PING and SETTINGS acknowledgements waiting to be sent: a peer that
     /// floods them while not reading would otherwise grow this queue.
     pub max_pending_acks: usize,
+    /// RST_STREAM frames of ours waiting to be sent. Streams refused
+    /// before the peer acknowledged our SETTINGS are not its fault
+    /// (RFC 9113 §5.1.2) and escape `max_local_resets_per_period`; a peer
+    /// that opens streams past our limit without reading would otherwise
+    /// grow this queue for as long as a driver reads on.
+    pub max_pending_resets: usize,
     /// RST_STREAM frames the peer may send per `reset_period` (rapid reset,
     /// CVE-2023-44487).
     pub max_resets_per_period: u32,
@@ -150,6 +156,7 @@ impl Default for Limits {
             max_continuation_frames: 16,
             max_header_block_size: 128 * 1024,
             max_pending_acks: 64,
+            max_pending_resets: 1024,
             max_resets_per_period: 200,
             max_local_resets_per_period: 200,
             reset_period: Duration::from_secs(1),

@@ -192,9 +192,11 @@ impl Connection {
         }
     }
 
-    /// The session is over (its `Closed` event raised): no timer of the
-    /// way out applies any more.
-    fn ended(&self) -> bool {
+    /// The session is over (its `Closed` event raised), though its last
+    /// output may still wait to be taken ([`Connection::is_closed`] once it
+    /// is): no timer of the way out applies any more, and a driver gives
+    /// that output a last while to leave.
+    pub fn ended(&self) -> bool {
         match &self.inner {
             Inner::Http1(s) => s.ended(),
             Inner::Http2(s) => s.ended(),
@@ -307,9 +309,13 @@ impl Connection {
     /// False while an HTTP/1.1 server holds back more than a read's worth of
     /// pipelined requests it cannot answer yet: a driver should stop reading
     /// until it turns true, so a client that pipelines without reading the
-    /// responses cannot make us buffer without bound.
+    /// responses cannot make us buffer without bound. False for good once
+    /// the session is over (its `Closed` event raised) while its last
+    /// output waits: it would only throw the input away (after an error
+    /// GOAWAY, RFC 9113 §6.8), and a peer that sends without reading would
+    /// keep a driver that reads on busy for nothing.
     pub fn wants_input(&self) -> bool {
-        self.held.len() < HELD_INPUT_LIMIT
+        self.held.len() < HELD_INPUT_LIMIT && !self.ended()
     }
 
     fn take_input(&mut self, now: Instant, input: &mut BytesMut, max_events: usize) {

@@ -1017,6 +1017,46 @@ fn limit_rapid_reset_ends_with_enhance_your_calm() {
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
 
+/// §5.1.2: streams refused before the peer acknowledged our SETTINGS are
+/// not its fault, so they escape the reset rate limit; but a peer that
+/// opens them without reading the refusals would grow their queue for as
+/// long as a driver reads on. Past `max_pending_resets` unsent, the
+/// connection ends; a peer that reads them is refused as often as it likes.
+#[test]
+fn limit_refusals_the_peer_never_reads_end_with_enhance_your_calm() {
+    let config = || Config {
+        max_concurrent_streams: 2,
+        limits: Limits {
+            max_pending_resets: 10,
+            max_local_resets_per_period: 5,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let unacknowledged = |config| {
+        let mut peer = RawPeer::server(config);
+        peer.send_bytes(h2sim_proto::frame::PREFACE);
+        peer.send(Frame::Settings(Settings {
+            ack: false,
+            values: vec![],
+        }));
+        peer
+    };
+
+    let mut reading = unacknowledged(config());
+    for i in 0..40 {
+        open(&mut reading, 1 + 2 * i, false);
+        let frames = reading.frames();
+        assert!(goaway(&frames).is_none(), "{frames:?}");
+    }
+
+    let mut deaf = unacknowledged(config());
+    for i in 0..40 {
+        open(&mut deaf, 1 + 2 * i, false);
+    }
+    assert_connection_error(&mut deaf, Reason::ENHANCE_YOUR_CALM);
+}
+
 #[test]
 fn limit_ping_flood_without_reading_ends_with_enhance_your_calm() {
     let mut peer = server();

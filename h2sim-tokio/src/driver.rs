@@ -618,11 +618,117 @@ mod tests {
     }
 
     /// A peer that opens the windows wide, sends requests and never reads:
-    /// the server answers until its output backlog is full, then stops
-    /// reading, so the peer's writes block instead of the server's memory
-    /// growing.
+    /// the server answers until its output backlog is full and stops
+    /// reading; once its writes stood still it reads on, but only as far as
+    /// the protocol lets a peer go: 256 concurrent streams, then refusals
+    /// until 1,024 wait unsent, then GOAWAY (ENHANCE_YOUR_CALM). The peer's
+    /// writes then block, and the connection, whose last bytes cannot leave,
+    /// is cut a second later.
     #[tokio::test]
     async fn a_peer_that_does_not_read_is_throttled() {
+        let (ours, theirs) = tokio::io::duplex(16 * 1024);
+        let now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
+        let app = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 16 * 1024]));
+        let mut endpoint = Endpoint::new(conn, app, now);
+        let options = DriverOptions {
+            max_output_backlog: 64 * 1024,
+        };
+        let server = tokio::spawn(async move {
+            run(
+                Transport::plain(ours),
+                &mut endpoint,
+                &Shutdown::new(),
+                &options,
+            )
+            .await
+        });
+        let (_their_read, mut their_write) = tokio::io::split(theirs);
+        let mut hello = h2sim_proto::frame::PREFACE.to_vec();
+        // SETTINGS_INITIAL_WINDOW_SIZE = 2^31-1, and the connection window
+        // raised as far: flow control never holds the answers back.
+        hello.extend_from_slice(&[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 0x4, 0x7f, 0xff, 0xff, 0xff]);
+        hello.extend_from_slice(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
+        their_write.write_all(&hello).await.unwrap();
+
+        let mut next = 1;
+        let mut written = 0;
+        loop {
+            let batch = requests(next, 2);
+            let write =
+                tokio::time::timeout(Duration::from_millis(300), their_write.write_all(&batch));
+            match write.await {
+                Ok(Ok(())) => {}
+                // Blocked, or the connection is gone.
+                Ok(Err(_)) | Err(_) => break,
+            }
+            next += 4;
+            written += batch.len();
+            // An unbounded server would let us write for ever.
+            assert!(written < 2 * 1024 * 1024, "the server kept reading");
+        }
+        // 256 streams and 1,024 refusals of about 1 KiB each, and what the
+        // pipe and the read buffer hold.
+        let requests_taken = written / requests(1, 1).len();
+        assert!(
+            (256 + 1024..256 + 1024 + 200).contains(&requests_taken),
+            "{requests_taken} requests taken"
+        );
+        let ending = tokio::time::timeout(Duration::from_secs(5), server)
+            .await
+            .expect("the connection was cut")
+            .unwrap()
+            .unwrap();
+        assert_eq!(ending, Ending::FlushExpired);
+    }
+
+    /// Frames of `bytes` as (type, flags, stream), and how many bytes they
+    /// took; a frame cut short stays for the next read.
+    fn frames(bytes: &[u8]) -> (Vec<(u8, u8, u32)>, usize) {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while bytes.len() - at >= 9 {
+            let len = u32::from_be_bytes([0, bytes[at], bytes[at + 1], bytes[at + 2]]) as usize;
+            if bytes.len() - at < 9 + len {
+                break;
+            }
+            let stream = u32::from_be_bytes(bytes[at + 5..at + 9].try_into().unwrap());
+            out.push((bytes[at + 3], bytes[at + 4], stream & 0x7fff_ffff));
+            at += 9 + len;
+        }
+        (out, at)
+    }
+
+    /// POST on `stream` (HEADERS without END_STREAM), then `len` bytes of
+    /// body in DATA frames of at most 16 KiB, the last with END_STREAM.
+    fn upload(stream: u32, len: usize) -> Vec<u8> {
+        // :method POST, :scheme http, :path /, :authority a (RFC 7541 App. A).
+        let block = [0x83, 0x86, 0x84, 0x01, 0x01, b'a'];
+        let mut out = vec![0, 0, block.len() as u8, 0x1, 0x4];
+        out.extend_from_slice(&stream.to_be_bytes());
+        out.extend_from_slice(&block);
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(16 * 1024);
+            left -= n;
+            let size = u32::try_from(n).unwrap().to_be_bytes();
+            let flags = u8::from(left == 0);
+            out.extend_from_slice(&[size[1], size[2], size[3], 0x0, flags]);
+            out.extend_from_slice(&stream.to_be_bytes());
+            out.extend(std::iter::repeat_n(b'u', n));
+        }
+        out
+    }
+
+    /// A peer that writes a request's body before it reads again, as Go's
+    /// HTTP/2 client does (one lock for its writes and for answering what
+    /// its reader got): with answers filling the output backlog and the
+    /// pipe, the server still reads the bodies, within the windows it
+    /// gave, so both sides move on. A server that stopped reading on a
+    /// full backlog waited for the peer to read while the peer waited for
+    /// its write, for ever.
+    #[tokio::test]
+    async fn a_peer_that_writes_before_it_reads_is_still_read() {
         let (ours, theirs) = tokio::io::duplex(16 * 1024);
         let now = Instant::now();
         let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
@@ -647,40 +753,57 @@ mod tests {
         hello.extend_from_slice(&[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 0x4, 0x7f, 0xff, 0xff, 0xff]);
         hello.extend_from_slice(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
         their_write.write_all(&hello).await.unwrap();
-
-        let mut next = 1;
-        let mut written = 0;
-        loop {
-            let batch = requests(next, 2);
-            let write =
-                tokio::time::timeout(Duration::from_millis(300), their_write.write_all(&batch));
-            match write.await {
-                Ok(result) => result.unwrap(),
-                Err(_) => break,
-            }
-            next += 4;
-            written += batch.len();
-            // An unbounded server would let us write for ever.
-            assert!(written < 1024 * 1024, "the server kept reading");
+        // The server's SETTINGS, acknowledged, and its connection window.
+        let mut got = Vec::new();
+        let mut chunk = vec![0u8; 64 * 1024];
+        let mut seen = Vec::new();
+        while !(seen
+            .iter()
+            .any(|&(kind, flags, _)| kind == 0x4 && flags == 0)
+            && seen
+                .iter()
+                .any(|&(kind, _, stream)| kind == 0x8 && stream == 0))
+        {
+            let n = their_read.read(&mut chunk).await.unwrap();
+            got.extend_from_slice(&chunk[..n]);
+            let (more, used) = frames(&got);
+            got.drain(..used);
+            seen.extend(more);
         }
-        // The backlog (64 KiB) and the pipes (16 KiB each way) hold a few
-        // 16 KiB answers and a few 1 KiB requests.
-        assert!(written < 64 * 1024, "{written} bytes of requests taken");
+        their_write
+            .write_all(&[0, 0, 0, 0x4, 0x1, 0, 0, 0, 0])
+            .await
+            .unwrap();
 
-        // Reading again lets everything flow: the stalled write completes.
-        let reader = tokio::spawn(async move {
-            let mut sink = vec![0u8; 64 * 1024];
-            while their_read.read(&mut sink).await.is_ok_and(|n| n > 0) {}
-        });
-        tokio::time::timeout(
-            Duration::from_secs(5),
-            their_write.write_all(&requests(next, 40)),
-        )
-        .await
-        .expect("writing resumed once the answers were read")
-        .unwrap();
+        // 20 answers of 16 KiB: more than the backlog and the pipes hold.
+        their_write.write_all(&requests(1, 20)).await.unwrap();
+        // Then 8 bodies of 60 KiB, written whole before reading on.
+        let mut bodies = Vec::new();
+        for i in 0..8 {
+            bodies.extend(upload(41 + 2 * i, 60 * 1024));
+        }
+        tokio::time::timeout(Duration::from_secs(5), their_write.write_all(&bodies))
+            .await
+            .expect("the server read the bodies while its answers waited")
+            .unwrap();
+
+        // Every request is answered.
+        let mut ended = 0;
+        while ended < 28 {
+            let n = tokio::time::timeout(Duration::from_secs(5), their_read.read(&mut chunk))
+                .await
+                .expect("the answers came")
+                .unwrap();
+            assert!(n > 0, "the server closed with {ended} answers of 28");
+            got.extend_from_slice(&chunk[..n]);
+            let (more, used) = frames(&got);
+            got.drain(..used);
+            ended += more
+                .iter()
+                .filter(|&&(kind, flags, _)| kind == 0x0 && flags & 0x1 != 0)
+                .count();
+        }
         drop(their_write);
         server.abort();
-        reader.abort();
     }
 }

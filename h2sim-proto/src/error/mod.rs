@@ -76,7 +76,9 @@ pub enum Violation {
     AckFlood,
     /// More RST_STREAM frames per period than `Limits::max_resets_per_period`.
     ResetFlood,
-    /// More streams reset for the peer's errors per period than allowed.
+    /// More streams reset for the peer's errors per period than allowed, or
+    /// more of those resets waiting to be sent than
+    /// `Limits::max_pending_resets`.
     StreamErrorFlood,
     /// More empty DATA/CONTINUATION frames per period than allowed.
     EmptyFrameFlood,

@@ -677,19 +677,24 @@ impl Session {
         }
     }
 
-    /// Counts a stream error we raised against the rate limit; too many and
-    /// the peer is only making us work, so the connection ends.
+    /// Counts a stream error we raised against the rate limit and the queue
+    /// of unsent resets; too many and the peer is only making us work, so
+    /// the connection ends.
     fn note_local_reset(&mut self, now: Instant, reason: Reason) -> bool {
-        // Streams refused before the peer acknowledged our limit are not its
-        // fault: it may open as many as it likes until then (§5.1.2).
-        if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack() {
-            return true;
-        }
-        if self
-            .local_resets
-            .hit(now, Rate::local_resets(&self.config.limits))
-        {
-            return true;
+        let queued = self.control.get().map_or(0, |q| q.resets.len());
+        if queued < self.config.limits.max_pending_resets {
+            // Streams refused before the peer acknowledged our limit are not
+            // its fault: it may open as many as it likes until then (§5.1.2),
+            // as long as it reads the refusals.
+            if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack() {
+                return true;
+            }
+            if self
+                .local_resets
+                .hit(now, Rate::local_resets(&self.config.limits))
+            {
+                return true;
+            }
         }
         self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::StreamErrorFlood);
         false

@@ -20,7 +20,10 @@
 //! write at once cannot deadlock on full socket buffers; it pauses while
 //! the output backlog is over its bound, or while the core holds back
 //! pipelined HTTP/1.1 input, so a peer that does not read our answers meets
-//! TCP backpressure instead of growing our memory.
+//! TCP backpressure instead of growing our memory. A backlog whose writes
+//! stand still for a while no longer pauses it (see [`WriteStall`]): a
+//! peer that reads only once its own write is through would wait on us
+//! for ever.
 
 use std::borrow::BorrowMut;
 use std::io::{self, IoSlice, Read, Write};
@@ -30,6 +33,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use bytes::buf::Limit;
 
+use super::stall::WriteStall;
 use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
 use crate::{Application, Endpoint};
 
@@ -80,6 +84,7 @@ pub struct Driver<A, E = Endpoint<A>> {
     /// The core had no more output when last asked: the bound held none
     /// back (see [`Driver::settled`]).
     core_dry: bool,
+    stall: WriteStall,
     peer_closed: bool,
     shutdown: bool,
     flush_expired: bool,
@@ -117,6 +122,7 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
             flush: FinalFlush::default(),
             held: 0,
             core_dry: false,
+            stall: WriteStall::default(),
             peer_closed: false,
             shutdown: false,
             flush_expired: false,
@@ -139,6 +145,13 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
         self.held = held;
         let limit = self.options.max_output_backlog.saturating_sub(held);
         self.core_dry = self.out.fill(self.endpoint.borrow_mut(), now, limit);
+        let full = self.backlog_full();
+        self.stall.backlog(now, full);
+    }
+
+    /// The output taken from the core and not yet written is at its bound.
+    fn backlog_full(&self) -> bool {
+        self.out.len() + self.held >= self.options.max_output_backlog
     }
 
     /// Whether a loop that has written everything may wait without another
@@ -203,11 +216,12 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     }
 
     /// Whether to read now: the peer has not closed, the core takes input,
-    /// and our output backlog is under its bound.
+    /// and our output backlog is under its bound, or its writes stood
+    /// still ([`WriteStall`]).
     pub fn wants_read(&self) -> bool {
         !self.peer_closed
             && !self.endpoint().is_closed()
-            && self.out.len() + self.held < self.options.max_output_backlog
+            && (!self.backlog_full() || self.stall.reading_on())
             && self.endpoint().connection().wants_input()
     }
 
@@ -355,14 +369,21 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     pub fn did_send(&mut self, now: Instant, n: usize) {
         self.count_moved(n);
         self.flush.wrote(now);
+        if n > 0 {
+            self.stall.wrote();
+        }
     }
 
     /// The one deadline to sleep to: the core's, the application's, the
-    /// delayed trim's (see [`Driver::read_pending`]), and once the core is
-    /// closed, the final flush's.
+    /// delayed trim's (see [`Driver::read_pending`]), a full backlog's
+    /// check for writes that stand still ([`WriteStall`]), and once the
+    /// core is closed, the final flush's.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
         let deadline = self.flush.deadline(self.endpoint.borrow(), now);
-        deadline.into_iter().chain(self.trim_at).min()
+        [deadline, self.trim_at, self.stall.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The deadline came: fires what is due, or gives up on a final flush
@@ -372,6 +393,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
             // Idle for the whole delay: it starts over as a new connection.
             self.moved = 0;
         }
+        let full = self.backlog_full();
+        self.stall.handle_timeout(now, full);
         if self.flush.expired(now) {
             self.flush_expired = true;
         } else {
@@ -671,6 +694,49 @@ mod tests {
         d.shutdown(now);
         let _ = written(&mut d, now);
         assert!(!d.settled(), "closing");
+    }
+
+    /// A full backlog stops the reads; writes that stand still for
+    /// [`STALL`] start them again (a peer that reads only once its own
+    /// write is through), until the backlog is under its bound; a backlog
+    /// that moves keeps them stopped.
+    #[test]
+    fn reads_go_on_once_writes_stand_still_on_a_full_backlog() {
+        use super::super::stall::STALL;
+        let now = Instant::now();
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let app: Hello = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 4096]));
+        let options = DriverOptions {
+            max_output_backlog: 1024,
+        };
+        let mut d = Driver::new(Endpoint::new(conn, app, now), options);
+        read(&mut d, now, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        d.poll_output(now);
+        assert!(!d.wants_read(), "the backlog is full");
+        let check = d.deadline(now).unwrap();
+        assert_eq!(check, now + STALL);
+
+        // A write moved: the backlog is still full, and watched again.
+        d.did_write(now, 100);
+        d.poll_output(now);
+        d.handle_timeout(check);
+        assert!(!d.wants_read());
+        let check = d.deadline(check).unwrap();
+        assert_eq!(check, now + 2 * STALL);
+
+        // Nothing written for a whole STALL: reads go on.
+        d.poll_output(check);
+        d.handle_timeout(check);
+        assert!(d.wants_read(), "writes stood still");
+        d.poll_output(check);
+        assert!(d.wants_read(), "until the backlog drains");
+
+        // Once under its bound, a full backlog stops the reads again.
+        while !written(&mut d, check).is_empty() {}
+        assert!(d.wants_read());
+        read(&mut d, check, b"GET / HTTP/1.1\r\nhost: a\r\n\r\n");
+        d.poll_output(check);
+        assert!(!d.wants_read());
     }
 
     /// A partial write leaves the rest at the front of the next slices.

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use crate::{Application, Endpoint};
 
-/// After the core is closed, how long its last bytes (a GOAWAY, the last
-/// response) may go without any of them being written before the
+/// After the core's session is over, how long its last bytes (a GOAWAY, the
+/// last response) may go without any of them being written before the
 /// transport is cut: a peer that stopped reading cannot hold the
 /// connection open.
 const FINAL_FLUSH: Duration = Duration::from_secs(1);
@@ -19,7 +19,8 @@ const FINAL_FLUSH: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone)]
 pub struct DriverOptions {
     /// Output bytes taken from the core but not yet written, beyond which
-    /// the loop stops reading (and stops taking more output).
+    /// the loop stops taking more output, and stops reading until its
+    /// writes stand still for a while (see `host::stall`).
     pub max_output_backlog: usize,
 }
 
@@ -53,13 +54,16 @@ pub struct FinalFlush {
 
 impl FinalFlush {
     /// The earliest of the core's and the application's deadline and, once
-    /// the core is closed, this one.
+    /// the core's session is over, this one: from then on its output must
+    /// move, whether the core still holds some of it or not (an error
+    /// GOAWAY behind answers a peer never reads would otherwise hold the
+    /// connection for ever, no idle timer applying any more).
     pub fn deadline<A: Application>(
         &mut self,
         endpoint: &Endpoint<A>,
         now: Instant,
     ) -> Option<Instant> {
-        if endpoint.is_closed() && self.give_up_at.is_none() {
+        if endpoint.connection().ended() && self.give_up_at.is_none() {
             self.give_up_at = Some(now + FINAL_FLUSH);
         }
         [endpoint.poll_timeout(), self.give_up_at]

@@ -38,6 +38,7 @@ mod lifecycle;
 mod outbox;
 mod read_buf;
 pub mod server;
+mod stall;
 #[cfg(feature = "tls")]
 pub mod tls;
 #[cfg(feature = "tls")]
