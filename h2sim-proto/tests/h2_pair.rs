@@ -587,3 +587,61 @@ fn heads_given_back_come_back_only_for_their_own_blocks() {
     assert_eq!(c.header_bytes_sent, s.header_bytes_received);
     assert_eq!(s.header_bytes_sent, c.header_bytes_received);
 }
+
+/// RFC 9110 §9.3.2: the server MUST NOT send content in a response to
+/// HEAD; its content-length may say what a GET would have had. Body
+/// bytes the application gives anyway leave no payload: a chunk that
+/// does not end the stream sends nothing, the last only END_STREAM.
+#[test]
+fn a_response_to_head_sends_no_content() {
+    let traced = Config {
+        trace_frames: true,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(Config::default(), traced, 12);
+    pair.connect();
+    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
+    let id = pair.client.send_request(head, true).unwrap();
+    pair.drive();
+    let _ = pair.server_events();
+    pair.server
+        .send_response(
+            id,
+            ResponseHead::new(200).field("content-length", "10"),
+            false,
+        )
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"never"), false)
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"never"), true)
+        .unwrap();
+    pair.drive();
+    use h2sim_proto::frame::Frame;
+    let data: Vec<(usize, bool)> = pair
+        .server_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Frame {
+                outgoing: true,
+                frame: Frame::Data(d),
+            } => Some((d.payload.len(), d.end_stream)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(data, [(0, true)], "one empty DATA frame, ending the stream");
+    let mut responses = Responses::default();
+    responses.take(&mut pair);
+    assert_eq!(responses.status.get(&id), Some(&200));
+    assert_eq!(responses.done, [id]);
+    assert!(responses.bodies.get(&id).is_none_or(|b| b.is_empty()));
+    assert!(
+        !responses
+            .other
+            .iter()
+            .any(|e| matches!(e, Event::StreamReset { .. })),
+        "{:?}",
+        responses.other
+    );
+}

@@ -625,6 +625,7 @@ impl Session {
         stream.announced = true;
         stream.final_head_received = true;
         stream.expected_len = expected_len;
+        stream.head_request = head.method.as_ref() == b"HEAD";
         if end_stream {
             if let Err(m) = check_length_at_end(&stream) {
                 self.store.insert(stream);

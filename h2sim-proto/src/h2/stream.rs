@@ -238,7 +238,9 @@ pub(crate) struct Stream {
     /// Declared content-length of the incoming message and bytes seen.
     pub(crate) expected_len: Option<u64>,
     pub(crate) received_len: u64,
-    /// We sent HEAD: the response has no body whatever it declares.
+    /// The request was HEAD, ours or the peer's: the response has no
+    /// content whatever it declares (RFC 9110 §9.3.2), so a client reads
+    /// none and a server sends none.
     pub(crate) head_request: bool,
     /// The peer knows of the stream: it opened it, or our HEADERS (or for a
     /// push, our PUSH_PROMISE) has been written. Until then nothing else may
