@@ -17,7 +17,9 @@ and -V apply to the -S listeners after them; -m starts a rule and the rule
 options after it (-a -p -s -x -t -b -f -e -d --delay) describe it; -o starts a
 push of that rule, and -s -x -t -b -f -e after it describe the pushed response,
 until the next -o or -m. Rules are checked in the order given (--rules files at
-their place among them); the first match wins; no match is 404.";
+their place among them); the first match wins; no match is 404. A HEAD request
+that no -m HEAD rule matches is answered by the GET rules, as GET without the
+body (its content-length kept, no pushes).";
 
 pub const SERVER_AFTER: &str = "\
 TLS

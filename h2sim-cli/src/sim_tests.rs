@@ -646,3 +646,115 @@ fn directory_rules_serve_the_files_they_are_given() {
         (3, 3, 3)
     );
 }
+
+/// RFC 9110 §9.3.2: a HEAD that only GET rules match gets the GET's
+/// status and fields, the `content-length` of the body the GET would have
+/// had (a template's, a file's) and no content, over both protocols. It is
+/// a hit of the GET rule, held back by its delay, and sends no pushes.
+#[test]
+fn head_is_answered_by_get_rules_without_content() {
+    let mut user = rule(
+        "GET",
+        "/user/",
+        200,
+        Body::from_text(r#"{"user":"${suffix}"}"#),
+    );
+    user.delay = Delay::parse("20");
+    user.pushes = vec![Push {
+        path: "/user/pushed".into(),
+        reply: Reply {
+            body: Body::from_text("pushed"),
+            ..Reply::default()
+        },
+    }];
+    let mut files = rule("GET", "/files/", 200, Body::Empty);
+    files.dir = Some(PathBuf::from("/srv/www"));
+    let stored = HashMap::from([(
+        (PathBuf::from("/srv/www"), "a.json".to_owned()),
+        Bytes::from_static(b"{\"a\":1}"),
+    )]);
+    for http1 in [false, true] {
+        let client_trace = Arc::new(Memory::default());
+        let server_trace = Arc::new(Memory::default());
+        let mut p = plan(
+            vec![
+                step("HEAD", "/user/__MDN__", ""),
+                step("HEAD", "/files/a.json", ""),
+            ],
+            2,
+            1,
+        );
+        p.trace = Some(client_trace.clone());
+        let mut server = Shared::new(
+            vec![user.clone(), files.clone()],
+            Some(server_trace.clone()),
+            None,
+        );
+        server.files = Arc::new(MemoryFiles(stored.clone()));
+        let (report, totals, elapsed) = run(Arc::new(p), Arc::new(server), http1);
+        assert_eq!((report.done, report.succeeded), (4, 4), "http1 {http1}");
+        assert_eq!(report.traffic.data_bytes_received, 0);
+        assert_eq!((report.pushes, totals.pushes), (0, 0));
+        assert_eq!(totals.rule_hits, [2, 2]);
+        assert_eq!((totals.not_found, totals.bytes_out), (0, 0));
+        assert!(elapsed >= Duration::from_millis(40), "{elapsed:?}");
+        let client = client_trace.lines();
+        let responses: Vec<&String> = client
+            .iter()
+            .filter(|l| l.starts_with("RESPONSE"))
+            .collect();
+        assert_eq!(
+            responses,
+            [
+                "RESPONSE[0/0,0]: 200\n  content-type = application/json\n  content-length = 22",
+                "RESPONSE[0/1,0]: 200\n  content-type = application/json\n  content-length = 7",
+                "RESPONSE[1/0,0]: 200\n  content-type = application/json\n  content-length = 22",
+                "RESPONSE[1/1,0]: 200\n  content-type = application/json\n  content-length = 7",
+            ],
+            "http1 {http1}"
+        );
+        let server = server_trace.lines();
+        assert!(
+            server
+                .iter()
+                .filter(|l| l.starts_with("RESPONSE"))
+                .all(|l| !l.contains('{')),
+            "{server:#?}"
+        );
+    }
+}
+
+/// A HEAD on a resource rule (every method) reads as its GET would, not
+/// as a method the rule does not allow: the same head, without content.
+#[test]
+fn head_on_a_resource_is_answered_as_its_get() {
+    let mut subscriptions = rule("*", "/subscriptions", 200, Body::Empty);
+    subscriptions.kind = crate::server::rules::Kind::Resource(Default::default());
+    let trace = Arc::new(Memory::default());
+    let mut p = plan(
+        vec![
+            step("POST", "/subscriptions", r#"{"a":1}"#),
+            step("HEAD", "/subscriptions", ""),
+            step("GET", "/subscriptions", ""),
+        ],
+        1,
+        1,
+    );
+    p.trace = Some(trace.clone());
+    let (report, totals, _) = run(Arc::new(p), shared(vec![subscriptions], None), true);
+    assert_eq!((report.done, report.succeeded), (3, 3));
+    assert_eq!(totals.rule_hits, [3]);
+    let lines = trace.lines();
+    let response = |step: usize| {
+        let start = format!("RESPONSE[0/{step},0]: ");
+        lines
+            .iter()
+            .find(|l| l.starts_with(&start))
+            .unwrap()
+            .clone()
+    };
+    let get = response(2);
+    let (get_head, body) = get.rsplit_once('\n').unwrap();
+    assert_eq!(body, r#"  [{"a":1}]"#);
+    assert_eq!(response(1), get_head.replace("[0/2,0]", "[0/1,0]"));
+}

@@ -230,6 +230,8 @@ struct Outlet<'a> {
     shared: &'a Shared,
     peer: SocketAddr,
     totals: &'a mut Totals,
+    /// The request is a HEAD: its answer goes without content.
+    head_request: bool,
 }
 
 impl Outlet<'_> {
@@ -256,6 +258,20 @@ impl Outlet<'_> {
             let (reply, body) = answer.render(vars, conn.spare_fields());
             self.send(promised, reply, body, conn, "PUSH RESPONSE");
         }
+    }
+
+    /// Sends the answer to the request: to a HEAD, the head that a GET
+    /// would have had, its `content-length` the GET body's (RFC 9110
+    /// §9.3.2, §8.6), and no content. The core drops content given for a
+    /// HEAD too; leaving it out here keeps it out of the trace and the
+    /// byte counts.
+    fn answer(&mut self, stream: StreamId, head: ResponseHead, body: Bytes, conn: &mut Connection) {
+        let body = if self.head_request {
+            Bytes::new()
+        } else {
+            body
+        };
+        self.send(stream, head, body, conn, "RESPONSE");
     }
 
     fn send(
@@ -399,7 +415,10 @@ impl ServerApp {
     }
 
     /// Answers `request` by the rule `found` picked (the same view of it,
-    /// so a JSON body is parsed once for both).
+    /// so a JSON body is parsed once for both). A HEAD that a GET rule
+    /// matched is answered as that GET, rule hit, counter, delay and
+    /// notifications included, but without content and without pushes:
+    /// a client that asks for no content wants no pushed content either.
     fn respond(
         &mut self,
         now: Instant,
@@ -408,17 +427,26 @@ impl ServerApp {
         found: Option<Found>,
         conn: &mut Connection,
     ) {
+        let as_get;
+        let request = match &found {
+            Some(found) if found.as_get => {
+                as_get = request.as_get();
+                &as_get
+            }
+            _ => request,
+        };
         // Borrowed, not cloned: an `Arc` clone per request is two atomic
         // operations.
         let mut out = Outlet {
             shared: &self.shared,
             peer: self.peer,
             totals: &mut self.totals,
+            head_request: request.is_head(),
         };
         let shared = out.shared;
         let Some(found) = found else {
             out.totals.not_found += 1;
-            out.send(stream, rules::not_found(), Bytes::new(), conn, "RESPONSE");
+            out.answer(stream, rules::not_found(), Bytes::new(), conn);
             return;
         };
         let i = found.rule;
@@ -434,7 +462,7 @@ impl ServerApp {
         if rule.require_token
             && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, request, now)
         {
-            out.send(stream, reply, body, conn, "RESPONSE");
+            out.answer(stream, reply, body, conn);
             return;
         }
         if let Some(counter) = &answers.counter {
@@ -443,10 +471,15 @@ impl ServerApp {
         let list_items;
         let (reply, body, id) = match &rule.kind {
             Kind::Reply => {
-                for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
-                    out.push(stream, request.head, push, answer, &vars, conn);
+                if !out.head_request {
+                    for (push, answer) in rule.pushes.iter().zip(&answers.pushes) {
+                        out.push(stream, request.head, push, answer, &vars, conn);
+                    }
                 }
                 let (reply, body) = match &rule.dir {
+                    // A HEAD reads the file as its GET would: its length
+                    // from the same read, so a file that GET cannot read
+                    // is not found for HEAD either.
                     Some(dir) => {
                         let relative = request
                             .path
@@ -504,7 +537,7 @@ impl ServerApp {
             }
         };
         let ok = (200..300).contains(&reply.status);
-        out.send(stream, reply, body, conn, "RESPONSE");
+        out.answer(stream, reply, body, conn);
         // Only what succeeded notifies: a refused subscription has no one
         // to tell.
         if ok && !answers.notify.is_empty() {

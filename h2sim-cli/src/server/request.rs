@@ -12,6 +12,9 @@ use h2sim_proto::RequestHead;
 #[derive(Debug)]
 pub struct Request<'a> {
     pub head: &'a RequestHead,
+    /// The method the rules see: the request's, or GET for a HEAD that
+    /// GET rules answer (see [`Request::as_get`]).
+    pub method: &'a [u8],
     /// The path without the query.
     pub path: &'a str,
     /// What follows `?`, raw.
@@ -34,11 +37,27 @@ impl<'a> Request<'a> {
         };
         Request {
             head,
+            method: &head.method,
             path,
             query,
             body,
             json: OnceCell::new(),
         }
+    }
+
+    /// The same request seen as a GET: a HEAD is answered as the GET it
+    /// would be, without the content (RFC 9110 §9.3.2).
+    pub fn as_get(&self) -> Request<'a> {
+        Request {
+            method: b"GET",
+            ..Request::new(self.head, self.body)
+        }
+    }
+
+    /// Whether the request is a HEAD, whose response carries no content
+    /// (RFC 9110 §9.3.2), whichever rule answers it.
+    pub fn is_head(&self) -> bool {
+        self.head.method.as_ref() == b"HEAD"
     }
 
     /// The `n`th non-empty path segment (0-based), or "" past the last.

@@ -6,7 +6,8 @@
 //! the body at a JSON Pointer, or a new UUID written there) and answers
 //! 201 with `Location` and the stored body; PUT on an item creates (201)
 //! or replaces (200); GET reads an item (404 problem details when absent)
-//! or lists the collection; PATCH applies a JSON Merge Patch (RFC 7396) or
+//! or lists the collection, and so does a HEAD, which the rules hand over
+//! as a GET ([`Request::as_get`]); PATCH applies a JSON Merge Patch (RFC 7396) or
 //! a JSON Patch (RFC 6902) by content type; DELETE removes (204). A full
 //! store refuses with 507 and problem details.
 
@@ -85,14 +86,14 @@ pub fn handle(
     id: Option<&str>,
 ) -> Answered {
     let collection = collection.trim_end_matches('/');
-    let method = request.head.method.as_ref();
+    let method = request.method;
     let Some(id) = id else {
         return match method {
             b"POST" => create(resource, store, request, collection),
             b"GET" => {
                 json_response(200, JSON, list_json(store.list(collection)), Vec::new()).into()
             }
-            _ => not_allowed("POST, GET"),
+            _ => not_allowed("POST, GET, HEAD"),
         };
     };
     let key = format!("{collection}/{id}");
@@ -110,7 +111,7 @@ pub fn handle(
             true => json_response(204, JSON, Bytes::new(), Vec::new()).into(),
             false => absent(&key),
         },
-        _ => not_allowed("GET, PUT, PATCH, DELETE"),
+        _ => not_allowed("GET, HEAD, PUT, PATCH, DELETE"),
     };
     answered.id = Some(id.to_owned());
     answered

@@ -1,6 +1,6 @@
 //! Response rules: `-m METHOD [-a AUTHORITY] [-p PATH_PREFIX] [-s STATUS]
 //! [-x name=value]… [body] [-o PUSH_PATH …]…`, checked in order, first match
-//! wins; no match is 404.
+//! wins; no match is 404. GET rules answer HEAD too (see [`find`]).
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -343,6 +343,9 @@ pub struct Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     pub rule: usize,
+    /// A HEAD that a GET rule matched: it is answered as that GET
+    /// ([`Request::as_get`]).
+    pub as_get: bool,
     /// The path template's captures, as byte ranges of the path.
     pub captures: Vec<Range<usize>>,
     pub item: Item,
@@ -376,7 +379,7 @@ impl Rule {
         captures: &mut Vec<Range<usize>>,
     ) -> Option<Item> {
         let head = request.head;
-        if !(self.method == "*" || self.method.as_bytes() == head.method.as_ref())
+        if !(self.method == "*" || self.method.as_bytes() == request.method)
             || self
                 .authority
                 .as_ref()
@@ -446,13 +449,44 @@ fn item(path: &PathMatch, request: &str, captures: &mut Vec<Range<usize>>) -> Op
 
 /// The first rule that matches `request`, if any; `paths[i]` is rule `i`'s
 /// compiled path.
+///
+/// A HEAD is answered by GET rules too, as RFC 9110 asks of every server
+/// (§9.1: GET and HEAD MUST be supported; §9.3.2: HEAD is GET without the
+/// content). A rule naming HEAD, wherever it stands, wins over every GET
+/// rule: whoever writes one means it for HEAD, and a catch-all GET rule
+/// before it must not take its requests. Only when none matches is the
+/// request matched again as a GET (GET and `*` rules, in order, with the
+/// same conditions), and answered as that GET.
 pub fn find(rules: &[Rule], paths: &[PathMatch], request: &Request<'_>) -> Option<Found> {
+    if request.method == b"HEAD" {
+        return first(rules, paths, request, |rule| rule.method == "HEAD").or_else(|| {
+            let get = request.as_get();
+            first(rules, paths, &get, |_| true).map(|found| Found {
+                as_get: true,
+                ..found
+            })
+        });
+    }
+    first(rules, paths, request, |_| true)
+}
+
+/// The first rule `pick` allows that matches `request`.
+fn first(
+    rules: &[Rule],
+    paths: &[PathMatch],
+    request: &Request<'_>,
+    pick: impl Fn(&Rule) -> bool,
+) -> Option<Found> {
     let mut captures = Vec::new();
     for (i, (rule, path)) in rules.iter().zip(paths).enumerate() {
+        if !pick(rule) {
+            continue;
+        }
         captures.clear();
         if let Some(item) = rule.matches(path, request, &mut captures) {
             return Some(Found {
                 rule: i,
+                as_get: false,
                 captures,
                 item,
             });
@@ -463,6 +497,7 @@ pub fn find(rules: &[Rule], paths: &[PathMatch], request: &Request<'_>) -> Optio
 
 #[cfg(test)]
 mod tests {
+    use super::super::matcher::Expect;
     use super::*;
 
     fn rule(method: &str, prefix: &str) -> Rule {
@@ -501,6 +536,34 @@ mod tests {
         assert_eq!(index(find_in(&rules, "GET", "h", "/user/x")), Some(1));
         assert_eq!(index(find_in(&rules, "POST", "h", "/user/1")), Some(2));
         assert_eq!(index(find_in(&rules, "DELETE", "h", "/user/1")), None);
+    }
+
+    /// RFC 9110 §9.1, §9.3.2: GET rules answer HEAD, in order and with
+    /// their conditions; a rule naming HEAD wins wherever it stands.
+    #[test]
+    fn head_is_answered_by_get_rules_unless_a_head_rule_matches() {
+        let mut only_json = rule("GET", "/b/");
+        only_json
+            .conditions
+            .headers
+            .push(("accept".into(), Expect::Equals("application/json".into())));
+        let rules = vec![
+            rule("POST", "/"),
+            only_json,
+            rule("GET", "/"),
+            rule("HEAD", "/a/"),
+            rule("*", "/c/"),
+        ];
+        let head = |path| find_in(&rules, "HEAD", "h", path);
+        let found = head("/a/x").unwrap();
+        assert_eq!((found.rule, found.as_get), (3, false), "the HEAD rule");
+        let found = head("/b/x").unwrap();
+        assert_eq!((found.rule, found.as_get), (2, true), "condition unmet");
+        assert_eq!(index(find_in(&rules, "GET", "h", "/a/x")), Some(2));
+        let rules = vec![rule("*", "/c/"), rule("PUT", "/")];
+        let found = find_in(&rules, "HEAD", "h", "/c/x").unwrap();
+        assert_eq!((found.rule, found.as_get), (0, true), "* as for GET");
+        assert!(find_in(&rules, "HEAD", "h", "/d").is_none());
     }
 
     #[test]
