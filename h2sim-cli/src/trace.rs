@@ -66,34 +66,27 @@ pub const SHOWN_BODY: usize = 4096;
 /// Appends `  name = value` lines for fields, then the body as text (or its
 /// size when it is not UTF-8 or too long to show).
 pub fn dump(out: &mut String, fields: &[(&[u8], &[u8])], extra: &[HeaderField], body: &[u8]) {
-    dump_kept(out, fields, extra, body, body.len());
+    dump_kept(out, fields, extra, body, body.len(), &[]);
 }
 
 /// [`dump`] of a body of `len` octets of which only `kept`, its start
-/// (at least [`SHOWN_BODY`] octets when it is longer), was kept.
+/// (at least [`SHOWN_BODY`] octets when it is longer), was kept, then the
+/// message's `trailers`, after a line of their own ([`TRAILERS`]) so they
+/// are not taken for header fields when there is no body between.
 pub fn dump_kept(
     out: &mut String,
     fields: &[(&[u8], &[u8])],
     extra: &[HeaderField],
     kept: &[u8],
     len: usize,
+    trailers: &[HeaderField],
 ) {
     use std::fmt::Write as _;
     for (name, value) in fields {
-        let _ = writeln!(
-            out,
-            "  {} = {}",
-            String::from_utf8_lossy(name),
-            String::from_utf8_lossy(value)
-        );
+        field(out, name, value);
     }
     for f in extra {
-        let _ = writeln!(
-            out,
-            "  {} = {}",
-            String::from_utf8_lossy(&f.name),
-            String::from_utf8_lossy(&f.value)
-        );
+        field(out, &f.name, &f.value);
     }
     if len > 0 {
         // A body too long to show is not read at all: a trace of 100 KiB
@@ -110,9 +103,30 @@ pub fn dump_kept(
             }
         }
     }
+    if !trailers.is_empty() {
+        out.push_str(TRAILERS);
+        out.push('\n');
+        for f in trailers {
+            field(out, &f.name, &f.value);
+        }
+    }
     if out.ends_with('\n') {
         out.pop();
     }
+}
+
+/// The line a dump puts before a message's trailer fields.
+const TRAILERS: &str = "  -- trailers";
+
+/// One `  name = value` line of a dump.
+fn field(out: &mut String, name: &[u8], value: &[u8]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        out,
+        "  {} = {}",
+        String::from_utf8_lossy(name),
+        String::from_utf8_lossy(value)
+    );
 }
 
 /// One frame as a trace line, in the spirit of `nghttp -v`: direction, type,
@@ -191,6 +205,7 @@ pub fn frame(outgoing: bool, frame: &h2sim_proto::frame::Frame) -> String {
 #[cfg(test)]
 mod tests {
     use super::{SHOWN_BODY, dump, dump_kept};
+    use h2sim_proto::HeaderField;
 
     fn shown(body: &[u8]) -> String {
         let mut out = String::new();
@@ -213,7 +228,30 @@ mod tests {
     #[test]
     fn a_body_kept_in_part_is_shown_by_its_size() {
         let mut out = String::new();
-        dump_kept(&mut out, &[], &[], &[b'x'; SHOWN_BODY], 307_200);
+        dump_kept(&mut out, &[], &[], &[b'x'; SHOWN_BODY], 307_200, &[]);
         assert_eq!(out, "  <307200 bytes>");
+    }
+
+    /// Trailers come after the body, in the fields' style, behind a line
+    /// that keeps them apart from the head when there is no body.
+    #[test]
+    fn trailers_follow_the_body() {
+        let head = [HeaderField::new("content-type", "application/grpc")];
+        let trailers = [
+            HeaderField::new("grpc-status", "0"),
+            HeaderField::new("grpc-message", "ok"),
+        ];
+        let mut out = String::new();
+        dump_kept(&mut out, &[], &head, b"hello", 5, &trailers);
+        assert_eq!(
+            out,
+            "  content-type = application/grpc\n  hello\n  -- trailers\n  grpc-status = 0\n  grpc-message = ok"
+        );
+        let mut out = String::new();
+        dump_kept(&mut out, &[], &head, b"", 0, &trailers[..1]);
+        assert_eq!(
+            out,
+            "  content-type = application/grpc\n  -- trailers\n  grpc-status = 0"
+        );
     }
 }

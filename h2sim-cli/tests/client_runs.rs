@@ -319,6 +319,88 @@ fn traces_show_a_long_body_by_its_size() {
     }
 }
 
+/// A server that answers every request with `hello` and two trailer
+/// fields: over HTTP/2 (Python's h2) after the preface, over HTTP/1.1 in
+/// the chunked coding (RFC 9112 §7.1.2) otherwise. `h2sim server` has no
+/// way to send trailers.
+const TRAILERS_SERVER: &str = r#"
+import socket, threading
+import h2.config, h2.connection, h2.events
+
+PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+HEAD = [(":status", "200"), ("content-type", "text/plain"), ("trailer", "grpc-status, x-checksum")]
+TRAILERS = [("grpc-status", "0"), ("x-checksum", "abc")]
+CHUNKED = (b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntrailer: grpc-status, x-checksum\r\n"
+           b"transfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n"
+           b"grpc-status: 0\r\nx-checksum: abc\r\n\r\n")
+
+def http2(sock, data):
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+    conn.initiate_connection()
+    while data:
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived):
+                conn.send_headers(event.stream_id, HEAD)
+                conn.send_data(event.stream_id, b"hello")
+                conn.send_headers(event.stream_id, TRAILERS, end_stream=True)
+        sock.sendall(conn.data_to_send())
+        data = sock.recv(65536)
+
+def http1(sock, data):
+    while True:
+        while b"\r\n\r\n" not in data:
+            more = sock.recv(65536)
+            if not more:
+                return
+            data += more
+        _, data = data.split(b"\r\n\r\n", 1)
+        sock.sendall(CHUNKED)
+
+def serve(sock):
+    data = b""
+    while len(data) < len(PREFACE) and PREFACE.startswith(data):
+        more = sock.recv(65536)
+        if not more:
+            return
+        data += more
+    (http2 if data.startswith(PREFACE) else http1)(sock, data)
+    sock.close()
+
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+print("port", listener.getsockname()[1], flush=True)
+while True:
+    sock, _ = listener.accept()
+    threading.Thread(target=serve, args=(sock,), daemon=True).start()
+"#;
+
+/// `-v` shows a response's trailers after its body, in the fields' style,
+/// over HTTP/2 (the final HEADERS) and HTTP/1.1 (the chunked trailer
+/// section).
+#[test]
+fn traces_show_response_trailers() {
+    let mut command = Command::new("python3");
+    command.args(["-u", "-c", TRAILERS_SERVER]);
+    let server = Peer::start(command, |line| {
+        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
+    });
+    let url = format!("{}/grpc", server.url);
+    for http1 in [false, true] {
+        let mut args = vec!["-v", &url];
+        if http1 {
+            args.push("-1");
+        }
+        let out = client(&args);
+        let shown = text(&out);
+        assert!(out.status.success(), "http1={http1}: {shown}");
+        assert!(
+            shown.contains("  hello\n  -- trailers\n  grpc-status = 0\n  x-checksum = abc\n"),
+            "http1={http1}: {shown}"
+        );
+    }
+}
+
 /// Sends `signal` to the process.
 fn kill(child: &Child, signal: &str) {
     let status = Command::new("kill")

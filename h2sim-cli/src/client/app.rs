@@ -199,12 +199,21 @@ struct Flight {
     kept: Option<Box<Kept>>,
 }
 
-/// Response fields and body kept for dumps (trace or slow-transaction
-/// dumps) and captures.
+/// Response fields, body and trailers kept for dumps (trace or
+/// slow-transaction dumps) and captures.
 #[derive(Debug, Default)]
 struct Kept {
     fields: Vec<HeaderField>,
     body: KeptBody,
+    trailers: Vec<HeaderField>,
+}
+
+impl Kept {
+    /// Appends the fields, the body as a dump shows it, and the trailers.
+    fn dump(&self, out: &mut String) {
+        let (fields, body) = (&self.fields, &self.body);
+        trace::dump_kept(out, &[], fields, &body.start, body.len, &self.trailers);
+    }
 }
 
 /// A response body's start, as much as its dumps or captures need, and
@@ -223,18 +232,14 @@ impl KeptBody {
             self.start.extend_from_slice(data);
         }
     }
-
-    /// Appends `fields`, then the body as a dump shows it.
-    fn dump(&self, out: &mut String, fields: &[HeaderField]) {
-        trace::dump_kept(out, &[], fields, &self.start, self.len);
-    }
 }
 
 impl Flight {
-    /// Appends the response's fields and body (as much as was kept).
+    /// Appends the response's fields, body (as much as was kept) and
+    /// trailers.
     fn dump_response(&self, out: &mut String) {
         match &self.kept {
-            Some(kept) => kept.body.dump(out, &kept.fields),
+            Some(kept) => kept.dump(out),
             None => trace::dump(out, &[], &[], &[]),
         }
     }
@@ -248,8 +253,7 @@ impl Flight {
 #[derive(Debug, Default)]
 struct PushedResponse {
     status: u16,
-    fields: Vec<HeaderField>,
-    body: KeptBody,
+    kept: Kept,
 }
 
 /// Bytes of response body kept for a step's JSON captures; a longer body
@@ -792,7 +796,7 @@ impl ClientApp {
     fn push_complete(&mut self, promised: StreamId) {
         if let (Some(pushed), Some(trace)) = (self.pushed.remove(&promised), &self.plan.trace) {
             let mut text = format!("PUSH_RESPONSE[{}]: {}\n", promised.value(), pushed.status);
-            pushed.body.dump(&mut text, &pushed.fields);
+            pushed.kept.dump(&mut text);
             trace.line(&text);
         }
     }
@@ -914,7 +918,7 @@ impl Application for ClientApp {
                 self.first_byte(now);
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
                     pushed.status = head.status;
-                    pushed.fields = head.fields;
+                    pushed.kept.fields = head.fields;
                     if end_stream {
                         self.push_complete(stream);
                     }
@@ -943,7 +947,7 @@ impl Application for ClientApp {
                 end_stream,
             } => {
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
-                    pushed.body.take(&data, trace::SHOWN_BODY);
+                    pushed.kept.body.take(&data, trace::SHOWN_BODY);
                     if end_stream {
                         self.push_complete(stream);
                     }
@@ -967,12 +971,17 @@ impl Application for ClientApp {
                     self.complete(now, conn, stream);
                 }
             }
-            Event::Trailers { stream, .. } => {
-                if self.pushed.contains_key(&stream) {
+            Event::Trailers { stream, fields } => {
+                if let Some(pushed) = self.pushed.get_mut(&stream) {
+                    pushed.kept.trailers = fields;
                     self.push_complete(stream);
-                } else {
-                    self.complete(now, conn, stream);
+                    return;
                 }
+                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
+                if dumps && let Some(flight) = self.slots.get_mut(stream) {
+                    flight.kept().trailers = fields;
+                }
+                self.complete(now, conn, stream);
             }
             Event::PushPromise {
                 parent,

@@ -392,6 +392,7 @@ impl ServerApp {
                 &head.fields,
                 &body,
                 usize::try_from(pending.body_len).unwrap_or(usize::MAX),
+                &[],
             );
             trace.line(&text);
         }
