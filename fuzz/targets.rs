@@ -468,6 +468,15 @@ impl Ledger {
                 // §8.1), which the server can then stop.
                 *self.ending(*stream, "reset", true) = Phase::Over(End::Reset);
             }
+            Event::Refused { stream, .. } => {
+                // Turned down before the application had it, or after it
+                // ended: never a stream still open for it.
+                let open = self
+                    .streams
+                    .get(stream)
+                    .is_some_and(|p| !matches!(p, Phase::Over(_)));
+                assert!(!open, "{role:?}: {stream:?} refused while open");
+            }
             Event::Retryable { stream } => {
                 let ours = match role {
                     Role::Client => stream.is_client_initiated(),
@@ -1114,6 +1123,11 @@ impl App {
             Event::StreamReset {
                 stream,
                 violation: Some(v),
+                ..
+            }
+            | Event::Refused {
+                stream,
+                violation: v,
                 ..
             } => {
                 assert!(

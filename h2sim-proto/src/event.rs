@@ -1,5 +1,6 @@
 //! What the connection tells the application, in the order it happened.
 
+use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -59,6 +60,26 @@ pub enum Event {
         remote: bool,
         violation: Option<Violation>,
     },
+    /// A stream the core turned down because of the peer, of which the
+    /// application holds nothing: a request (a promise, for a client)
+    /// refused before it was delivered, being malformed (RFC 9113 §8.1.1,
+    /// §8.2, §8.3), over a limit (a 431, §10.5.1; HTTP/1.1's 400, 413 and
+    /// 431), past our MAX_CONCURRENT_STREAMS (REFUSED_STREAM, §5.1.2); or a
+    /// stream error on a stream that had already closed. A stream the
+    /// application holds ends in `StreamReset` instead.
+    ///
+    /// A variant of its own rather than `StreamReset` for streams the
+    /// application never saw: an application that keeps state per stream
+    /// then never meets a reset for an id it did not see open, and one that
+    /// only counts and names what the peer got wrong (a server testing its
+    /// client) finds it here. It comes once per stream, within the core's
+    /// limit on stream errors (a flood of them ends the connection), and
+    /// costs no allocation.
+    Refused {
+        stream: StreamId,
+        answer: RefusedWith,
+        violation: Violation,
+    },
     /// A stream we opened that the peer never processed (above the last
     /// stream id of its GOAWAY, or refused): safe to retry elsewhere (§8.7).
     Retryable { stream: StreamId },
@@ -79,6 +100,27 @@ pub enum Event {
         error: Option<ConnectionError>,
         cause: CloseCause,
     },
+}
+
+/// How the core answered a stream it refused ([`Event::Refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusedWith {
+    /// RST_STREAM with this code (HTTP/2).
+    Reset(Reason),
+    /// A response of this status, written by the core: HTTP/2's 431 for a
+    /// field section above our limit, HTTP/1.1's 400, 413 or 431 (after
+    /// which an HTTP/1.1 connection closes).
+    Status(u16),
+}
+
+/// The code's name (`PROTOCOL_ERROR`) or the status (`431`).
+impl fmt::Display for RefusedWith {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RefusedWith::Reset(reason) => write!(f, "{reason}"),
+            RefusedWith::Status(status) => write!(f, "{status}"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -92,7 +92,7 @@ pub use close::CloseCause;
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
 pub use connection::Connection;
 pub use error::{ConnectionError, Malformation, UserError, Violation};
-pub use event::Event;
+pub use event::{Event, RefusedWith};
 pub use frame::{Reason, StreamId};
 pub use h1::{HeadPart, Http1Error};
 pub use h2::LocalSettings;

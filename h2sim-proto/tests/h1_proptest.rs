@@ -29,7 +29,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use h2sim_proto::pair::{Dir, Pair};
 use h2sim_proto::{
-    Config, Connection, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId,
+    Config, Connection, Event, HeaderField, Reason, RefusedWith, RequestHead, ResponseHead,
+    StreamId,
 };
 use proptest::prelude::*;
 
@@ -596,6 +597,22 @@ impl World {
                 if let Some(s) = self.server.get_mut(&stream) {
                     s.reset = true;
                 }
+            }
+            Event::Refused {
+                stream,
+                answer,
+                violation,
+            } => {
+                // The core's 413 or 431 in place of a request the
+                // application never gets.
+                assert!(
+                    !self.server.contains_key(&stream),
+                    "server: {stream:?} refused after its request"
+                );
+                assert!(
+                    matches!(answer, RefusedWith::Status(413 | 431)),
+                    "server: {stream:?} refused with {answer} for {violation}"
+                );
             }
             Event::Closed { error, .. } => self.server_closed = Some(error.is_some()),
             Event::Connected | Event::Frame { .. } => {}

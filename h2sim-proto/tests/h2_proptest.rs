@@ -491,6 +491,8 @@ struct ServerApp {
     pongs: usize,
     held: Vec<(StreamId, u32)>,
     pushes: usize,
+    /// Requests the core turned down before the application saw them.
+    refused: Vec<StreamId>,
 }
 
 /// What made a rule break excusable in this run.
@@ -865,6 +867,19 @@ impl World {
                     self.set_outcome(id, Outcome::Closed);
                 }
             }
+            Event::Refused {
+                stream, violation, ..
+            } => {
+                // A promise the core turned down: never the application's.
+                assert!(
+                    self.excuses().allow(&violation),
+                    "client refused {stream:?} for {violation}"
+                );
+                assert!(
+                    !self.client.streams.contains_key(&stream),
+                    "client: {stream:?} refused while the application holds it"
+                );
+            }
             Event::Request { .. } => panic!("client got a request"),
         }
     }
@@ -994,6 +1009,23 @@ impl World {
                     assert!(self.excuses().allow(v), "server reset {stream:?} for {v}");
                 }
                 self.live_server_stream(stream, "reset").reset = true;
+            }
+            Event::Refused {
+                stream, violation, ..
+            } => {
+                assert!(
+                    self.excuses().allow(&violation),
+                    "server refused {stream:?} for {violation}"
+                );
+                assert!(
+                    !self.server.streams.contains_key(&stream),
+                    "server: {stream:?} refused while the application holds it"
+                );
+                assert!(
+                    !self.server.refused.contains(&stream),
+                    "server: {stream:?} refused twice"
+                );
+                self.server.refused.push(stream);
             }
             Event::Retryable { stream } => {
                 let s = self.live_server_stream(stream, "retryable");

@@ -14,7 +14,8 @@ use h2sim_proto::frame::{
 };
 use h2sim_proto::hpack::HeaderField;
 use h2sim_proto::{
-    Config, ConnectionError, Event, Limits, Reason, ResponseHead, UserError, Violation,
+    Config, ConnectionError, Event, Limits, Malformation, Reason, RefusedWith, ResponseHead,
+    UserError, Violation,
 };
 use support::{GET, RawPeer};
 
@@ -320,12 +321,21 @@ fn s5_1_2_streams_above_max_concurrent_are_refused() {
         open(&mut peer, id, true);
     }
     assert_stream_error(&mut peer, 5, Reason::REFUSED_STREAM);
-    let requests = peer
-        .events()
+    let events = peer.events();
+    let requests = events
         .iter()
         .filter(|e| matches!(e, Event::Request { .. }))
         .count();
     assert_eq!(requests, 2);
+    // The application hears of the refusal too.
+    assert_eq!(
+        refusals(&events),
+        [(
+            5,
+            RefusedWith::Reset(Reason::REFUSED_STREAM),
+            Violation::ConcurrencyExceeded
+        )]
+    );
 }
 
 #[test]
@@ -805,24 +815,127 @@ fn s8_1_1_content_length_mismatch_is_malformed() {
     assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
 }
 
-fn malformed_request(extra: &[(&str, &str)]) {
+/// The `Refused` events: what the application hears of the streams the
+/// core turned down before it had them.
+fn refusals(events: &[Event]) -> Vec<(u32, RefusedWith, Violation)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Refused {
+                stream,
+                answer,
+                violation,
+            } => Some((stream.value(), *answer, violation.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A malformed request head on stream 1 (§8.1.1: "Malformed requests or
+/// responses that are detected MUST be treated as a stream error of type
+/// PROTOCOL_ERROR"): reset, never a `Request`, and reported to the
+/// application once as `Refused` naming the malformation.
+fn malformed_request(extra: &[(&str, &str)]) -> Malformation {
     let mut peer = server();
     let mut fields = GET.to_vec();
     fields.extend_from_slice(extra);
     let block = peer.block(&fields);
     peer.send(headers(1, block, true));
     assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
-    assert!(
-        !peer
-            .events()
-            .iter()
-            .any(|e| matches!(e, Event::Request { .. }))
+    let events = peer.events();
+    assert!(!events.iter().any(|e| matches!(e, Event::Request { .. })));
+    match &refusals(&events)[..] {
+        [(1, RefusedWith::Reset(Reason::PROTOCOL_ERROR), Violation::Malformed(m))] => m.clone(),
+        other => panic!("want one refusal of stream 1 as malformed: {other:?}"),
+    }
+}
+
+/// The application hears of every stream the core resets because of the
+/// peer, also one it never saw (§8.1.1, §8.2.1, §8.2.2): the server's
+/// application can name what its client got wrong, and the next request
+/// is taken as usual.
+#[test]
+fn s8_1_1_a_malformed_request_reaches_the_application_as_refused() {
+    let mut peer = server();
+    let mut upper = GET.to_vec();
+    upper.push(("Bad-Name", "v"));
+    let mut connection = GET.to_vec();
+    connection.push(("connection", "close"));
+    for (id, fields) in [(1, &upper), (3, &connection), (5, &GET.to_vec())] {
+        let block = peer.block(fields);
+        peer.send(headers(id, block, true));
+    }
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    let events = peer.events();
+    let refused = refusals(&events);
+    let named: Vec<(u32, String, String)> = refused
+        .iter()
+        .map(|(id, answer, v)| (*id, answer.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (
+                1,
+                "PROTOCOL_ERROR".into(),
+                "malformed message: uppercase field name (RFC 9113 §8.2.1)".into()
+            ),
+            (
+                3,
+                "PROTOCOL_ERROR".into(),
+                "malformed message: connection-specific field (RFC 9113 §8.2.2)".into()
+            ),
+        ]
     );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Request { stream, .. } if *stream == sid(5))),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::StreamReset { .. }))
+    );
+}
+
+/// §8.1.1: a request whose content-length promises a body it ends without
+/// is malformed on its HEADERS already, before the application has it.
+#[test]
+fn s8_1_1_content_length_on_an_ended_head_is_refused_before_delivery() {
+    let mut peer = server();
+    let mut fields = GET.to_vec();
+    fields.push(("content-length", "10"));
+    let block = peer.block(&fields);
+    peer.send(headers(1, block, true));
+    assert_stream_error(&mut peer, 1, Reason::PROTOCOL_ERROR);
+    let events = peer.events();
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Request { .. } | Event::StreamReset { .. })),
+        "{events:?}"
+    );
+    assert!(matches!(
+        &refusals(&events)[..],
+        [(
+            1,
+            _,
+            Violation::Malformed(Malformation::ContentLengthMismatch {
+                declared: 10,
+                received: 0
+            })
+        )]
+    ));
 }
 
 #[test]
 fn s8_2_1_uppercase_field_name_is_malformed() {
-    malformed_request(&[("X-Upper", "1")]);
+    assert_eq!(
+        malformed_request(&[("X-Upper", "1")]),
+        Malformation::UppercaseFieldName
+    );
 }
 
 /// §8.2.1 holds for every block, also one that repeats the last one octet
@@ -866,24 +979,40 @@ fn s8_2_1_repeated_blocks_are_checked_like_any_other() {
 
 #[test]
 fn s8_2_1_field_value_with_newline_is_malformed() {
-    malformed_request(&[("x", "a\r\nb")]);
+    assert_eq!(
+        malformed_request(&[("x", "a\r\nb")]),
+        Malformation::InvalidFieldValue
+    );
 }
 
 #[test]
 fn s8_2_2_connection_specific_field_is_malformed() {
-    malformed_request(&[("connection", "keep-alive")]);
-    malformed_request(&[("transfer-encoding", "chunked")]);
-    malformed_request(&[("te", "gzip")]);
+    for field in [
+        ("connection", "keep-alive"),
+        ("transfer-encoding", "chunked"),
+        ("te", "gzip"),
+    ] {
+        assert_eq!(
+            malformed_request(&[field]),
+            Malformation::ConnectionSpecificField
+        );
+    }
 }
 
 #[test]
 fn s8_3_pseudo_header_after_field_is_malformed() {
-    malformed_request(&[("x", "1"), (":foo", "bar")]);
+    assert_eq!(
+        malformed_request(&[("x", "1"), (":foo", "bar")]),
+        Malformation::PseudoHeaderAfterField
+    );
 }
 
 #[test]
 fn s8_3_1_duplicate_or_missing_pseudo_headers_are_malformed() {
-    malformed_request(&[(":path", "/again")]);
+    assert_eq!(
+        malformed_request(&[(":path", "/again")]),
+        Malformation::DuplicatePseudoHeader
+    );
     let mut peer = server();
     let block = peer.block(&[(":method", "GET"), (":scheme", "http")]);
     peer.send(headers(1, block, true));
@@ -957,7 +1086,10 @@ fn s8_3_1_uri_parts_outside_rfc3986_are_malformed() {
 
 #[test]
 fn s8_3_2_response_pseudo_header_in_request_is_malformed() {
-    malformed_request(&[(":status", "200")]);
+    assert_eq!(
+        malformed_request(&[(":status", "200")]),
+        Malformation::UnknownPseudoHeader
+    );
 }
 
 #[test]
@@ -1153,8 +1285,18 @@ fn s10_5_1_header_list_above_our_limit_gets_431_for_that_stream_only() {
             .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
         "{frames:?}"
     );
-    // The application never hears of it.
-    assert!(peer.events().is_empty());
+    // The application hears of it only as refused, with its 431.
+    assert!(
+        matches!(
+            &refusals(&peer.events())[..],
+            [(
+                1,
+                RefusedWith::Status(431),
+                Violation::HeaderListTooLarge { .. }
+            )]
+        ),
+        "431 not reported"
+    );
     // The HPACK context stayed in step: the next request decodes fine.
     open(&mut peer, 3, true);
     let events = peer.events();
@@ -1179,6 +1321,7 @@ fn s10_5_1_too_large_request_with_a_body_gets_431_then_reset_no_error() {
     peer.send(headers(1, block, false));
     peer.send(data(1, b"body bytes", false));
     let frames = peer.frames();
+    assert_eq!(refusals(&peer.events()).len(), 1);
     let status_at = frames
         .iter()
         .position(|f| matches!(f, Frame::Headers(h) if h.stream_id == sid(1)));
@@ -1194,7 +1337,7 @@ fn s10_5_1_too_large_request_with_a_body_gets_431_then_reset_no_error() {
         Some(("431".to_owned(), true))
     );
     // Late DATA on the reset stream is ignored (§5.1 "closed"), and the
-    // application heard of nothing.
+    // application hears of nothing more.
     peer.send(data(1, b"more", true));
     assert!(goaway(&peer.frames()).is_none());
     assert!(peer.events().is_empty());

@@ -96,7 +96,10 @@ pub enum Violation {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Malformation {
-    /// A field name with uppercase or other forbidden characters (§8.2.1).
+    /// A field name with uppercase characters (§8.2.1), told apart from
+    /// other forbidden ones: an HTTP/1.1 habit, the likeliest client bug.
+    UppercaseFieldName,
+    /// A field name with other forbidden characters, or empty (§8.2.1).
     InvalidFieldName,
     /// A field value with NUL, CR, LF or leading/trailing whitespace (§8.2.1).
     InvalidFieldValue,
@@ -144,6 +147,7 @@ impl fmt::Display for Malformation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Malformation::*;
         match self {
+            UppercaseFieldName => f.write_str("uppercase field name (RFC 9113 §8.2.1)"),
             InvalidFieldName => f.write_str("invalid field name (RFC 9113 §8.2.1)"),
             InvalidFieldValue => f.write_str("invalid field value (RFC 9113 §8.2.1)"),
             ConnectionSpecificField => f.write_str("connection-specific field (RFC 9113 §8.2.2)"),

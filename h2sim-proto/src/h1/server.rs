@@ -14,7 +14,7 @@ use super::{Ids, Io, Outgoing, Upgrade};
 use crate::close::CloseCause;
 use crate::config::Http1Config;
 use crate::error::{ConnectionError, Http1Error, UserError, Violation};
-use crate::event::Event;
+use crate::event::{Event, RefusedWith};
 use crate::frame::{Reason, StreamId};
 use crate::message::ResponseHead;
 use crate::send_queue::SendQueue;
@@ -313,7 +313,7 @@ impl Server {
 
     /// A bad request head: answered with an error status after the
     /// responses before it, then the connection closes. The application
-    /// never hears of the request.
+    /// hears of the request only as `Refused`, as of one HTTP/2 refuses.
     fn reject(&mut self, io: &mut Io, error: Http1Error) {
         self.stop_reading(&error);
         if let Some(id) = self.ids.allocate() {
@@ -335,6 +335,11 @@ impl Server {
             };
             ex.answer_error(&error);
             self.exchanges.push_back(ex);
+            io.emit(Event::Refused {
+                stream: id,
+                answer: RefusedWith::Status(error.status()),
+                violation: Violation::Http1(error),
+            });
         }
         self.flush(io);
     }

@@ -17,7 +17,7 @@ use super::{HeadPart, Http1Error, Session, Upgrade};
 use crate::close::CloseCause;
 use crate::config::{Config, WindowPolicy};
 use crate::error::{ConnectionError, UserError, Violation};
-use crate::event::Event;
+use crate::event::{Event, RefusedWith};
 use crate::frame::{Reason, StreamId};
 use crate::hpack::HeaderField;
 use crate::message::{RequestHead, ResponseHead};
@@ -1202,7 +1202,22 @@ fn rejection_waits_for_earlier_responses() {
         Config::default(),
         b"GET /ok HTTP/1.1\r\nHost: h\r\n\r\nGET / HTTP/1.1\r\n\r\n",
     );
-    assert!(matches!(&events[..], [Event::Request { .. }]), "{events:?}");
+    // The application hears of the bad request (no Host, RFC 9112 §3.2)
+    // as refused with the 400 the core answers.
+    assert!(
+        matches!(
+            &events[..],
+            [
+                Event::Request { .. },
+                Event::Refused {
+                    stream,
+                    answer: RefusedWith::Status(400),
+                    violation: Violation::Http1(Http1Error::MissingHost),
+                },
+            ] if *stream == sid(3)
+        ),
+        "{events:?}"
+    );
     assert!(s.poll_transmit().is_none());
     s.send_response(sid(1), ResponseHead::new(200), true)
         .unwrap();

@@ -97,7 +97,11 @@ fn connection_specific(field: &HeaderField) -> bool {
 /// Checks one ordinary field.
 fn check_field(field: &HeaderField) -> Result<(), Malformation> {
     if !valid_name(&field.name) {
-        return Err(Malformation::InvalidFieldName);
+        return Err(if field.name.iter().any(u8::is_ascii_uppercase) {
+            Malformation::UppercaseFieldName
+        } else {
+            Malformation::InvalidFieldName
+        });
     }
     if !valid_value(&field.value) {
         return Err(Malformation::InvalidFieldValue);
@@ -447,6 +451,10 @@ mod tests {
             ),
             (
                 [get(), vec![f("Accept", "x")]].concat(),
+                Malformation::UppercaseFieldName,
+            ),
+            (
+                [get(), vec![f("a b", "x")]].concat(),
                 Malformation::InvalidFieldName,
             ),
             (

@@ -32,7 +32,7 @@ use self::stream::{State, Stream};
 use crate::close::CloseCause;
 use crate::config::Config;
 use crate::error::{ConnectionError, Violation};
-use crate::event::Event;
+use crate::event::{Event, RefusedWith};
 use crate::frame::{
     DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, FrameKind,
     HEADER_LEN, Head, MAX_FRAME_SIZE_LIMIT, Reason, StreamId,
@@ -708,24 +708,38 @@ impl Session {
     }
 
     /// Resets a stream because of the peer (§5.4.2): RST_STREAM out, the
-    /// stream forgotten, the application told if it knew the stream.
+    /// stream forgotten, and the application told once: `StreamReset` for
+    /// a stream it holds, `Refused` for one it does not (a request refused
+    /// before delivery, a stream already closed), unless it was told
+    /// already: of a request the core answered itself (its 431), of a
+    /// stream reset before.
     fn stream_error(&mut self, now: Instant, id: StreamId, reason: Reason, violation: Violation) {
         if !self.note_local_reset(now, reason) {
             return;
         }
         self.control.queues().resets.push_back((id, reason));
+        let reset_before = self.store.reset_locally.contains(id);
         self.store.reset_locally.insert(id);
         // Bytes already received stay owed to the connection window until the
         // application releases them (its queued Data events do, automatically).
-        if let Some(stream) = self.store.remove(id, self.is_local(id)) {
-            if stream.known {
-                self.events.push_back(Event::StreamReset {
-                    stream: id,
-                    reason,
-                    remote: false,
-                    violation: Some(violation),
-                });
-            }
+        let removed = self.store.remove(id, self.is_local(id));
+        let event = match &removed {
+            Some(stream) if stream.known => Some(Event::StreamReset {
+                stream: id,
+                reason,
+                remote: false,
+                violation: Some(violation),
+            }),
+            Some(stream) if stream.answered => None,
+            None if reset_before => None,
+            _ => Some(Event::Refused {
+                stream: id,
+                answer: RefusedWith::Reset(reason),
+                violation,
+            }),
+        };
+        self.events.extend(event);
+        if removed.is_some() {
             self.open_waiting();
         }
         self.maybe_finish();

@@ -12,7 +12,7 @@ use super::limits::Rate;
 use super::stream::{Input, Refusal, State, Stream, transition_frame};
 use super::{BlockKind, KEEPALIVE_PING, PartialBlock, SHUTDOWN_PING, Session, Shutdown};
 use crate::error::{Malformation, Violation};
-use crate::event::Event;
+use crate::event::{Event, RefusedWith};
 use crate::frame::{
     Data, ErrorScope, Frame, FrameErrorKind, FrameKind, GoAway, HEADER_LEN, Head, Headers, PREFACE,
     Ping, PushPromise, Reason, RstStream, Setting, Settings, StreamId, WindowUpdate, flags,
@@ -628,8 +628,7 @@ impl Session {
         stream.head_request = head.method.as_ref() == b"HEAD";
         if end_stream {
             if let Err(m) = check_length_at_end(&stream) {
-                self.store.insert(stream);
-                self.store.active_peer += 1;
+                // Refused before the application heard of it.
                 self.malformed(now, id, m);
                 return;
             }
@@ -651,9 +650,9 @@ impl Session {
     /// receives a larger header section than it is willing to handle can
     /// send an HTTP 431 (Request Header Fields Too Large) status code"
     /// (RFC 9113 §10.5.1, RFC 6585 §5). The core answers it itself and the
-    /// application never hears of the stream; a request body still to come
-    /// is dropped, and once the 431 is written the stream is reset with
-    /// NO_ERROR so the client stops sending it (§8.1).
+    /// application hears of the stream only as `Refused`; a request body
+    /// still to come is dropped, and once the 431 is written the stream is
+    /// reset with NO_ERROR so the client stops sending it (§8.1).
     fn answer_too_large(
         &mut self,
         now: Instant,
@@ -677,7 +676,13 @@ impl Session {
         let head = crate::ResponseHead::new(431).field("content-length", "0");
         if self.send_response(id, head, true).is_err() {
             self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
+            return;
         }
+        self.events.push_back(Event::Refused {
+            stream: id,
+            answer: RefusedWith::Status(431),
+            violation,
+        });
     }
 
     fn recv_data(&mut self, now: Instant, d: Data) {

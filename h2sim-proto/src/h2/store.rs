@@ -58,6 +58,9 @@ pub(crate) struct Removed {
     pub(crate) known: bool,
     /// The peer had heard of it.
     pub(crate) announced: bool,
+    /// A final head had been queued on it: on a stream the application
+    /// never knew, the core's own answer (a 431), already reported.
+    pub(crate) answered: bool,
 }
 
 /// All live streams plus what is needed to classify an id that is not live:
@@ -141,6 +144,7 @@ impl Store {
         let removed = Removed {
             known: stream.known,
             announced: stream.announced,
+            answered: stream.final_head_sent,
         };
         if self.spare.len() < SPARE_STREAMS {
             stream.queue.clear();
