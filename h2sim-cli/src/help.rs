@@ -64,6 +64,14 @@ RULES FILES (--rules FILE, .toml or .yaml/.yml)
 DURATIONS
   30s, 500ms, 2m, or a plain number of seconds (1.5).
 
+REPORT
+  When it stops, the server prints its counts and each rule's hits; \"refused\"
+  counts the requests turned down because the client broke a rule (a
+  malformed head or body, a limit, MAX_CONCURRENT_STREAMS; HTTP/1.1's 400,
+  413, 431), apart from \"resets\", and unless -q each gets a line naming it:
+  REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
+  uppercase field name (RFC 9113 §8.2.1)
+
 RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless
   --threads N; right for most runs and every kernel. glommio: one thread per

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, CloseCause, Connection, Event, Reason, RequestHead, ResponseHead, StreamId,
-    StreamMap, UserError,
+    Application, CloseCause, Connection, Event, Reason, RefusedWith, RequestHead, ResponseHead,
+    StreamId, StreamMap, UserError, Violation,
 };
 
 use super::files::{Disk, Files};
@@ -168,7 +168,14 @@ pub struct Totals {
     pub requests: u64,
     pub responses: u64,
     pub pushes: u64,
+    /// Streams ended by a reset for any other cause than a broken rule:
+    /// the client's RST_STREAM, or ours for our own reasons.
     pub resets: u64,
+    /// Requests turned down because the client broke a rule (a malformed
+    /// head or body, a limit, MAX_CONCURRENT_STREAMS), whether the core
+    /// refused them before the rules saw them or reset them after: what a
+    /// simulated server is there to catch, so apart from `resets`.
+    pub refused: u64,
     /// Responses by status class: 1xx … 5xx.
     pub status_classes: [u64; 5],
     pub not_found: u64,
@@ -185,6 +192,7 @@ impl Totals {
         self.responses += other.responses;
         self.pushes += other.pushes;
         self.resets += other.resets;
+        self.refused += other.refused;
         for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
             *a += b;
         }
@@ -552,6 +560,21 @@ impl ServerApp {
         }
     }
 
+    /// A request turned down because the client broke `violation`, and
+    /// `answer`ed by the core: counted, and named in the trace in the
+    /// style of the REQUEST dumps, since the application has no other
+    /// trace of it.
+    fn refused(&mut self, stream: StreamId, answer: RefusedWith, violation: &Violation) {
+        self.totals.refused += 1;
+        if let Some(trace) = &self.shared.trace {
+            trace.line(&format!(
+                "REFUSED[{}, stream {}]: {answer}: {violation}",
+                self.peer,
+                stream.value()
+            ));
+        }
+    }
+
     /// The per-connection line h2simple users know, printed when it
     /// closes: what ended it, and its counts over its whole life.
     fn summary(&self, cause: &Ending, closed: Option<Instant>) -> String {
@@ -699,11 +722,24 @@ impl Application for ServerApp {
                     self.complete(now, stream, p, conn);
                 }
             }
-            Event::StreamReset { stream, .. } => {
-                self.totals.resets += 1;
+            Event::StreamReset {
+                stream,
+                reason,
+                violation,
+                ..
+            } => {
+                match violation {
+                    Some(violation) => self.refused(stream, RefusedWith::Reset(reason), &violation),
+                    None => self.totals.resets += 1,
+                }
                 self.pending.remove(&stream);
                 self.delayed.retain(|d| d.stream != stream);
             }
+            Event::Refused {
+                stream,
+                answer,
+                violation,
+            } => self.refused(stream, answer, &violation),
             Event::Frame { outgoing, frame } => {
                 if let Some(frames) = &self.shared.frames {
                     frames.line(&format!(

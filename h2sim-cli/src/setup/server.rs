@@ -145,7 +145,7 @@ pub fn notify_target_options<R: Clone>(
 
 fn server_summary(args: &ServerArgs, t: &Totals) -> String {
     let mut out = format!(
-        "h2sim server: {} connections, {} requests, {} responses ({} 1xx, {} 2xx, {} 3xx, {} 4xx, {} 5xx), {} pushes, {} resets, {} unmatched",
+        "h2sim server: {} connections, {} requests, {} responses ({} 1xx, {} 2xx, {} 3xx, {} 4xx, {} 5xx), {} pushes, {} resets, {} refused, {} unmatched",
         t.connections,
         t.requests,
         t.responses,
@@ -156,6 +156,7 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
         t.status_classes[4],
         t.pushes,
         t.resets,
+        t.refused,
         t.not_found
     );
     for (i, rule) in args.rules.iter().enumerate() {

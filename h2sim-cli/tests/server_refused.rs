@@ -1,0 +1,153 @@
+//! A simulated server is there to catch its client's bugs: a request the
+//! core turns down because the client broke a rule (a malformed HTTP/2
+//! head, RFC 9113 §8.1.1, §8.2.1, §8.2.2; a bad HTTP/1.1 request line or
+//! head, RFC 9112) is counted as refused in the report and named by a
+//! `REFUSED[peer, stream N]` line, though the rules never saw it; the
+//! other requests are answered as usual. Real processes, both runtimes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::Duration;
+
+use server_support::{Server, text};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+
+/// Python's h2 (python-hyper/h2) with its own checks off, as a buggy
+/// client: stream 1 has an uppercase field name (§8.2.1), stream 3 a
+/// connection-specific field (§8.2.2), stream 5 is valid. It prints what
+/// came back on each stream and reads until stream 5 has ended.
+const MALFORMED_CLIENT: &str = r#"
+import socket, sys
+import h2.config, h2.connection, h2.events
+
+host, port = sys.argv[1].rsplit(":", 1)
+sock = socket.create_connection((host, int(port)))
+sock.settimeout(20)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(
+    client_side=True, validate_outbound_headers=False, normalize_outbound_headers=False))
+conn.initiate_connection()
+base = [(":method", "GET"), (":scheme", "http"), (":authority", "x")]
+conn.send_headers(1, base + [(":path", "/a"), ("Bad-Name", "v")], end_stream=True)
+conn.send_headers(3, base + [(":path", "/b"), ("connection", "close")], end_stream=True)
+conn.send_headers(5, base + [(":path", "/c")], end_stream=True)
+sock.sendall(conn.data_to_send())
+ended = False
+while not ended:
+    data = sock.recv(65536)
+    if not data:
+        break
+    for event in conn.receive_data(data):
+        if isinstance(event, h2.events.StreamReset):
+            print("reset", event.stream_id, int(event.error_code))
+        elif isinstance(event, h2.events.ResponseReceived):
+            print("response", event.stream_id, dict(event.headers)[b":status"].decode())
+        elif isinstance(event, h2.events.StreamEnded) and event.stream_id == 5:
+            ended = True
+    sock.sendall(conn.data_to_send())
+print("ended" if ended else "cut")
+sock.close()
+"#;
+
+fn start(runtime: &str) -> Server {
+    let flags = [
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-s",
+        "200",
+        "-e",
+        "1k",
+    ];
+    Server::on_runtime(runtime, &std::env::temp_dir(), &flags, 1)
+}
+
+/// The report's summary line.
+fn summary(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("h2sim server: "))
+        .unwrap_or_else(|| panic!("no summary in {out}"))
+}
+
+#[test]
+fn malformed_http2_requests_are_counted_and_named() {
+    for runtime in RUNTIMES {
+        let server = start(runtime);
+        let authority = server.url("http").trim_start_matches("http://").to_owned();
+        let out = Command::new("python3")
+            .args(["-c", MALFORMED_CLIENT, &authority])
+            .output()
+            .expect("python3 is needed (scripts/test.sh installs it)");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{runtime}: {said}{}", text(&out));
+        // PROTOCOL_ERROR (0x1) on both bad streams; stream 5 answered.
+        for line in ["reset 1 1", "reset 3 1", "response 5 200", "ended"] {
+            assert!(said.lines().any(|l| l == line), "{runtime}: {line}: {said}");
+        }
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        for (stream, violation) in [
+            (1, "uppercase field name (RFC 9113 §8.2.1)"),
+            (3, "connection-specific field (RFC 9113 §8.2.2)"),
+        ] {
+            let named = out.lines().any(|l| {
+                l.starts_with("REFUSED[127.0.0.1:")
+                    && l.ends_with(&format!(
+                        ", stream {stream}]: PROTOCOL_ERROR: malformed message: {violation}"
+                    ))
+            });
+            assert!(named, "{runtime}: stream {stream}: {out}");
+        }
+        assert!(out.contains(", stream 5]: GET /c"), "{runtime}: {out}");
+        let line = summary(&out);
+        assert!(
+            line.contains(" 1 requests, 1 responses "),
+            "{runtime}: {line}"
+        );
+        assert!(
+            line.contains(" 0 resets, 2 refused, 0 unmatched"),
+            "{runtime}: {line}"
+        );
+    }
+}
+
+/// HTTP/1.1: the core answers a request without Host (RFC 9112 §3.2) with
+/// 400 and closes; the report counts and names it as it does for HTTP/2.
+#[test]
+fn a_bad_http1_request_is_counted_and_named() {
+    for runtime in RUNTIMES {
+        let server = start(runtime);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let mut tcp = TcpStream::connect(&addr).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        tcp.write_all(b"GET /c HTTP/1.1\r\nHost: x\r\n\r\nGET /d HTTP/1.1\r\n\r\n")
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = tcp.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 200 "), "{runtime}: {answer}");
+        assert!(answer.contains("HTTP/1.1 400 "), "{runtime}: {answer}");
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        let named = out
+            .lines()
+            .any(|l| l.starts_with("REFUSED[127.0.0.1:") && l.contains(", stream 3]: 400: "));
+        assert!(named, "{runtime}: {out}");
+        let line = summary(&out);
+        assert!(
+            line.contains(" 1 requests, 1 responses "),
+            "{runtime}: {line}"
+        );
+        assert!(
+            line.contains(" 0 resets, 1 refused, 0 unmatched"),
+            "{runtime}: {line}"
+        );
+    }
+}
