@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, CloseCause, Connection, Event, Reason, RefusedWith, RequestHead, ResponseHead,
-    StreamId, StreamMap, UserError, Violation,
+    Application, CloseCause, Connection, Event, HeaderField, Reason, RefusedWith, RequestHead,
+    ResponseHead, StreamId, StreamMap, UserError, Violation,
 };
 
 use super::files::{Disk, Files};
@@ -373,12 +373,15 @@ impl ServerApp {
         self.rng
     }
 
-    /// The whole request is in: pick the rule, then answer now or later.
+    /// The whole request is in, with its `trailers` if it had any (shown
+    /// in the trace; no rule reads them): pick the rule, then answer now
+    /// or later.
     fn complete(
         &mut self,
         now: Instant,
         stream: StreamId,
         pending: Pending,
+        trailers: &[HeaderField],
         conn: &mut Connection,
     ) {
         let head = pending.head;
@@ -400,7 +403,7 @@ impl ServerApp {
                 &head.fields,
                 &body,
                 usize::try_from(pending.body_len).unwrap_or(usize::MAX),
-                &[],
+                trailers,
             );
             trace.line(&text);
         }
@@ -690,7 +693,7 @@ impl Application for ServerApp {
                     body_len: 0,
                 };
                 if end_stream {
-                    self.complete(now, stream, pending, conn);
+                    self.complete(now, stream, pending, &[], conn);
                 } else {
                     self.pending.insert(stream, pending);
                 }
@@ -714,12 +717,12 @@ impl Application for ServerApp {
                     p.body.extend_from_slice(&data[..room]);
                 }
                 if end_stream && let Some(p) = self.pending.remove(&stream) {
-                    self.complete(now, stream, p, conn);
+                    self.complete(now, stream, p, &[], conn);
                 }
             }
-            Event::Trailers { stream, .. } => {
+            Event::Trailers { stream, fields } => {
                 if let Some(p) = self.pending.remove(&stream) {
-                    self.complete(now, stream, p, conn);
+                    self.complete(now, stream, p, &fields, conn);
                 }
             }
             Event::StreamReset {
