@@ -213,11 +213,7 @@ while True:
 /// losses; every request lost is counted errored (and failed, and done).
 #[test]
 fn reconnect_max_bounds_reconnects_after_losses() {
-    let mut command = Command::new("python3");
-    command.args(["-u", "-c", CLOSING_SERVER]);
-    let server = Peer::start(command, |line| {
-        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
-    });
+    let server = python_peer(CLOSING_SERVER);
     let url = format!("{}/x", server.url);
     let out = client(&["-q", "-1", "-C", "20", "--reconnect-max", "3", &url]);
     let t = text(&out);
@@ -380,11 +376,7 @@ while True:
 /// section).
 #[test]
 fn traces_show_response_trailers() {
-    let mut command = Command::new("python3");
-    command.args(["-u", "-c", TRAILERS_SERVER]);
-    let server = Peer::start(command, |line| {
-        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
-    });
+    let server = python_peer(TRAILERS_SERVER);
     let url = format!("{}/grpc", server.url);
     for http1 in [false, true] {
         let mut args = vec!["-v", &url];
@@ -399,6 +391,16 @@ fn traces_show_response_trailers() {
             "http1={http1}: {shown}"
         );
     }
+}
+
+/// Starts a Python peer server, `script`, which prints "port N" once it
+/// listens on 127.0.0.1.
+fn python_peer(script: &str) -> Peer {
+    let mut command = Command::new("python3");
+    command.args(["-u", "-c", script]);
+    Peer::start(command, |line| {
+        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
+    })
 }
 
 /// Sends `signal` to the process.
@@ -552,11 +554,7 @@ while True:
 /// the request times; waiting for the close added up to a second.
 #[test]
 fn the_clock_stops_at_the_last_response() {
-    let mut command = Command::new("python3");
-    command.args(["-u", "-c", KEEP_OPEN_SERVER]);
-    let server = Peer::start(command, |line| {
-        Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
-    });
+    let server = python_peer(KEEP_OPEN_SERVER);
     let dir = scratch_dir("client-runs-clock");
     let json = dir.path().join("report.json");
     let url = format!("{}/x", server.url);

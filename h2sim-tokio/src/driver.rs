@@ -617,15 +617,15 @@ mod tests {
         drop(writer.await.unwrap());
     }
 
-    /// A peer that opens the windows wide, sends requests and never reads:
-    /// the server answers until its output backlog is full and stops
-    /// reading; once its writes stood still it reads on, but only as far as
-    /// the protocol lets a peer go: 256 concurrent streams, then refusals
-    /// until 1,024 wait unsent, then GOAWAY (ENHANCE_YOUR_CALM). The peer's
-    /// writes then block, and the connection, whose last bytes cannot leave,
-    /// is cut a second later.
-    #[tokio::test]
-    async fn a_peer_that_does_not_read_is_throttled() {
+    /// An HTTP/2 server that answers every request with 16 KiB, behind a
+    /// 64 KiB output backlog and a 16 KiB pipe each way, and the peer's
+    /// halves of the pipe, its preface and SETTINGS written: every window
+    /// raised to 2^31-1, so flow control never holds the answers back.
+    async fn wide_open_server() -> (
+        tokio::task::JoinHandle<io::Result<Ending>>,
+        tokio::io::ReadHalf<tokio::io::DuplexStream>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) {
         let (ours, theirs) = tokio::io::duplex(16 * 1024);
         let now = Instant::now();
         let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
@@ -643,13 +643,24 @@ mod tests {
             )
             .await
         });
-        let (_their_read, mut their_write) = tokio::io::split(theirs);
+        let (their_read, mut their_write) = tokio::io::split(theirs);
         let mut hello = h2sim_proto::frame::PREFACE.to_vec();
-        // SETTINGS_INITIAL_WINDOW_SIZE = 2^31-1, and the connection window
-        // raised as far: flow control never holds the answers back.
         hello.extend_from_slice(&[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 0x4, 0x7f, 0xff, 0xff, 0xff]);
         hello.extend_from_slice(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
         their_write.write_all(&hello).await.unwrap();
+        (server, their_read, their_write)
+    }
+
+    /// A peer that opens the windows wide, sends requests and never reads:
+    /// the server answers until its output backlog is full and stops
+    /// reading; once its writes stood still it reads on, but only as far as
+    /// the protocol lets a peer go: 256 concurrent streams, then refusals
+    /// until 1,024 wait unsent, then GOAWAY (ENHANCE_YOUR_CALM). The peer's
+    /// writes then block, and the connection, whose last bytes cannot leave,
+    /// is cut a second later.
+    #[tokio::test]
+    async fn a_peer_that_does_not_read_is_throttled() {
+        let (server, _their_read, mut their_write) = wide_open_server().await;
 
         let mut next = 1;
         let mut written = 0;
@@ -729,30 +740,7 @@ mod tests {
     /// its write, for ever.
     #[tokio::test]
     async fn a_peer_that_writes_before_it_reads_is_still_read() {
-        let (ours, theirs) = tokio::io::duplex(16 * 1024);
-        let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
-        let app = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 16 * 1024]));
-        let mut endpoint = Endpoint::new(conn, app, now);
-        let options = DriverOptions {
-            max_output_backlog: 64 * 1024,
-        };
-        let server = tokio::spawn(async move {
-            run(
-                Transport::plain(ours),
-                &mut endpoint,
-                &Shutdown::new(),
-                &options,
-            )
-            .await
-        });
-        let (mut their_read, mut their_write) = tokio::io::split(theirs);
-        let mut hello = h2sim_proto::frame::PREFACE.to_vec();
-        // SETTINGS_INITIAL_WINDOW_SIZE = 2^31-1, and the connection window
-        // raised as far: flow control never holds the answers back.
-        hello.extend_from_slice(&[0, 0, 6, 0x4, 0, 0, 0, 0, 0, 0, 0x4, 0x7f, 0xff, 0xff, 0xff]);
-        hello.extend_from_slice(&[0, 0, 4, 0x8, 0, 0, 0, 0, 0, 0x7f, 0xff, 0, 0]);
-        their_write.write_all(&hello).await.unwrap();
+        let (server, mut their_read, mut their_write) = wide_open_server().await;
         // The server's SETTINGS, acknowledged, and its connection window.
         let mut got = Vec::new();
         let mut chunk = vec![0u8; 64 * 1024];
