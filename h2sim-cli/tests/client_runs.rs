@@ -198,13 +198,7 @@ fn http10_server_closing_after_each_response() {
 
 /// A server that reads the request and closes without answering.
 const CLOSING_SERVER: &str = r#"
-import socket
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen()
-print("port", listener.getsockname()[1], flush=True)
-while True:
-    sock, _ = listener.accept()
+def serve(sock):
     sock.recv(65536)
     sock.close()
 "#;
@@ -361,14 +355,6 @@ def serve(sock):
         data += more
     (http2 if data.startswith(PREFACE) else http1)(sock, data)
     sock.close()
-
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen()
-print("port", listener.getsockname()[1], flush=True)
-while True:
-    sock, _ = listener.accept()
-    threading.Thread(target=serve, args=(sock,), daemon=True).start()
 "#;
 
 /// `-v` shows a response's trailers after its body, in the fields' style,
@@ -393,11 +379,25 @@ fn traces_show_response_trailers() {
     }
 }
 
-/// Starts a Python peer server, `script`, which prints "port N" once it
-/// listens on 127.0.0.1.
+/// What a Python peer server's script ends with: it listens on 127.0.0.1,
+/// says "port N", and hands each connection to the script's `serve(sock)`
+/// on a thread of its own.
+const LISTENER: &str = r#"
+import socket, threading
+listener = socket.socket()
+listener.bind(("127.0.0.1", 0))
+listener.listen()
+print("port", listener.getsockname()[1], flush=True)
+while True:
+    sock, _ = listener.accept()
+    threading.Thread(target=serve, args=(sock,), daemon=True).start()
+"#;
+
+/// Starts a Python peer server: `script` defines `serve(sock)`, and
+/// [`LISTENER`] follows it.
 fn python_peer(script: &str) -> Peer {
     let mut command = Command::new("python3");
-    command.args(["-u", "-c", script]);
+    command.args(["-u", "-c", &format!("{script}{LISTENER}")]);
     Peer::start(command, |line| {
         Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
     })
@@ -538,14 +538,6 @@ def serve(sock):
             if isinstance(event, h2.events.RequestReceived):
                 conn.send_headers(event.stream_id, [(":status", "200")], end_stream=True)
         sock.sendall(conn.data_to_send())
-
-listener = socket.socket()
-listener.bind(("127.0.0.1", 0))
-listener.listen()
-print("port", listener.getsockname()[1], flush=True)
-while True:
-    sock, _ = listener.accept()
-    threading.Thread(target=serve, args=(sock,), daemon=True).start()
 "#;
 
 /// Issue 10 item 4: the run's clock stops at the last response, not after
