@@ -217,7 +217,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
 
     /// Whether to read now: the peer has not closed, the core takes input,
     /// and our output backlog is under its bound, or its writes stood
-    /// still ([`WriteStall`]).
+    /// still for 10 ms (a peer that reads only once its own write is
+    /// through would otherwise wait on us for ever).
     pub fn wants_read(&self) -> bool {
         !self.peer_closed
             && !self.endpoint().is_closed()
@@ -376,8 +377,8 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
 
     /// The one deadline to sleep to: the core's, the application's, the
     /// delayed trim's (see [`Driver::read_pending`]), a full backlog's
-    /// check for writes that stand still ([`WriteStall`]), and once the
-    /// core is closed, the final flush's.
+    /// check for writes that stand still (see [`Driver::wants_read`]), and
+    /// once the core's session is over, the final flush's.
     pub fn deadline(&mut self, now: Instant) -> Option<Instant> {
         let deadline = self.flush.deadline(self.endpoint.borrow(), now);
         [deadline, self.trim_at, self.stall.deadline()]
