@@ -151,23 +151,12 @@ impl Session {
     }
 
     /// Queues body bytes; they leave as flow control allows, without a copy.
-    ///
-    /// A response to HEAD has no content (RFC 9110 §9.3.2: the server MUST
-    /// NOT send it), whatever the application gives, as the HTTP/1.1
-    /// server drops it (RFC 9112 §6.3): only END_STREAM is kept, on an
-    /// empty DATA frame, and data that does not end the stream sends
-    /// nothing (empty frames count toward a peer's flood limit). Clients
-    /// reset a HEAD stream whose DATA has a payload (curl and nghttp with
-    /// PROTOCOL_ERROR).
     pub(crate) fn send_data(
         &mut self,
         id: StreamId,
         data: Bytes,
         end_stream: bool,
     ) -> Result<(), UserError> {
-        let head_response =
-            self.role == Role::Server && self.store.get(id).is_some_and(|s| s.head_request);
-        let data = if head_response { Bytes::new() } else { data };
         self.queue(
             id,
             Outgoing::Data { data, end_stream },
@@ -194,10 +183,16 @@ impl Session {
 
     /// Queues body bytes or trailers, after a final head on a server, while
     /// the stream's state lets our side send.
+    ///
+    /// A response to HEAD has no content (RFC 9110 §9.3.2: the server MUST
+    /// NOT send it), whatever the application gives, as the HTTP/1.1
+    /// server drops it (RFC 9112 §6.3): only END_STREAM is kept, on an
+    /// empty DATA frame. Clients reset a HEAD stream whose DATA has a
+    /// payload (curl and nghttp with PROTOCOL_ERROR).
     fn queue(
         &mut self,
         id: StreamId,
-        item: Outgoing,
+        mut item: Outgoing,
         input: Input,
         end_stream: bool,
     ) -> Result<(), UserError> {
@@ -215,6 +210,12 @@ impl Session {
             fits_limit(fields::section_size(fields), max)?;
         }
         stream.state = next;
+        if is_server
+            && stream.head_request
+            && let Outgoing::Data { data, .. } = &mut item
+        {
+            *data = Bytes::new();
+        }
         // An empty DATA frame without END_STREAM says nothing, and peers
         // count such frames toward a flood (CVE-2019-9518): none is sent.
         if matches!(&item, Outgoing::Data { data, end_stream: false } if data.is_empty()) {
