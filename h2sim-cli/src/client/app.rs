@@ -130,6 +130,12 @@ impl Plan {
         }
     }
 
+    /// Whether responses are dumped (the trace, or `-D` for slow
+    /// transactions): their fields, body start and trailers are kept.
+    fn dumps(&self) -> bool {
+        self.trace.is_some() || self.slow.is_some()
+    }
+
     /// The `-R` symbols; each step notes which of its texts hold none of
     /// them nor a captured one, to send those without scanning them.
     pub fn set_symbols(&mut self, symbols: Vec<Symbol>) {
@@ -924,7 +930,7 @@ impl Application for ClientApp {
                     }
                     return;
                 }
-                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
+                let dumps = self.plan.dumps();
                 if let Some(flight) = self.slots.get_mut(stream) {
                     flight.first_byte.get_or_insert(now);
                     if !head.is_informational() {
@@ -953,7 +959,7 @@ impl Application for ClientApp {
                     }
                     return;
                 }
-                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
+                let dumps = self.plan.dumps();
                 if let Some(flight) = self.slots.get_mut(stream) {
                     let step = &self.plan.steps[flight.pending.step];
                     let limit = if step.captures.iter().any(|c| c.needs_body()) {
@@ -977,8 +983,9 @@ impl Application for ClientApp {
                     self.push_complete(stream);
                     return;
                 }
-                let dumps = self.plan.trace.is_some() || self.plan.slow.is_some();
-                if dumps && let Some(flight) = self.slots.get_mut(stream) {
+                if self.plan.dumps()
+                    && let Some(flight) = self.slots.get_mut(stream)
+                {
                     flight.kept().trailers = fields;
                 }
                 self.complete(now, conn, stream);
