@@ -16,8 +16,7 @@ use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
 use h2sim_proto::host::{
-    self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
-    TlsSession,
+    self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsSession,
 };
 use h2sim_proto::host::{ServerConfigs, accepted_local};
 use h2sim_proto::{Application, Endpoint, Stats};
@@ -335,11 +334,11 @@ where
             (Transport::plain(tcp), false)
         }
         Some(config) => {
-            let session = match rustls::ServerConnection::new(config) {
+            let session = match TlsSession::server(config) {
                 Ok(session) => session,
                 Err(e) => return local.handshake_failed(peer, &e.to_string()),
             };
-            let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
+            let (mut tcp, mut tls) = (tcp, Box::new(session));
             let started = Instant::now();
             let timeout = local.shared.options.handshake_timeout;
             // Boxed: only TLS connections should carry the handshake's size.
@@ -348,10 +347,7 @@ where
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
             }
-            info.server_handshake_done(
-                TlsInfo::from_connection(tls.connection()),
-                started.elapsed(),
-            );
+            info.server_handshake_done(tls.info(), started.elapsed());
             (Transport::tls(tcp, tls), true)
         }
     };
