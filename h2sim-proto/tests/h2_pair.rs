@@ -645,3 +645,81 @@ fn a_response_to_head_sends_no_content() {
         responses.other
     );
 }
+
+/// RFC 9110 §9.3.2 and §6.5: a response to HEAD has no content, and
+/// trailers only follow content, so trailer fields the application gives
+/// on one are dropped, as HTTP/1.1 has no chunked trailer section to put
+/// them in (RFC 9112 §6.3): the stream ends with END_STREAM on an empty
+/// DATA frame instead of a HEADERS frame, on a request's stream as on a
+/// promised one (RFC 9113 §8.4: a pushed HEAD is safe and cacheable).
+#[test]
+fn a_response_to_head_sends_no_trailers() {
+    let traced = Config {
+        trace_frames: true,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(Config::default(), traced, 13);
+    pair.connect();
+    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
+    let id = pair.client.send_request(head, true).unwrap();
+    pair.drive();
+    let _ = pair.server_events();
+    let pushed = RequestHead::new("HEAD", "http", "example.com", "/b");
+    let promised = pair.server.push_promise(id, pushed).unwrap();
+    for stream in [id, promised] {
+        pair.server
+            .send_response(
+                stream,
+                ResponseHead::new(200).field("content-length", "5"),
+                false,
+            )
+            .unwrap();
+        pair.server
+            .send_data(stream, Bytes::from_static(b"never"), false)
+            .unwrap();
+        pair.server
+            .send_trailers(stream, vec![HeaderField::new("x-checksum", "5")])
+            .unwrap();
+    }
+    pair.drive();
+    use h2sim_proto::frame::Frame;
+    let mut frames: Vec<(StreamId, &str, usize, bool)> = pair
+        .server_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Frame {
+                outgoing: true,
+                frame: Frame::Data(d),
+            } => Some((d.stream_id, "DATA", d.payload.len(), d.end_stream)),
+            Event::Frame {
+                outgoing: true,
+                frame: Frame::Headers(h),
+            } => Some((h.stream_id, "HEADERS", 0, h.end_stream)),
+            _ => None,
+        })
+        .collect();
+    frames.sort_by_key(|f| f.0);
+    assert_eq!(
+        frames,
+        [
+            (id, "HEADERS", 0, false),
+            (id, "DATA", 0, true),
+            (promised, "HEADERS", 0, false),
+            (promised, "DATA", 0, true),
+        ],
+        "the response head, then one empty DATA frame ending the stream"
+    );
+    let mut responses = Responses::default();
+    responses.take(&mut pair);
+    assert_eq!(responses.status.get(&id), Some(&200));
+    assert_eq!(responses.status.get(&promised), Some(&200));
+    assert_eq!(responses.done, [id, promised]);
+    assert!(
+        !responses
+            .other
+            .iter()
+            .any(|e| matches!(e, Event::Trailers { .. } | Event::StreamReset { .. })),
+        "{:?}",
+        responses.other
+    );
+}

@@ -1086,7 +1086,10 @@ impl World {
             u64::from(id.value()) * 2,
             if bodyless { 0 } else { spec.body_len },
         );
-        let trailers = (spec.trailers && !head_request)
+        // Trailers on a response to HEAD are given and dropped by the core
+        // (RFC 9110 §6.5: they follow content, and there is none).
+        let trailers = spec
+            .trailers
             .then(|| vec![HeaderField::new("x-checksum", format!("{}", body.len()))]);
         let end_at_head = body.is_empty() && trailers.is_none();
         if let Err(e) = self
@@ -1119,7 +1122,7 @@ impl World {
         }
         sent.head = Some(head);
         sent.body.extend_from_slice(&body);
-        sent.trailers = trailers;
+        sent.trailers = trailers.filter(|_| !head_request);
         let s = self.server.streams.get_mut(&id).unwrap();
         s.answered = true;
         s.ended = true;

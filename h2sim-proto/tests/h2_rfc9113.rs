@@ -1615,6 +1615,47 @@ fn s5_1_client_sends_nothing_but_rst_on_a_reserved_remote_stream() {
     );
 }
 
+/// RFC 9110 §9.3.2 and §6.5: a response to HEAD has no content, so
+/// trailers on it are the server's mistake, but a harmless one: our
+/// client takes them (be liberal in what it accepts), and the
+/// content-length, which says what a GET would have had, is no mismatch
+/// (RFC 9113 §8.1.1).
+#[test]
+fn s8_1_client_takes_trailers_on_a_response_to_head() {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("HEAD", "http", "example.com", "/");
+    let id = peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    let head = peer.block(&[(":status", "200"), ("content-length", "5")]);
+    let trailers = peer.block(&[("x-checksum", "abc")]);
+    for (fragment, end_stream) in [(head, false), (trailers, true)] {
+        peer.send(Frame::Headers(Headers {
+            stream_id: id,
+            fragment,
+            end_stream,
+            end_headers: true,
+            priority: None,
+            padding: None,
+        }));
+    }
+    let frames = peer.frames();
+    assert!(
+        !frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    let events = peer.events();
+    assert!(
+        matches!(&events[..], [
+            Event::Response { stream: a, end_stream: false, .. },
+            Event::Trailers { stream: b, fields },
+        ] if *a == id && *b == id && fields[0].value == "abc"),
+        "{events:?}"
+    );
+}
+
 #[test]
 fn s8_1_1_pushed_response_shorter_than_its_content_length_resets_only_the_push() {
     // §8.1.1: a content-length that the END_STREAM contradicts is malformed,

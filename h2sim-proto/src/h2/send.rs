@@ -188,7 +188,11 @@ impl Session {
     /// NOT send it), whatever the application gives, as the HTTP/1.1
     /// server drops it (RFC 9112 §6.3): only END_STREAM is kept, on an
     /// empty DATA frame. Clients reset a HEAD stream whose DATA has a
-    /// payload (curl and nghttp with PROTOCOL_ERROR).
+    /// payload (curl and nghttp with PROTOCOL_ERROR). Trailers follow
+    /// content (RFC 9110 §6.5), so a response without any has none: they
+    /// end the stream the same way, as HTTP/1.1 has no chunked trailer
+    /// section to carry them, and are not held to the peer's header list
+    /// limit since they never leave.
     fn queue(
         &mut self,
         id: StreamId,
@@ -205,17 +209,27 @@ impl Session {
         let next = stream
             .after_queuing(input, end_stream)
             .map_err(|_| UserError::InvalidState(id))?;
+        if is_server && stream.head_request {
+            item = match item {
+                Outgoing::Trailers { fields } => {
+                    self.spares.give_fields(fields);
+                    Outgoing::Data {
+                        data: Bytes::new(),
+                        end_stream: true,
+                    }
+                }
+                Outgoing::Data { end_stream, .. } => Outgoing::Data {
+                    data: Bytes::new(),
+                    end_stream,
+                },
+                other => other,
+            };
+        }
         // After the stream's own checks, as for a response head.
         if let Outgoing::Trailers { fields } = &item {
             fits_limit(fields::section_size(fields), max)?;
         }
         stream.state = next;
-        if is_server
-            && stream.head_request
-            && let Outgoing::Data { data, .. } = &mut item
-        {
-            *data = Bytes::new();
-        }
         // An empty DATA frame without END_STREAM says nothing, and peers
         // count such frames toward a flood (CVE-2019-9518): none is sent.
         if matches!(&item, Outgoing::Data { data, end_stream: false } if data.is_empty()) {
