@@ -461,7 +461,23 @@ impl Ledger {
                 let previous = self.streams.insert(*promised, Phase::Head);
                 assert!(previous.is_none(), "{promised:?} promised twice");
             }
-            Event::StreamReset { stream, .. } => {
+            Event::StreamReset {
+                stream,
+                violation,
+                status,
+                ..
+            } => {
+                // A status the core answered in the application's place is
+                // an HTTP/1.1 server's, for a request body that broke a rule
+                // (RFC 9112 §7.1, 400; over the limit, 413).
+                if let Some(status) = status {
+                    assert!(
+                        role == Role::Server
+                            && matches!(status, 400 | 413)
+                            && matches!(violation, Some(Violation::Http1(_))),
+                        "{role:?}: {stream:?} reset with status {status} for {violation:?}"
+                    );
+                }
                 // A reset may end a stream whose incoming message is whole:
                 // a server's response may still be under way, and a client
                 // may still be uploading after an early response (RFC 9113

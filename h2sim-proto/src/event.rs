@@ -54,11 +54,22 @@ pub enum Event {
     },
     /// A stream ended abnormally. `remote` tells whether the peer sent the
     /// RST_STREAM; a local reset caused by the peer says which rule it broke.
+    ///
+    /// `status` is the error status the core answered the peer with in the
+    /// application's place, when that, not a RST_STREAM with `reason`, is
+    /// what the peer got: HTTP/1.1 has no stream reset, and a request body
+    /// that breaks a rule after its head was delivered (a bad chunk, 400;
+    /// past `Http1Config::max_body_size`, 413) is answered with a status
+    /// unless the application's response has already started on the wire,
+    /// which then stops where it is (`None`). It is `None` for HTTP/2.
+    /// The stream is still one the application held, so this is a reset
+    /// and not [`Event::Refused`].
     StreamReset {
         stream: StreamId,
         reason: Reason,
         remote: bool,
         violation: Option<Violation>,
+        status: Option<u16>,
     },
     /// A stream the core turned down because of the peer, of which the
     /// application holds nothing: a request (a promise, for a client)

@@ -18,7 +18,8 @@
 //!   response to HEAD, or a 204, has no body (RFC 9110 §9.3.2, §15.3.5);
 //! - with tight limits, a request head or body over them gets the server
 //!   core's 431 or 413 in its place, and a response body over the client's
-//!   ends that exchange;
+//!   ends that exchange; a chunked body found over the limit after its head
+//!   was delivered ends in a reset that names the 413 the client got;
 //! - without a reset, a shutdown or a long clock jump, every request gets
 //!   its response.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -264,6 +265,9 @@ struct ServerStream {
     /// What the server answered: status and body.
     answer: Option<(u16, Vec<u8>)>,
     reset: bool,
+    /// The status the server's core answered in place of the application
+    /// when it reset the exchange (`Event::StreamReset`'s `status`).
+    core_status: Option<u16>,
 }
 
 /// The client, the server and what each has seen.
@@ -554,6 +558,7 @@ impl World {
                         body_done: end_stream,
                         answer: None,
                         reset: false,
+                        core_status: None,
                     },
                 );
                 assert!(previous.is_none(), "server: {stream:?} twice");
@@ -593,9 +598,22 @@ impl World {
                 );
                 s.body_done = true;
             }
-            Event::StreamReset { stream, .. } => {
+            Event::StreamReset {
+                stream,
+                violation,
+                status,
+                ..
+            } => {
+                // The client's bodies are well-formed: the only body error
+                // is one past the limit, answered with 413 unless the
+                // response had started (RFC 9110 §15.5.14).
+                assert!(
+                    status.is_none() || (status == Some(413) && violation.is_some()),
+                    "server: {stream:?} reset with {status:?} for {violation:?}"
+                );
                 if let Some(s) = self.server.get_mut(&stream) {
                     s.reset = true;
+                    s.core_status = status;
                 }
             }
             Event::Refused {
@@ -796,6 +814,12 @@ impl World {
                 );
             } else {
                 assert!(s.outcome.is_some(), "{id:?} never ended: {s:?}");
+            }
+        }
+        for (id, s) in &self.server {
+            let got = self.client.get(&s.client_id).and_then(|c| c.status);
+            if let Some(status) = s.core_status.filter(|_| got.is_some()) {
+                assert_eq!(got, Some(status), "{id:?}: not the status the reset named");
             }
         }
     }

@@ -144,6 +144,7 @@ impl Io {
             reason,
             remote,
             violation,
+            status: None,
         });
     }
 

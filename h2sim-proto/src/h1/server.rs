@@ -346,15 +346,13 @@ impl Server {
 
     /// A bad request body (a broken chunk, or growing past the limit): the
     /// application loses the exchange (`StreamReset`), and the error status
-    /// replaces its response if that has not started on the wire.
+    /// replaces its response if that has not started on the wire. The
+    /// event carries that status, as it is what the client got (there is no
+    /// RST_STREAM in HTTP/1.1), but stays a reset, not `Refused`: the
+    /// application holds the request.
     fn body_error(&mut self, io: &mut Io, id: StreamId, error: Http1Error) {
-        io.reset(
-            id,
-            Reason::PROTOCOL_ERROR,
-            false,
-            Some(Violation::Http1(error.clone())),
-        );
         self.stop_reading(&error);
+        let mut status = None;
         if let Some(ex) = self.exchange_mut(id) {
             if ex.final_written {
                 // Too late for a status: the response stops where it is.
@@ -364,8 +362,16 @@ impl Server {
                 ex.close_after = true;
             } else {
                 ex.answer_error(&error);
+                status = Some(error.status());
             }
         }
+        io.emit(Event::StreamReset {
+            stream: id,
+            reason: Reason::PROTOCOL_ERROR,
+            remote: false,
+            violation: Some(Violation::Http1(error)),
+            status,
+        });
     }
 
     fn stop_reading(&mut self, error: &Http1Error) {

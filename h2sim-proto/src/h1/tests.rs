@@ -572,7 +572,8 @@ fn reset_closes_after_what_is_complete() {
                 stream: ids[2],
                 reason: Reason::CANCEL,
                 remote: false,
-                violation: None
+                violation: None,
+                status: None
             },
             Event::Closed {
                 error: None,
@@ -594,7 +595,8 @@ fn reset_closes_after_what_is_complete() {
             stream: *id,
             reason: Reason::CANCEL,
             remote: true,
-            violation: None
+            violation: None,
+            status: None
         }));
     }
     assert_eq!(
@@ -659,7 +661,8 @@ fn eof_fails_unanswered_requests() {
                 stream: a,
                 reason: Reason::CANCEL,
                 remote: true,
-                violation: None
+                violation: None,
+                status: None
             },
             Event::Retryable { stream: b },
             Event::Closed {
@@ -777,7 +780,8 @@ fn malformed_response_resets_and_closes() {
                 stream: id,
                 reason: Reason::PROTOCOL_ERROR,
                 remote: false,
-                violation: Some(violation.clone())
+                violation: Some(violation.clone()),
+                status: None
             }),
             "{events:?}"
         );
@@ -840,7 +844,8 @@ fn abort_ends_everything_at_once() {
                 stream: a,
                 reason: Reason::INTERNAL_ERROR,
                 remote: false,
-                violation: None
+                violation: None,
+                status: None
             },
             Event::Closed {
                 error: None,
@@ -858,7 +863,8 @@ fn abort_ends_everything_at_once() {
                 stream: a,
                 reason: Reason::CANCEL,
                 remote: false,
-                violation: None
+                violation: None,
+                status: None
             },
             Event::Retryable { stream: b },
             Event::Closed {
@@ -1063,8 +1069,70 @@ fn bad_chunk_in_a_request_body() {
     );
     assert!(matches!(&events[0], Event::Request { .. }));
     assert!(events.iter().any(|e| matches!(e,
-        Event::StreamReset { stream, reason: Reason::PROTOCOL_ERROR, remote: false, violation: Some(_) }
+        Event::StreamReset { stream, reason: Reason::PROTOCOL_ERROR, remote: false, violation: Some(_), status: Some(400) }
             if *stream == sid(1))));
+}
+
+/// A request body that breaks a rule after the application has its head
+/// ends the exchange with `StreamReset` (the application holds it, so not
+/// `Refused`), and the event says what the client got in its place: the
+/// 400 for a chunk that breaks RFC 9112 §7.1, the 413 for a body past the
+/// limit (RFC 9110 §15.5.14), or no status when the application's response
+/// had already started and is cut instead.
+#[test]
+fn a_body_error_names_the_status_the_client_got() {
+    let mut config = Config::default();
+    config.http1.max_body_size = 10;
+    let chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (body, status, violation) in [
+        ("3\r\nabcX\r\n", 400, Http1Error::InvalidChunk),
+        ("zz\r\n", 400, Http1Error::InvalidChunk),
+        (
+            "6\r\nabcdef\r\n6\r\n",
+            413,
+            Http1Error::BodyTooLarge { size: 12, max: 10 },
+        ),
+    ] {
+        let (mut s, events, _) = serve(config.clone(), format!("{chunked}{body}").as_bytes());
+        let out = text(&drain_output(&mut s));
+        assert!(
+            out.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{body:?}: {out}"
+        );
+        let reset = Event::StreamReset {
+            stream: sid(1),
+            reason: Reason::PROTOCOL_ERROR,
+            remote: false,
+            violation: Some(Violation::Http1(violation)),
+            status: Some(status),
+        };
+        assert!(events.contains(&reset), "{body:?}: {events:?}");
+        assert!(
+            !events.iter().any(|e| matches!(e, Event::Refused { .. })),
+            "{body:?}: {events:?}"
+        );
+    }
+    // The response started: the client gets it cut short, no status.
+    let mut s = server(Config::default());
+    let mut input = BytesMut::from(format!("{chunked}3\r\nabc\r\n").as_bytes());
+    s.handle_input(now(), &mut input);
+    drain_events(&mut s);
+    s.send_response(sid(1), ResponseHead::new(200), false)
+        .unwrap();
+    drain_output(&mut s);
+    input.extend_from_slice(b"zz\r\n");
+    s.handle_input(now(), &mut input);
+    let events = drain_events(&mut s);
+    assert!(
+        events.contains(&Event::StreamReset {
+            stream: sid(1),
+            reason: Reason::PROTOCOL_ERROR,
+            remote: false,
+            violation: Some(Violation::Http1(Http1Error::InvalidChunk)),
+            status: None,
+        }),
+        "{events:?}"
+    );
 }
 
 #[test]
@@ -1344,7 +1412,8 @@ fn server_answers_after_client_half_close() {
         stream: sid(1),
         reason: Reason::CANCEL,
         remote: true,
-        violation: None
+        violation: None,
+        status: None
     }));
     assert_eq!(
         closed_error(&events),

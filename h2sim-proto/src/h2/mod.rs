@@ -729,6 +729,7 @@ impl Session {
                 reason,
                 remote: false,
                 violation: Some(violation),
+                status: None,
             }),
             Some(stream) if stream.answered => None,
             None if reset_before => None,

@@ -840,6 +840,7 @@ impl Session {
                 reason: r.reason,
                 remote: true,
                 violation: None,
+                status: None,
             });
         }
         self.stream_gone();

@@ -585,6 +585,7 @@ impl Session {
                         reason: Reason::REFUSED_STREAM,
                         remote: false,
                         violation: None,
+                        status: None,
                     });
                     self.stream_gone();
                 }
@@ -617,6 +618,7 @@ impl Session {
                 reason: Reason::CANCEL,
                 remote: false,
                 violation: None,
+                status: None,
             });
             self.stream_gone();
         }
