@@ -151,3 +151,56 @@ fn a_bad_http1_request_is_counted_and_named() {
         );
     }
 }
+
+/// HTTP/1.1: a request body that breaks a rule after the server has read
+/// the request's head is answered by the core in the application's place,
+/// and the REFUSED line names the status the client got, not a stream
+/// reset HTTP/1.1 does not have: 400 for a chunk-size line that is not
+/// hex (RFC 9112 §7.1), 413 for a chunk that takes the body past the
+/// server's limit of 64 MiB (RFC 9110 §15.5.14).
+#[test]
+fn a_bad_http1_request_body_is_named_by_its_status() {
+    const CHUNKED: &str = "POST /up HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let cases = [
+        ("zz\r\nabc\r\n", "400", "invalid chunk (RFC 9112 §7.1)"),
+        (
+            "5000000\r\n",
+            "413",
+            "body of 83886080 bytes above the limit of 67108864",
+        ),
+    ];
+    for runtime in RUNTIMES {
+        let server = start(runtime);
+        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        for (body, status, _) in cases {
+            let mut tcp = TcpStream::connect(&addr).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            tcp.write_all(format!("{CHUNKED}{body}").as_bytes())
+                .unwrap();
+            let mut answer = Vec::new();
+            let _ = tcp.read_to_end(&mut answer);
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(
+                answer.starts_with(&format!("HTTP/1.1 {status} ")),
+                "{runtime}: {body:?}: {answer}"
+            );
+        }
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        for (_, status, violation) in cases {
+            let named = out.lines().any(|l| {
+                l.starts_with("REFUSED[127.0.0.1:")
+                    && l.ends_with(&format!(", stream 1]: {status}: {violation}"))
+            });
+            assert!(named, "{runtime}: {status}: {out}");
+        }
+        // Both requests reached the server's application, which never
+        // answered them: the core's statuses are no responses of its own.
+        let line = summary(&out);
+        assert!(
+            line.contains(" 2 requests, 0 responses "),
+            "{runtime}: {line}"
+        );
+        assert!(line.contains(" 0 resets, 2 refused, "), "{runtime}: {line}");
+    }
+}

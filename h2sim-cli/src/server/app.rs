@@ -729,10 +729,14 @@ impl Application for ServerApp {
                 stream,
                 reason,
                 violation,
+                status,
                 ..
             } => {
+                // The answer the client got: the core's HTTP/1.1 status
+                // for a bad request body, else the RST_STREAM.
+                let answer = status.map_or(RefusedWith::Reset(reason), RefusedWith::Status);
                 match violation {
-                    Some(violation) => self.refused(stream, RefusedWith::Reset(reason), &violation),
+                    Some(violation) => self.refused(stream, answer, &violation),
                     None => self.totals.resets += 1,
                 }
                 self.pending.remove(&stream);
