@@ -13,27 +13,13 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use server_support::{Server, run, scratch_dir};
+use server_support::{Server, run};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
 /// A server whose only rule answers GET /a with a 1 KiB body.
 fn start(runtime: &str) -> Server {
-    let dir = scratch_dir("head");
-    let flags = [
-        "-q",
-        "-S",
-        "http://127.0.0.1:0",
-        "-m",
-        "GET",
-        "-p",
-        "/a",
-        "-s",
-        "200",
-        "-e",
-        "1k",
-    ];
-    Server::on_runtime(runtime, dir.path(), &flags, 1)
+    Server::with_rules(runtime, "-q -m GET -p /a -s 200 -e 1k")
 }
 
 /// `curl -sI` (HEAD) with `extra` flags: its exit code, the head it

@@ -12,54 +12,15 @@ use server_support::{Server, curl_headers, run, scratch_dir};
 /// A server on a free port with rules covering each kind of body: fixed,
 /// template, generated, a file under `-d`, no body, 204, and no match.
 fn start(runtime: &str, www: &std::path::Path) -> Server {
-    let flags = [
-        "-q",
-        "-S",
-        "http://127.0.0.1:0",
-        "-m",
-        "GET",
-        "-p",
-        "/fixed",
-        "-t",
-        "hello",
-        "-m",
-        "GET",
-        "-p",
-        "/tmpl/",
-        "-t",
-        "${suffix}!",
-        "-m",
-        "GET",
-        "-p",
-        "/gen",
-        "-e",
-        "1k",
-        "-m",
-        "GET",
-        "-p",
-        "/empty",
-        "-m",
-        "GET",
-        "-p",
-        "/nocontent",
-        "-s",
-        "204",
-        "-m",
-        "GET",
-        "-p",
-        "/own",
-        "-x",
-        "content-length=3",
-        "-t",
-        "abc",
-        "-m",
-        "GET",
-        "-p",
-        "/www/",
-        "-d",
-        www.to_str().unwrap(),
-    ];
-    Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 1)
+    let www = shlex::try_quote(www.to_str().unwrap()).unwrap();
+    Server::with_rules(
+        runtime,
+        &format!(
+            "-q -m GET -p /fixed -t hello -m GET -p /tmpl/ -t '${{suffix}}!' \
+             -m GET -p /gen -e 1k -m GET -p /empty -m GET -p /nocontent -s 204 \
+             -m GET -p /own -x content-length=3 -t abc -m GET -p /www/ -d {www}"
+        ),
+    )
 }
 
 /// The `-d` directory, with `a.json`; keep it until the servers stop.
@@ -134,30 +95,12 @@ fn http2_replies_carry_content_length() {
 #[test]
 fn templates_fill_headers_and_pushes() {
     for runtime in ["tokio", "glommio"] {
-        let flags = [
-            "-q",
-            "-S",
-            "http://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-p",
-            "/user/",
-            "-s",
-            "201",
-            "-x",
-            "location=/user/${suffix}",
-            "-x",
-            "x-first=${seg1}",
-            "-t",
-            "${seg2}!",
-            "-o",
-            "/pushed",
-            "-x",
-            "x-for=${path}",
-            "-t",
-            "for ${suffix}",
-        ];
-        let server = Server::on_runtime(runtime, std::env::temp_dir().as_path(), &flags, 1);
+        let server = Server::with_rules(
+            runtime,
+            "-q -m GET -p /user/ -s 201 -x 'location=/user/${suffix}' \
+             -x 'x-first=${seg1}' -t '${seg2}!' \
+             -o /pushed -x 'x-for=${path}' -t 'for ${suffix}'",
+        );
         let url = format!("{}/user/abc", server.url("http"));
         let (code, out) = run("nghttp", &["-v", &url]);
         assert_eq!(code, Some(0), "{out}");

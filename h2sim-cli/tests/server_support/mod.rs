@@ -93,6 +93,22 @@ impl Server {
         Server::start(dir, &args, listeners)
     }
 
+    /// `h2sim server --runtime RUNTIME --threads 1 -S http://127.0.0.1:0
+    /// FLAGS…` in the temporary directory: one plain listener on a port
+    /// the system picks, FLAGS (the rules, `-q`, whatever else the test
+    /// needs) as typed on a command line, split as a shell would.
+    pub fn with_rules(runtime: &str, flags: &str) -> Server {
+        let flags = split(flags);
+        let mut all = vec!["-S", "http://127.0.0.1:0"];
+        all.extend(flags.iter().map(String::as_str));
+        Server::on_runtime(runtime, &std::env::temp_dir(), &all, 1)
+    }
+
+    /// The plain listener's `HOST:PORT`.
+    pub fn authority(&self) -> &str {
+        self.url("http").trim_start_matches("http://")
+    }
+
     /// `h2sim server --runtime RUNTIME -q FLAGS… -S http://127.0.0.1:0`
     /// answering `hi` to every GET, started in the temporary directory.
     pub fn answering_hi(runtime: &str, flags: &[&str]) -> Server {
@@ -102,20 +118,12 @@ impl Server {
     /// The command [`Server::answering_hi`] runs, for a test to add to
     /// (its environment, say) before [`Server::spawn`].
     pub fn answering_hi_command(runtime: &str, flags: &[&str]) -> Command {
-        let mut args = vec!["server", "--runtime", runtime, "-q"];
-        args.extend_from_slice(flags);
-        args.extend([
-            "-S",
-            "http://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-p",
-            "/",
-            "-t",
-            "hi",
-        ]);
         let mut command = Command::new(BIN);
-        command.args(&args).current_dir(std::env::temp_dir());
+        command
+            .args(["server", "--runtime", runtime, "-q"])
+            .args(flags)
+            .args(split("-S http://127.0.0.1:0 -m GET -p / -t hi"))
+            .current_dir(std::env::temp_dir());
         command
     }
 
@@ -223,6 +231,32 @@ pub fn curl_headers(args: &[&str]) -> Vec<String> {
         .filter(|l| l.contains(':') && !l.starts_with("HTTP/"))
         .map(|l| l.trim().to_ascii_lowercase())
         .collect()
+}
+
+/// Runs [`h2_client.py`](h2_client.py), Python's h2 as an HTTP/2 client
+/// (its own header checks off), against `authority` with the requests
+/// `words` describe (see the script; split as a shell would), and
+/// returns what it printed: a `response STREAM STATUS` or `reset STREAM
+/// CODE` line as each came, then how the last request's stream finished
+/// (`ended`, `reset`, `cut`). Panics unless it ran to its end.
+pub fn h2_client(authority: &str, words: &str) -> String {
+    let out = Command::new("python3")
+        .args(["-c", include_str!("h2_client.py"), authority])
+        .args(split(words))
+        .output()
+        .expect("python3 is needed (scripts/test.sh installs it)");
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "h2_client.py {words:?}: {}",
+        text(&out)
+    );
+    said
+}
+
+/// `words` split as a shell would.
+fn split(words: &str) -> Vec<String> {
+    shlex::split(words).unwrap_or_else(|| panic!("unbalanced quotes: {words}"))
 }
 
 /// A port nothing listens on right now (for a peer or `--listen`).
