@@ -73,6 +73,38 @@ fn a_goaway_from_the_client_is_the_cause() {
     server.stop();
 }
 
+/// An HTTP/1.1 client that sends `connection: close` (RFC 9112 §9.6), and
+/// an HTTP/1.0 one without keep-alive (§9.3), ask the server to close after
+/// its answer: the line says what the client sent, not a GOAWAY, which
+/// HTTP/1.1 does not have.
+#[test]
+fn an_http1_close_request_is_the_cause() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, "-m GET -t ok");
+        for request in [
+            &b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"[..],
+            b"GET / HTTP/1.0\r\n\r\n",
+        ] {
+            let mut tcp = TcpStream::connect(server.authority()).unwrap();
+            let local = tcp.local_addr().unwrap();
+            tcp.write_all(request).unwrap();
+            let mut answer = Vec::new();
+            let _ = tcp.read_to_end(&mut answer);
+            assert!(answer.starts_with(b"HTTP/1.1 200"), "{runtime}");
+            let line = server.wait_for(&format!("{local} DISCONNECTED"));
+            assert!(
+                line.contains("DISCONNECTED by connection: close received: "),
+                "{runtime}: {line}"
+            );
+            assert!(
+                line.contains("1 reqs 1 rsps 0 rsts 1 streams"),
+                "{runtime}: {line}"
+            );
+        }
+        server.stop();
+    }
+}
+
 /// `--idle-timeout`: a connection that never sends a byte is closed by the
 /// server, and the line says why.
 #[test]

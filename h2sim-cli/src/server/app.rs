@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, CloseCause, Connection, Event, HeaderField, Reason, RefusedWith, RequestHead,
-    ResponseHead, StreamId, StreamMap, UserError, Violation,
+    Application, CloseCause, Connection, Event, HeaderField, Protocol, Reason, RefusedWith,
+    RequestHead, ResponseHead, StreamId, StreamMap, UserError, Violation,
 };
 
 use super::files::{Disk, Files};
@@ -622,8 +622,14 @@ impl ServerApp {
 pub enum Ending {
     /// The client closed the transport.
     PeerClose,
-    /// The client sent GOAWAY (HTTP/1.1: `connection: close`), with its code.
+    /// The client sent an HTTP/2 GOAWAY, with its code.
     GoAwayReceived(Reason),
+    /// An HTTP/1.1 client asked to close after its answer: `connection:
+    /// close`, or an HTTP/1.0 request without keep-alive (RFC 9112 §9.6,
+    /// §9.3). The core reports it as a GOAWAY without error, but HTTP/1.1
+    /// has no GOAWAY, and a line saying one would send a user looking for
+    /// frames that were never sent.
+    CloseRequested,
     /// Nothing moved for `--idle-timeout`.
     IdleTimeout,
     /// The server was told to stop (Ctrl-C, SIGTERM) and went away.
@@ -632,10 +638,15 @@ pub enum Ending {
     Error(String),
 }
 
-impl From<&CloseCause> for Ending {
-    fn from(cause: &CloseCause) -> Ending {
+impl Ending {
+    /// What `cause` ended, told in the words of the connection's
+    /// `protocol` (None while undecided).
+    fn of(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
         match cause {
             CloseCause::PeerClosed => Ending::PeerClose,
+            CloseCause::GoAwayReceived { .. } if protocol == Some(Protocol::Http1) => {
+                Ending::CloseRequested
+            }
             CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
             CloseCause::IdleTimeout => Ending::IdleTimeout,
             // This server sends GOAWAY only when it is stopping.
@@ -654,6 +665,7 @@ impl std::fmt::Display for Ending {
                 f.write_str("GOAWAY received")
             }
             Ending::GoAwayReceived(reason) => write!(f, "GOAWAY received ({reason})"),
+            Ending::CloseRequested => f.write_str("connection: close received"),
             Ending::IdleTimeout => f.write_str("idle timeout"),
             Ending::Shutdown => f.write_str("server shutdown"),
             Ending::Error(e) => write!(f, "error ({e})"),
@@ -756,7 +768,9 @@ impl Application for ServerApp {
                     ));
                 }
             }
-            Event::Closed { cause, .. } => self.finish(Ending::from(&cause), Some(now)),
+            Event::Closed { cause, .. } => {
+                self.finish(Ending::of(&cause, conn.protocol()), Some(now));
+            }
             _ => {}
         }
     }
