@@ -73,12 +73,17 @@ REPORT
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)
+  A connection names its first 10 refusals; at the 11th one line says the
+  rest are counted, not printed:
+  REFUSED[127.0.0.1:37718]: more than 10 on this connection: the rest are
+  counted, not printed (see its DISCONNECTED line)
   Unless -q, each connection prints h2svr's line on stderr when it closes,
   ADDR DISCONNECTED by CAUSE: N tps (S secs for N reqs N rsps N rsts N
-  streams), CAUSE one of: peer close; GOAWAY received (HTTP/2; its code
-  follows unless NO_ERROR); connection: close received (an HTTP/1.1 client's
-  connection: close, or HTTP/1.0 without keep-alive); idle timeout; server
-  shutdown; error (what broke).
+  streams), followed by \"N refused\" when it refused any. CAUSE is one of:
+  peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
+  connection: close received (an HTTP/1.1 client's connection: close, or
+  HTTP/1.0 without keep-alive); idle timeout; server shutdown; error (what
+  broke).
 
 RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless

@@ -72,6 +72,61 @@ fn malformed_http2_requests_are_counted_and_named() {
     }
 }
 
+/// A client that sends malformed requests at its highest rate must not
+/// drown the terminal: a connection's first 10 refusals are named, then one
+/// notice says the rest are counted, not printed; its DISCONNECTED line and
+/// the report still count them all.
+#[test]
+fn a_flood_of_malformed_requests_prints_ten_lines_and_a_notice() {
+    for runtime in RUNTIMES {
+        let server = start(runtime);
+        // Streams 1 to 59 have an uppercase field name, 61 is valid.
+        let words = "request GET /a field Bad-Name v ".repeat(30) + "request GET /c";
+        let said = h2_client(server.authority(), &words);
+        assert!(said.lines().any(|l| l == "reset 59 1"), "{runtime}: {said}");
+        assert!(
+            said.ends_with("response 61 200\nended\n"),
+            "{runtime}: {said}"
+        );
+        let (code, out) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {out}");
+        let named: Vec<_> = out
+            .lines()
+            .filter(|l| l.starts_with("REFUSED[127.0.0.1:") && l.contains(", stream "))
+            .collect();
+        assert_eq!(named.len(), 10, "{runtime}: {out}");
+        assert!(named[9].contains(", stream 19]: "), "{runtime}: {out}");
+        let notices: Vec<_> = out
+            .lines()
+            .filter(|l| {
+                l.starts_with("REFUSED[127.0.0.1:")
+                    && l.ends_with(
+                        "]: more than 10 on this connection: the rest are counted, \
+                         not printed (see its DISCONNECTED line)",
+                    )
+            })
+            .collect();
+        assert_eq!(notices.len(), 1, "{runtime}: {out}");
+        let line = out
+            .lines()
+            .find(|l| l.contains(" DISCONNECTED by "))
+            .unwrap_or_else(|| panic!("{runtime}: no DISCONNECTED line: {out}"));
+        assert!(
+            line.ends_with(" 1 streams) 30 refused"),
+            "{runtime}: {line}"
+        );
+        let line = summary(&out);
+        assert!(
+            line.contains(" 1 requests, 1 responses "),
+            "{runtime}: {line}"
+        );
+        assert!(
+            line.contains(" 0 resets, 30 refused, 0 unmatched"),
+            "{runtime}: {line}"
+        );
+    }
+}
+
 /// HTTP/1.1: the core answers a request without Host (RFC 9112 §3.2) with
 /// 400 and closes; the report counts and names it as it does for HTTP/2.
 #[test]

@@ -219,6 +219,13 @@ struct Pending {
     body_len: u64,
 }
 
+/// REFUSED lines a connection prints at most. A client that sends
+/// malformed requests as fast as it can is refused up to the core's limit
+/// on stream errors, about 200 a second per connection: a line each would
+/// drown the terminal and spend the server's CPU on writing them. The
+/// first few show what the client does wrong; the count shows how often.
+const REFUSED_LINES: u64 = 10;
+
 /// Request body bytes kept for the rules at most; a longer body is seen
 /// as cut there (and is not JSON).
 const MAX_BODY: usize = 1 << 20;
@@ -569,7 +576,7 @@ impl ServerApp {
     /// trace of it.
     fn refused(&mut self, stream: StreamId, answer: RefusedWith, violation: &Violation) {
         self.totals.refused += 1;
-        if let Some(trace) = &self.shared.trace {
+        if let Some(trace) = self.refusal_trace() {
             trace.line(&format!(
                 "REFUSED[{}, stream {}]: {answer}: {violation}",
                 self.peer,
@@ -578,8 +585,30 @@ impl ServerApp {
         }
     }
 
+    /// Where this connection's latest refusal is named: the trace for its
+    /// first [`REFUSED_LINES`], none after them. The one just past them
+    /// prints the notice that the rest are counted, not printed, instead.
+    fn refusal_trace(&self) -> Option<&dyn Trace> {
+        let trace = self.shared.trace.as_deref()?;
+        let n = self.totals.refused;
+        if n <= REFUSED_LINES {
+            return Some(trace);
+        }
+        if n == REFUSED_LINES + 1 {
+            trace.line(&format!(
+                "REFUSED[{}]: more than {REFUSED_LINES} on this connection: the rest are \
+                 counted, not printed (see its DISCONNECTED line)",
+                self.peer
+            ));
+        }
+        None
+    }
+
     /// The per-connection line h2simple users know, printed when it
-    /// closes: what ended it, and its counts over its whole life.
+    /// closes: what ended it, and its counts over its whole life. The
+    /// requests refused, which h2simple did not count, follow the line it
+    /// printed (as its ` !!!` did), and only when there were any, so that
+    /// what reads h2simple's line reads it still.
     fn summary(&self, cause: &Ending, closed: Option<Instant>) -> String {
         let life = match (self.accepted, closed) {
             (Some(a), Some(b)) => b.saturating_duration_since(a),
@@ -591,7 +620,7 @@ impl ServerApp {
         } else {
             0.0
         };
-        format!(
+        let mut line = format!(
             "{} DISCONNECTED by {cause}: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
             self.peer,
             tps,
@@ -600,7 +629,11 @@ impl ServerApp {
             self.totals.responses,
             self.totals.resets,
             self.totals.requests + self.totals.pushes
-        )
+        );
+        if self.totals.refused > 0 {
+            line.push_str(&format!(" {} refused", self.totals.refused));
+        }
+        line
     }
 
     fn finish(&mut self, cause: Ending, now: Option<Instant>) {
