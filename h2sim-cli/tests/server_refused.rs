@@ -22,11 +22,21 @@ fn start(runtime: &str) -> Server {
     Server::with_rules(runtime, "-m GET -p / -s 200 -e 1k")
 }
 
-/// The report's summary line.
-fn summary(out: &str) -> &str {
-    out.lines()
+/// Checks the report's summary line: the one valid request answered, no
+/// resets, `refused` refused.
+fn assert_summary(runtime: &str, out: &str, refused: u32) {
+    let line = out
+        .lines()
         .find(|l| l.starts_with("h2sim server: "))
-        .unwrap_or_else(|| panic!("no summary in {out}"))
+        .unwrap_or_else(|| panic!("{runtime}: no summary in {out}"));
+    assert!(
+        line.contains(" 1 requests, 1 responses "),
+        "{runtime}: {line}"
+    );
+    assert!(
+        line.contains(&format!(" 0 resets, {refused} refused, 0 unmatched")),
+        "{runtime}: {line}"
+    );
 }
 
 #[test]
@@ -60,15 +70,7 @@ fn malformed_http2_requests_are_counted_and_named() {
             assert!(named, "{runtime}: stream {stream}: {out}");
         }
         assert!(out.contains(", stream 5]: GET /c"), "{runtime}: {out}");
-        let line = summary(&out);
-        assert!(
-            line.contains(" 1 requests, 1 responses "),
-            "{runtime}: {line}"
-        );
-        assert!(
-            line.contains(" 0 resets, 2 refused, 0 unmatched"),
-            "{runtime}: {line}"
-        );
+        assert_summary(runtime, &out, 2);
     }
 }
 
@@ -115,15 +117,7 @@ fn a_flood_of_malformed_requests_prints_ten_lines_and_a_notice() {
             line.ends_with(" 1 streams) 30 refused"),
             "{runtime}: {line}"
         );
-        let line = summary(&out);
-        assert!(
-            line.contains(" 1 requests, 1 responses "),
-            "{runtime}: {line}"
-        );
-        assert!(
-            line.contains(" 0 resets, 30 refused, 0 unmatched"),
-            "{runtime}: {line}"
-        );
+        assert_summary(runtime, &out, 30);
     }
 }
 
@@ -148,15 +142,7 @@ fn a_bad_http1_request_is_counted_and_named() {
             .lines()
             .any(|l| l.starts_with("REFUSED[127.0.0.1:") && l.contains(", stream 3]: 400: "));
         assert!(named, "{runtime}: {out}");
-        let line = summary(&out);
-        assert!(
-            line.contains(" 1 requests, 1 responses "),
-            "{runtime}: {line}"
-        );
-        assert!(
-            line.contains(" 0 resets, 1 refused, 0 unmatched"),
-            "{runtime}: {line}"
-        );
+        assert_summary(runtime, &out, 1);
     }
 }
 
