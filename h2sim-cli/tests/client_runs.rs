@@ -692,7 +692,7 @@ fn a_certificate_for_an_http_run_is_named_as_unused() {
 /// says `connection: close` (RFC 9112 §9.6), so the server ends the
 /// connection after answering it and the server, not the client, keeps
 /// the TIME_WAIT. The server names the client's close in its
-/// `DISCONNECTED` line: "by GOAWAY received", not "by peer close".
+/// `DISCONNECTED` line: "by connection: close received", not "by peer close".
 #[test]
 fn an_http1_connections_last_request_says_close() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200"]);
@@ -710,16 +710,13 @@ fn an_http1_connections_last_request_says_close() {
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut dump = server.output();
     // `output` hands over the lines that came since the last call.
-    while count_lines(&dump, "DISCONNECTED by GOAWAY received") < 3 && Instant::now() < deadline {
+    const ASKED: &str = "DISCONNECTED by connection: close received";
+    while count_lines(&dump, ASKED) < 3 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
         dump += "\n";
         dump += &server.output();
     }
-    assert_eq!(
-        count_lines(&dump, "DISCONNECTED by GOAWAY received"),
-        3,
-        "{dump}"
-    );
+    assert_eq!(count_lines(&dump, ASKED), 3, "{dump}");
     assert_eq!(
         count_lines(&dump, "DISCONNECTED by peer close"),
         0,

@@ -22,13 +22,17 @@ fn start(runtime: &str) -> Server {
     Server::with_rules(runtime, "-m GET -p / -s 200 -e 1k")
 }
 
+/// The report's summary line.
+fn summary(out: &str) -> &str {
+    out.lines()
+        .find(|l| l.starts_with("h2sim server: "))
+        .unwrap_or_else(|| panic!("no summary in {out}"))
+}
+
 /// Checks the report's summary line: the one valid request answered, no
 /// resets, `refused` refused.
 fn assert_summary(runtime: &str, out: &str, refused: u32) {
-    let line = out
-        .lines()
-        .find(|l| l.starts_with("h2sim server: "))
-        .unwrap_or_else(|| panic!("{runtime}: no summary in {out}"));
+    let line = summary(out);
     assert!(
         line.contains(" 1 requests, 1 responses "),
         "{runtime}: {line}"
@@ -165,7 +169,7 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
     ];
     for runtime in RUNTIMES {
         let server = start(runtime);
-        let addr = server.url("http").trim_start_matches("http://").to_owned();
+        let addr = server.authority().to_owned();
         for (body, status, _) in cases {
             let mut tcp = TcpStream::connect(&addr).unwrap();
             tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
