@@ -14,7 +14,7 @@ use glommio::timer::Timer;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
     self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
-    TlsSession,
+    TlsInfo, TlsSession,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -224,17 +224,17 @@ impl Dialer {
         let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
         };
-        let session = TlsSession::client(config.clone(), name.clone()).map_err(|e| {
+        let session = rustls::ClientConnection::new(config.clone(), name.clone()).map_err(|e| {
             ClientError::Handshake {
                 addr: peer,
                 error: io::Error::other(e),
             }
         })?;
-        let (mut tcp, mut tls) = (tcp, Box::new(session));
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
         transport::handshake(&mut tcp, &mut tls)
             .await
             .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        protocol.handshake_done(&mut info, tls.info());
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
         Ok((Transport::tls(tcp, tls), info))
     }
 

@@ -16,7 +16,8 @@ use glommio::net::{TcpListener, TcpStream};
 use glommio::sync::Gate;
 use glommio::timer::Timer;
 use h2sim_proto::host::{
-    self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsSession,
+    self, ConnectionInfo, ListenerSpec, ServerCounters, ServerError, ServerStats, TlsInfo,
+    TlsSession,
 };
 use h2sim_proto::host::{ServerConfigs, accepted_local};
 use h2sim_proto::{Application, Endpoint, Stats};
@@ -334,11 +335,11 @@ where
             (Transport::plain(tcp), false)
         }
         Some(config) => {
-            let session = match TlsSession::server(config) {
+            let session = match rustls::ServerConnection::new(config) {
                 Ok(session) => session,
                 Err(e) => return local.handshake_failed(peer, &e.to_string()),
             };
-            let (mut tcp, mut tls) = (tcp, Box::new(session));
+            let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
             let started = Instant::now();
             let timeout = local.shared.options.handshake_timeout;
             // Boxed: only TLS connections should carry the handshake's size.
@@ -347,7 +348,10 @@ where
                 Handshake::ShuttingDown => return None,
                 Handshake::Failed(why) => return local.handshake_failed(peer, &why),
             }
-            info.server_handshake_done(tls.info(), started.elapsed());
+            info.server_handshake_done(
+                TlsInfo::from_connection(tls.connection()),
+                started.elapsed(),
+            );
             (Transport::tls(tcp, tls), true)
         }
     };

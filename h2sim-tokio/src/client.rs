@@ -10,7 +10,7 @@ use std::time::Instant;
 use h2sim_proto::host::info::client_connection;
 use h2sim_proto::host::{
     self, ClientError, ClientOutcome, ConnectionInfo, Dial, Ending, HostPort, Next, Slot, Target,
-    TlsSession,
+    TlsInfo, TlsSession,
 };
 use h2sim_proto::{Application, Endpoint};
 use rustls_pki_types::ServerName;
@@ -151,13 +151,13 @@ impl Dialer {
             return Ok((Transport::plain(tcp), info));
         };
         let handshake_error = |error| ClientError::Handshake { addr: peer, error };
-        let session = TlsSession::client(config.clone(), name.clone())
+        let session = rustls::ClientConnection::new(config.clone(), name.clone())
             .map_err(|e| handshake_error(io::Error::other(e)))?;
-        let (mut tcp, mut tls) = (tcp, Box::new(session));
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
         driver::handshake(&mut tcp, &mut tls)
             .await
             .map_err(handshake_error)?;
-        protocol.handshake_done(&mut info, tls.info());
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
         Ok((Transport::tls(tcp, tls), info))
     }
 

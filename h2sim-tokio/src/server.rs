@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::host::{
-    self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsSession,
+    self, ConnectionInfo, Ending, ListenerSpec, ServerCounters, ServerError, TlsInfo, TlsSession,
 };
 use h2sim_proto::host::{ServerConfigs, accepted_local};
 use h2sim_proto::{Application, Endpoint};
@@ -244,14 +244,14 @@ impl<F> ConnectionTask<F> {
         A: Application,
     {
         let started = Instant::now();
-        let session = match TlsSession::server(config) {
+        let session = match rustls::ServerConnection::new(config) {
             Ok(session) => session,
             Err(e) => {
                 self.handshake_failed(info.peer, &e.to_string());
                 return None;
             }
         };
-        let (mut tcp, mut tls) = (tcp, Box::new(session));
+        let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
         let handshake = driver::handshake(&mut tcp, &mut tls);
         let handshake = tokio::time::timeout(self.options.handshake_timeout, handshake);
         let done = tokio::select! {
@@ -269,7 +269,10 @@ impl<F> ConnectionTask<F> {
                 return None;
             }
         }
-        info.server_handshake_done(tls.info(), started.elapsed());
+        info.server_handshake_done(
+            TlsInfo::from_connection(tls.connection()),
+            started.elapsed(),
+        );
         let endpoint = self.endpoint(info, true);
         Some((Transport::tls(tcp, tls), endpoint))
     }

@@ -75,7 +75,12 @@ pub struct TlsInfo {
 impl TlsInfo {
     /// Reads the negotiated parameters off a finished handshake, a
     /// server's with the SNI name it got.
-    pub(crate) fn new(session: &rustls::CommonState, server_name: Option<&str>) -> Self {
+    pub fn from_connection(conn: &rustls::Connection) -> Self {
+        let server_name = match conn {
+            rustls::Connection::Server(server) => server.server_name(),
+            rustls::Connection::Client(_) => None,
+        };
+        let session: &rustls::CommonState = conn;
         TlsInfo {
             alpn: session.alpn_protocol().map(<[u8]>::to_vec),
             server_name: server_name.map(str::to_owned),

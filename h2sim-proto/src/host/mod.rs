@@ -37,8 +37,6 @@ pub mod info;
 mod lifecycle;
 mod outbox;
 mod read_buf;
-#[cfg(feature = "tls")]
-mod sealed;
 pub mod server;
 mod stall;
 #[cfg(feature = "tls")]

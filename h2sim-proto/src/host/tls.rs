@@ -12,7 +12,6 @@
 //! secp384r1, which the profile recommends. A client offers AES-128-GCM
 //! first (see `suite_rank`).
 
-use std::cell::RefCell;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,9 +21,8 @@ use rustls::DistinguishedName;
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::server::WebPkiClientVerifier;
 use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
-use rustls::sign::CertifiedKey;
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme, SupportedCipherSuite};
 use rustls_pki_types::pem::{self, PemObject, SectionKind};
 use rustls_pki_types::{
@@ -418,10 +416,8 @@ pub fn server_config_for(
         ClientAuth::None => builder.with_no_client_auth(),
         ClientAuth::Optional(trust) | ClientAuth::Required(trust) | ClientAuth::Pass(trust) => {
             let loaded = trust.load()?;
-            let mut verifier = WebPkiClientVerifier::builder_with_provider(
-                Arc::new(loaded.roots),
-                provider.clone(),
-            );
+            let mut verifier =
+                WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
             match trust.revocation {
                 Revocation::Off => {}
                 Revocation::EndEntity => {
@@ -442,38 +438,11 @@ pub fn server_config_for(
             }
         }
     };
-    let identity = CertifiedKey::from_der(identity.chain, identity.key, &provider)
+    let mut config = builder
+        .with_single_cert(identity.chain, identity.key)
         .map_err(TlsError::Config)?;
-    let mut config = builder.with_cert_resolver(Arc::new(OneIdentity(Arc::new(identity))));
     config.alpn_protocols = vec![ALPN_H2.to_vec(), ALPN_HTTP1.to_vec(), ALPN_HTTP10.to_vec()];
     Ok(Arc::new(config))
-}
-
-/// The server's one certificate, whatever name a client asks for (as
-/// rustls's `with_single_cert`), noting the name it asked for: rustls's
-/// unbuffered server connection does not tell it, and [`TlsSession`]
-/// takes it from here right after rustls read the client's hello.
-///
-/// [`TlsSession`]: super::TlsSession
-#[derive(Debug)]
-struct OneIdentity(Arc<CertifiedKey>);
-
-impl ResolvesServerCert for OneIdentity {
-    fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        SERVER_NAME.set(hello.server_name().map(Box::from));
-        Some(self.0.clone())
-    }
-}
-
-thread_local! {
-    /// The name the last client hello read on this thread asked for.
-    static SERVER_NAME: RefCell<Option<Box<str>>> = const { RefCell::new(None) };
-}
-
-/// The name (SNI) of the client hello rustls read last on this thread,
-/// if a server configuration of [`server_config_for`] read it.
-pub(crate) fn take_server_name() -> Option<Box<str>> {
-    SERVER_NAME.with_borrow_mut(Option::take)
 }
 
 /// A rustls client configuration; the connector sets ALPN per connection
