@@ -588,22 +588,29 @@ fn heads_given_back_come_back_only_for_their_own_blocks() {
     assert_eq!(s.header_bytes_sent, c.header_bytes_received);
 }
 
+/// A pair (seeded `seed`) whose server traces its frames and has taken a
+/// HEAD request for /a on the returned stream.
+fn head_request(seed: u64) -> (Pair, StreamId) {
+    let traced = Config {
+        trace_frames: true,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(Config::default(), traced, seed);
+    pair.connect();
+    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
+    let id = pair.client.send_request(head, true).unwrap();
+    pair.drive();
+    let _ = pair.server_events();
+    (pair, id)
+}
+
 /// RFC 9110 §9.3.2: the server MUST NOT send content in a response to
 /// HEAD; its content-length may say what a GET would have had. Body
 /// bytes the application gives anyway leave no payload: a chunk that
 /// does not end the stream sends nothing, the last only END_STREAM.
 #[test]
 fn a_response_to_head_sends_no_content() {
-    let traced = Config {
-        trace_frames: true,
-        ..Config::default()
-    };
-    let mut pair = Pair::new(Config::default(), traced, 12);
-    pair.connect();
-    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
-    let id = pair.client.send_request(head, true).unwrap();
-    pair.drive();
-    let _ = pair.server_events();
+    let (mut pair, id) = head_request(12);
     pair.server
         .send_response(
             id,
@@ -654,16 +661,7 @@ fn a_response_to_head_sends_no_content() {
 /// promised one (RFC 9113 §8.4: a pushed HEAD is safe and cacheable).
 #[test]
 fn a_response_to_head_sends_no_trailers() {
-    let traced = Config {
-        trace_frames: true,
-        ..Config::default()
-    };
-    let mut pair = Pair::new(Config::default(), traced, 13);
-    pair.connect();
-    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
-    let id = pair.client.send_request(head, true).unwrap();
-    pair.drive();
-    let _ = pair.server_events();
+    let (mut pair, id) = head_request(13);
     let pushed = RequestHead::new("HEAD", "http", "example.com", "/b");
     let promised = pair.server.push_promise(id, pushed).unwrap();
     for stream in [id, promised] {

@@ -68,6 +68,16 @@ fn goaway(frames: &[Frame]) -> Option<&GoAway> {
     })
 }
 
+/// Neither a stream nor the connection was reset.
+fn assert_no_error(frames: &[Frame]) {
+    assert!(
+        !frames
+            .iter()
+            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
+        "{frames:?}"
+    );
+}
+
 fn assert_connection_error(peer: &mut RawPeer, reason: Reason) {
     let frames = peer.frames();
     let g = goaway(&frames).unwrap_or_else(|| panic!("no GOAWAY in {frames:?}"));
@@ -778,12 +788,7 @@ fn s6_9_1_an_empty_data_frame_ends_a_stream_whose_window_went_negative() {
     peer.events();
     peer.send(data(1, b"", true));
     let frames = peer.frames();
-    assert!(
-        !frames
-            .iter()
-            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
-        "{frames:?}"
-    );
+    assert_no_error(&frames);
     let events = peer.events();
     assert!(
         events.iter().any(|e| matches!(
@@ -1279,12 +1284,7 @@ fn s10_5_1_header_list_above_our_limit_gets_431_for_that_stream_only() {
         Some(("431".to_owned(), true)),
         "{frames:?}"
     );
-    assert!(
-        !frames
-            .iter()
-            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
-        "{frames:?}"
-    );
+    assert_no_error(&frames);
     // The application hears of it only as refused, with its 431.
     assert!(
         matches!(
@@ -1640,12 +1640,7 @@ fn s8_1_client_takes_trailers_on_a_response_to_head() {
         }));
     }
     let frames = peer.frames();
-    assert!(
-        !frames
-            .iter()
-            .any(|f| matches!(f, Frame::RstStream(_) | Frame::GoAway(_))),
-        "{frames:?}"
-    );
+    assert_no_error(&frames);
     let events = peer.events();
     assert!(
         matches!(&events[..], [
