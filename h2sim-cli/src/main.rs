@@ -5,6 +5,7 @@ mod bench;
 mod body;
 mod client;
 mod cpus;
+mod ending;
 #[cfg(all(feature = "glommio", target_os = "linux"))]
 mod glommio_run;
 mod help;

@@ -3,7 +3,8 @@
 //! signals sent to the real process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
@@ -692,7 +693,9 @@ fn a_certificate_for_an_http_run_is_named_as_unused() {
 /// says `connection: close` (RFC 9112 §9.6), so the server ends the
 /// connection after answering it and the server, not the client, keeps
 /// the TIME_WAIT. The server names the client's close in its
-/// `DISCONNECTED` line: "by connection: close received", not "by peer close".
+/// `DISCONNECTED` line: "by connection: close received", not "by peer close";
+/// the client's line says it sent it, not "by local GOAWAY", a frame
+/// HTTP/1.1 does not have.
 #[test]
 fn an_http1_connections_last_request_says_close() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200"]);
@@ -706,7 +709,13 @@ fn an_http1_connections_last_request_says_close() {
         "3",
         &url,
     ]);
-    assert!(out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(
+        count_lines(&t, " DISCONNECTED by connection: close sent: "),
+        3,
+        "{t}"
+    );
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut dump = server.output();
     // `output` hands over the lines that came since the last call.
@@ -722,6 +731,52 @@ fn an_http1_connections_last_request_says_close() {
         0,
         "{dump}"
     );
+}
+
+/// A raw HTTP/1.1 server on a port the system picks that answers every
+/// request with `connection: close` (RFC 9112 §9.6) and closes: the URL
+/// of a resource on it. It serves until the test process ends.
+fn closing_http1_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut tcp in listener.incoming().map_while(Result::ok) {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match tcp.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = tcp
+                .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok");
+        }
+    });
+    url
+}
+
+/// An HTTP/1.1 server that answers with `connection: close` ends the
+/// connection after its response: the client's `DISCONNECTED` line says
+/// so in HTTP/1.1's words, "by connection: close received", as the
+/// server's line does for a client's close, not "by peer GOAWAY".
+#[test]
+fn an_http1_servers_close_is_named_on_the_clients_line() {
+    let url = closing_http1_server();
+    for runtime in ["tokio", "glommio"] {
+        let out = client(&["-q", "-1", "--runtime", runtime, "-C", "2", &url]);
+        let t = text(&out);
+        assert!(out.status.success(), "{runtime}: {t}");
+        let lines: Vec<_> = t.lines().filter(|l| l.contains(" DISCONNECTED ")).collect();
+        assert_eq!(lines.len(), 2, "{runtime}: {t}");
+        // The first connection ends by the server's close; the second
+        // also by the client's own end of the run.
+        assert!(
+            lines[0].contains(" DISCONNECTED by connection: close received: "),
+            "{runtime}: {t}"
+        );
+        assert!(!t.contains("GOAWAY"), "{runtime}: {t}");
+    }
 }
 
 /// With a connection per request, each slot claims its next scenario

@@ -22,6 +22,7 @@ use super::scenario::{Reuse, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
+use crate::ending::Ending;
 use crate::report::{Figure, LatencySink, Report, Samples, StepStats};
 use crate::trace::{self, Trace};
 
@@ -366,7 +367,7 @@ impl ClientApp {
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
-            self.close_link(now, None, "at the end of the run");
+            self.close_link(now, None, &Ending::RunOver);
         }
         self.samples.flush(&self.plan.latencies);
         *self.report
@@ -741,7 +742,7 @@ impl ClientApp {
     /// The connection is over: what was in flight is lost with it (or owed
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
-    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &str) {
+    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &Ending) {
         let flights = self.slots.drain();
         self.pushed.clear();
         for flight in flights {
@@ -1006,7 +1007,8 @@ impl Application for ClientApp {
                 self.lost(now, conn, stream, false);
             }
             Event::Closed { cause, .. } => {
-                self.close_link(now, Some(conn.stats()), &cause.to_string());
+                let ending = Ending::client(&cause, conn.protocol());
+                self.close_link(now, Some(conn.stats()), &ending);
             }
             _ => {}
         }

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, CloseCause, Connection, Event, HeaderField, Protocol, Reason, RefusedWith,
-    RequestHead, ResponseHead, StreamId, StreamMap, UserError, Violation,
+    Application, Connection, Event, HeaderField, RefusedWith, RequestHead, ResponseHead, StreamId,
+    StreamMap, UserError, Violation,
 };
 
 use super::files::{Disk, Files};
@@ -27,6 +27,7 @@ use super::resource;
 use super::rules::{self, Answer, Found, Kind, Rule};
 use super::store::{Limits, Store};
 use super::template::{Text, Vars};
+use crate::ending::Ending;
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -621,7 +622,7 @@ impl ServerApp {
             0.0
         };
         let mut line = format!(
-            "{} DISCONNECTED by {cause}: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
+            "{} DISCONNECTED {cause}: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
             self.peer,
             tps,
             secs,
@@ -646,62 +647,6 @@ impl ServerApp {
         }
         if let Ok(mut totals) = self.shared.totals.lock() {
             totals.merge(&self.totals);
-        }
-    }
-}
-
-/// What ended a connection, in the words of its `DISCONNECTED` line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    /// The client closed the transport.
-    PeerClose,
-    /// The client sent an HTTP/2 GOAWAY, with its code.
-    GoAwayReceived(Reason),
-    /// An HTTP/1.1 client asked to close after its answer: `connection:
-    /// close`, or an HTTP/1.0 request without keep-alive (RFC 9112 §9.6,
-    /// §9.3). The core reports it as a GOAWAY without error, but HTTP/1.1
-    /// has no GOAWAY, and a line saying one would send a user looking for
-    /// frames that were never sent.
-    CloseRequested,
-    /// Nothing moved for `--idle-timeout`.
-    IdleTimeout,
-    /// The server was told to stop (Ctrl-C, SIGTERM) and went away.
-    Shutdown,
-    /// A protocol or transport error, a drain cut short, described.
-    Error(String),
-}
-
-impl Ending {
-    /// What `cause` ended, told in the words of the connection's
-    /// `protocol` (None while undecided).
-    fn of(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
-        match cause {
-            CloseCause::PeerClosed => Ending::PeerClose,
-            CloseCause::GoAwayReceived { .. } if protocol == Some(Protocol::Http1) => {
-                Ending::CloseRequested
-            }
-            CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
-            CloseCause::IdleTimeout => Ending::IdleTimeout,
-            // This server sends GOAWAY only when it is stopping.
-            CloseCause::LocalGoAway => Ending::Shutdown,
-            CloseCause::Error(e) => Ending::Error(e.to_string()),
-            other => Ending::Error(other.to_string()),
-        }
-    }
-}
-
-impl std::fmt::Display for Ending {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Ending::PeerClose => f.write_str("peer close"),
-            Ending::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
-                f.write_str("GOAWAY received")
-            }
-            Ending::GoAwayReceived(reason) => write!(f, "GOAWAY received ({reason})"),
-            Ending::CloseRequested => f.write_str("connection: close received"),
-            Ending::IdleTimeout => f.write_str("idle timeout"),
-            Ending::Shutdown => f.write_str("server shutdown"),
-            Ending::Error(e) => write!(f, "error ({e})"),
         }
     }
 }
@@ -802,7 +747,8 @@ impl Application for ServerApp {
                 }
             }
             Event::Closed { cause, .. } => {
-                self.finish(Ending::of(&cause, conn.protocol()), Some(now));
+                let ending = Ending::server(&cause, conn.protocol());
+                self.finish(ending, Some(now));
             }
             _ => {}
         }

@@ -1,0 +1,129 @@
+//! What ended a connection, in the words of the `DISCONNECTED` line that
+//! each side prints when it closes (h2simple's line). The words of both
+//! sides live here, because they follow the connection's protocol alike:
+//! the core's `CloseCause` is the same for HTTP/2 and HTTP/1.1, and names
+//! a GOAWAY where HTTP/1.1 had a `connection: close`, so an HTTP/1.1 line
+//! names what was on the wire instead. Over HTTP/2
+//! each side keeps the words its h2simple program's users know: the
+//! server its own (`by GOAWAY received`), the client the core's
+//! (`by peer GOAWAY`, `CloseCause`'s `Display`).
+
+use std::fmt;
+
+use h2sim_proto::{CloseCause, Protocol, Reason};
+
+/// What ended a connection, as its `DISCONNECTED` line says it, after
+/// `DISCONNECTED ` and before the colon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// Server: the client closed the transport.
+    PeerClose,
+    /// Server: the client sent an HTTP/2 GOAWAY, with its code.
+    GoAwayReceived(Reason),
+    /// HTTP/1.1: the peer asked to close after its message: `connection:
+    /// close`, or an HTTP/1.0 message without keep-alive (RFC 9112 §9.6,
+    /// §9.3). The core reports it as a GOAWAY without error, but HTTP/1.1
+    /// has no GOAWAY, and a line saying one would send a user looking for
+    /// frames that were never sent.
+    CloseReceived,
+    /// HTTP/1.1 client: its last request said `connection: close`
+    /// (`--requests-per-connection`, the end of the run), which the core
+    /// reports as our GOAWAY.
+    CloseSent,
+    /// Server: nothing moved for `--idle-timeout`.
+    IdleTimeout,
+    /// Server: it was told to stop (Ctrl-C, SIGTERM) and went away.
+    Shutdown,
+    /// Server: a protocol or transport error, a drain cut short, described.
+    Error(String),
+    /// Client: the core's words for the cause.
+    Cause(CloseCause),
+    /// Client: the run ended with the connection still open.
+    RunOver,
+}
+
+impl Ending {
+    /// The server's words for `cause` on a connection of `protocol` (None
+    /// while undecided).
+    pub fn server(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
+        let http1 = protocol == Some(Protocol::Http1);
+        match cause {
+            CloseCause::PeerClosed => Ending::PeerClose,
+            CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
+            CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
+            CloseCause::IdleTimeout => Ending::IdleTimeout,
+            // This server sends GOAWAY only when it is stopping.
+            CloseCause::LocalGoAway => Ending::Shutdown,
+            CloseCause::Error(e) => Ending::Error(e.to_string()),
+            other => Ending::Error(other.to_string()),
+        }
+    }
+
+    /// The client's words for `cause` on a connection of `protocol`.
+    pub fn client(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
+        match cause {
+            CloseCause::GoAwayReceived { .. } if protocol == Some(Protocol::Http1) => {
+                Ending::CloseReceived
+            }
+            CloseCause::LocalGoAway if protocol == Some(Protocol::Http1) => Ending::CloseSent,
+            other => Ending::Cause(other.clone()),
+        }
+    }
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::PeerClose => f.write_str("by peer close"),
+            Ending::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
+                f.write_str("by GOAWAY received")
+            }
+            Ending::GoAwayReceived(reason) => write!(f, "by GOAWAY received ({reason})"),
+            Ending::CloseReceived => f.write_str("by connection: close received"),
+            Ending::CloseSent => f.write_str("by connection: close sent"),
+            Ending::IdleTimeout => f.write_str("by idle timeout"),
+            Ending::Shutdown => f.write_str("by server shutdown"),
+            Ending::Error(e) => write!(f, "by error ({e})"),
+            Ending::Cause(cause) => write!(f, "{cause}"),
+            Ending::RunOver => f.write_str("at the end of the run"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H1: Option<Protocol> = Some(Protocol::Http1);
+    const H2: Option<Protocol> = Some(Protocol::Http2);
+
+    fn goaway() -> CloseCause {
+        CloseCause::GoAwayReceived {
+            reason: Reason::NO_ERROR,
+        }
+    }
+
+    /// HTTP/2 keeps the words h2simple's users know on both sides; HTTP/1.1
+    /// names its `connection: close` on both alike.
+    #[test]
+    fn a_close_is_told_in_the_words_of_the_protocol() {
+        let words = |e: Ending| e.to_string();
+        assert_eq!(words(Ending::server(&goaway(), H2)), "by GOAWAY received");
+        assert_eq!(words(Ending::client(&goaway(), H2)), "by peer GOAWAY");
+        assert_eq!(
+            words(Ending::client(&CloseCause::LocalGoAway, H2)),
+            "by local GOAWAY"
+        );
+        for ending in [Ending::server(&goaway(), H1), Ending::client(&goaway(), H1)] {
+            assert_eq!(words(ending), "by connection: close received");
+        }
+        assert_eq!(
+            words(Ending::client(&CloseCause::LocalGoAway, H1)),
+            "by connection: close sent"
+        );
+        assert_eq!(
+            words(Ending::server(&CloseCause::LocalGoAway, H1)),
+            "by server shutdown"
+        );
+    }
+}
