@@ -2,15 +2,16 @@
 //! each side prints when it closes (h2simple's line). The words of both
 //! sides live here, because they follow the connection's protocol alike:
 //! the core's `CloseCause` is the same for HTTP/2 and HTTP/1.1, and names
-//! a GOAWAY where HTTP/1.1 had a `connection: close`, so an HTTP/1.1 line
-//! names what was on the wire instead. Over HTTP/2
+//! a GOAWAY where HTTP/1.1 had a `connection: close`, and a PROTOCOL_ERROR
+//! where it had an error status, so an HTTP/1.1 line names what was on the
+//! wire instead. Over HTTP/2
 //! each side keeps the words its h2simple program's users know: the
 //! server its own (`by GOAWAY received`), the client the core's
 //! (`by peer GOAWAY`, `CloseCause`'s `Display`).
 
 use std::fmt;
 
-use h2sim_proto::{CloseCause, Protocol, Reason};
+use h2sim_proto::{CloseCause, ConnectionError, Protocol, Reason, Violation};
 
 /// What ended a connection, as its `DISCONNECTED` line says it, after
 /// `DISCONNECTED ` and before the colon.
@@ -34,6 +35,14 @@ pub enum Ending {
     IdleTimeout,
     /// Server: it was told to stop (Ctrl-C, SIGTERM) and went away.
     Shutdown,
+    /// HTTP/1.1 server: a request broke `violation`, and the core answered
+    /// it with `status` (none when the response had started and was cut
+    /// instead) and closed. HTTP/1.1 has no error code on the wire, so the
+    /// line names what the client got, as its REFUSED line does.
+    Answered {
+        status: Option<u16>,
+        violation: Violation,
+    },
     /// Server: a protocol or transport error, a drain cut short, described.
     Error(String),
     /// Client: the core's words for the cause.
@@ -44,8 +53,10 @@ pub enum Ending {
 
 impl Ending {
     /// The server's words for `cause` on a connection of `protocol` (None
-    /// while undecided).
-    pub fn server(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
+    /// while undecided). `answered`: the status the core answered the
+    /// client's last broken request with; over HTTP/1.1, whose connection
+    /// closes after one, that is the one its error names.
+    pub fn server(cause: &CloseCause, protocol: Option<Protocol>, answered: Option<u16>) -> Ending {
         let http1 = protocol == Some(Protocol::Http1);
         match cause {
             CloseCause::PeerClosed => Ending::PeerClose,
@@ -54,6 +65,12 @@ impl Ending {
             CloseCause::IdleTimeout => Ending::IdleTimeout,
             // This server sends GOAWAY only when it is stopping.
             CloseCause::LocalGoAway => Ending::Shutdown,
+            CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
+                Ending::Answered {
+                    status: answered,
+                    violation: violation.clone(),
+                }
+            }
             CloseCause::Error(e) => Ending::Error(e.to_string()),
             other => Ending::Error(other.to_string()),
         }
@@ -83,6 +100,14 @@ impl fmt::Display for Ending {
             Ending::CloseSent => f.write_str("by connection: close sent"),
             Ending::IdleTimeout => f.write_str("by idle timeout"),
             Ending::Shutdown => f.write_str("by server shutdown"),
+            Ending::Answered {
+                status: Some(status),
+                violation,
+            } => write!(f, "by error ({status}: {violation})"),
+            Ending::Answered {
+                status: None,
+                violation,
+            } => write!(f, "by error ({violation})"),
             Ending::Error(e) => write!(f, "by error ({e})"),
             Ending::Cause(cause) => write!(f, "{cause}"),
             Ending::RunOver => f.write_str("at the end of the run"),
@@ -108,13 +133,19 @@ mod tests {
     #[test]
     fn a_close_is_told_in_the_words_of_the_protocol() {
         let words = |e: Ending| e.to_string();
-        assert_eq!(words(Ending::server(&goaway(), H2)), "by GOAWAY received");
+        assert_eq!(
+            words(Ending::server(&goaway(), H2, None)),
+            "by GOAWAY received"
+        );
         assert_eq!(words(Ending::client(&goaway(), H2)), "by peer GOAWAY");
         assert_eq!(
             words(Ending::client(&CloseCause::LocalGoAway, H2)),
             "by local GOAWAY"
         );
-        for ending in [Ending::server(&goaway(), H1), Ending::client(&goaway(), H1)] {
+        for ending in [
+            Ending::server(&goaway(), H1, None),
+            Ending::client(&goaway(), H1),
+        ] {
             assert_eq!(words(ending), "by connection: close received");
         }
         assert_eq!(
@@ -122,8 +153,34 @@ mod tests {
             "by connection: close sent"
         );
         assert_eq!(
-            words(Ending::server(&CloseCause::LocalGoAway, H1)),
+            words(Ending::server(&CloseCause::LocalGoAway, H1, None)),
             "by server shutdown"
+        );
+    }
+
+    /// An HTTP/1.1 request that broke a rule is named by the status the
+    /// client got; HTTP/2's error keeps its code, which went in GOAWAY.
+    #[test]
+    fn an_error_names_what_the_peer_got() {
+        let error = |violation| {
+            CloseCause::Error(ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation,
+            })
+        };
+        let chunk = || error(Violation::Http1(h2sim_proto::Http1Error::InvalidChunk));
+        assert_eq!(
+            Ending::server(&chunk(), H1, Some(400)).to_string(),
+            "by error (400: invalid chunk (RFC 9112 §7.1))"
+        );
+        assert_eq!(
+            Ending::server(&chunk(), H1, None).to_string(),
+            "by error (invalid chunk (RFC 9112 §7.1))"
+        );
+        assert_eq!(
+            Ending::server(&error(Violation::BadPreface), H2, None).to_string(),
+            "by error (connection error PROTOCOL_ERROR: invalid connection preface \
+             (RFC 9113 §3.4))"
         );
     }
 }

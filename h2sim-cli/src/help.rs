@@ -83,7 +83,8 @@ REPORT
   peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
   connection: close received (an HTTP/1.1 client's connection: close, or
   HTTP/1.0 without keep-alive); idle timeout; server shutdown; error (what
-  broke).
+  broke; over HTTP/1.1 after the status the client got, as in
+  error (400: invalid chunk (RFC 9112 §7.1))).
 
 RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless

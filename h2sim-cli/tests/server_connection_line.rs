@@ -105,6 +105,32 @@ fn an_http1_close_request_is_the_cause() {
     }
 }
 
+/// An HTTP/1.1 request body that breaks a rule (a chunk size that is not
+/// hex, RFC 9112 §7.1) is answered with 400 by the core, which then closes:
+/// the line names the status the client got, as the REFUSED line does,
+/// not the PROTOCOL_ERROR no HTTP/1.1 client sees.
+#[test]
+fn an_http1_body_error_is_named_by_its_status() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, "-m POST -t ok");
+        let mut tcp = TcpStream::connect(server.authority()).unwrap();
+        let local = tcp.local_addr().unwrap();
+        tcp.write_all(
+            b"POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n",
+        )
+        .unwrap();
+        let mut answer = Vec::new();
+        let _ = tcp.read_to_end(&mut answer);
+        assert!(answer.starts_with(b"HTTP/1.1 400 "), "{runtime}");
+        let line = server.wait_for(&format!("{local} DISCONNECTED"));
+        assert!(
+            line.contains(" DISCONNECTED by error (400: invalid chunk (RFC 9112 §7.1)): "),
+            "{runtime}: {line}"
+        );
+        server.stop();
+    }
+}
+
 /// `--idle-timeout`: a connection that never sends a byte is closed by the
 /// server, and the line says why.
 #[test]

@@ -343,6 +343,11 @@ pub struct ServerApp {
     /// a `Closed` event.
     last_seen: Option<Instant>,
     rng: u64,
+    /// The status the core answered the client's latest broken request
+    /// with: over HTTP/1.1, which closes after it, its `DISCONNECTED` line
+    /// names it (the core's error says PROTOCOL_ERROR, which no HTTP/1.1
+    /// client sees).
+    answered: Option<u16>,
     closed: bool,
 }
 
@@ -363,6 +368,7 @@ impl ServerApp {
             handshake: Duration::ZERO,
             last_seen: None,
             rng: 0x9E37_79B9_7F4A_7C15 ^ u64::from(peer.port()),
+            answered: None,
             closed: false,
         }
     }
@@ -577,6 +583,10 @@ impl ServerApp {
     /// trace of it.
     fn refused(&mut self, stream: StreamId, answer: RefusedWith, violation: &Violation) {
         self.totals.refused += 1;
+        self.answered = match answer {
+            RefusedWith::Status(status) => Some(status),
+            RefusedWith::Reset(_) => None,
+        };
         if let Some(trace) = self.refusal_trace() {
             trace.line(&format!(
                 "REFUSED[{}, stream {}]: {answer}: {violation}",
@@ -747,7 +757,7 @@ impl Application for ServerApp {
                 }
             }
             Event::Closed { cause, .. } => {
-                let ending = Ending::server(&cause, conn.protocol());
+                let ending = Ending::server(&cause, conn.protocol(), self.answered);
                 self.finish(ending, Some(now));
             }
             _ => {}
