@@ -65,11 +65,12 @@ DURATIONS
   30s, 500ms, 2m, or a plain number of seconds (1.5).
 
 REPORT
-  When it stops, the server prints its counts and each rule's hits; \"refused\"
-  counts the requests turned down because the client broke a rule (a
-  malformed head or body, a limit, MAX_CONCURRENT_STREAMS; HTTP/1.1's 400,
-  413, 431), apart from \"resets\", and unless -q each gets a line naming it
-  with what the client got, the RST_STREAM's code or the core's status:
+  When it stops, the server prints its counts and each rule's hits on
+  stderr; \"refused\" counts the requests turned down because the client
+  broke a rule (a malformed head or body, a limit, MAX_CONCURRENT_STREAMS;
+  HTTP/1.1's 400, 413, 431), apart from \"resets\", and unless -q each gets a
+  line naming it with what the client got, the RST_STREAM's code or the
+  core's status:
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)
@@ -77,7 +78,7 @@ REPORT
   rest are counted, not printed:
   REFUSED[127.0.0.1:37718]: more than 10 on this connection: the rest are
   counted, not printed (see its DISCONNECTED line)
-  Unless -q, each connection prints h2svr's line on stderr when it closes,
+  Unless -q, each connection prints h2svr's line when it closes,
   ADDR DISCONNECTED by CAUSE: N tps (S secs for N reqs N rsps N rsts N
   streams), followed by \"N refused\" when it refused any. CAUSE is one of:
   peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
@@ -85,6 +86,9 @@ REPORT
   HTTP/1.0 without keep-alive); idle timeout; server shutdown; error (what
   broke; over HTTP/1.1 after the status the client got, as in
   error (400: invalid chunk (RFC 9112 §7.1))).
+  The REFUSED and DISCONNECTED lines go to stderr, with the report and in
+  order with each other, so that they stay in sight when the REQUEST and
+  RESPONSE dumps (and -v's frames), which go to stdout, are redirected.
 
 RUNTIMES (--runtime, --threads)
   tokio (the default): work-stealing threads over epoll, one per core unless

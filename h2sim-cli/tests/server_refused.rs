@@ -2,8 +2,9 @@
 //! core turns down because the client broke a rule (a malformed HTTP/2
 //! head, RFC 9113 §8.1.1, §8.2.1, §8.2.2; a bad HTTP/1.1 request line or
 //! head, RFC 9112) is counted as refused in the report and named by a
-//! `REFUSED[peer, stream N]` line, though the rules never saw it; the
-//! other requests are answered as usual. Real processes, both runtimes.
+//! `REFUSED[peer, stream N]` line on stderr, with the connection's
+//! `DISCONNECTED` line, though the rules never saw it; the other requests
+//! are answered as usual. Real processes, both runtimes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod server_support;
@@ -16,8 +17,8 @@ use server_support::{Server, h2_client};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
-/// The server every test here runs: GET / answered with 1 KiB, and the
-/// trace on, since the REFUSED lines are in it.
+/// The server every test here runs: GET / answered with 1 KiB, and not
+/// quiet, since the REFUSED lines are printed only then.
 fn start(runtime: &str) -> Server {
     Server::with_rules(runtime, "-m GET -p / -s 200 -e 1k")
 }
@@ -59,13 +60,13 @@ fn malformed_http2_requests_are_counted_and_named() {
         for line in ["reset 1 1", "reset 3 1", "response 5 200", "ended"] {
             assert!(said.lines().any(|l| l == line), "{runtime}: {line}: {said}");
         }
-        let (code, out) = server.stop();
+        let (code, out, stderr) = server.stop_apart();
         assert_eq!(code, Some(0), "{runtime}: {out}");
         for (stream, violation) in [
             (1, "uppercase field name (RFC 9113 §8.2.1)"),
             (3, "connection-specific field (RFC 9113 §8.2.2)"),
         ] {
-            let named = out.lines().any(|l| {
+            let named = stderr.lines().any(|l| {
                 l.starts_with("REFUSED[127.0.0.1:")
                     && l.ends_with(&format!(
                         ", stream {stream}]: PROTOCOL_ERROR: malformed message: {violation}"
@@ -94,15 +95,15 @@ fn a_flood_of_malformed_requests_prints_ten_lines_and_a_notice() {
             said.ends_with("response 61 200\nended\n"),
             "{runtime}: {said}"
         );
-        let (code, out) = server.stop();
+        let (code, out, stderr) = server.stop_apart();
         assert_eq!(code, Some(0), "{runtime}: {out}");
-        let named: Vec<_> = out
+        let named: Vec<_> = stderr
             .lines()
             .filter(|l| l.starts_with("REFUSED[127.0.0.1:") && l.contains(", stream "))
             .collect();
         assert_eq!(named.len(), 10, "{runtime}: {out}");
         assert!(named[9].contains(", stream 19]: "), "{runtime}: {out}");
-        let notices: Vec<_> = out
+        let notices: Vec<_> = stderr
             .lines()
             .filter(|l| {
                 l.starts_with("REFUSED[127.0.0.1:")
@@ -113,7 +114,7 @@ fn a_flood_of_malformed_requests_prints_ten_lines_and_a_notice() {
             })
             .collect();
         assert_eq!(notices.len(), 1, "{runtime}: {out}");
-        let line = out
+        let line = stderr
             .lines()
             .find(|l| l.contains(" DISCONNECTED by "))
             .unwrap_or_else(|| panic!("{runtime}: no DISCONNECTED line: {out}"));
@@ -140,9 +141,9 @@ fn a_bad_http1_request_is_counted_and_named() {
         let answer = String::from_utf8_lossy(&answer);
         assert!(answer.starts_with("HTTP/1.1 200 "), "{runtime}: {answer}");
         assert!(answer.contains("HTTP/1.1 400 "), "{runtime}: {answer}");
-        let (code, out) = server.stop();
+        let (code, out, stderr) = server.stop_apart();
         assert_eq!(code, Some(0), "{runtime}: {out}");
-        let named = out
+        let named = stderr
             .lines()
             .any(|l| l.starts_with("REFUSED[127.0.0.1:") && l.contains(", stream 3]: 400: "));
         assert!(named, "{runtime}: {out}");
@@ -183,10 +184,10 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
                 "{runtime}: {body:?}: {answer}"
             );
         }
-        let (code, out) = server.stop();
+        let (code, out, stderr) = server.stop_apart();
         assert_eq!(code, Some(0), "{runtime}: {out}");
         for (_, status, violation) in cases {
-            let named = out.lines().any(|l| {
+            let named = stderr.lines().any(|l| {
                 l.starts_with("REFUSED[127.0.0.1:")
                     && l.ends_with(&format!(", stream 1]: {status}: {violation}"))
             });

@@ -35,8 +35,11 @@ pub struct Shared {
     pub rules: Vec<Rule>,
     /// Per-request dumps; None when quiet.
     pub trace: Option<Arc<dyn Trace>>,
-    /// Per-connection summary lines (h2simple's `DISCONNECTED` line).
-    pub summary: Option<Arc<dyn Trace>>,
+    /// Per-connection diagnostics: h2simple's `DISCONNECTED` line, and the
+    /// REFUSED lines that name what the client got wrong before it, in
+    /// order with it (stderr in the binary, with the report, not among the
+    /// dumps); None when quiet.
+    pub log: Option<Arc<dyn Trace>>,
     /// `-v`: one line per frame sent or received, after the peer's address
     /// (set with the core's `Config::trace_frames`, which raises the frame
     /// events); None from [`Shared::new`].
@@ -77,7 +80,7 @@ impl Shared {
     pub fn new(
         rules: Vec<Rule>,
         trace: Option<Arc<dyn Trace>>,
-        summary: Option<Arc<dyn Trace>>,
+        log: Option<Arc<dyn Trace>>,
     ) -> Shared {
         let paths: Vec<PathMatch> = rules
             .iter()
@@ -128,7 +131,7 @@ impl Shared {
             }),
             rules,
             trace,
-            summary,
+            log,
             frames: None,
             files: Arc::new(Disk),
             answers,
@@ -578,17 +581,17 @@ impl ServerApp {
     }
 
     /// A request turned down because the client broke `violation`, and
-    /// `answer`ed by the core: counted, and named in the trace in the
-    /// style of the REQUEST dumps, since the application has no other
-    /// trace of it.
+    /// `answer`ed by the core: counted, and named in the log in the style
+    /// of the REQUEST dumps, since the application has no other trace of
+    /// it.
     fn refused(&mut self, stream: StreamId, answer: RefusedWith, violation: &Violation) {
         self.totals.refused += 1;
         self.answered = match answer {
             RefusedWith::Status(status) => Some(status),
             RefusedWith::Reset(_) => None,
         };
-        if let Some(trace) = self.refusal_trace() {
-            trace.line(&format!(
+        if let Some(log) = self.refusal_log() {
+            log.line(&format!(
                 "REFUSED[{}, stream {}]: {answer}: {violation}",
                 self.peer,
                 stream.value()
@@ -596,17 +599,17 @@ impl ServerApp {
         }
     }
 
-    /// Where this connection's latest refusal is named: the trace for its
+    /// Where this connection's latest refusal is named: the log for its
     /// first [`REFUSED_LINES`], none after them. The one just past them
     /// prints the notice that the rest are counted, not printed, instead.
-    fn refusal_trace(&self) -> Option<&dyn Trace> {
-        let trace = self.shared.trace.as_deref()?;
+    fn refusal_log(&self) -> Option<&dyn Trace> {
+        let log = self.shared.log.as_deref()?;
         let n = self.totals.refused;
         if n <= REFUSED_LINES {
-            return Some(trace);
+            return Some(log);
         }
         if n == REFUSED_LINES + 1 {
-            trace.line(&format!(
+            log.line(&format!(
                 "REFUSED[{}]: more than {REFUSED_LINES} on this connection: the rest are \
                  counted, not printed (see its DISCONNECTED line)",
                 self.peer
@@ -652,8 +655,8 @@ impl ServerApp {
             return;
         }
         self.closed = true;
-        if let Some(summary) = &self.shared.summary {
-            summary.line(&self.summary(&cause, now.or(self.last_seen)));
+        if let Some(log) = &self.shared.log {
+            log.line(&self.summary(&cause, now.or(self.last_seen)));
         }
         if let Ok(mut totals) = self.shared.totals.lock() {
             totals.merge(&self.totals);

@@ -33,7 +33,10 @@ pub struct Server {
     child: Child,
     /// The listeners, as printed: `http://127.0.0.1:PORT`, `https://…`.
     pub urls: Vec<String>,
+    /// Everything it printed, in the order it came.
     output: Arc<Mutex<String>>,
+    /// What it printed on stderr alone (the rest is stdout's).
+    stderr: Arc<Mutex<String>>,
     drains: Vec<JoinHandle<()>>,
 }
 
@@ -58,6 +61,7 @@ impl Server {
             .spawn()
             .expect("start h2sim server");
         let output = Arc::new(Mutex::new(String::new()));
+        let errors = Arc::new(Mutex::new(String::new()));
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
         let mut urls = Vec::new();
         while urls.len() < listeners {
@@ -74,13 +78,18 @@ impl Server {
                 urls.push(url.to_owned());
             }
             output.lock().unwrap().push_str(&line);
+            errors.lock().unwrap().push_str(&line);
         }
         let stdout = child.stdout.take().unwrap();
-        let drains = vec![drain(stderr, output.clone()), drain(stdout, output.clone())];
+        let drains = vec![
+            drain(stderr, output.clone(), Some(errors.clone())),
+            drain(stdout, output.clone(), None),
+        ];
         Server {
             child,
             urls,
             output,
+            stderr: errors,
             drains,
         }
     }
@@ -161,6 +170,22 @@ impl Server {
 
     /// SIGTERM, then the exit code and everything the server printed.
     pub fn stop(mut self) -> (Option<i32>, String) {
+        let code = self.terminate();
+        let out = self.output.lock().unwrap().clone();
+        (code, out)
+    }
+
+    /// [`Server::stop`], with what the server printed on stderr apart:
+    /// the exit code, everything printed, and stderr's part of it.
+    pub fn stop_apart(mut self) -> (Option<i32>, String, String) {
+        let code = self.terminate();
+        let out = self.output.lock().unwrap().clone();
+        let stderr = self.stderr.lock().unwrap().clone();
+        (code, out, stderr)
+    }
+
+    /// SIGTERM, then the exit code once the output is all read.
+    fn terminate(&mut self) -> Option<i32> {
         let pid = self.child.id().to_string();
         Command::new("kill")
             .args(["-TERM", &pid])
@@ -170,8 +195,7 @@ impl Server {
         for drain in self.drains.drain(..) {
             drain.join().unwrap();
         }
-        let out = self.output.lock().unwrap().clone();
-        (status.code(), out)
+        status.code()
     }
 }
 
@@ -182,12 +206,19 @@ impl Drop for Server {
     }
 }
 
-fn drain(pipe: impl Read + Send + 'static, into: Arc<Mutex<String>>) -> JoinHandle<()> {
+/// Reads `pipe` line by line into `into`, and into `apart` too if given.
+fn drain(
+    pipe: impl Read + Send + 'static,
+    into: Arc<Mutex<String>>,
+    apart: Option<Arc<Mutex<String>>>,
+) -> JoinHandle<()> {
     std::thread::spawn(move || {
         for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-            let mut out = into.lock().unwrap();
-            out.push_str(&line);
-            out.push('\n');
+            for out in std::iter::once(&into).chain(&apart) {
+                let mut out = out.lock().unwrap();
+                out.push_str(&line);
+                out.push('\n');
+            }
         }
     })
 }
