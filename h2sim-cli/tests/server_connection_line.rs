@@ -73,6 +73,18 @@ fn a_goaway_from_the_client_is_the_cause() {
     server.stop();
 }
 
+/// Sends `request` to the plain listener on a connection of its own and
+/// reads until the server closes it: what the server answered, and the
+/// connection's `DISCONNECTED` line.
+fn closing_exchange(server: &Server, request: &[u8]) -> (Vec<u8>, String) {
+    let mut tcp = TcpStream::connect(server.authority()).unwrap();
+    let local = tcp.local_addr().unwrap();
+    tcp.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = tcp.read_to_end(&mut answer);
+    (answer, server.wait_for(&format!("{local} DISCONNECTED")))
+}
+
 /// An HTTP/1.1 client that sends `connection: close` (RFC 9112 §9.6), and
 /// an HTTP/1.0 one without keep-alive (§9.3), ask the server to close after
 /// its answer: the line says what the client sent, not a GOAWAY, which
@@ -85,13 +97,8 @@ fn an_http1_close_request_is_the_cause() {
             &b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"[..],
             b"GET / HTTP/1.0\r\n\r\n",
         ] {
-            let mut tcp = TcpStream::connect(server.authority()).unwrap();
-            let local = tcp.local_addr().unwrap();
-            tcp.write_all(request).unwrap();
-            let mut answer = Vec::new();
-            let _ = tcp.read_to_end(&mut answer);
+            let (answer, line) = closing_exchange(&server, request);
             assert!(answer.starts_with(b"HTTP/1.1 200"), "{runtime}");
-            let line = server.wait_for(&format!("{local} DISCONNECTED"));
             assert!(
                 line.contains("DISCONNECTED by connection: close received: "),
                 "{runtime}: {line}"
@@ -113,16 +120,11 @@ fn an_http1_close_request_is_the_cause() {
 fn an_http1_body_error_is_named_by_its_status() {
     for runtime in ["tokio", "glommio"] {
         let server = Server::with_rules(runtime, "-m POST -t ok");
-        let mut tcp = TcpStream::connect(server.authority()).unwrap();
-        let local = tcp.local_addr().unwrap();
-        tcp.write_all(
+        let (answer, line) = closing_exchange(
+            &server,
             b"POST / HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nabc\r\n",
-        )
-        .unwrap();
-        let mut answer = Vec::new();
-        let _ = tcp.read_to_end(&mut answer);
+        );
         assert!(answer.starts_with(b"HTTP/1.1 400 "), "{runtime}");
-        let line = server.wait_for(&format!("{local} DISCONNECTED"));
         assert!(
             line.contains(" DISCONNECTED by error (400: invalid chunk (RFC 9112 §7.1)): "),
             "{runtime}: {line}"
