@@ -540,6 +540,17 @@ impl Connection {
     /// The drain time (`Config::drain_timeout`) starts with the first
     /// GOAWAY; the idle timer stops.
     pub fn go_away_because(&mut self, now: Instant, cause: CloseCause) {
+        // A session that has ended keeps the cause it ended with, and an
+        // HTTP/1.1 session keeps what the peer said first (its `connection:
+        // close`) until it ends: either came before this.
+        if self.ended() {
+            return;
+        }
+        if let Inner::Http1(session) = &self.inner
+            && let Some(first) = session.pending_cause()
+        {
+            self.cause.note(first.clone());
+        }
         self.cause.note(cause);
         self.timers.stop(ConnectionTimer::Idle);
         if !self.timers.is_set(ConnectionTimer::Drain) {

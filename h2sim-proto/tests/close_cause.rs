@@ -178,6 +178,52 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
     assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
 }
 
+/// The peer's `connection: close` came first: a GOAWAY of ours once the
+/// response is in (a client whose run ends, say) does not rename it,
+/// whether the session has closed yet or still waits for the body.
+#[test]
+fn h1_a_local_go_away_after_the_peers_close_keeps_the_peers_cause() {
+    let peer_said_close = CloseCause::GoAwayReceived {
+        reason: Reason::NO_ERROR,
+    };
+    // The session closed with the response; our GOAWAY comes before its
+    // `Closed` event is taken.
+    let mut pair = http1_pair(11);
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.drive();
+    let _ = pair.server_events();
+    pair.server.go_away(pair.now);
+    pair.server
+        .send_response(id, ResponseHead::new(200), true)
+        .unwrap();
+    pair.drive();
+    pair.client.go_away(pair.now);
+    assert_eq!(cause(&pair.client_events()), peer_said_close);
+
+    // The response's head said close and its body is still coming when
+    // we go away.
+    let mut pair = http1_pair(12);
+    let id = pair.client.send_request(get("/"), true).unwrap();
+    pair.drive();
+    let _ = pair.server_events();
+    pair.server.go_away(pair.now);
+    pair.server
+        .send_response(
+            id,
+            ResponseHead::new(200).field("content-length", "2"),
+            false,
+        )
+        .unwrap();
+    pair.drive();
+    let _ = pair.client_events();
+    pair.client.go_away(pair.now);
+    pair.server
+        .send_data(id, bytes::Bytes::from_static(b"ok"), true)
+        .unwrap();
+    pair.drive();
+    assert_eq!(cause(&pair.client_events()), peer_said_close);
+}
+
 #[test]
 fn h1_idle_timeout_and_local_go_away() {
     let mut pair = http1_pair(9);

@@ -268,6 +268,12 @@ impl Session {
         self.io.closed
     }
 
+    /// What will end the session, noted before it ends: the peer's
+    /// `connection: close`, its end of stream, an abort.
+    pub(crate) fn pending_cause(&self) -> Option<&CloseCause> {
+        self.io.cause.as_ref()
+    }
+
     /// No exchange is under way.
     pub(crate) fn is_idle(&self) -> bool {
         match &self.side {
