@@ -35,17 +35,19 @@ pub enum Ending {
     IdleTimeout,
     /// Server: it was told to stop (Ctrl-C, SIGTERM) and went away.
     Shutdown,
-    /// HTTP/1.1 server: a request broke `violation`, and the core answered
-    /// it with `status` (none when the response had started and was cut
-    /// instead) and closed. HTTP/1.1 has no error code on the wire, so the
-    /// line names what the client got, as its REFUSED line does.
+    /// HTTP/1.1: a message broke `violation`, and the connection closed.
+    /// A server's core answered the request with `status` (none when the
+    /// response had started and was cut instead); a client sends nothing.
+    /// HTTP/1.1 has no error code on the wire, so the line names what the
+    /// peer got, as the server's REFUSED line does.
     Answered {
         status: Option<u16>,
         violation: Violation,
     },
     /// Server: a protocol or transport error, a drain cut short, described.
     Error(String),
-    /// Client: the core's words for the cause.
+    /// The core's words for the cause: the client's, and the server's for
+    /// a timeout, an abort or a transport failure.
     Cause(CloseCause),
     /// Client: the run ended with the connection still open.
     RunOver,
@@ -72,17 +74,25 @@ impl Ending {
                 }
             }
             CloseCause::Error(e) => Ending::Error(e.to_string()),
-            other => Ending::Error(other.to_string()),
+            // Timeouts, an abort, a transport failure: the core's words
+            // already say what happened ("by request head timeout").
+            other => Ending::Cause(other.clone()),
         }
     }
 
     /// The client's words for `cause` on a connection of `protocol`.
     pub fn client(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
+        let http1 = protocol == Some(Protocol::Http1);
         match cause {
-            CloseCause::GoAwayReceived { .. } if protocol == Some(Protocol::Http1) => {
-                Ending::CloseReceived
+            CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
+            CloseCause::LocalGoAway if http1 => Ending::CloseSent,
+            // A response that broke a rule: HTTP/1.1 has no code to send.
+            CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
+                Ending::Answered {
+                    status: None,
+                    violation: violation.clone(),
+                }
             }
-            CloseCause::LocalGoAway if protocol == Some(Protocol::Http1) => Ending::CloseSent,
             other => Ending::Cause(other.clone()),
         }
     }
@@ -178,9 +188,31 @@ mod tests {
             "by error (invalid chunk (RFC 9112 §7.1))"
         );
         assert_eq!(
+            Ending::client(&chunk(), H1).to_string(),
+            "by error (invalid chunk (RFC 9112 §7.1))"
+        );
+        assert_eq!(
             Ending::server(&error(Violation::BadPreface), H2, None).to_string(),
             "by error (connection error PROTOCOL_ERROR: invalid connection preface \
              (RFC 9113 §3.4))"
         );
+    }
+
+    /// The server's line says a timeout or a transport failure once, in the
+    /// core's words, not inside its error form ("by error (by request head
+    /// timeout)").
+    #[test]
+    fn timeouts_and_transport_failures_are_said_once() {
+        for (cause, words) in [
+            (CloseCause::HeadReadTimeout, "by request head timeout"),
+            (CloseCause::DrainExpired, "by drain timeout"),
+            (CloseCause::KeepaliveTimeout, "by keep-alive PING timeout"),
+            (
+                CloseCause::TransportError("reset".into()),
+                "by transport error: reset",
+            ),
+        ] {
+            assert_eq!(Ending::server(&cause, H2, None).to_string(), words);
+        }
     }
 }

@@ -83,9 +83,10 @@ REPORT
   streams), followed by \"N refused\" when it refused any. CAUSE is one of:
   peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
   connection: close received (an HTTP/1.1 client's connection: close, or
-  HTTP/1.0 without keep-alive); idle timeout; server shutdown; error (what
-  broke; over HTTP/1.1 after the status the client got, as in
-  error (400: invalid chunk (RFC 9112 §7.1))).
+  HTTP/1.0 without keep-alive); idle timeout; request head timeout; drain
+  timeout; keep-alive PING timeout; transport error: what failed; server
+  shutdown; error (what broke; over HTTP/1.1 after the status the client
+  got, as in error (400: invalid chunk (RFC 9112 §7.1))).
   The REFUSED and DISCONNECTED lines go to stderr, with the report and in
   order with each other, so that they stay in sight when the REQUEST and
   RESPONSE dumps (and -v's frames), which go to stdout, are redirected.
