@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use h2sim_proto::{
     CloseCause, Config, Connection, ConnectionError, Event, Reason, RequestHead, ResponseHead,
+    StreamId,
 };
 use support::Pair;
 
@@ -146,23 +147,30 @@ fn h2_protocol_error_is_the_cause_on_both_sides() {
     );
 }
 
-#[test]
-fn h1_connection_close_from_the_peer_is_a_received_go_away() {
-    let peer_said_close = CloseCause::GoAwayReceived {
-        reason: Reason::NO_ERROR,
-    };
-    // The server goes away: its response says `connection: close`.
-    let mut pair = http1_pair(8);
+/// The peer's `connection: close` as either end sees it.
+const PEER_SAID_CLOSE: CloseCause = CloseCause::GoAwayReceived {
+    reason: Reason::NO_ERROR,
+};
+
+/// An HTTP/1.1 pair (seeded `seed`) whose server went away, then answered
+/// the client's GET / with `head`, which says `connection: close`.
+fn h1_server_closing(seed: u64, head: ResponseHead, end_stream: bool) -> (Pair, StreamId) {
+    let mut pair = http1_pair(seed);
     let id = pair.client.send_request(get("/"), true).unwrap();
     pair.drive();
     let _ = pair.server_events();
     pair.server.go_away(pair.now);
-    pair.server
-        .send_response(id, ResponseHead::new(200), true)
-        .unwrap();
+    pair.server.send_response(id, head, end_stream).unwrap();
     pair.drive();
+    (pair, id)
+}
+
+#[test]
+fn h1_connection_close_from_the_peer_is_a_received_go_away() {
+    // The server goes away: its response says `connection: close`.
+    let (mut pair, _) = h1_server_closing(8, ResponseHead::new(200), true);
     assert_eq!(cause(&pair.server_events()), CloseCause::LocalGoAway);
-    assert_eq!(cause(&pair.client_events()), peer_said_close);
+    assert_eq!(cause(&pair.client_events()), PEER_SAID_CLOSE);
 
     // The client goes away: its request says `connection: close`.
     let mut pair = http1_pair(10);
@@ -174,7 +182,7 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
         .send_response(id, ResponseHead::new(200), true)
         .unwrap();
     pair.drive();
-    assert_eq!(cause(&pair.server_events()), peer_said_close);
+    assert_eq!(cause(&pair.server_events()), PEER_SAID_CLOSE);
     assert_eq!(cause(&pair.client_events()), CloseCause::LocalGoAway);
 }
 
@@ -183,45 +191,23 @@ fn h1_connection_close_from_the_peer_is_a_received_go_away() {
 /// whether the session has closed yet or still waits for the body.
 #[test]
 fn h1_a_local_go_away_after_the_peers_close_keeps_the_peers_cause() {
-    let peer_said_close = CloseCause::GoAwayReceived {
-        reason: Reason::NO_ERROR,
-    };
     // The session closed with the response; our GOAWAY comes before its
     // `Closed` event is taken.
-    let mut pair = http1_pair(11);
-    let id = pair.client.send_request(get("/"), true).unwrap();
-    pair.drive();
-    let _ = pair.server_events();
-    pair.server.go_away(pair.now);
-    pair.server
-        .send_response(id, ResponseHead::new(200), true)
-        .unwrap();
-    pair.drive();
+    let (mut pair, _) = h1_server_closing(11, ResponseHead::new(200), true);
     pair.client.go_away(pair.now);
-    assert_eq!(cause(&pair.client_events()), peer_said_close);
+    assert_eq!(cause(&pair.client_events()), PEER_SAID_CLOSE);
 
     // The response's head said close and its body is still coming when
     // we go away.
-    let mut pair = http1_pair(12);
-    let id = pair.client.send_request(get("/"), true).unwrap();
-    pair.drive();
-    let _ = pair.server_events();
-    pair.server.go_away(pair.now);
-    pair.server
-        .send_response(
-            id,
-            ResponseHead::new(200).field("content-length", "2"),
-            false,
-        )
-        .unwrap();
-    pair.drive();
+    let head = ResponseHead::new(200).field("content-length", "2");
+    let (mut pair, id) = h1_server_closing(12, head, false);
     let _ = pair.client_events();
     pair.client.go_away(pair.now);
     pair.server
         .send_data(id, bytes::Bytes::from_static(b"ok"), true)
         .unwrap();
     pair.drive();
-    assert_eq!(cause(&pair.client_events()), peer_said_close);
+    assert_eq!(cause(&pair.client_events()), PEER_SAID_CLOSE);
 }
 
 #[test]
