@@ -453,6 +453,10 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use bytes::{Bytes, BytesMut};
+    use h2sim_proto::frame::{
+        DEFAULT_MAX_FRAME_SIZE, Data, Frame, FrameDecoder, Headers, StreamId,
+    };
     use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
     use tokio::io::AsyncReadExt;
@@ -693,40 +697,38 @@ mod tests {
         assert_eq!(ending, Ending::FlushExpired);
     }
 
-    /// Frames of `bytes` as (type, flags, stream), and how many bytes they
-    /// took; a frame cut short stays for the next read.
-    fn frames(bytes: &[u8]) -> (Vec<(u8, u8, u32)>, usize) {
-        let mut out = Vec::new();
-        let mut at = 0;
-        while bytes.len() - at >= 9 {
-            let len = u32::from_be_bytes([0, bytes[at], bytes[at + 1], bytes[at + 2]]) as usize;
-            if bytes.len() - at < 9 + len {
-                break;
-            }
-            let stream = u32::from_be_bytes(bytes[at + 5..at + 9].try_into().unwrap());
-            out.push((bytes[at + 3], bytes[at + 4], stream & 0x7fff_ffff));
-            at += 9 + len;
-        }
-        (out, at)
+    /// The frames `got` holds whole, decoded by the core's decoder; a frame
+    /// cut short stays in `got` for the next read.
+    fn frames(decoder: &mut FrameDecoder, got: &mut BytesMut) -> Vec<Frame> {
+        std::iter::from_fn(|| decoder.decode(got).unwrap()).collect()
     }
 
     /// POST on `stream` (HEADERS without END_STREAM), then `len` bytes of
     /// body in DATA frames of at most 16 KiB, the last with END_STREAM.
-    fn upload(stream: u32, len: usize) -> Vec<u8> {
-        // :method POST, :scheme http, :path /, :authority a (RFC 7541 App. A).
-        let block = [0x83, 0x86, 0x84, 0x01, 0x01, b'a'];
-        let mut out = vec![0, 0, block.len() as u8, 0x1, 0x4];
-        out.extend_from_slice(&stream.to_be_bytes());
-        out.extend_from_slice(&block);
+    fn upload(stream: u32, len: usize) -> BytesMut {
+        let stream_id = StreamId::new(stream);
+        let mut out = BytesMut::new();
+        Frame::Headers(Headers {
+            stream_id,
+            // :method POST, :scheme http, :path /, :authority a (RFC 7541 App. A).
+            fragment: Bytes::from_static(&[0x83, 0x86, 0x84, 0x01, 0x01, b'a']),
+            end_stream: false,
+            end_headers: true,
+            priority: None,
+            padding: None,
+        })
+        .encode(&mut out);
         let mut left = len;
         while left > 0 {
             let n = left.min(16 * 1024);
             left -= n;
-            let size = u32::try_from(n).unwrap().to_be_bytes();
-            let flags = u8::from(left == 0);
-            out.extend_from_slice(&[size[1], size[2], size[3], 0x0, flags]);
-            out.extend_from_slice(&stream.to_be_bytes());
-            out.extend(std::iter::repeat_n(b'u', n));
+            Frame::Data(Data {
+                stream_id,
+                payload: Bytes::from(vec![b'u'; n]),
+                end_stream: left == 0,
+                padding: None,
+            })
+            .encode(&mut out);
         }
         out
     }
@@ -742,21 +744,20 @@ mod tests {
     async fn a_peer_that_writes_before_it_reads_is_still_read() {
         let (server, mut their_read, mut their_write) = wide_open_server().await;
         // The server's SETTINGS, acknowledged, and its connection window.
-        let mut got = Vec::new();
+        let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE);
+        let mut got = BytesMut::new();
         let mut chunk = vec![0u8; 64 * 1024];
         let mut seen = Vec::new();
         while !(seen
             .iter()
-            .any(|&(kind, flags, _)| kind == 0x4 && flags == 0)
+            .any(|f| matches!(f, Frame::Settings(s) if !s.ack))
             && seen
                 .iter()
-                .any(|&(kind, _, stream)| kind == 0x8 && stream == 0))
+                .any(|f| matches!(f, Frame::WindowUpdate(w) if w.stream_id == StreamId::ZERO)))
         {
             let n = their_read.read(&mut chunk).await.unwrap();
             got.extend_from_slice(&chunk[..n]);
-            let (more, used) = frames(&got);
-            got.drain(..used);
-            seen.extend(more);
+            seen.extend(frames(&mut decoder, &mut got));
         }
         their_write
             .write_all(&[0, 0, 0, 0x4, 0x1, 0, 0, 0, 0])
@@ -784,11 +785,9 @@ mod tests {
                 .unwrap();
             assert!(n > 0, "the server closed with {ended} answers of 28");
             got.extend_from_slice(&chunk[..n]);
-            let (more, used) = frames(&got);
-            got.drain(..used);
-            ended += more
+            ended += frames(&mut decoder, &mut got)
                 .iter()
-                .filter(|&&(kind, flags, _)| kind == 0x0 && flags & 0x1 != 0)
+                .filter(|f| matches!(f, Frame::Data(d) if d.end_stream))
                 .count();
         }
         drop(their_write);
