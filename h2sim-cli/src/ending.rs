@@ -4,10 +4,9 @@
 //! the core's `CloseCause` is the same for HTTP/2 and HTTP/1.1, and names
 //! a GOAWAY where HTTP/1.1 had a `connection: close`, and a PROTOCOL_ERROR
 //! where it had an error status, so an HTTP/1.1 line names what was on the
-//! wire instead. Over HTTP/2
-//! each side keeps the words its h2simple program's users know: the
-//! server its own (`by GOAWAY received`), the client the core's
-//! (`by peer GOAWAY`, `CloseCause`'s `Display`).
+//! wire instead. Over HTTP/2 each side keeps the words its h2simple
+//! program's users know: the server its own (`by GOAWAY received`), the
+//! client the core's (`by peer GOAWAY`, `CloseCause`'s `Display`).
 
 use std::fmt;
 
@@ -31,8 +30,6 @@ pub enum Ending {
     /// (`--requests-per-connection`, the end of the run), which the core
     /// reports as our GOAWAY.
     CloseSent,
-    /// Server: nothing moved for `--idle-timeout`.
-    IdleTimeout,
     /// Server: it was told to stop (Ctrl-C, SIGTERM) and went away.
     Shutdown,
     /// HTTP/1.1: a message broke `violation`, and the connection closed.
@@ -47,7 +44,8 @@ pub enum Ending {
     /// Server: a protocol or transport error, a drain cut short, described.
     Error(String),
     /// The core's words for the cause: the client's, and the server's for
-    /// a timeout, an abort or a transport failure.
+    /// a timeout (`--idle-timeout` among them), an abort or a transport
+    /// failure.
     Cause(CloseCause),
     /// Client: the run ended with the connection still open.
     RunOver,
@@ -64,7 +62,6 @@ impl Ending {
             CloseCause::PeerClosed => Ending::PeerClose,
             CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
             CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
-            CloseCause::IdleTimeout => Ending::IdleTimeout,
             // This server sends GOAWAY only when it is stopping.
             CloseCause::LocalGoAway => Ending::Shutdown,
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
@@ -75,7 +72,8 @@ impl Ending {
             }
             CloseCause::Error(e) => Ending::Error(e.to_string()),
             // Timeouts, an abort, a transport failure: the core's words
-            // already say what happened ("by request head timeout").
+            // already say what happened ("by idle timeout", "by request
+            // head timeout").
             other => Ending::Cause(other.clone()),
         }
     }
@@ -108,7 +106,6 @@ impl fmt::Display for Ending {
             Ending::GoAwayReceived(reason) => write!(f, "by GOAWAY received ({reason})"),
             Ending::CloseReceived => f.write_str("by connection: close received"),
             Ending::CloseSent => f.write_str("by connection: close sent"),
-            Ending::IdleTimeout => f.write_str("by idle timeout"),
             Ending::Shutdown => f.write_str("by server shutdown"),
             Ending::Answered {
                 status: Some(status),
