@@ -6,6 +6,7 @@
 //! sinks its dumps and lines go to ([`Trace`], stdout and stderr in the
 //! binary). Tests give it memory for both.
 
+use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -458,7 +459,7 @@ impl ServerApp {
     ) {
         let as_get;
         let request = match &found {
-            Some(found) if found.as_get => {
+            Some(found) if self.shared.rules[found.rule].answers_as_get(request) => {
                 as_get = request.as_get();
                 &as_get
             }
@@ -590,32 +591,24 @@ impl ServerApp {
             RefusedWith::Status(status) => Some(status),
             RefusedWith::Reset(_) => None,
         };
-        if let Some(log) = self.refusal_log() {
-            log.line(&format!(
+        // A connection names its first REFUSED_LINES refusals, then says
+        // once that the rest are only counted.
+        let Some(log) = &self.shared.log else {
+            return;
+        };
+        match self.totals.refused {
+            n if n <= REFUSED_LINES => log.line(&format!(
                 "REFUSED[{}, stream {}]: {answer}: {violation}",
                 self.peer,
                 stream.value()
-            ));
-        }
-    }
-
-    /// Where this connection's latest refusal is named: the log for its
-    /// first [`REFUSED_LINES`], none after them. The one just past them
-    /// prints the notice that the rest are counted, not printed, instead.
-    fn refusal_log(&self) -> Option<&dyn Trace> {
-        let log = self.shared.log.as_deref()?;
-        let n = self.totals.refused;
-        if n <= REFUSED_LINES {
-            return Some(log);
-        }
-        if n == REFUSED_LINES + 1 {
-            log.line(&format!(
+            )),
+            n if n == REFUSED_LINES + 1 => log.line(&format!(
                 "REFUSED[{}]: more than {REFUSED_LINES} on this connection: the rest are \
                  counted, not printed (see its DISCONNECTED line)",
                 self.peer
-            ));
+            )),
+            _ => {}
         }
-        None
     }
 
     /// The per-connection line h2simple users know, printed when it
@@ -645,7 +638,7 @@ impl ServerApp {
             self.totals.requests + self.totals.pushes
         );
         if self.totals.refused > 0 {
-            line.push_str(&format!(" {} refused", self.totals.refused));
+            let _ = write!(line, " {} refused", self.totals.refused);
         }
         line
     }

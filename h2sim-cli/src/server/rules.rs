@@ -343,15 +343,18 @@ pub struct Item {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Found {
     pub rule: usize,
-    /// A HEAD that a GET rule matched: it is answered as that GET
-    /// ([`Request::as_get`]).
-    pub as_get: bool,
     /// The path template's captures, as byte ranges of the path.
     pub captures: Vec<Range<usize>>,
     pub item: Item,
 }
 
 impl Rule {
+    /// Whether this rule, having matched a HEAD, answers it as a GET: it
+    /// is a GET or `*` rule (see [`find`]), not one naming HEAD.
+    pub fn answers_as_get(&self, request: &Request<'_>) -> bool {
+        request.is_head() && self.method != "HEAD"
+    }
+
     pub fn new(method: &str) -> Rule {
         Rule {
             method: method.to_owned(),
@@ -458,14 +461,9 @@ fn item(path: &PathMatch, request: &str, captures: &mut Vec<Range<usize>>) -> Op
 /// request matched again as a GET (GET and `*` rules, in order, with the
 /// same conditions), and answered as that GET.
 pub fn find(rules: &[Rule], paths: &[PathMatch], request: &Request<'_>) -> Option<Found> {
-    if request.method == b"HEAD" {
-        return first(rules, paths, request, |rule| rule.method == "HEAD").or_else(|| {
-            let get = request.as_get();
-            first(rules, paths, &get, |_| true).map(|found| Found {
-                as_get: true,
-                ..found
-            })
-        });
+    if request.is_head() {
+        return first(rules, paths, request, |rule| rule.method == "HEAD")
+            .or_else(|| first(rules, paths, &request.as_get(), |_| true));
     }
     first(rules, paths, request, |_| true)
 }
@@ -486,7 +484,6 @@ fn first(
         if let Some(item) = rule.matches(path, request, &mut captures) {
             return Some(Found {
                 rule: i,
-                as_get: false,
                 captures,
                 item,
             });
@@ -555,14 +552,30 @@ mod tests {
             rule("*", "/c/"),
         ];
         let head = |path| find_in(&rules, "HEAD", "h", path);
+        let as_get = |rules: &[Rule], found: &Found| {
+            let head = h2sim_proto::RequestHead::new("HEAD", "http", "h", "/");
+            rules[found.rule].answers_as_get(&Request::new(&head, b""))
+        };
         let found = head("/a/x").unwrap();
-        assert_eq!((found.rule, found.as_get), (3, false), "the HEAD rule");
+        assert_eq!(
+            (found.rule, as_get(&rules, &found)),
+            (3, false),
+            "the HEAD rule"
+        );
         let found = head("/b/x").unwrap();
-        assert_eq!((found.rule, found.as_get), (2, true), "condition unmet");
+        assert_eq!(
+            (found.rule, as_get(&rules, &found)),
+            (2, true),
+            "condition unmet"
+        );
         assert_eq!(index(find_in(&rules, "GET", "h", "/a/x")), Some(2));
         let rules = vec![rule("*", "/c/"), rule("PUT", "/")];
         let found = find_in(&rules, "HEAD", "h", "/c/x").unwrap();
-        assert_eq!((found.rule, found.as_get), (0, true), "* as for GET");
+        assert_eq!(
+            (found.rule, as_get(&rules, &found)),
+            (0, true),
+            "* as for GET"
+        );
         assert!(find_in(&rules, "HEAD", "h", "/d").is_none());
     }
 
