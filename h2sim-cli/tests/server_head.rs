@@ -9,10 +9,6 @@
 
 mod server_support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use server_support::{Server, run};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -57,26 +53,15 @@ fn curl_head_gets_the_gets_head_without_content() {
     }
 }
 
-/// Writes `requests` on one connection and reads until the server closes.
-fn exchange(url: &str, requests: &[u8]) -> String {
-    let addr = url.strip_prefix("http://").unwrap();
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    tcp.write_all(requests).unwrap();
-    let mut answer = Vec::new();
-    let _ = tcp.read_to_end(&mut answer);
-    String::from_utf8(answer).unwrap()
-}
-
 #[test]
 fn a_pipelined_get_after_a_head_is_framed_right() {
     for runtime in RUNTIMES {
         let server = start(runtime);
-        let wire = exchange(
-            server.url("http"),
+        let wire = String::from_utf8(server.exchange(
             b"HEAD /a HTTP/1.1\r\nhost: x\r\n\r\n\
               GET /a HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
-        );
+        ))
+        .unwrap();
         let (head, rest) = wire.split_once("\r\n\r\n").unwrap();
         let head = head.to_ascii_lowercase();
         assert!(head.starts_with("http/1.1 200 "), "{runtime}: {wire}");

@@ -10,10 +10,6 @@
 
 mod server_support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use server_support::{BIN, Server, run};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -37,18 +33,6 @@ fn assert_h2_prior_knowledge_served(runtime: &str, server: &Server) {
 /// An HTTP/1.1 request that asks the server to close after answering.
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 
-/// Writes [`REQUEST`] to the server at `url` and reads what comes back
-/// until the server closes (the read timeout only bounds a hang).
-fn http1_exchange(url: &str) -> Vec<u8> {
-    let addr = url.strip_prefix("http://").unwrap();
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    tcp.write_all(REQUEST).unwrap();
-    let mut answer = Vec::new();
-    let _ = tcp.read_to_end(&mut answer);
-    answer
-}
-
 /// (type, stream id, payload) of every whole frame in `bytes`.
 fn frames(mut bytes: &[u8]) -> Vec<(u8, u32, Vec<u8>)> {
     let mut out = Vec::new();
@@ -68,7 +52,7 @@ fn frames(mut bytes: &[u8]) -> Vec<(u8, u32, Vec<u8>)> {
 fn http2_only_answers_http1_with_goaway_protocol_error() {
     for runtime in RUNTIMES {
         let server = start(runtime, &["-2"]);
-        let answer = http1_exchange(server.url("http"));
+        let answer = server.exchange(REQUEST);
         let frames = frames(&answer);
         assert_eq!(
             frames.first().map(|f| f.0),
@@ -93,7 +77,7 @@ fn http2_only_answers_http1_with_goaway_protocol_error() {
 fn detection_stays_the_default() {
     for runtime in RUNTIMES {
         let server = start(runtime, &[]);
-        let answer = String::from_utf8(http1_exchange(server.url("http"))).unwrap();
+        let answer = String::from_utf8(server.exchange(REQUEST)).unwrap();
         assert!(answer.starts_with("HTTP/1.1 200"), "{runtime}: {answer}");
         assert_h2_prior_knowledge_served(runtime, &server);
         server.stop();

@@ -9,10 +9,6 @@
 
 mod server_support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use server_support::{Server, h2_client};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -132,12 +128,7 @@ fn a_flood_of_malformed_requests_prints_ten_lines_and_a_notice() {
 fn a_bad_http1_request_is_counted_and_named() {
     for runtime in RUNTIMES {
         let server = start(runtime);
-        let mut tcp = TcpStream::connect(server.authority()).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        tcp.write_all(b"GET /c HTTP/1.1\r\nHost: x\r\n\r\nGET /d HTTP/1.1\r\n\r\n")
-            .unwrap();
-        let mut answer = Vec::new();
-        let _ = tcp.read_to_end(&mut answer);
+        let answer = server.exchange(b"GET /c HTTP/1.1\r\nHost: x\r\n\r\nGET /d HTTP/1.1\r\n\r\n");
         let answer = String::from_utf8_lossy(&answer);
         assert!(answer.starts_with("HTTP/1.1 200 "), "{runtime}: {answer}");
         assert!(answer.contains("HTTP/1.1 400 "), "{runtime}: {answer}");
@@ -170,14 +161,8 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
     ];
     for runtime in RUNTIMES {
         let server = start(runtime);
-        let addr = server.authority().to_owned();
         for (body, status, _) in cases {
-            let mut tcp = TcpStream::connect(&addr).unwrap();
-            tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-            tcp.write_all(format!("{CHUNKED}{body}").as_bytes())
-                .unwrap();
-            let mut answer = Vec::new();
-            let _ = tcp.read_to_end(&mut answer);
+            let answer = server.exchange(format!("{CHUNKED}{body}").as_bytes());
             let answer = String::from_utf8_lossy(&answer);
             assert!(
                 answer.starts_with(&format!("HTTP/1.1 {status} ")),

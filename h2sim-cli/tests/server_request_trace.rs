@@ -7,10 +7,6 @@
 
 mod server_support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::time::Duration;
-
 use server_support::{Server, h2_client};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -27,15 +23,10 @@ fn start(runtime: &str) -> Server {
 fn http1_request_trailers_are_dumped() {
     for runtime in RUNTIMES {
         let server = start(runtime);
-        let mut tcp = TcpStream::connect(server.authority()).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        tcp.write_all(
+        let answer = server.exchange(
             b"POST /up HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n\
               5\r\nhello\r\n0\r\nx-checksum: abc\r\n\r\n",
-        )
-        .unwrap();
-        let mut answer = Vec::new();
-        let _ = tcp.read_to_end(&mut answer);
+        );
         let answer = String::from_utf8_lossy(&answer);
         assert!(answer.starts_with("HTTP/1.1 200 "), "{runtime}: {answer}");
         let (code, out) = server.stop();

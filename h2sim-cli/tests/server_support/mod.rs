@@ -118,6 +118,19 @@ impl Server {
         self.url("http").trim_start_matches("http://")
     }
 
+    /// Writes `bytes` on a new connection to the plain listener and reads
+    /// what comes back until the server closes (a 20 s read timeout only
+    /// bounds a hang): a raw HTTP/1.1 exchange, or a hand-made HTTP/2 one.
+    pub fn exchange(&self, bytes: &[u8]) -> Vec<u8> {
+        let mut tcp = std::net::TcpStream::connect(self.authority()).unwrap();
+        tcp.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+            .unwrap();
+        std::io::Write::write_all(&mut tcp, bytes).unwrap();
+        let mut answer = Vec::new();
+        let _ = tcp.read_to_end(&mut answer);
+        answer
+    }
+
     /// `h2sim server --runtime RUNTIME -q FLAGS… -S http://127.0.0.1:0`
     /// answering `hi` to every GET, started in the temporary directory.
     pub fn answering_hi(runtime: &str, flags: &[&str]) -> Server {
