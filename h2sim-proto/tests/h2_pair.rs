@@ -604,6 +604,22 @@ fn head_request(seed: u64) -> (Pair, StreamId) {
     (pair, id)
 }
 
+/// The server answers the HEAD on `stream` as it would the GET: a head
+/// whose content-length says 10, and, unasked, 5 octets of content that
+/// do not end the stream.
+fn answer_with_content(pair: &mut Pair, stream: StreamId) {
+    pair.server
+        .send_response(
+            stream,
+            ResponseHead::new(200).field("content-length", "10"),
+            false,
+        )
+        .unwrap();
+    pair.server
+        .send_data(stream, Bytes::from_static(b"never"), false)
+        .unwrap();
+}
+
 /// RFC 9110 §9.3.2: the server MUST NOT send content in a response to
 /// HEAD; its content-length may say what a GET would have had. Body
 /// bytes the application gives anyway leave no payload: a chunk that
@@ -611,16 +627,7 @@ fn head_request(seed: u64) -> (Pair, StreamId) {
 #[test]
 fn a_response_to_head_sends_no_content() {
     let (mut pair, id) = head_request(12);
-    pair.server
-        .send_response(
-            id,
-            ResponseHead::new(200).field("content-length", "10"),
-            false,
-        )
-        .unwrap();
-    pair.server
-        .send_data(id, Bytes::from_static(b"never"), false)
-        .unwrap();
+    answer_with_content(&mut pair, id);
     pair.server
         .send_data(id, Bytes::from_static(b"never"), true)
         .unwrap();
@@ -665,16 +672,7 @@ fn a_response_to_head_sends_no_trailers() {
     let pushed = RequestHead::new("HEAD", "http", "example.com", "/b");
     let promised = pair.server.push_promise(id, pushed).unwrap();
     for stream in [id, promised] {
-        pair.server
-            .send_response(
-                stream,
-                ResponseHead::new(200).field("content-length", "5"),
-                false,
-            )
-            .unwrap();
-        pair.server
-            .send_data(stream, Bytes::from_static(b"never"), false)
-            .unwrap();
+        answer_with_content(&mut pair, stream);
         pair.server
             .send_trailers(stream, vec![HeaderField::new("x-checksum", "5")])
             .unwrap();
