@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use h2sim_proto::frame::Frame;
 use h2sim_proto::pair::Dir;
 use h2sim_proto::{Config, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId};
 use support::Pair;
@@ -507,7 +508,7 @@ fn frame_trace_reports_both_directions() {
         .send_data(id, Bytes::from_static(b"ok"), true)
         .unwrap();
     pair.drive();
-    let frames: Vec<(bool, h2sim_proto::frame::Frame)> = pair
+    let frames: Vec<(bool, Frame)> = pair
         .client_events()
         .into_iter()
         .filter_map(|e| match e {
@@ -515,7 +516,6 @@ fn frame_trace_reports_both_directions() {
             _ => None,
         })
         .collect();
-    use h2sim_proto::frame::Frame;
     assert!(
         frames
             .iter()
@@ -604,6 +604,20 @@ fn head_request(seed: u64) -> (Pair, StreamId) {
     (pair, id)
 }
 
+/// The frames the server sent, from its frame trace (`trace_frames`).
+fn frames_sent(pair: &mut Pair) -> Vec<Frame> {
+    pair.server_events()
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Frame {
+                outgoing: true,
+                frame,
+            } => Some(frame),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The server answers the HEAD on `stream` as it would the GET: a head
 /// whose content-length says 10, and, unasked, 5 octets of content that
 /// do not end the stream.
@@ -632,15 +646,10 @@ fn a_response_to_head_sends_no_content() {
         .send_data(id, Bytes::from_static(b"never"), true)
         .unwrap();
     pair.drive();
-    use h2sim_proto::frame::Frame;
-    let data: Vec<(usize, bool)> = pair
-        .server_events()
+    let data: Vec<(usize, bool)> = frames_sent(&mut pair)
         .into_iter()
-        .filter_map(|e| match e {
-            Event::Frame {
-                outgoing: true,
-                frame: Frame::Data(d),
-            } => Some((d.payload.len(), d.end_stream)),
+        .filter_map(|frame| match frame {
+            Frame::Data(d) => Some((d.payload.len(), d.end_stream)),
             _ => None,
         })
         .collect();
@@ -678,19 +687,11 @@ fn a_response_to_head_sends_no_trailers() {
             .unwrap();
     }
     pair.drive();
-    use h2sim_proto::frame::Frame;
-    let mut frames: Vec<(StreamId, &str, usize, bool)> = pair
-        .server_events()
+    let mut frames: Vec<(StreamId, &str, usize, bool)> = frames_sent(&mut pair)
         .into_iter()
-        .filter_map(|e| match e {
-            Event::Frame {
-                outgoing: true,
-                frame: Frame::Data(d),
-            } => Some((d.stream_id, "DATA", d.payload.len(), d.end_stream)),
-            Event::Frame {
-                outgoing: true,
-                frame: Frame::Headers(h),
-            } => Some((h.stream_id, "HEADERS", 0, h.end_stream)),
+        .filter_map(|frame| match frame {
+            Frame::Data(d) => Some((d.stream_id, "DATA", d.payload.len(), d.end_stream)),
+            Frame::Headers(h) => Some((h.stream_id, "HEADERS", 0, h.end_stream)),
             _ => None,
         })
         .collect();
