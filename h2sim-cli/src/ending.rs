@@ -13,25 +13,19 @@ use std::fmt;
 use h2sim_proto::{CloseCause, ConnectionError, Protocol, Reason, Violation};
 
 /// What ended a connection, as its `DISCONNECTED` line says it, after
-/// `DISCONNECTED ` and before the colon.
+/// `DISCONNECTED ` and before the colon: the words both sides say alike,
+/// and those of one side (`S`, [`ServerSide`] or [`ClientSide`]), so that
+/// neither side can say the other's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
-    /// Server: the client closed the transport.
-    PeerClose,
-    /// Server: the client sent an HTTP/2 GOAWAY, with its code.
-    GoAwayReceived(Reason),
+pub enum Ending<S> {
+    /// Words only this side says.
+    Side(S),
     /// HTTP/1.1: the peer asked to close after its message: `connection:
     /// close`, or an HTTP/1.0 message without keep-alive (RFC 9112 §9.6,
     /// §9.3). The core reports it as a GOAWAY without error, but HTTP/1.1
     /// has no GOAWAY, and a line saying one would send a user looking for
     /// frames that were never sent.
     CloseReceived,
-    /// HTTP/1.1 client: its last request said `connection: close`
-    /// (`--requests-per-connection`, the end of the run), which the core
-    /// reports as our GOAWAY.
-    CloseSent,
-    /// Server: it was told to stop (Ctrl-C, SIGTERM) and went away.
-    Shutdown,
     /// HTTP/1.1: a message broke `violation`, and the connection closed.
     /// A server's core answered the request with `status` (none when the
     /// response had started and was cut instead); a client sends nothing.
@@ -41,49 +35,74 @@ pub enum Ending {
         status: Option<u16>,
         violation: Violation,
     },
-    /// Server: a protocol or transport error, a drain cut short, described.
-    Error(String),
     /// The core's words for the cause: the client's, and the server's for
     /// a timeout (`--idle-timeout` among them), an abort or a transport
     /// failure.
     Cause(CloseCause),
-    /// Client: the run ended with the connection still open.
+}
+
+/// What only the server's line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerSide {
+    /// The client closed the transport.
+    PeerClose,
+    /// The client sent an HTTP/2 GOAWAY, with its code.
+    GoAwayReceived(Reason),
+    /// It was told to stop (Ctrl-C, SIGTERM) and went away.
+    Shutdown,
+    /// An HTTP/2 connection error: ours (its GOAWAY's code and the rule
+    /// broken) or the client's GOAWAY with an error code.
+    Error(ConnectionError),
+}
+
+/// What only the client's line says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientSide {
+    /// HTTP/1.1: its last request said `connection: close`
+    /// (`--requests-per-connection`, the end of the run), which the core
+    /// reports as our GOAWAY.
+    CloseSent,
+    /// The run ended with the connection still open.
     RunOver,
 }
 
-impl Ending {
+impl Ending<ServerSide> {
     /// The server's words for `cause` on a connection of `protocol` (None
     /// while undecided). `answered`: the status the core answered the
     /// client's last broken request with; over HTTP/1.1, whose connection
     /// closes after one, that is the one its error names.
-    pub fn server(cause: &CloseCause, protocol: Option<Protocol>, answered: Option<u16>) -> Ending {
+    pub fn server(cause: &CloseCause, protocol: Option<Protocol>, answered: Option<u16>) -> Self {
         let http1 = protocol == Some(Protocol::Http1);
         match cause {
-            CloseCause::PeerClosed => Ending::PeerClose,
+            CloseCause::PeerClosed => Ending::Side(ServerSide::PeerClose),
             CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
-            CloseCause::GoAwayReceived { reason } => Ending::GoAwayReceived(*reason),
+            CloseCause::GoAwayReceived { reason } => {
+                Ending::Side(ServerSide::GoAwayReceived(*reason))
+            }
             // This server sends GOAWAY only when it is stopping.
-            CloseCause::LocalGoAway => Ending::Shutdown,
+            CloseCause::LocalGoAway => Ending::Side(ServerSide::Shutdown),
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
                 Ending::Answered {
                     status: answered,
                     violation: violation.clone(),
                 }
             }
-            CloseCause::Error(e) => Ending::Error(e.to_string()),
+            CloseCause::Error(e) => Ending::Side(ServerSide::Error(e.clone())),
             // Timeouts, an abort, a transport failure: the core's words
             // already say what happened ("by idle timeout", "by request
             // head timeout").
             other => Ending::Cause(other.clone()),
         }
     }
+}
 
+impl Ending<ClientSide> {
     /// The client's words for `cause` on a connection of `protocol`.
-    pub fn client(cause: &CloseCause, protocol: Option<Protocol>) -> Ending {
+    pub fn client(cause: &CloseCause, protocol: Option<Protocol>) -> Self {
         let http1 = protocol == Some(Protocol::Http1);
         match cause {
             CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
-            CloseCause::LocalGoAway if http1 => Ending::CloseSent,
+            CloseCause::LocalGoAway if http1 => Ending::Side(ClientSide::CloseSent),
             // A response that broke a rule: HTTP/1.1 has no code to send.
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
                 Ending::Answered {
@@ -96,17 +115,11 @@ impl Ending {
     }
 }
 
-impl fmt::Display for Ending {
+impl<S: fmt::Display> fmt::Display for Ending<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Ending::PeerClose => f.write_str("by peer close"),
-            Ending::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
-                f.write_str("by GOAWAY received")
-            }
-            Ending::GoAwayReceived(reason) => write!(f, "by GOAWAY received ({reason})"),
+            Ending::Side(side) => side.fmt(f),
             Ending::CloseReceived => f.write_str("by connection: close received"),
-            Ending::CloseSent => f.write_str("by connection: close sent"),
-            Ending::Shutdown => f.write_str("by server shutdown"),
             Ending::Answered {
                 status: Some(status),
                 violation,
@@ -115,10 +128,31 @@ impl fmt::Display for Ending {
                 status: None,
                 violation,
             } => write!(f, "by error ({violation})"),
-            Ending::Error(e) => write!(f, "by error ({e})"),
             Ending::Cause(cause) => write!(f, "{cause}"),
-            Ending::RunOver => f.write_str("at the end of the run"),
         }
+    }
+}
+
+impl fmt::Display for ServerSide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ServerSide::PeerClose => f.write_str("by peer close"),
+            ServerSide::GoAwayReceived(reason) if *reason == Reason::NO_ERROR => {
+                f.write_str("by GOAWAY received")
+            }
+            ServerSide::GoAwayReceived(reason) => write!(f, "by GOAWAY received ({reason})"),
+            ServerSide::Shutdown => f.write_str("by server shutdown"),
+            ServerSide::Error(e) => write!(f, "by error ({e})"),
+        }
+    }
+}
+
+impl fmt::Display for ClientSide {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ClientSide::CloseSent => "by connection: close sent",
+            ClientSide::RunOver => "at the end of the run",
+        })
     }
 }
 
@@ -128,6 +162,10 @@ mod tests {
 
     const H1: Option<Protocol> = Some(Protocol::Http1);
     const H2: Option<Protocol> = Some(Protocol::Http2);
+
+    fn words(ending: impl fmt::Display) -> String {
+        ending.to_string()
+    }
 
     fn goaway() -> CloseCause {
         CloseCause::GoAwayReceived {
@@ -139,7 +177,6 @@ mod tests {
     /// names its `connection: close` on both alike.
     #[test]
     fn a_close_is_told_in_the_words_of_the_protocol() {
-        let words = |e: Ending| e.to_string();
         assert_eq!(
             words(Ending::server(&goaway(), H2, None)),
             "by GOAWAY received"
@@ -149,12 +186,14 @@ mod tests {
             words(Ending::client(&CloseCause::LocalGoAway, H2)),
             "by local GOAWAY"
         );
-        for ending in [
-            Ending::server(&goaway(), H1, None),
-            Ending::client(&goaway(), H1),
-        ] {
-            assert_eq!(words(ending), "by connection: close received");
-        }
+        assert_eq!(
+            words(Ending::server(&goaway(), H1, None)),
+            "by connection: close received"
+        );
+        assert_eq!(
+            words(Ending::client(&goaway(), H1)),
+            "by connection: close received"
+        );
         assert_eq!(
             words(Ending::client(&CloseCause::LocalGoAway, H1)),
             "by connection: close sent"

@@ -22,7 +22,7 @@ use super::scenario::{Reuse, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
-use crate::ending::Ending;
+use crate::ending::{ClientSide, Ending};
 use crate::report::{Figure, LatencySink, Report, Samples, StepStats};
 use crate::trace::{self, Trace};
 
@@ -367,7 +367,7 @@ impl ClientApp {
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
-            self.close_link(now, None, &Ending::RunOver);
+            self.close_link(now, None, &Ending::Side(ClientSide::RunOver));
         }
         self.samples.flush(&self.plan.latencies);
         *self.report
@@ -742,7 +742,7 @@ impl ClientApp {
     /// The connection is over: what was in flight is lost with it (or owed
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
-    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &Ending) {
+    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &Ending<ClientSide>) {
         let flights = self.slots.drain();
         self.pushed.clear();
         for flight in flights {

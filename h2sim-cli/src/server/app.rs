@@ -28,7 +28,7 @@ use super::resource;
 use super::rules::{self, Answer, Found, Kind, Rule};
 use super::store::{Limits, Store};
 use super::template::{Text, Vars};
-use crate::ending::Ending;
+use crate::ending::{Ending, ServerSide};
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -616,7 +616,7 @@ impl ServerApp {
     /// requests refused, which h2simple did not count, follow the line it
     /// printed (as its ` !!!` did), and only when there were any, so that
     /// what reads h2simple's line reads it still.
-    fn summary(&self, cause: &Ending, closed: Option<Instant>) -> String {
+    fn summary(&self, cause: &Ending<ServerSide>, closed: Option<Instant>) -> String {
         let life = match (self.accepted, closed) {
             (Some(a), Some(b)) => b.saturating_duration_since(a),
             _ => Duration::ZERO,
@@ -643,7 +643,7 @@ impl ServerApp {
         line
     }
 
-    fn finish(&mut self, cause: Ending, now: Option<Instant>) {
+    fn finish(&mut self, cause: Ending<ServerSide>, now: Option<Instant>) {
         if self.closed {
             return;
         }
@@ -782,7 +782,7 @@ impl Drop for ServerApp {
     /// A connection that ends without a Closed event (the transport was
     /// dropped, as at shutdown) still counts.
     fn drop(&mut self) {
-        self.finish(Ending::Shutdown, None);
+        self.finish(Ending::Side(ServerSide::Shutdown), None);
     }
 }
 
