@@ -10,12 +10,12 @@
 
 mod server_support;
 
+use bytes::BytesMut;
+use h2sim_proto::Reason;
+use h2sim_proto::frame::{DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, GoAway, StreamId};
 use server_support::{BIN, Server, run};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
-const GOAWAY: u8 = 0x7;
-const SETTINGS: u8 = 0x4;
-const PROTOCOL_ERROR: u32 = 0x1;
 
 fn start(runtime: &str, flags: &[&str]) -> Server {
     let mut all = vec!["--threads", "1"];
@@ -33,19 +33,11 @@ fn assert_h2_prior_knowledge_served(runtime: &str, server: &Server) {
 /// An HTTP/1.1 request that asks the server to close after answering.
 const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
 
-/// (type, stream id, payload) of every whole frame in `bytes`.
-fn frames(mut bytes: &[u8]) -> Vec<(u8, u32, Vec<u8>)> {
-    let mut out = Vec::new();
-    while bytes.len() >= 9 {
-        let len = u32::from_be_bytes([0, bytes[0], bytes[1], bytes[2]]) as usize;
-        if bytes.len() < 9 + len {
-            break;
-        }
-        let stream = u32::from_be_bytes(bytes[5..9].try_into().unwrap()) & 0x7fff_ffff;
-        out.push((bytes[3], stream, bytes[9..9 + len].to_vec()));
-        bytes = &bytes[9 + len..];
-    }
-    out
+/// Every whole frame in `bytes`, decoded by the core's decoder.
+fn frames(bytes: &[u8]) -> Vec<Frame> {
+    let mut decoder = FrameDecoder::new(DEFAULT_MAX_FRAME_SIZE);
+    let mut buf = BytesMut::from(bytes);
+    std::iter::from_fn(|| decoder.decode(&mut buf).unwrap()).collect()
 }
 
 #[test]
@@ -54,19 +46,30 @@ fn http2_only_answers_http1_with_goaway_protocol_error() {
         let server = start(runtime, &["-2"]);
         let answer = server.exchange(REQUEST);
         let frames = frames(&answer);
-        assert_eq!(
-            frames.first().map(|f| f.0),
-            Some(SETTINGS),
+        assert!(
+            matches!(frames.first(), Some(Frame::Settings(_))),
             "{runtime}: {:?}",
             String::from_utf8_lossy(&answer)
         );
+        // The decoder takes GOAWAY on stream 0 only (RFC 9113 §6.8); no
+        // stream was opened, so the last one is 0.
         let goaway = frames
             .iter()
-            .find(|f| f.0 == GOAWAY)
+            .find_map(|f| match f {
+                Frame::GoAway(goaway) => Some(goaway),
+                _ => None,
+            })
             .unwrap_or_else(|| panic!("{runtime}: no GOAWAY in {frames:?}"));
-        assert_eq!(goaway.1, 0, "GOAWAY is on stream 0 (RFC 9113 §6.8)");
-        let code = u32::from_be_bytes(goaway.2[4..8].try_into().unwrap());
-        assert_eq!(code, PROTOCOL_ERROR, "{runtime}: {goaway:?}");
+        let GoAway {
+            last_stream_id,
+            reason,
+            ..
+        } = goaway;
+        assert_eq!(
+            (*last_stream_id, *reason),
+            (StreamId::new(0), Reason::PROTOCOL_ERROR),
+            "{runtime}: {goaway:?}"
+        );
         // HTTP/2 prior knowledge is served as before.
         assert_h2_prior_knowledge_served(runtime, &server);
         server.stop();
