@@ -10,11 +10,10 @@
 
 mod server_support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use server_support::{Server, certs, client, run, scratch_dir, text};
+use server_support::{PeerServer, Server, certs, client, count, run, scratch_dir, served, text};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -101,67 +100,18 @@ fn go_client_against_the_server() {
     }
 }
 
-/// The Go peer's server, killed on drop.
-struct GoServer {
-    child: Child,
-    url: String,
-}
-
-impl GoServer {
-    fn start(peer: &Path) -> GoServer {
-        let certs = certs();
-        let mut child = Command::new(peer)
-            .args([
-                "server",
-                path(&certs.join("server-ec.crt")),
-                path(&certs.join("server-ec.key")),
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("the Go server said {line:?}"));
-        GoServer {
-            child,
-            // The certificate names 127.0.0.1.
-            url: format!("https://127.0.0.1:{port}"),
-        }
-    }
-
-    /// Requests it served over HTTP/2 so far.
-    fn served(&self) -> u64 {
-        let (code, out) = run("curl", &["-sk", &format!("{}/stats", self.url)]);
-        assert_eq!(code, Some(0), "{out}");
-        out.trim()
-            .strip_prefix("served ")
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("stats: {out:?}"))
-    }
-}
-
-impl Drop for GoServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The number before `label` in a report line (`2000 succeeded`).
-fn count(report: &str, label: &str) -> u64 {
-    report
-        .split(", ")
-        .flat_map(|part| part.split(": "))
-        .find_map(|part| part.strip_suffix(&format!(" {label}")))
-        .and_then(|n| n.rsplit(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no {label} count in {report}"))
+/// The Go peer's server, and its URL (the certificate names 127.0.0.1).
+fn go_server(peer: &Path) -> (PeerServer, String) {
+    let certs = certs();
+    let mut command = Command::new(peer);
+    command.args([
+        "server",
+        path(&certs.join("server-ec.crt")),
+        path(&certs.join("server-ec.key")),
+    ]);
+    let server = PeerServer::start(command, "the Go peer");
+    let url = format!("https://127.0.0.1:{}", server.port);
+    (server, url)
 }
 
 /// h2sim's client against Go's server: GETs of 1 KiB at 100 streams,
@@ -171,7 +121,7 @@ fn count(report: &str, label: &str) -> u64 {
 fn the_client_against_a_go_server() {
     let dir = scratch_dir("interop-go-server");
     let peer = build_peer(dir.path());
-    let server = GoServer::start(&peer);
+    let (_server, base) = go_server(&peer);
     let ca = certs().join("ca.crt");
     let verify = format!("verify,trust_file={}", path(&ca));
     let mut expected = 0;
@@ -186,7 +136,7 @@ fn the_client_against_a_go_server() {
             (&["-P", "10", "/big"][..], 100, 30_720_000),
         ] {
             let (path_arg, rest) = args.split_last().unwrap();
-            let url = format!("{}{path_arg}", server.url);
+            let url = format!("{base}{path_arg}");
             let n_arg = n.to_string();
             let mut all = vec!["-q", "--runtime", runtime, "-V", &verify, "-C", &n_arg];
             all.extend_from_slice(rest);
@@ -207,5 +157,5 @@ fn the_client_against_a_go_server() {
             expected += n;
         }
     }
-    assert_eq!(server.served(), expected);
+    assert_eq!(served(&format!("{base}/stats")), expected);
 }

@@ -311,3 +311,62 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// A peer program serving on a port it chose and announced as its first
+/// line, `listening PORT` (the Go and Java peers); killed on drop.
+pub struct PeerServer {
+    child: Child,
+    /// The port it announced.
+    pub port: u16,
+}
+
+impl PeerServer {
+    /// Runs `command` and waits for its `listening PORT` line; `what` names
+    /// the peer and the Debian package that has it, for a missing program.
+    pub fn start(mut command: Command, what: &str) -> PeerServer {
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what} is needed for this test: {e}"));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("listening ")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("{what} said {line:?}"));
+        PeerServer { child, port }
+    }
+}
+
+impl Drop for PeerServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The number before `label` in a report line (`2000 succeeded`).
+pub fn count(report: &str, label: &str) -> u64 {
+    report
+        .split(", ")
+        .flat_map(|part| part.split(": "))
+        .find_map(|part| part.strip_suffix(&format!(" {label}")))
+        .and_then(|n| n.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no {label} count in {report}"))
+}
+
+/// The requests a peer server says it served, from its `served N` page
+/// at `url` (the Go and Java peers).
+pub fn served(url: &str) -> u64 {
+    let (code, out) = run("curl", &["-sk", url]);
+    assert_eq!(code, Some(0), "{url}: {out}");
+    out.trim()
+        .strip_prefix("served ")
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{url}: {out:?}"))
+}

@@ -1,0 +1,157 @@
+//! Interop with Java's HTTP stack (Debian's openjdk-17-jdk-headless): the
+//! JDK's `java.net.http.HttpClient`, an HTTP/2 client that shares no code
+//! with h2sim's, nghttp2's or Go's, and the one Java network functions and
+//! their test tools use; and the JDK's HTTP/1.1 server. `tests/java/
+//! Peer.java` runs from source (`java Peer.java`), on both runtimes:
+//! - Java's client against h2sim's server over TLS (ALPN h2, h2sim's
+//!   certificate checked against the test CA) and over cleartext, where it
+//!   upgrades its first request's connection to HTTP/2 (RFC 7540 §3.2);
+//! - h2sim's HTTP/1.1 client, pipelining, against the JDK's server.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use server_support::{PeerServer, Server, certs, client, count, run, scratch_dir, served, text};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+
+/// Requests the Java client sends at once after its first: under h2sim's
+/// default SETTINGS_MAX_CONCURRENT_STREAMS (256), since JDK 17's client
+/// fails a request past the server's limit ("too many concurrent
+/// streams") instead of holding it.
+const AT_ONCE: &str = "200";
+
+fn source() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Peer.java")
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Java's client against h2sim's server: over TLS, one request that opens
+/// the connection and then 200 at once on it, a third each GET 1 KiB,
+/// POST 100 KiB answered with 1 KiB and GET 300 KiB; over cleartext, one
+/// request that upgrades the connection and 200 GETs on it. Java checks
+/// each answer's protocol (HTTP/2), status and length; the server's report
+/// shows that each run kept to one connection.
+#[test]
+fn java_client_against_the_server() {
+    let dir = scratch_dir("interop-java-client");
+    let certs = certs();
+    let ca = certs.join("ca.crt");
+    let source = source();
+    for runtime in RUNTIMES {
+        let server = Server::on_runtime(
+            runtime,
+            dir.path(),
+            &[
+                "-q",
+                "-k",
+                path(&certs.join("server-ec.key")),
+                "-c",
+                path(&certs.join("server-ec.crt")),
+                "-S",
+                "https://127.0.0.1:0",
+                "-S",
+                "http://127.0.0.1:0",
+                "-m",
+                "GET",
+                "-p",
+                "/1k",
+                "-s",
+                "200",
+                "-e",
+                "1k",
+                "-m",
+                "POST",
+                "-p",
+                "/up",
+                "-s",
+                "201",
+                "-e",
+                "1k",
+                "-m",
+                "GET",
+                "-p",
+                "/big",
+                "-s",
+                "200",
+                "-e",
+                "300k",
+            ],
+            2,
+        );
+        let tls = server.url("https").to_owned();
+        let plain = server.url("http").to_owned();
+        for args in [
+            vec!["client", path(&ca), &tls, AT_ONCE],
+            vec!["upgrade", &plain, AT_ONCE],
+        ] {
+            let mut all = vec![path(&source)];
+            all.extend_from_slice(&args);
+            let (code, out) = run("java", &all);
+            assert_eq!(
+                (code, out.trim()),
+                (Some(0), "ok 200"),
+                "{runtime} {args:?}"
+            );
+        }
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {log}");
+        let report = log
+            .lines()
+            .find(|l| l.starts_with("h2sim server:"))
+            .unwrap_or_else(|| panic!("{runtime}: no report in {log}"));
+        assert_eq!(
+            (count(report, "connections"), count(report, "requests")),
+            (2, 402),
+            "{runtime}: {report}"
+        );
+    }
+}
+
+/// h2sim's HTTP/1.1 client against the JDK's server: GETs of 1 KiB and
+/// 100 KiB uploads echoed back, 10 requests pipelined on each connection
+/// (one request at a time would meet the JDK server's Nagle delay: it
+/// writes the head and the body apart, without TCP_NODELAY, so each
+/// answer waits for the client's delayed ACK, about 40 ms, as it does for
+/// curl, h2load and wrk).
+#[test]
+fn the_http1_client_against_a_java_server() {
+    let mut command = Command::new("java");
+    command.arg(source()).arg("server");
+    let server = PeerServer::start(command, "java (Debian's openjdk-17-jdk-headless)");
+    let base = format!("http://127.0.0.1:{}", server.port);
+    let mut expected = 0;
+    for runtime in RUNTIMES {
+        for (args, n, data) in [
+            (&["/1k"][..], 2_000, 2_048_000),
+            (&["-m", "POST", "-e", "100k", "/echo"][..], 200, 20_480_000),
+        ] {
+            let (path_arg, rest) = args.split_last().unwrap();
+            let url = format!("{base}{path_arg}");
+            let n_arg = n.to_string();
+            let mut all = vec!["-q", "--runtime", runtime, "-1", "-P", "10", "-C", &n_arg];
+            all.extend_from_slice(rest);
+            all.push(&url);
+            let out = client(&all);
+            let report = text(&out);
+            assert!(out.status.success(), "{runtime} {args:?}: {report}");
+            assert_eq!(
+                count(&report, "succeeded"),
+                n,
+                "{runtime} {args:?}: {report}"
+            );
+            assert!(
+                report.contains(&format!("({data}) data")),
+                "{runtime} {args:?}: {report}"
+            );
+            expected += n;
+        }
+    }
+    assert_eq!(served(&format!("{base}/stats")), expected);
+}
