@@ -24,6 +24,13 @@ const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 /// streams") instead of holding it.
 const AT_ONCE: &str = "200";
 
+/// Connections Java upgrades over cleartext, one after the other, each
+/// with a request answered with 300 KiB: before the server held the answer
+/// for the client's preface, JDK 17 lost part of it on about one upgrade
+/// in six (a frame read from the middle of a DATA payload), so 20 of them
+/// meet it nearly always (1 - (5/6)^20 = 97%).
+const COLD_UPGRADES: &str = "20";
+
 fn source() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/Peer.java")
 }
@@ -34,10 +41,11 @@ fn path(p: &Path) -> &str {
 
 /// Java's client against h2sim's server: over TLS, one request that opens
 /// the connection and then 200 at once on it, a third each GET 1 KiB,
-/// POST 100 KiB answered with 1 KiB and GET 300 KiB; over cleartext, one
-/// request that upgrades the connection and 200 GETs on it. Java checks
-/// each answer's protocol (HTTP/2), status and length; the server's report
-/// shows that each run kept to one connection.
+/// POST 100 KiB answered with 1 KiB and GET 300 KiB; over cleartext, 20
+/// connections upgraded by a GET of 300 KiB, then 200 GETs at once on the
+/// last. Java checks each answer's protocol (HTTP/2), status and length;
+/// the server's report counts the connections: one over TLS, one for
+/// each upgrade.
 #[test]
 fn java_client_against_the_server() {
     let dir = scratch_dir("interop-java-client");
@@ -89,7 +97,7 @@ fn java_client_against_the_server() {
         let plain = server.url("http").to_owned();
         for args in [
             vec!["client", path(&ca), &tls, AT_ONCE],
-            vec!["upgrade", &plain, AT_ONCE],
+            vec!["upgrade", &plain, COLD_UPGRADES, AT_ONCE],
         ] {
             let mut all = vec![path(&source)];
             all.extend_from_slice(&args);
@@ -108,7 +116,7 @@ fn java_client_against_the_server() {
             .unwrap_or_else(|| panic!("{runtime}: no report in {log}"));
         assert_eq!(
             (count(report, "connections"), count(report, "requests")),
-            (2, 402),
+            (1 + 20, 201 + 20 + 200),
             "{runtime}: {report}"
         );
     }

@@ -243,6 +243,81 @@ fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     assert!(kinds.iter().any(|f| matches!(f, Frame::Data(d) if d.stream_id == StreamId::new(1) && d.end_stream && d.payload == "upgraded")));
 }
 
+/// RFC 7540 §3.2: the answer to the upgrading request waits for the
+/// client's preface, which the client sends once it has read the 101, so
+/// that what comes after the preface reaches a client already reading
+/// HTTP/2 (JDK 17's HttpClient loses what follows the first 16 KiB it
+/// read with the 101).
+#[test]
+fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let mut input = BytesMut::from(
+        &b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\
+           HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"[..],
+    );
+    server.handle_input(now, &mut input);
+    let stream = std::iter::from_fn(|| server.poll_event())
+        .find_map(|e| match e {
+            Event::Request { stream, .. } => Some(stream),
+            _ => None,
+        })
+        .expect("the upgrading request");
+    server
+        .send_response(stream, ResponseHead::new(200), false)
+        .unwrap();
+    server
+        .send_data(stream, Bytes::from(vec![b'x'; 100_000]), true)
+        .unwrap();
+    let sent = |server: &mut Connection| -> BytesMut {
+        std::iter::from_fn(|| server.poll_transmit(now))
+            .flat_map(|b| b.to_vec())
+            .collect::<Vec<u8>>()
+            .as_slice()
+            .into()
+    };
+    let mut out = sent(&mut server);
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    assert!(out.starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
+    let mut frames = out.split_off(end);
+    let mut decoder = FrameDecoder::new(1 << 24);
+    let before: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut frames).unwrap()).collect();
+    assert!(
+        matches!(
+            before.first(),
+            Some(Frame::Settings(Settings { ack: false, .. }))
+        ),
+        "our SETTINGS go out at once: {before:?}"
+    );
+    assert!(
+        before.iter().all(|f| f.stream_id() == StreamId::ZERO),
+        "nothing on stream 1 before the preface: {before:?}"
+    );
+    let mut preface = BytesMut::from(&PREFACE[..]);
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    })
+    .encode(&mut preface);
+    server.handle_input(now, &mut preface);
+    let mut after = sent(&mut server);
+    let frames: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut after).unwrap()).collect();
+    assert!(
+        frames
+            .iter()
+            .any(|f| matches!(f, Frame::Headers(h) if h.stream_id == stream)),
+        "{frames:?}"
+    );
+    let body: usize = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Data(d) if d.stream_id == stream => Some(d.payload.len()),
+            _ => None,
+        })
+        .sum();
+    assert!(body > 0, "the answer follows the preface: {frames:?}");
+}
+
 #[test]
 fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
     let now = Instant::now();

@@ -6,9 +6,11 @@
 //                              requests at once on it, a third each GET /1k,
 //                              POST /up with 100 KiB, GET /big (300 KiB);
 //                              every answer checked, prints "ok N"
-//   upgrade BASE_URL N         the same client over cleartext: the first GET
-//                              upgrades the connection (h2c, RFC 7540 §3.2),
-//                              then N GETs of /1k at once on it
+//   upgrade BASE_URL COLD N    the same client over cleartext, COLD times
+//                              anew: its first request, GET /big, upgrades
+//                              its connection (h2c, RFC 7540 §3.2) and is
+//                              answered with 300 KiB at once; then N GETs of
+//                              /1k at once on the last one
 //   server                     com.sun.net.httpserver (HTTP/1.1) on a free
 //                              loopback port, printing "listening PORT":
 //                              /1k answers 1,024 bytes, /echo its request
@@ -38,7 +40,7 @@ public class Peer {
     public static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "client" -> client(args[1], args[2], Integer.parseInt(args[3]));
-            case "upgrade" -> upgrade(args[1], Integer.parseInt(args[2]));
+            case "upgrade" -> upgrade(args[1], Integer.parseInt(args[2]), Integer.parseInt(args[3]));
             case "server" -> server();
             default -> throw new IllegalArgumentException("mode " + args[0]);
         }
@@ -90,9 +92,17 @@ public class Peer {
         report(answers);
     }
 
-    static void upgrade(String base, int n) throws Exception {
-        var client = http2().build();
-        first(client, base);
+    static void upgrade(String base, int cold, int n) throws Exception {
+        HttpClient client = null;
+        for (int i = 0; i < cold; i++) {
+            client = http2().build();
+            var answer = client.send(get(base + "/big"), HttpResponse.BodyHandlers.ofByteArray());
+            var problem = check(answer, 200, 300 * 1024);
+            if (problem != null) {
+                System.out.println("upgrade " + i + ": " + problem);
+                System.exit(1);
+            }
+        }
         List<CompletableFuture<String>> answers = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             answers.add(client.sendAsync(get(base + "/1k"), HttpResponse.BodyHandlers.ofByteArray())

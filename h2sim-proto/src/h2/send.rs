@@ -473,7 +473,16 @@ impl Session {
             }
         }
         self.build_control();
-        if !self.closed {
+        // A server sends no stream frames before the client's preface. Only
+        // an h2c upgrade has a stream before it (stream 1, the upgrading
+        // request): its answer waits for the preface, which RFC 7540 §3.2
+        // has the client send as soon as it reads the 101. A client that
+        // reads the 101 and the HTTP/2 bytes behind it in one read may hand
+        // only part of them to its HTTP/2 side (JDK 17's HttpClient loses
+        // what follows its first 16 KiB, a response cut mid-frame); what
+        // comes after the preface it reads as HTTP/2 from the start. The
+        // cost is one round trip before stream 1's answer.
+        if !self.closed && self.preface_received {
             self.build_streams();
         }
         self.flush_wbuf();
