@@ -674,6 +674,58 @@ fn hostile_upgrade(ctx: &Ctx) -> String {
     out.join("; ")
 }
 
+/// h2c upgrades that never send the client preface, which RFC 7540 §3.2
+/// has the client send as soon as it reads the 101, a hundred of them,
+/// each asking for the 4 MiB answer. The answer waits for the preface, so
+/// none of it is written, and each connection ends with a GOAWAY: the idle
+/// timeout's (2 s here, NO_ERROR), else the SETTINGS timeout's (10 s,
+/// SETTINGS_TIMEOUT: our SETTINGS are never acknowledged).
+fn upgrade_without_preface(ctx: &Ctx) -> String {
+    let conns = 100;
+    let start = Instant::now();
+    let mut raws: Vec<Raw> = (0..conns)
+        .map(|_| {
+            let mut raw = Raw::connect(ctx.addr);
+            raw.send(
+                b"GET /big HTTP/1.1\r\nhost: x\r\nconnection: Upgrade, HTTP2-Settings\r\n\
+                  upgrade: h2c\r\nhttp2-settings: AAMAAABk\r\n\r\n",
+            )
+            .unwrap();
+            raw
+        })
+        .collect();
+    ctx.probe();
+    let ends: Vec<(Vec<u8>, bool)> = raws.iter_mut().map(Raw::read_bytes_to_close).collect();
+    let took = start.elapsed();
+    let mut outcomes: Vec<String> = ends
+        .iter()
+        .map(|(bytes, closed)| {
+            let text = String::from_utf8_lossy(bytes);
+            let end = bytes.windows(4).position(|w| w == b"\r\n\r\n");
+            let (Some(end), true) = (end, text.starts_with("HTTP/1.1 101 ") && *closed) else {
+                panic!("upgrade without preface: {text:?} closed={closed} after {took:?}");
+            };
+            let seen = hostile::peer::decode(&bytes[end + 4..]);
+            assert!(
+                matches!(
+                    seen.goaway(),
+                    Some(Reason::NO_ERROR | Reason::SETTINGS_TIMEOUT)
+                ) && seen.data_bytes == 0,
+                "upgrade without preface: {} bytes of DATA, then {}",
+                seen.data_bytes,
+                seen.outcome()
+            );
+            seen.outcome()
+        })
+        .collect();
+    outcomes.dedup();
+    format!(
+        "{conns} connections, no answer written, closed after {:.1} s: {}",
+        took.as_secs_f64(),
+        outcomes.join(" / ")
+    )
+}
+
 /// A TLS handshake that stops after the first bytes of a ClientHello: the
 /// handshake timeout (1 s here) drops it.
 fn tls_stall(ctx: &Ctx) -> String {
@@ -735,6 +787,7 @@ const SLOW: &[(&str, Attack)] = &[
     ("slowloris body", slowloris_body),
     ("TLS handshake stall", tls_stall),
     ("silent client", silent),
+    ("h2c upgrade without a preface", upgrade_without_preface),
 ];
 
 fn attack_all(runtime: &str) {
