@@ -41,6 +41,8 @@ need_debian nghttpd nghttp2-server
 need_debian openssl openssl
 need_debian nginx nginx-light
 need_debian go golang-go
+need_debian haproxy haproxy
+need_debian lighttpd lighttpd
 need_debian javac openjdk-17-jdk-headless  # java runs Peer.java from source: a JDK, not a JRE
 if [ ${#missing_packages[@]} -gt 0 ]; then
   step "installing ${missing_packages[*]}"

@@ -312,11 +312,12 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A peer program serving on a port it chose and announced as its first
-/// line, `listening PORT` (the Go and Java peers); killed on drop.
+/// A peer program serving: on a port it chose and announced (the Go and
+/// Java peers), or on ports its configuration names (haproxy, lighttpd);
+/// killed on drop.
 pub struct PeerServer {
     child: Child,
-    /// The port it announced.
+    /// The port it announced, or the first it was told to listen on.
     pub port: u16,
 }
 
@@ -339,6 +340,36 @@ impl PeerServer {
             .and_then(|port| port.parse().ok())
             .unwrap_or_else(|| panic!("{what} said {line:?}"));
         PeerServer { child, port }
+    }
+
+    /// Runs `command`, a server told to listen on `ports`, and waits until
+    /// each accepts a connection; panics with `what` if it exits first or
+    /// is not listening within 10 s.
+    pub fn listening(mut command: Command, ports: &[u16], what: &str) -> PeerServer {
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what} is needed for this test: {e}"));
+        let mut server = PeerServer {
+            child,
+            port: ports[0],
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        for &port in ports {
+            while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+                if let Ok(Some(status)) = server.child.try_wait() {
+                    panic!("{what} exited with {status} before listening on {port}");
+                }
+                assert!(
+                    std::time::Instant::now() < until,
+                    "{what} is not listening on {port}"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        server
     }
 }
 
