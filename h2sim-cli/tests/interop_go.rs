@@ -13,7 +13,7 @@ mod server_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use server_support::{PeerServer, Server, certs, client, count, run, scratch_dir, served, text};
+use server_support::{PeerServer, Server, certs, client_succeeds, run, scratch_dir, served, text};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -51,44 +51,7 @@ fn go_client_against_the_server() {
     let peer = build_peer(dir.path());
     let certs = certs();
     for runtime in RUNTIMES {
-        let server = Server::on_runtime(
-            runtime,
-            dir.path(),
-            &[
-                "-q",
-                "-k",
-                path(&certs.join("server-ec.key")),
-                "-c",
-                path(&certs.join("server-ec.crt")),
-                "-S",
-                "https://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/1k",
-                "-s",
-                "200",
-                "-e",
-                "1k",
-                "-m",
-                "POST",
-                "-p",
-                "/up",
-                "-s",
-                "201",
-                "-e",
-                "1k",
-                "-m",
-                "GET",
-                "-p",
-                "/big",
-                "-s",
-                "200",
-                "-e",
-                "300k",
-            ],
-            1,
-        );
+        let server = Server::interop(runtime, dir.path(), &["https://127.0.0.1:0"]);
         let url = server.url("https").to_owned();
         let (code, out) = run(
             path(&peer),
@@ -137,23 +100,11 @@ fn the_client_against_a_go_server() {
         ] {
             let (path_arg, rest) = args.split_last().unwrap();
             let url = format!("{base}{path_arg}");
-            let n_arg = n.to_string();
-            let mut all = vec!["-q", "--runtime", runtime, "-V", &verify, "-C", &n_arg];
+            let mut all = vec!["--runtime", runtime, "-V", &verify];
             all.extend_from_slice(rest);
             all.push(&url);
-            let out = client(&all);
-            let report = text(&out);
-            assert!(out.status.success(), "{runtime} {args:?}: {report}");
+            let report = client_succeeds(&all, n, data);
             assert!(report.contains("Application protocol: h2"), "{report}");
-            assert_eq!(
-                count(&report, "succeeded"),
-                n,
-                "{runtime} {args:?}: {report}"
-            );
-            assert!(
-                report.contains(&format!("({data}) data")),
-                "{runtime} {args:?}: {report}"
-            );
             expected += n;
         }
     }

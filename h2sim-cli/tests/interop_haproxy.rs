@@ -12,7 +12,9 @@ mod server_support;
 use std::path::Path;
 use std::process::Command;
 
-use server_support::{PeerServer, Server, certs, client, count, free_port, scratch_dir, text};
+use server_support::{
+    PeerServer, Server, certs, client_succeeds, count, free_port, scratch_dir, server_report,
+};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -56,40 +58,7 @@ fn the_client_through_haproxy_to_the_server() {
     let ca = certs().join("ca.crt");
     let verify = format!("verify,trust_file={}", ca.display());
     for runtime in RUNTIMES {
-        let server = Server::on_runtime(
-            runtime,
-            dir.path(),
-            &[
-                "-q",
-                "-S",
-                "http://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/1k",
-                "-s",
-                "200",
-                "-e",
-                "1k",
-                "-m",
-                "POST",
-                "-p",
-                "/up",
-                "-s",
-                "201",
-                "-e",
-                "1k",
-                "-m",
-                "GET",
-                "-p",
-                "/big",
-                "-s",
-                "200",
-                "-e",
-                "300k",
-            ],
-            1,
-        );
+        let server = Server::interop(runtime, dir.path(), &["http://127.0.0.1:0"]);
         let ports = [free_port(), free_port(), free_port()];
         let proxy = haproxy(dir.path(), server.authority(), ports);
         let [h2c, tls, h1] = ports;
@@ -108,30 +77,15 @@ fn the_client_through_haproxy_to_the_server() {
             (vec!["-V", &verify, "-P", "10", &big], 300, 92_160_000),
             (vec!["-1", "-P", "10", &http1], 2_000, 2_048_000),
         ] {
-            let n_arg = n.to_string();
-            let mut all = vec!["-q", "--runtime", runtime, "-C", &n_arg];
+            let mut all = vec!["--runtime", runtime];
             all.extend_from_slice(&args);
-            let out = client(&all);
-            let report = text(&out);
-            assert!(out.status.success(), "{runtime} {args:?}: {report}");
-            assert_eq!(
-                count(&report, "succeeded"),
-                n,
-                "{runtime} {args:?}: {report}"
-            );
-            assert!(
-                report.contains(&format!("({data}) data")),
-                "{runtime} {args:?}: {report}"
-            );
+            client_succeeds(&all, n, data);
             expected += n;
         }
         drop(proxy);
         let (code, log) = server.stop();
         assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = log
-            .lines()
-            .find(|l| l.starts_with("h2sim server:"))
-            .unwrap_or_else(|| panic!("{runtime}: no report in {log}"));
+        let report = server_report(&log);
         assert_eq!(count(report, "requests"), expected, "{runtime}: {report}");
     }
 }

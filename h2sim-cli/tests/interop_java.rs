@@ -14,7 +14,9 @@ mod server_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use server_support::{PeerServer, Server, certs, client, count, run, scratch_dir, served, text};
+use server_support::{
+    PeerServer, Server, certs, client_succeeds, count, run, scratch_dir, served, server_report,
+};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -53,45 +55,10 @@ fn java_client_against_the_server() {
     let ca = certs.join("ca.crt");
     let source = source();
     for runtime in RUNTIMES {
-        let server = Server::on_runtime(
+        let server = Server::interop(
             runtime,
             dir.path(),
-            &[
-                "-q",
-                "-k",
-                path(&certs.join("server-ec.key")),
-                "-c",
-                path(&certs.join("server-ec.crt")),
-                "-S",
-                "https://127.0.0.1:0",
-                "-S",
-                "http://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/1k",
-                "-s",
-                "200",
-                "-e",
-                "1k",
-                "-m",
-                "POST",
-                "-p",
-                "/up",
-                "-s",
-                "201",
-                "-e",
-                "1k",
-                "-m",
-                "GET",
-                "-p",
-                "/big",
-                "-s",
-                "200",
-                "-e",
-                "300k",
-            ],
-            2,
+            &["https://127.0.0.1:0", "http://127.0.0.1:0"],
         );
         let tls = server.url("https").to_owned();
         let plain = server.url("http").to_owned();
@@ -110,10 +77,7 @@ fn java_client_against_the_server() {
         }
         let (code, log) = server.stop();
         assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = log
-            .lines()
-            .find(|l| l.starts_with("h2sim server:"))
-            .unwrap_or_else(|| panic!("{runtime}: no report in {log}"));
+        let report = server_report(&log);
         assert_eq!(
             (count(report, "connections"), count(report, "requests")),
             (1 + 20, 201 + 20 + 200),
@@ -142,22 +106,10 @@ fn the_http1_client_against_a_java_server() {
         ] {
             let (path_arg, rest) = args.split_last().unwrap();
             let url = format!("{base}{path_arg}");
-            let n_arg = n.to_string();
-            let mut all = vec!["-q", "--runtime", runtime, "-1", "-P", "10", "-C", &n_arg];
+            let mut all = vec!["--runtime", runtime, "-1", "-P", "10"];
             all.extend_from_slice(rest);
             all.push(&url);
-            let out = client(&all);
-            let report = text(&out);
-            assert!(out.status.success(), "{runtime} {args:?}: {report}");
-            assert_eq!(
-                count(&report, "succeeded"),
-                n,
-                "{runtime} {args:?}: {report}"
-            );
-            assert!(
-                report.contains(&format!("({data}) data")),
-                "{runtime} {args:?}: {report}"
-            );
+            client_succeeds(&all, n, data);
             expected += n;
         }
     }

@@ -102,6 +102,24 @@ impl Server {
         Server::start(dir, &args, listeners)
     }
 
+    /// `h2sim server --runtime RUNTIME --threads 1 -q` in `dir`, answering
+    /// by [`INTEROP_RULES`] on `listeners` (`-S` URLs, port 0 for one the
+    /// system picks; an `https` one with the test certificate), waited for.
+    pub fn interop(runtime: &str, dir: &Path, listeners: &[&str]) -> Server {
+        let certs = certs();
+        let key = certs.join("server-ec.key");
+        let crt = certs.join("server-ec.crt");
+        let mut flags = vec!["-q"];
+        for url in listeners {
+            if url.starts_with("https:") {
+                flags.extend(["-k", key.to_str().unwrap(), "-c", crt.to_str().unwrap()]);
+            }
+            flags.extend(["-S", url]);
+        }
+        flags.extend(INTEROP_RULES);
+        Server::on_runtime(runtime, dir, &flags, listeners.len())
+    }
+
     /// `h2sim server --runtime RUNTIME --threads 1 -S http://127.0.0.1:0
     /// FLAGS…` in the temporary directory: one plain listener on a port
     /// the system picks, FLAGS (the rules, `-q`, whatever else the test
@@ -400,4 +418,36 @@ pub fn served(url: &str) -> u64 {
         .strip_prefix("served ")
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{url}: {out:?}"))
+}
+
+/// The rules the interop tests' servers answer by: GET /1k with 1 KiB,
+/// POST /up with 201 and 1 KiB, GET /big with 300 KiB.
+pub const INTEROP_RULES: [&str; 24] = [
+    "-m", "GET", "-p", "/1k", "-s", "200", "-e", "1k", "-m", "POST", "-p", "/up", "-s", "201",
+    "-e", "1k", "-m", "GET", "-p", "/big", "-s", "200", "-e", "300k",
+];
+
+/// Runs `h2sim client -q -C N ARGS…` and checks that it exits 0 with all
+/// `n` requests succeeded and `data` bytes of answer content; returns its
+/// report for further checks.
+pub fn client_succeeds(args: &[&str], n: u64, data: u64) -> String {
+    let n_arg = n.to_string();
+    let mut all = vec!["-q", "-C", &n_arg];
+    all.extend_from_slice(args);
+    let out = client(&all);
+    let report = text(&out);
+    assert!(out.status.success(), "{args:?}: {report}");
+    assert_eq!(count(&report, "succeeded"), n, "{args:?}: {report}");
+    assert!(
+        report.contains(&format!("({data}) data")),
+        "{args:?}: {report}"
+    );
+    report
+}
+
+/// The server's closing report line in `log`.
+pub fn server_report(log: &str) -> &str {
+    log.lines()
+        .find(|l| l.starts_with("h2sim server:"))
+        .unwrap_or_else(|| panic!("no report in {log}"))
 }
