@@ -50,8 +50,9 @@ pub enum ServerSide {
     GoAwayReceived(Reason),
     /// It was told to stop (Ctrl-C, SIGTERM) and went away.
     Shutdown,
-    /// An HTTP/2 connection error: ours (its GOAWAY's code and the rule
-    /// broken) or the client's GOAWAY with an error code.
+    /// A connection error, in the core's words: a rule the client broke
+    /// (over HTTP/2; HTTP/1.1's is [`Ending::Answered`]), the client's
+    /// GOAWAY with an error code, streams cut.
     Error(ConnectionError),
 }
 
