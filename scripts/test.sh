@@ -33,6 +33,11 @@ need_debian() { # command package
     missing_packages+=("$2")
   fi
 }
+need_debian_file() { # file package
+  if [ ! -e "$1" ]; then
+    missing_packages+=("$2")
+  fi
+}
 missing_packages=()
 need_debian curl curl
 need_debian nghttp nghttp2-client
@@ -44,6 +49,7 @@ need_debian go golang-go
 need_debian haproxy haproxy
 need_debian lighttpd lighttpd
 need_debian javac openjdk-17-jdk-headless  # java runs Peer.java from source: a JDK, not a JRE
+need_debian_file /usr/share/java/netty-codec-http2.jar libnetty-java
 if [ ${#missing_packages[@]} -gt 0 ]; then
   step "installing ${missing_packages[*]}"
   sudo_cmd=""

@@ -108,5 +108,5 @@ fn the_client_against_a_go_server() {
             expected += n;
         }
     }
-    assert_eq!(served(&format!("{base}/stats")), expected);
+    assert_eq!(served(&[], &format!("{base}/stats")), expected);
 }

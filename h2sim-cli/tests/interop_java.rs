@@ -113,5 +113,5 @@ fn the_http1_client_against_a_java_server() {
             expected += n;
         }
     }
-    assert_eq!(served(&format!("{base}/stats")), expected);
+    assert_eq!(served(&[], &format!("{base}/stats")), expected);
 }

@@ -410,9 +410,13 @@ pub fn count(report: &str, label: &str) -> u64 {
 }
 
 /// The requests a peer server says it served, from its `served N` page
-/// at `url` (the Go and Java peers).
-pub fn served(url: &str) -> u64 {
-    let (code, out) = run("curl", &["-sk", url]);
+/// at `url` (the Go, Java and Netty peers), fetched by curl with `flags`
+/// (`--http2-prior-knowledge` for a server that speaks HTTP/2 alone).
+pub fn served(flags: &[&str], url: &str) -> u64 {
+    let mut args = vec!["-sk"];
+    args.extend_from_slice(flags);
+    args.push(url);
+    let (code, out) = run("curl", &args);
     assert_eq!(code, Some(0), "{url}: {out}");
     out.trim()
         .strip_prefix("served ")
