@@ -2013,3 +2013,108 @@ fn s6_5_2_request_queued_before_a_lower_limit_is_not_sent() {
         "{events:?}"
     );
 }
+
+/// A PUT that expects `100 (Continue)` (RFC 9110 §10.1.1), its HEADERS
+/// without END_STREAM, with the field's value as `expect` says it; the
+/// events it gave the server.
+fn put_expecting(peer: &mut RawPeer, id: u32, expect: &str) -> Vec<Event> {
+    let block = peer.block(&[
+        (":method", "PUT"),
+        (":scheme", "http"),
+        (":authority", "example.com"),
+        (":path", "/f"),
+        ("expect", expect),
+        ("content-length", "3"),
+    ]);
+    peer.send(headers(id, block, false));
+    peer.events()
+}
+
+/// The `:status` of each HEADERS on `stream` in `frames`, with its
+/// END_STREAM flag.
+fn statuses(peer: &mut RawPeer, frames: &[Frame], stream: u32) -> Vec<(String, bool)> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::Headers(h) if h.stream_id == sid(stream) => Some(h),
+            _ => None,
+        })
+        .map(|h| {
+            let fields = peer.decode_block(&h.fragment);
+            let status = fields.iter().find(|f| f.name == ":status").unwrap();
+            (
+                String::from_utf8_lossy(&status.value).into_owned(),
+                h.end_stream,
+            )
+        })
+        .collect()
+}
+
+/// RFC 9110 §10.1.1: "Upon receiving an HTTP/1.1 (or later) request that
+/// has a method, target URI, and complete header section that contains a
+/// 100-continue expectation and an indication that request content will
+/// follow, an origin server MUST send either: an immediate response with a
+/// final status code ... or an immediate 100 (Continue) response". A
+/// client that waits for it (Java's HttpClient with `expectContinue`)
+/// otherwise never sends its content. The 100 goes once; the final answer
+/// follows the content.
+#[test]
+fn rfc9110_10_1_1_a_request_expecting_100_continue_gets_it() {
+    let mut peer = server();
+    let events = put_expecting(&mut peer, 1, "100-Continue");
+    assert!(
+        matches!(
+            &events[..],
+            [Event::Request {
+                end_stream: false,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+    let frames = peer.frames();
+    assert_eq!(
+        statuses(&mut peer, &frames, 1),
+        [("100".to_owned(), false)],
+        "{frames:?}"
+    );
+    assert!(peer.frames().is_empty(), "one 100");
+    peer.send(data(1, b"abc", true));
+    peer.events();
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(201), true)
+        .unwrap();
+    let frames = peer.frames();
+    assert_eq!(statuses(&mut peer, &frames, 1), [("201".to_owned(), true)]);
+}
+
+/// No 100 where it says nothing: a final answer given as soon as the
+/// request was seen (the client need not send its content), content the
+/// client sent without waiting, or no expectation.
+#[test]
+fn rfc9110_10_1_1_no_100_after_a_final_answer_or_the_content() {
+    let mut peer = server();
+    put_expecting(&mut peer, 1, "100-continue");
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(417), true)
+        .unwrap();
+    let frames = peer.frames();
+    assert_eq!(statuses(&mut peer, &frames, 1), [("417".to_owned(), true)]);
+
+    let block = peer.block(&[
+        (":method", "PUT"),
+        (":scheme", "http"),
+        (":authority", "example.com"),
+        (":path", "/f"),
+        ("expect", "100-continue"),
+    ]);
+    peer.send(headers(3, block, false));
+    peer.send(data(3, b"abc", true));
+    peer.events();
+    let frames = peer.frames();
+    assert!(statuses(&mut peer, &frames, 3).is_empty(), "{frames:?}");
+
+    put_expecting(&mut peer, 5, "something-else");
+    let frames = peer.frames();
+    assert!(statuses(&mut peer, &frames, 5).is_empty(), "{frames:?}");
+}

@@ -4,7 +4,8 @@
 //   client CA_FILE BASE_URL N  java.net.http.HttpClient over TLS: one GET
 //                              /1k that opens the connection, then N
 //                              requests at once on it, a third each GET /1k,
-//                              POST /up with 100 KiB, GET /big (300 KiB);
+//                              POST /up with 100 KiB behind `expect:
+//                              100-continue`, GET /big (300 KiB);
 //                              every answer checked, prints "ok N"
 //   upgrade BASE_URL COLD N    the same client over cleartext, COLD times
 //                              anew: its first request, GET /big, upgrades
@@ -78,8 +79,10 @@ public class Peer {
             switch (i % 3) {
                 case 0 -> { request = get(base + "/1k"); want = 1024; status = 200; }
                 case 1 -> {
+                    // Sent once the server says 100 (Continue).
                     request = HttpRequest.newBuilder(URI.create(base + "/up"))
                         .timeout(Duration.ofSeconds(30))
+                        .expectContinue(true)
                         .POST(HttpRequest.BodyPublishers.ofByteArray(upload)).build();
                     want = 1024;
                     status = 201;

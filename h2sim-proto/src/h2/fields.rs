@@ -293,6 +293,14 @@ pub(crate) fn content_length(fields: &[HeaderField]) -> Result<Option<u64>, Malf
     Ok(declared)
 }
 
+/// The request asks for `100 (Continue)` before it sends its content
+/// (RFC 9110 §10.1.1; the expectation is matched case-insensitively).
+pub(crate) fn expects_continue(fields: &[HeaderField]) -> bool {
+    fields.iter().any(|f| {
+        f.name.as_ref() == b"expect" && f.value.trim_ascii().eq_ignore_ascii_case(b"100-continue")
+    })
+}
+
 fn parse_decimal(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() || digits.len() > 19 {
         return None;
@@ -305,7 +313,7 @@ fn parse_decimal(digits: &[u8]) -> Option<u64> {
 /// The text of a status code: a common one is borrowed from a static,
 /// so it is neither built nor dropped per response.
 pub(crate) fn status_bytes(status: u16) -> Cow<'static, Bytes> {
-    static COMMON: [(u16, Bytes); 8] = [
+    static COMMON: [(u16, Bytes); 9] = [
         (200, Bytes::from_static(b"200")),
         (201, Bytes::from_static(b"201")),
         (204, Bytes::from_static(b"204")),
@@ -314,6 +322,7 @@ pub(crate) fn status_bytes(status: u16) -> Cow<'static, Bytes> {
         (400, Bytes::from_static(b"400")),
         (404, Bytes::from_static(b"404")),
         (500, Bytes::from_static(b"500")),
+        (100, Bytes::from_static(b"100")),
     ];
     match COMMON.iter().find(|(code, _)| *code == status) {
         Some((_, text)) => Cow::Borrowed(text),

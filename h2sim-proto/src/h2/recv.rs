@@ -626,6 +626,7 @@ impl Session {
         stream.final_head_received = true;
         stream.expected_len = expected_len;
         stream.head_request = head.method.as_ref() == b"HEAD";
+        stream.expects_continue = !end_stream && fields::expects_continue(&head.fields);
         if end_stream {
             if let Err(m) = check_length_at_end(&stream) {
                 // Refused before the application heard of it.
@@ -635,6 +636,7 @@ impl Session {
             // More HEADERS on it are STREAM_CLOSED, not a reused id (§5.1).
             self.store.ended_by_peer.insert(id);
         }
+        let expects_continue = stream.expects_continue;
         self.store.insert(stream);
         self.store.active_peer += 1;
         self.events.push_back(Event::Request {
@@ -642,6 +644,9 @@ impl Session {
             head,
             end_stream,
         });
+        if expects_continue {
+            self.make_ready(id);
+        }
     }
 
     /// A request whose field section is above our MAX_HEADER_LIST_SIZE was

@@ -247,6 +247,10 @@ pub(crate) struct Stream {
     /// be sent on it, a RST_STREAM least of all: the peer would see a frame
     /// on an idle stream (§5.1).
     pub(crate) announced: bool,
+    /// The peer's request asked for `100 (Continue)` before its content
+    /// (`expect: 100-continue`); the stream's next turn of output sends it,
+    /// unless a final answer or the content came first.
+    pub(crate) expects_continue: bool,
 }
 
 impl Stream {
@@ -265,6 +269,7 @@ impl Stream {
             received_len: 0,
             head_request: false,
             announced: false,
+            expects_continue: false,
         }
     }
 
@@ -352,11 +357,12 @@ impl Stream {
     }
 
     /// Marks the stream ready and says whether it joins the back of the
-    /// ready list: not when already on it, when it has nothing to send, or
-    /// while it waits to open (waiting streams join in the order they open,
-    /// which keeps new stream ids increasing on the wire, §5.1.1).
+    /// ready list: not when already on it, when it has nothing to send (a
+    /// 100 (Continue) it owes counts), or while it waits to open (waiting
+    /// streams join in the order they open, which keeps new stream ids
+    /// increasing on the wire, §5.1.1).
     pub(crate) fn join_ready(&mut self) -> bool {
-        if self.ready || self.waiting() || self.queue.is_empty() {
+        if self.ready || self.waiting() || (self.queue.is_empty() && !self.expects_continue) {
             return false;
         }
         self.ready = true;
