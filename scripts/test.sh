@@ -55,7 +55,21 @@ if [ ${#missing_packages[@]} -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
+  # The servers among them (nginx, lighttpd, haproxy) install without
+  # starting: the tests start their own, and two of them on port 80 would
+  # fail the install. A policy already in place (as in container images)
+  # stays as it is.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=""
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo_cmd tee "$policy" >/dev/null
+    $sudo_cmd chmod +x "$policy"
+    own_policy=1
+  fi
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing_packages[@]}"
+  if [ -n "$own_policy" ]; then
+    $sudo_cmd rm -f "$policy"
+  fi
 fi
 if ! python3 -c "import h2" >/dev/null 2>&1; then
   step "installing Python h2"
