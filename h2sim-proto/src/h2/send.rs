@@ -649,17 +649,15 @@ impl Session {
             // either a final answer at once or a 100. The application has
             // seen the request by this turn; if it has not answered, and
             // the client has not sent content without waiting, the 100
-            // goes first.
+            // goes first, written as any interim head.
             if std::mem::take(&mut stream.expects_continue)
                 && !stream.final_head_sent
                 && stream.received_len == 0
             {
-                let start = self.wbuf.len();
-                let status = fields::status_bytes(100);
-                let block = std::iter::once(FieldRef::new(&fields::STATUS, &status));
-                self.write_block(id, None, block, false);
-                written += self.wbuf.len() - start;
-                continue;
+                stream.queue.push_front(Outgoing::Response {
+                    head: ResponseHead::new(100),
+                    end_stream: false,
+                });
             }
             let Some(item) = stream.queue.pop_front() else {
                 return (written, stream.turn_end());
