@@ -13,7 +13,9 @@ mod server_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use server_support::{PeerServer, Server, certs, client_succeeds, run, scratch_dir, served, text};
+use server_support::{
+    PeerServer, Server, certs, client_succeeds_at, run, scratch_dir, served, text,
+};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -98,12 +100,8 @@ fn the_client_against_a_go_server() {
             ),
             (&["-P", "10", "/big"][..], 100, 30_720_000),
         ] {
-            let (path_arg, rest) = args.split_last().unwrap();
-            let url = format!("{base}{path_arg}");
-            let mut all = vec!["--runtime", runtime, "-V", &verify];
-            all.extend_from_slice(rest);
-            all.push(&url);
-            let report = client_succeeds(&all, n, data);
+            let leading = ["--runtime", runtime, "-V", &verify];
+            let report = client_succeeds_at(&base, &leading, args, n, data);
             assert!(report.contains("Application protocol: h2"), "{report}");
             expected += n;
         }

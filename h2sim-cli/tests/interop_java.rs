@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, certs, client_succeeds, count, run, scratch_dir, served, server_report,
+    PeerServer, Server, certs, client_succeeds_at, count, run, scratch_dir, served, server_report,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -104,12 +104,8 @@ fn the_http1_client_against_a_java_server() {
             (&["/1k"][..], 2_000, 2_048_000),
             (&["-m", "POST", "-e", "100k", "/echo"][..], 200, 20_480_000),
         ] {
-            let (path_arg, rest) = args.split_last().unwrap();
-            let url = format!("{base}{path_arg}");
-            let mut all = vec!["--runtime", runtime, "-1", "-P", "10"];
-            all.extend_from_slice(rest);
-            all.push(&url);
-            client_succeeds(&all, n, data);
+            let leading = ["--runtime", runtime, "-1", "-P", "10"];
+            client_succeeds_at(&base, &leading, args, n, data);
             expected += n;
         }
     }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, client_succeeds, count, run, scratch_dir, served, server_report, text,
+    PeerServer, Server, client_succeeds_at, count, run, scratch_dir, served, server_report, text,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -113,12 +113,7 @@ fn the_client_against_a_netty_server() {
             ),
             (&["-P", "10", "/big"][..], 300, 92_160_000),
         ] {
-            let (path_arg, rest) = args.split_last().unwrap();
-            let url = format!("{base}{path_arg}");
-            let mut all = vec!["--runtime", runtime];
-            all.extend_from_slice(rest);
-            all.push(&url);
-            let report = client_succeeds(&all, n, data);
+            let report = client_succeeds_at(&base, &["--runtime", runtime], args, n, data);
             assert!(report.contains("Application protocol: h2c"), "{report}");
             expected += n;
         }

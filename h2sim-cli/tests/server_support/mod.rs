@@ -449,6 +449,20 @@ pub fn client_succeeds(args: &[&str], n: u64, data: u64) -> String {
     report
 }
 
+/// [`client_succeeds`] against `base` followed by the path that ends
+/// `args` (`-P 10 /big`), with `leading` flags first.
+pub fn client_succeeds_at(
+    base: &str,
+    leading: &[&str],
+    args: &[&str],
+    n: u64,
+    data: u64,
+) -> String {
+    let (path, rest) = args.split_last().expect("args end with a path");
+    let url = format!("{base}{path}");
+    client_succeeds(&[leading, rest, &[url.as_str()]].concat(), n, data)
+}
+
 /// The server's closing report line in `log`.
 pub fn server_report(log: &str) -> &str {
     log.lines()
