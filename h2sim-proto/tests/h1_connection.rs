@@ -164,16 +164,18 @@ fn push_is_refused_with_a_clear_error_under_http1() {
     );
 }
 
-/// RFC 7540 §3.2: `curl --http2 http://…` sends this, then the preface.
+/// An h2c upgrade of `GET /up` (RFC 7540 §3.2), as `curl --http2
+/// http://…` sends it; HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS =
+/// 100, INITIAL_WINDOW_SIZE = 65535.
+const UPGRADE: &[u8] = b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+    Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n";
+
+/// RFC 7540 §3.2: the upgrade, then the preface.
 #[test]
 fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     let now = Instant::now();
     let mut server = Connection::server(Config::default(), now);
-    // HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS = 100, INITIAL_WINDOW_SIZE = 65535.
-    let mut input = BytesMut::from(
-        &b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\
-           HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"[..],
-    );
+    let mut input = BytesMut::from(UPGRADE);
     input.extend_from_slice(PREFACE);
     let mut settings = BytesMut::new();
     Frame::Settings(Settings {
@@ -252,10 +254,7 @@ fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
 fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
     let now = Instant::now();
     let mut server = Connection::server(Config::default(), now);
-    let mut input = BytesMut::from(
-        &b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n\
-           HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n"[..],
-    );
+    let mut input = BytesMut::from(UPGRADE);
     server.handle_input(now, &mut input);
     let stream = std::iter::from_fn(|| server.poll_event())
         .find_map(|e| match e {
