@@ -1,5 +1,6 @@
 //! What a `Connection` advertises and what it lets a peer get away with.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 /// Connection settings and limits. `Config::default()` is safe to face an
@@ -62,6 +63,14 @@ pub struct Config {
     /// byte (slowloris) keeps the idle timer from firing, not this one.
     /// `None`: no bound.
     pub head_read_timeout: Option<Duration>,
+    /// Server: the requests one connection takes, as nginx's
+    /// `keepalive_requests`, for testing how clients move to a new
+    /// connection. The last one ends the connection gracefully: HTTP/2
+    /// sends one GOAWAY naming its stream at once, so the streams the
+    /// client opened after it are ignored and left for it to send again
+    /// (RFC 9113 §6.8); HTTP/1.1 answers it with `connection: close` and
+    /// reads nothing pipelined behind it (RFC 9112 §9.6). `None`: no limit.
+    pub max_requests: Option<NonZeroU32>,
 }
 
 impl Default for Config {
@@ -85,6 +94,7 @@ impl Default for Config {
             idle_timeout: Some(Duration::from_secs(120)),
             drain_timeout: Duration::from_secs(5),
             head_read_timeout: Some(Duration::from_secs(30)),
+            max_requests: None,
         }
     }
 }

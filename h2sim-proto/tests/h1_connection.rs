@@ -19,11 +19,18 @@ use std::time::Instant;
 /// until neither has anything to say; the server answers each request with
 /// its path as the body. Returns the client's events.
 fn exchange(pair: &mut Pair) -> Vec<Event> {
+    serve(pair).0
+}
+
+/// `exchange`, which also returns how many requests the server took.
+fn serve(pair: &mut Pair) -> (Vec<Event>, usize) {
     let mut client_events = Vec::new();
+    let mut requests = 0;
     for _ in 0..1000 {
         let mut moved = pair.step();
         while let Some(event) = pair.server.poll_event() {
             if let Event::Request { stream, head, .. } = event {
+                requests += 1;
                 let body = Bytes::from(head.path.to_vec());
                 pair.server
                     .send_response(
@@ -38,7 +45,7 @@ fn exchange(pair: &mut Pair) -> Vec<Event> {
         }
         client_events.extend(pair.client_events());
         if !moved {
-            return client_events;
+            return (client_events, requests);
         }
     }
     panic!("did not settle");
@@ -116,6 +123,51 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
             assert_eq!(*id, ids[i]);
             assert_eq!(body, format!("/{i}").as_bytes());
         }
+    }
+}
+
+/// `Config::max_requests`: of ten pipelined requests the server answers
+/// three, the third with `connection: close`, and reads none of the rest
+/// (RFC 9112 §9.6); the client hears those seven as retryable.
+#[test]
+fn a_request_limit_closes_after_the_last_request_and_reads_no_further() {
+    for seed in [1, 6, 9] {
+        let now = Instant::now();
+        let mut client_config = Config::default();
+        client_config.http1.max_pipeline = 10;
+        let client = Connection::client_http1(client_config, now);
+        let server_config = Config {
+            max_requests: std::num::NonZeroU32::new(3),
+            ..Config::default()
+        };
+        let server = Connection::server(server_config, now);
+        let mut pair = Pair::join(client, server, now).split(seed);
+        let ids: Vec<StreamId> = (0..10)
+            .map(|i| {
+                pair.client
+                    .send_request(
+                        RequestHead::new("GET", "http", "sim", format!("/{i}")),
+                        true,
+                    )
+                    .unwrap()
+            })
+            .collect();
+        let (events, taken) = serve(&mut pair);
+        assert_eq!(taken, 3, "seed {seed}: requests the server took");
+        let answered: Vec<StreamId> = bodies(&events).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(answered, ids[..3], "seed {seed}");
+        let retryable: Vec<StreamId> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Retryable { stream } => Some(*stream),
+                _ => None,
+            })
+            .collect();
+        // Retryable, not lost: the client read the third answer's `close`
+        // (a server closing without it would leave them lost).
+        assert_eq!(retryable, ids[3..], "seed {seed}");
+        let (client, server) = pair.into_sides();
+        assert!(client.is_closed() && server.is_closed());
     }
 }
 

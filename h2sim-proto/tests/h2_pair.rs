@@ -26,11 +26,16 @@ fn post(path: &str) -> RequestHead {
 #[derive(Default)]
 struct Echo {
     bodies: HashMap<StreamId, BytesMut>,
+    /// Requests the server took.
+    requests: usize,
 }
 
 impl Echo {
     fn serve(&mut self, pair: &mut Pair) {
         for event in pair.server_events() {
+            if matches!(event, Event::Request { .. }) {
+                self.requests += 1;
+            }
             match event {
                 Event::Request {
                     stream,
@@ -354,6 +359,56 @@ fn goaway_fails_unprocessed_streams_as_retryable() {
             .any(|e| matches!(e, Event::Retryable { stream } if *stream == b))
     );
     let _ = a;
+}
+
+/// `Config::max_requests`: the server takes three of ten streams, names
+/// the third in one GOAWAY (RFC 9113 §6.8), and the client hears the other
+/// seven as retryable; both ends close once the three are answered.
+#[test]
+fn a_request_limit_ends_with_one_goaway_naming_the_last_request() {
+    for seed in 0..4 {
+        let server = Config {
+            max_requests: std::num::NonZeroU32::new(3),
+            ..Config::default()
+        };
+        let mut pair = Pair::new(Config::default(), server, seed);
+        pair.connect();
+        let ids: Vec<StreamId> = (0..10)
+            .map(|i| {
+                pair.client
+                    .send_request(get(&format!("/{i}")), true)
+                    .unwrap()
+            })
+            .collect();
+        let (mut echo, mut responses) = (Echo::default(), Responses::default());
+        run(&mut pair, &mut echo, &mut responses);
+        assert_eq!(echo.requests, 3, "seed {seed}: requests the server took");
+        responses.done.sort();
+        assert_eq!(responses.done, ids[..3], "seed {seed}");
+        let retryable: Vec<StreamId> = responses
+            .other
+            .iter()
+            .filter_map(|e| match e {
+                Event::Retryable { stream } => Some(*stream),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retryable, ids[3..], "seed {seed}");
+        let goaways: Vec<StreamId> = responses
+            .other
+            .iter()
+            .filter_map(|e| match e {
+                Event::GoAway {
+                    last_stream_id,
+                    reason: Reason::NO_ERROR,
+                    ..
+                } => Some(*last_stream_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(goaways, [ids[2]], "one GOAWAY, naming the third stream");
+        assert!(pair.client.is_closed() && pair.server.is_closed());
+    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! (RFC 9112 §9.3), each exchange under its own stream id.
 
 use std::collections::VecDeque;
+use std::num::NonZeroU32;
 
 use bytes::{Bytes, BytesMut};
 
@@ -277,6 +278,11 @@ impl Server {
             io.hint(CloseCause::GoAwayReceived {
                 reason: Reason::NO_ERROR,
             });
+        } else if reaches_limit(id, io.config.max_requests) {
+            // Its answer says `connection: close`, and what is pipelined
+            // behind it stays unread (RFC 9112 §9.6).
+            self.last_request = true;
+            io.hint(CloseCause::LocalGoAway);
         }
         self.exchanges.push_back(exchange);
         let head = io.spares.boxed(request.head);
@@ -617,6 +623,12 @@ impl Server {
         self.last_request = true;
         io.close(None);
     }
+}
+
+/// Whether the request numbered `id` (1, 3, 5, ... as HTTP/2's would be)
+/// is the last one `Config::max_requests` lets a connection take.
+fn reaches_limit(id: StreamId, max: Option<NonZeroU32>) -> bool {
+    max.is_some_and(|max| id.value().div_ceil(2) >= max.get())
 }
 
 /// Encodes the exchange's queued items. `closing`: no request follows this

@@ -163,6 +163,8 @@ pub(crate) struct Session {
     keepalive_awaited: bool,
     /// The peer's GOAWAY: last stream id it will process.
     peer_goaway: Option<StreamId>,
+    /// Server: requests taken, against `Config::max_requests`.
+    requests_taken: u32,
     /// The error the connection ended with, kept once `closed` is set:
     /// later input is discarded and this stays what `Connection::error`
     /// reports (sticky, as rustls keeps its error).
@@ -232,6 +234,7 @@ impl Session {
             timers: SessionTimers::default(),
             keepalive_awaited: false,
             peer_goaway: None,
+            requests_taken: 0,
             error: None,
             closed: false,
             preface_owed: true,
@@ -312,7 +315,21 @@ impl Session {
             head: Box::new(request),
             end_stream: true,
         });
+        session.request_taken();
         session
+    }
+
+    /// A server took a request: the one that reaches `Config::max_requests`
+    /// ends the connection with one GOAWAY naming its stream, so newer
+    /// streams are ignored and left for the client to send again (§6.8).
+    fn request_taken(&mut self) {
+        self.requests_taken = self.requests_taken.saturating_add(1);
+        let limit = self.config.max_requests;
+        if limit.is_some_and(|max| self.requests_taken >= max.get())
+            && !matches!(self.shutdown, Shutdown::Final { .. })
+        {
+            self.finish_shutdown();
+        }
     }
 
     /// Advertises new settings. Values that let the peer send more apply at

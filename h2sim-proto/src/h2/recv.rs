@@ -647,6 +647,7 @@ impl Session {
         if expects_continue {
             self.make_ready(id);
         }
+        self.request_taken();
     }
 
     /// A request whose field section is above our MAX_HEADER_LIST_SIZE was
