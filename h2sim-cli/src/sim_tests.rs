@@ -520,6 +520,34 @@ fn requests_per_connection_churns_connections() {
     }
 }
 
+/// A server that takes 37 requests per connection (`Config::max_requests`)
+/// leaves the requests behind the 37th unprocessed: above its GOAWAY's last
+/// stream (RFC 9113 §6.8) or pipelined behind its `connection: close`
+/// (RFC 9112 §9.6). The client sends them again on the next connection,
+/// without `-r`, and none fails: the server takes each request once.
+#[test]
+fn requests_a_server_did_not_process_go_again_on_the_next_connection() {
+    let rules = vec![rule("GET", "/user/", 200, Body::Empty)];
+    for http1 in [false, true] {
+        let p = Arc::new(plan(vec![step("GET", "/user/__MDN__", "")], 500, 10));
+        let (report, totals, _, connections) =
+            run_with(p, shared(rules.clone(), None), http1, |config| {
+                config.max_requests = std::num::NonZeroU32::new(37);
+                config.http1.max_pipeline = 10;
+            });
+        assert_eq!(
+            (report.done, report.succeeded, report.failed),
+            (500, 500, 0),
+            "http1={http1}"
+        );
+        assert_eq!(report.started, 500, "a request sent again starts once");
+        assert!(report.resent > 0, "http1={http1}: nothing was resent");
+        assert_eq!(report.retried, 0, "not -r's retries");
+        assert_eq!(totals.requests, 500, "each request taken once");
+        assert_eq!(connections, 14, "500 requests, 37 per connection");
+    }
+}
+
 /// Issue 10 items 14 and 16: long transactions are numbered in order and
 /// compared with `>=`; pushes are dumped with their promised response.
 #[test]

@@ -739,6 +739,21 @@ impl ClientApp {
         self.fill(now, conn);
     }
 
+    /// The server did not process a request we sent: it was above the last
+    /// stream of its GOAWAY (RFC 9113 §6.8) or pipelined behind its
+    /// `connection: close` (RFC 9112 §9.6), or never left. It goes again on
+    /// this connection's successor, with or without `-r`: nothing of it
+    /// failed. The successor comes, as the end is planned, and a server
+    /// that answers nothing on it makes that a loss, so this cannot loop.
+    fn unprocessed(&mut self, now: Instant, conn: &mut Connection, stream: StreamId) {
+        let Some((_, flight)) = self.slots.remove(stream) else {
+            return;
+        };
+        self.report.resent += 1;
+        self.carry.push_back(flight.pending);
+        self.fill(now, conn);
+    }
+
     /// The connection is over: what was in flight is lost with it (or owed
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
@@ -1001,11 +1016,10 @@ impl Application for ClientApp {
                     frames.line(&trace::frame(outgoing, &frame));
                 }
             }
-            Event::StreamReset { stream, .. } | Event::Retryable { stream }
-                if self.pushed.remove(&stream).is_none() =>
-            {
+            Event::StreamReset { stream, .. } if self.pushed.remove(&stream).is_none() => {
                 self.lost(now, conn, stream, false);
             }
+            Event::Retryable { stream } => self.unprocessed(now, conn, stream),
             Event::Closed { cause, .. } => {
                 let ending = Ending::client(&cause, conn.protocol());
                 self.close_link(now, Some(conn.stats()), &ending);

@@ -3,6 +3,7 @@
 //! into one line. The order-dependent rule and step options are added by
 //! `server::command`/`client::command` through `grammar`.
 
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -89,6 +90,12 @@ pub struct ServerFlags {
     /// [default: 10s]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     pub handshake_timeout: Option<Duration>,
+    /// Take N requests on a connection, then end it gracefully: HTTP/2 with
+    /// one GOAWAY naming the Nth stream, HTTP/1.1 with `connection: close`
+    /// on the Nth answer (nginx's keepalive_requests; tests how clients
+    /// move to a new connection)
+    #[arg(long, value_name = "N", value_parser = request_limit)]
+    pub requests_per_connection: Option<NonZeroU32>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
     pub runtime: Runtime,
@@ -453,6 +460,15 @@ fn at_least_one(value: &str) -> Result<u64, String> {
         Ok(n) => Ok(n),
         Err(_) => Err("not a valid number".to_owned()),
     }
+}
+
+/// The server's `--requests-per-connection`: what the core counts in.
+fn request_limit(value: &str) -> Result<NonZeroU32, String> {
+    let n = at_least_one(value)?;
+    u32::try_from(n)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .ok_or_else(|| format!("must be at most {}", u32::MAX))
 }
 
 /// `-T`: a rate above 0.

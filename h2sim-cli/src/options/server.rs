@@ -1,5 +1,6 @@
 //! `h2sim server [options] [rules]`.
 
+use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ pub struct ServerArgs {
     pub idle_timeout: Option<Duration>,
     pub head_read_timeout: Option<Duration>,
     pub handshake_timeout: Option<Duration>,
+    /// `--requests-per-connection`: `Config::max_requests`.
+    pub requests_per_connection: Option<NonZeroU32>,
 }
 
 /// The rule grammar, in command-line order: `-S` takes the `-k -c -V`
@@ -250,6 +253,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
         idle_timeout: flags.idle_timeout,
         head_read_timeout: flags.head_read_timeout,
         handshake_timeout: flags.handshake_timeout,
+        requests_per_connection: flags.requests_per_connection,
     };
     for spec in flags.settings {
         if let Some(key) = H2simpleKey::parse(&spec) {

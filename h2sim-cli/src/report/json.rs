@@ -116,6 +116,7 @@ fn core_json(report: &Report) -> Value {
             "errored": report.errored,
             "timeout": report.timed_out,
             "retried": report.retried,
+            "resent_unprocessed": report.resent,
             "lost": report.lost(),
             "skipped": report.skipped,
             "warmup": report.warmup,
@@ -170,6 +171,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
         errored: n(&r["errored"]),
         timed_out: n(&r["timeout"]),
         retried: n(&r["retried"]),
+        resent: n(&r["resent_unprocessed"]),
         warmup: n(&r["warmup"]),
         missed: n(&r["missed"]),
         skipped: n(&r["skipped"]),
@@ -330,6 +332,7 @@ mod tests {
             total: Some(2),
             started: 2,
             reconnects: 1,
+            resent: 2,
             ..Report::default()
         };
         a.record_status(200);
@@ -339,6 +342,7 @@ mod tests {
         let mut b = Report {
             total: Some(1),
             started: 1,
+            resent: 3,
             ..Report::default()
         };
         b.record_status(200);
@@ -351,6 +355,7 @@ mod tests {
         assert_eq!(merged.status_codes.get(&200), Some(&2));
         assert_eq!(merged.status_codes.get(&503), Some(&1));
         assert_eq!(merged.reconnects, 1);
+        assert_eq!(merged.resent, 5);
         // A merged report written again reads back the same.
         let again = from_json(&to_json(&merged)).unwrap();
         assert_eq!(to_json(&again), to_json(&merged));

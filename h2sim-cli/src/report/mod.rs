@@ -41,6 +41,10 @@ pub struct Report {
     pub timed_out: u64,
     /// Sent again under `-r` (not counted in `started` again).
     pub retried: u64,
+    /// Sent again because the server did not process them: above the last
+    /// stream of its GOAWAY, or pipelined behind its `connection: close`
+    /// (not counted in `started` again).
+    pub resent: u64,
     /// Sent during `--warmup`: counted nowhere else.
     pub warmup: u64,
     /// `-T`: intended sends that never happened before `--duration` ended
@@ -96,6 +100,7 @@ impl Report {
         self.errored += other.errored;
         self.timed_out += other.timed_out;
         self.retried += other.retried;
+        self.resent += other.resent;
         self.warmup += other.warmup;
         self.missed += other.missed;
         for (code, n) in &other.status_codes {
@@ -259,9 +264,10 @@ impl Report {
         );
         let _ = writeln!(
             out,
-            "more counts: {} lost, {} retried, {} warm-up (not counted), {} sends missed (-T)",
+            "more counts: {} lost, {} retried, {} resent unprocessed, {} warm-up (not counted), {} sends missed (-T)",
             self.lost(),
             self.retried,
+            self.resent,
             self.warmup,
             self.missed
         );
@@ -437,6 +443,7 @@ mod tests {
     fn text_shows_every_json_counter() {
         let mut a = sample();
         a.retried = 11;
+        a.resent = 18;
         a.warmup = 12;
         a.missed = 13;
         a.reconnects = 14;
@@ -447,6 +454,7 @@ mod tests {
         for needle in [
             "5 lost",
             "11 retried",
+            "18 resent unprocessed",
             "12 warm-up",
             "13 sends missed",
             "17 made, 14 reconnects, 15 unreachable",
@@ -464,6 +472,7 @@ mod tests {
             "errored",
             "timeout",
             "retried",
+            "resent_unprocessed",
             "lost",
             "warmup",
             "missed",

@@ -34,6 +34,7 @@ pub fn server_parts<R: Default>(
     if args.head_read_timeout.is_some() {
         config.head_read_timeout = args.head_read_timeout;
     }
+    config.max_requests = args.requests_per_connection;
     let mut specs = Vec::new();
     for listen in &args.listen {
         let addr = listen.addr.to_string();
