@@ -5,6 +5,7 @@
 //! order of events and the pair target the invariants of a whole exchange.
 
 use std::collections::{HashMap, HashSet};
+use std::num::NonZeroU32;
 use std::time::{Duration, Instant};
 
 use arbitrary::{Arbitrary, Unstructured};
@@ -72,13 +73,18 @@ pub fn hpack_decoder(data: &[u8]) {
 /// arbitrary bytes (after the HTTP/2 preface when bit 0 of the first byte is
 /// set, so frames are reached at once), cut into reads of arbitrary sizes,
 /// with the clock jumping now and then so the head-read, SETTINGS and idle
-/// timers fire. Requests are answered (bit 1: with a push first), and the
-/// events are checked for the order `Event` promises.
+/// timers fire. Requests are answered (bit 1: with a push first; bit 2: the
+/// connection takes 3 of them, `Config::max_requests`), and the events are
+/// checked for the order `Event` promises.
 pub fn server_connection(data: &[u8]) {
     let Some((flags, reads)) = Reads::split(data) else {
         return;
     };
-    let mut conn = Connection::server(Config::default(), reads.now);
+    let config = Config {
+        max_requests: NonZeroU32::new(3).filter(|_| flags & 4 != 0),
+        ..Config::default()
+    };
+    let mut conn = Connection::server(config, reads.now);
     let mut ledger = Ledger::new(Role::Server);
     let mut input = BytesMut::new();
     if flags & 1 != 0 {
@@ -653,6 +659,8 @@ struct SideSetup {
     encoder_table_size: u16,
     enable_push: bool,
     keepalive: bool,
+    /// 1 to 7: the server's `max_requests`; others leave it unlimited.
+    request_limit: u8,
 }
 
 /// A flow-control window size.
@@ -687,6 +695,8 @@ impl SideSetup {
             // A server that enables push breaks §6.5.2.
             enable_push: self.enable_push && role == Role::Client,
             keepalive: self.keepalive.then_some(Duration::from_secs(20)),
+            max_requests: NonZeroU32::new(u32::from(self.request_limit))
+                .filter(|_| self.request_limit < 8),
             ..Config::default()
         }
     }

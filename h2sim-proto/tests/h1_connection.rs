@@ -11,7 +11,7 @@ use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
 use h2sim_proto::{
     Config, Connection, Event, Protocol, RequestHead, ResponseHead, StreamId, UserError,
 };
-use support::Pair;
+use support::{Pair, retryable, send_gets};
 
 use std::time::Instant;
 
@@ -106,16 +106,7 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
         let client = Connection::client_http1(config, now);
         let server = Connection::server(Config::default(), now);
         let mut pair = Pair::join(client, server, now).split(seed);
-        let ids: Vec<StreamId> = (0..50)
-            .map(|i| {
-                pair.client
-                    .send_request(
-                        RequestHead::new("GET", "http", "sim", format!("/{i}")),
-                        true,
-                    )
-                    .unwrap()
-            })
-            .collect();
+        let ids = send_gets(&mut pair, 50);
         let events = exchange(&mut pair);
         let got = bodies(&events);
         assert_eq!(got.len(), 50, "depth {depth}: {} answered", got.len());
@@ -142,30 +133,14 @@ fn a_request_limit_closes_after_the_last_request_and_reads_no_further() {
         };
         let server = Connection::server(server_config, now);
         let mut pair = Pair::join(client, server, now).split(seed);
-        let ids: Vec<StreamId> = (0..10)
-            .map(|i| {
-                pair.client
-                    .send_request(
-                        RequestHead::new("GET", "http", "sim", format!("/{i}")),
-                        true,
-                    )
-                    .unwrap()
-            })
-            .collect();
+        let ids = send_gets(&mut pair, 10);
         let (events, taken) = serve(&mut pair);
         assert_eq!(taken, 3, "seed {seed}: requests the server took");
         let answered: Vec<StreamId> = bodies(&events).into_iter().map(|(id, _)| id).collect();
         assert_eq!(answered, ids[..3], "seed {seed}");
-        let retryable: Vec<StreamId> = events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Retryable { stream } => Some(*stream),
-                _ => None,
-            })
-            .collect();
         // Retryable, not lost: the client read the third answer's `close`
         // (a server closing without it would leave them lost).
-        assert_eq!(retryable, ids[3..], "seed {seed}");
+        assert_eq!(retryable(&events), ids[3..], "seed {seed}");
         let (client, server) = pair.into_sides();
         assert!(client.is_closed() && server.is_closed());
     }

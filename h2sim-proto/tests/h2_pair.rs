@@ -11,7 +11,7 @@ use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::Frame;
 use h2sim_proto::pair::Dir;
 use h2sim_proto::{Config, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId};
-use support::Pair;
+use support::{Pair, retryable, send_gets};
 
 fn get(path: &str) -> RequestHead {
     RequestHead::new("GET", "http", "example.com", path.to_owned())
@@ -165,13 +165,7 @@ fn many_concurrent_streams_queue_behind_the_servers_limit() {
     };
     let mut pair = Pair::new(Config::default(), server, 2);
     pair.connect();
-    let ids: Vec<StreamId> = (0..300)
-        .map(|i| {
-            pair.client
-                .send_request(get(&format!("/{i}")), true)
-                .unwrap()
-        })
-        .collect();
+    let ids = send_gets(&mut pair, 300);
     let (mut echo, mut responses) = (Echo::default(), Responses::default());
     run(&mut pair, &mut echo, &mut responses);
     assert_eq!(
@@ -373,27 +367,13 @@ fn a_request_limit_ends_with_one_goaway_naming_the_last_request() {
         };
         let mut pair = Pair::new(Config::default(), server, seed);
         pair.connect();
-        let ids: Vec<StreamId> = (0..10)
-            .map(|i| {
-                pair.client
-                    .send_request(get(&format!("/{i}")), true)
-                    .unwrap()
-            })
-            .collect();
+        let ids = send_gets(&mut pair, 10);
         let (mut echo, mut responses) = (Echo::default(), Responses::default());
         run(&mut pair, &mut echo, &mut responses);
         assert_eq!(echo.requests, 3, "seed {seed}: requests the server took");
         responses.done.sort();
         assert_eq!(responses.done, ids[..3], "seed {seed}");
-        let retryable: Vec<StreamId> = responses
-            .other
-            .iter()
-            .filter_map(|e| match e {
-                Event::Retryable { stream } => Some(*stream),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(retryable, ids[3..], "seed {seed}");
+        assert_eq!(retryable(&responses.other), ids[3..], "seed {seed}");
         let goaways: Vec<StreamId> = responses
             .other
             .iter()

@@ -10,10 +10,31 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
 use h2sim_proto::hpack::{self, HeaderField};
-use h2sim_proto::{Config, Connection, Event};
+use h2sim_proto::{Config, Connection, Event, RequestHead, StreamId};
 
 #[allow(unused_imports)] // not every test file uses both
 pub use h2sim_proto::pair::{Pair, Rng};
+
+/// `n` GETs, of `/0`, `/1`, …, sent by the client of `pair`: their streams.
+pub fn send_gets(pair: &mut Pair, n: usize) -> Vec<StreamId> {
+    (0..n)
+        .map(|i| {
+            let head = RequestHead::new("GET", "http", "sim", format!("/{i}"));
+            pair.client.send_request(head, true).unwrap()
+        })
+        .collect()
+}
+
+/// The streams `events` name as retryable, in order.
+pub fn retryable(events: &[Event]) -> Vec<StreamId> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Retryable { stream } => Some(*stream),
+            _ => None,
+        })
+        .collect()
+}
 
 /// A hand-driven peer: writes frames we build (valid or not) to one of our
 /// endpoints and decodes what it answers.
