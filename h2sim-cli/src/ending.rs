@@ -80,7 +80,8 @@ impl Ending<ServerSide> {
             CloseCause::GoAwayReceived { reason } => {
                 Ending::Side(ServerSide::GoAwayReceived(*reason))
             }
-            // This server sends GOAWAY only when it is stopping.
+            // This server sends GOAWAY only when it is stopping (its
+            // request limit is a cause of its own).
             CloseCause::LocalGoAway => Ending::Side(ServerSide::Shutdown),
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
                 Ending::Answered {
@@ -203,6 +204,13 @@ mod tests {
             words(Ending::server(&CloseCause::LocalGoAway, H1, None)),
             "by server shutdown"
         );
+        // `--requests-per-connection`, on either protocol.
+        for protocol in [H1, H2] {
+            assert_eq!(
+                words(Ending::server(&CloseCause::RequestLimit, protocol, None)),
+                "by request limit"
+            );
+        }
     }
 
     /// An HTTP/1.1 request that broke a rule is named by the status the

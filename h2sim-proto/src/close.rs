@@ -26,6 +26,9 @@ pub enum CloseCause {
     LocalGoAway,
     /// Nothing moved for `Config::idle_timeout`, so we went away.
     IdleTimeout,
+    /// Server: the connection took `Config::max_requests` requests, so we
+    /// went away.
+    RequestLimit,
     /// Server: a request head was still incomplete
     /// `Config::head_read_timeout` after its first byte (slowloris), and
     /// the connection was cut.
@@ -85,6 +88,7 @@ impl fmt::Display for CloseCause {
             CloseCause::GoAwayReceived { reason } => write!(f, "by peer GOAWAY ({reason})"),
             CloseCause::LocalGoAway => f.write_str("by local GOAWAY"),
             CloseCause::IdleTimeout => f.write_str("by idle timeout"),
+            CloseCause::RequestLimit => f.write_str("by request limit"),
             CloseCause::KeepaliveTimeout => f.write_str("by keep-alive PING timeout"),
             CloseCause::DrainExpired => f.write_str("by drain timeout"),
             CloseCause::HeadReadTimeout => f.write_str("by request head timeout"),

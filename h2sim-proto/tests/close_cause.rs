@@ -72,6 +72,56 @@ fn h2_idle_timeout_stated_by_the_driver_is_the_cause() {
     );
 }
 
+/// `Config::max_requests`: the server names its limit as the cause, on
+/// both protocols; the client hears a GOAWAY, or HTTP/1.1's `close`.
+#[test]
+fn a_request_limit_is_the_servers_cause() {
+    for http1 in [false, true] {
+        let mut pair = if http1 {
+            http1_pair(4)
+        } else {
+            Pair::with_defaults(4)
+        };
+        pair.server = Connection::server(
+            Config {
+                max_requests: std::num::NonZeroU32::new(1),
+                ..Config::default()
+            },
+            pair.now,
+        );
+        if !http1 {
+            pair.connect();
+        }
+        let stream = pair.client.send_request(get("/one"), true).unwrap();
+        pair.drive();
+        let mut events = pair.server_events();
+        let request = events.iter().find_map(|e| match e {
+            Event::Request { stream, .. } => Some(*stream),
+            _ => None,
+        });
+        pair.server
+            .send_response(request.unwrap(), ResponseHead::new(200), true)
+            .unwrap();
+        pair.drive();
+        events.extend(pair.server_events());
+        assert_eq!(cause(&events), CloseCause::RequestLimit, "http1={http1}");
+        let client = pair.client_events();
+        assert!(
+            client
+                .iter()
+                .any(|e| matches!(e, Event::Response { stream: s, .. } if *s == stream)),
+            "http1={http1}: {client:?}"
+        );
+        assert_eq!(
+            cause(&client),
+            CloseCause::GoAwayReceived {
+                reason: Reason::NO_ERROR
+            },
+            "http1={http1}"
+        );
+    }
+}
+
 #[test]
 fn h2_drain_expiry_replaces_the_graceful_cause() {
     let mut pair = Pair::with_defaults(3);

@@ -282,7 +282,7 @@ impl Server {
             // Its answer says `connection: close`, and what is pipelined
             // behind it stays unread (RFC 9112 §9.6).
             self.last_request = true;
-            io.hint(CloseCause::LocalGoAway);
+            io.hint(CloseCause::RequestLimit);
         }
         self.exchanges.push_back(exchange);
         let head = io.spares.boxed(request.head);

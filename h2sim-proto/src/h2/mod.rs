@@ -324,12 +324,14 @@ impl Session {
     /// streams are ignored and left for the client to send again (§6.8).
     fn request_taken(&mut self) {
         self.requests_taken = self.requests_taken.saturating_add(1);
-        let limit = self.config.max_requests;
-        if limit.is_some_and(|max| self.requests_taken >= max.get())
-            && !matches!(self.shutdown, Shutdown::Final { .. })
-        {
+        if self.reached_request_limit() && !matches!(self.shutdown, Shutdown::Final { .. }) {
             self.finish_shutdown();
         }
+    }
+
+    fn reached_request_limit(&self) -> bool {
+        let limit = self.config.max_requests;
+        limit.is_some_and(|max| self.requests_taken >= max.get())
     }
 
     /// Advertises new settings. Values that let the peer send more apply at
@@ -597,7 +599,9 @@ impl Session {
         let awaiting_reply = !peer_done && self.timers.is_set(SessionTimer::ReplyWait);
         if going_away && !awaiting_reply && self.store.is_empty() && self.waiting_to_open.is_empty()
         {
-            let cause = if matches!(self.shutdown, Shutdown::Final { .. }) {
+            let cause = if self.reached_request_limit() {
+                CloseCause::RequestLimit
+            } else if matches!(self.shutdown, Shutdown::Final { .. }) {
                 CloseCause::LocalGoAway
             } else {
                 CloseCause::GoAwayReceived {
