@@ -134,18 +134,19 @@ CONNECTIONS
   (HTTP/1.0, Connection: close), a GOAWAY without error, or
   --requests-per-connection. Requests the server did not process (above the
   last stream of its GOAWAY, or pipelined behind its connection: close) go
-  again on the new connection, without -r, and count as resent unprocessed,
-  not as failed. A lost connection (refused, reset, a protocol error, a
-  GOAWAY with an error, the server closing with requests open) is replaced
-  only with -r, --reconnect-max or --requests-per-connection, after 100 ms,
-  at most --reconnect-max times in a row per connection (3 by default); a
-  connection that answered nothing counts as lost. Each connection prints
-  one DISCONNECTED line on stderr with its cause: over HTTP/2 such as by
-  peer GOAWAY (its code follows unless NO_ERROR) or by local GOAWAY; over
-  HTTP/1.1, which has no GOAWAY, by connection: close received (the server's
-  response said so, or was HTTP/1.0 without keep-alive) or by connection:
-  close sent (the client's last request said so: --requests-per-connection,
-  the end of the run).
+  again on the new connection; those it refused (REFUSED_STREAM) go again on
+  the same one, at most 3 times each. Neither needs -r, and they count as
+  resent unprocessed, not as failed. A lost connection (refused, reset, a
+  protocol error, a GOAWAY with an error, the server closing with requests
+  open) is replaced only with -r, --reconnect-max or
+  --requests-per-connection, after 100 ms, at most --reconnect-max times in
+  a row per connection (3 by default); a connection that answered nothing
+  counts as lost. Each connection prints one DISCONNECTED line on stderr
+  with its cause: over HTTP/2 such as by peer GOAWAY (its code follows
+  unless NO_ERROR) or by local GOAWAY; over HTTP/1.1, which has no GOAWAY,
+  by connection: close received (the server's response said so, or was
+  HTTP/1.0 without keep-alive) or by connection: close sent (the client's
+  last request said so: --requests-per-connection, the end of the run).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is

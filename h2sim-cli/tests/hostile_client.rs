@@ -380,3 +380,67 @@ fn table_entries_do_not_pin_the_clients_read_buffers() {
         );
     }
 }
+
+/// RST_STREAM(REFUSED_STREAM) on the first request, then an answer to the
+/// one that comes again.
+fn refuses_once(c: &mut Conn) {
+    c.hello();
+    let Some(first) = c.request() else {
+        return;
+    };
+    c.send(&wire::rst_stream(first, 0x7));
+    if let Some(again) = c.request() {
+        c.send(&response(again, true));
+    }
+}
+
+/// RST_STREAM(REFUSED_STREAM) on every request.
+fn refuses_all(c: &mut Conn) {
+    c.hello();
+    while let Some(stream) = c.request() {
+        c.send(&wire::rst_stream(stream, 0x7));
+    }
+}
+
+/// The HEADERS frames the client sent: its requests.
+fn requests_sent(seen: &Seen) -> usize {
+    let headers =
+        |f: &&h2sim_proto::frame::Frame| matches!(f, h2sim_proto::frame::Frame::Headers(_));
+    seen.frames.iter().filter(headers).count()
+}
+
+/// A refused request was not processed (RFC 9113 §8.7): it goes again
+/// without `-r`, and a server that refuses every one gets it four times
+/// (three resends), then the run fails with it errored.
+#[test]
+fn a_refused_request_goes_again_a_bounded_number_of_times() {
+    for runtime in ["tokio", "glommio"] {
+        let once = Case {
+            name: "refuses once",
+            script: refuses_once,
+            args: &[],
+            says: "1 resent unprocessed",
+            reset: None,
+            goaway: None,
+        };
+        let (code, text, _, seen) = run(runtime, &once);
+        assert_eq!(code, Some(0), "{runtime}: {text}");
+        assert!(text.contains(once.says), "{runtime}: {text}");
+        assert!(text.contains("1 succeeded"), "{runtime}: {text}");
+        assert_eq!(requests_sent(&seen), 2, "{runtime}: {}", seen.outcome());
+
+        let all = Case {
+            name: "refuses all",
+            script: refuses_all,
+            args: &[],
+            says: "1 errored",
+            reset: None,
+            goaway: None,
+        };
+        let (code, text, _, seen) = run(runtime, &all);
+        assert_eq!(code, Some(1), "{runtime}: {text}");
+        assert!(text.contains(all.says), "{runtime}: {text}");
+        assert!(text.contains("3 resent unprocessed"), "{runtime}: {text}");
+        assert_eq!(requests_sent(&seen), 4, "{runtime}: {}", seen.outcome());
+    }
+}

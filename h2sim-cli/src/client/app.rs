@@ -176,6 +176,12 @@ impl Plan {
 /// keep the run going forever.
 const MAX_RETRIES: u32 = 3;
 
+/// Times a request refused with REFUSED_STREAM goes again, so a server
+/// that refuses every stream cannot keep a connection busy for ever (a
+/// request left unprocessed by a connection's end needs no bound: a
+/// connection that answers nothing is a loss).
+const MAX_REFUSALS: u8 = 3;
+
 /// A step to send: a new scenario's first, the next of a running one, or
 /// one to send again.
 #[derive(Debug)]
@@ -186,6 +192,8 @@ struct Pending {
     /// When the request should have gone out (paced runs) or was due.
     intended: Instant,
     retries: u32,
+    /// Times the server refused it (REFUSED_STREAM) and it went again.
+    refusals: u8,
     warmup: bool,
     /// Counted in `started` already (it went out once).
     started: bool,
@@ -476,6 +484,7 @@ impl ClientApp {
                 step: 0,
                 intended,
                 retries: 0,
+                refusals: 0,
                 warmup: self.plan.warmup_until.is_some_and(|t| intended < t),
                 started: false,
                 clock: None,
@@ -641,6 +650,7 @@ impl ClientApp {
                 step: next,
                 intended: now,
                 retries: 0,
+                refusals: 0,
                 started: false,
                 ..flight.pending
             });
@@ -741,10 +751,12 @@ impl ClientApp {
 
     /// The server did not process a request we sent: it was above the last
     /// stream of its GOAWAY (RFC 9113 §6.8) or pipelined behind its
-    /// `connection: close` (RFC 9112 §9.6), or never left. It goes again on
-    /// this connection's successor, with or without `-r`: nothing of it
-    /// failed. The successor comes, as the end is planned, and a server
-    /// that answers nothing on it makes that a loss, so this cannot loop.
+    /// `connection: close` (RFC 9112 §9.6), or never left, or the server
+    /// refused it (see [`ClientApp::refused`]). It goes again, on this
+    /// connection's successor (or on this one, after a refusal), with or
+    /// without `-r`: nothing of it failed. The successor comes, as the end
+    /// is planned, and a server that answers nothing on it makes that a
+    /// loss, so this cannot loop.
     fn unprocessed(&mut self, now: Instant, conn: &mut Connection, stream: StreamId) {
         let Some((_, flight)) = self.slots.remove(stream) else {
             return;
@@ -752,6 +764,22 @@ impl ClientApp {
         self.report.resent += 1;
         self.carry.push_back(flight.pending);
         self.fill(now, conn);
+    }
+
+    /// The server refused a request with REFUSED_STREAM: it was not
+    /// processed (RFC 9113 §8.7), so it goes again, as one a connection's
+    /// end left unprocessed does, up to [`MAX_REFUSALS`] times; then it is
+    /// lost as any reset is (and `-r` may still retry it).
+    fn refused(&mut self, now: Instant, conn: &mut Connection, stream: StreamId) {
+        let Some(flight) = self.slots.get_mut(stream) else {
+            return;
+        };
+        if flight.pending.refusals >= MAX_REFUSALS {
+            self.lost(now, conn, stream, false);
+            return;
+        }
+        flight.pending.refusals += 1;
+        self.unprocessed(now, conn, stream);
     }
 
     /// The connection is over: what was in flight is lost with it (or owed
@@ -1016,6 +1044,12 @@ impl Application for ClientApp {
                     frames.line(&trace::frame(outgoing, &frame));
                 }
             }
+            Event::StreamReset {
+                stream,
+                reason: Reason::REFUSED_STREAM,
+                remote: true,
+                ..
+            } if self.slots.get(stream).is_some() => self.refused(now, conn, stream),
             Event::StreamReset { stream, .. } if self.pushed.remove(&stream).is_none() => {
                 self.lost(now, conn, stream, false);
             }

@@ -42,8 +42,8 @@ pub struct Report {
     /// Sent again under `-r` (not counted in `started` again).
     pub retried: u64,
     /// Sent again because the server did not process them: above the last
-    /// stream of its GOAWAY, or pipelined behind its `connection: close`
-    /// (not counted in `started` again).
+    /// stream of its GOAWAY, pipelined behind its `connection: close`, or
+    /// refused (REFUSED_STREAM); not counted in `started` again.
     pub resent: u64,
     /// Sent during `--warmup`: counted nowhere else.
     pub warmup: u64,
