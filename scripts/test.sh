@@ -48,6 +48,7 @@ need_debian nginx nginx-light
 need_debian go golang-go
 need_debian haproxy haproxy
 need_debian lighttpd lighttpd
+need_debian apache2 apache2
 need_debian javac openjdk-17-jdk-headless  # java runs Peer.java from source: a JDK, not a JRE
 need_debian_file /usr/share/java/netty-codec-http2.jar libnetty-java
 if [ ${#missing_packages[@]} -gt 0 ]; then
@@ -55,7 +56,7 @@ if [ ${#missing_packages[@]} -gt 0 ]; then
   sudo_cmd=""
   [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
-  # The servers among them (nginx, lighttpd, haproxy) install without
+  # The servers among them (nginx, lighttpd, haproxy, apache2) install without
   # starting: the tests start their own, and two of them on port 80 would
   # fail the install. A policy already in place (as in container images)
   # stays as it is.
