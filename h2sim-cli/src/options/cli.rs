@@ -60,7 +60,8 @@ pub enum Sub {
 pub struct ServerFlags {
     /// HTTP/2 setting: header_table_size, enable_push, max_concurrent_streams,
     /// initial_window_size, max_frame_size, max_header_list_size,
-    /// enable_connect_protocol (repeatable)
+    /// enable_connect_protocol; or h2simple's req_max_per_sess,
+    /// single_request (repeatable)
     #[arg(short = 'H', long = "setting", value_name = "NAME=VALUE")]
     pub settings: Vec<String>,
     /// Plain listeners speak HTTP/1.1 only (an `Upgrade: h2c` request is answered in HTTP/1.1)

@@ -47,6 +47,24 @@ pub struct ServerArgs {
     pub requests_per_connection: Option<NonZeroU32>,
 }
 
+/// h2simple's `-H req_max_per_sess=N` and `-H single_request=1`: the
+/// requests a connection takes, as on the client (`None`: no limit);
+/// `reconn_max` is the client's alone.
+fn limit_from_h2simple(spec: &str, key: H2simpleKey) -> Result<Option<NonZeroU32>, UsageError> {
+    let limit = match key {
+        H2simpleKey::ReqMaxPerSess(n) => u32::try_from(n).ok().and_then(NonZeroU32::new),
+        H2simpleKey::SingleRequest(one) => NonZeroU32::new(u32::from(one)),
+        H2simpleKey::ReconnMax(_) => {
+            return Err(usage(format!(
+                "-H {spec}: a client option ({}), not a server setting",
+                key.flag()
+            )));
+        }
+    };
+    eprintln!("h2sim: -H {spec} is {} in h2sim", key.flag());
+    Ok(limit)
+}
+
 /// The rule grammar, in command-line order: `-S` takes the `-k -c -V`
 /// given before it; `-m` opens a rule, `-o` a push of it; `--rules` puts a
 /// file's rules at its place.
@@ -257,10 +275,9 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
     };
     for spec in flags.settings {
         if let Some(key) = H2simpleKey::parse(&spec) {
-            return Err(usage(format!(
-                "-H {spec}: a client option ({}), not a server setting",
-                key?.flag()
-            )));
+            let limit = limit_from_h2simple(&spec, key?)?;
+            opts.requests_per_connection = opts.requests_per_connection.or(limit);
+            continue;
         }
         let mut probe = h2sim_proto::LocalSettings::from_config(&h2sim_proto::Config::default());
         super::apply_setting(&mut probe, &spec)?;
@@ -645,5 +662,14 @@ mod tests {
                 .0
                 .contains("--reconnect-max 3")
         );
+        // The request limit is the server's too.
+        for (spec, limit) in [
+            ("req_max_per_sess=37", NonZeroU32::new(37)),
+            ("single_request=1", NonZeroU32::new(1)),
+            ("req_max_per_sess=0", None),
+        ] {
+            let o = parse(args(&format!("-S http://1.2.3.4:1 -H {spec}"))).unwrap();
+            assert_eq!(o.requests_per_connection, limit, "{spec}");
+        }
     }
 }
