@@ -60,9 +60,12 @@ pub enum ServerSide {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClientSide {
     /// HTTP/1.1: its last request said `connection: close`
-    /// (`--requests-per-connection`, the end of the run), which the core
-    /// reports as our GOAWAY.
+    /// (`--requests-per-connection`), which the core reports as our GOAWAY.
     CloseSent,
+    /// HTTP/1.1: it went away with every request answered (the end of the
+    /// run), so no request was left to say `connection: close` and it
+    /// closed the transport: the server's line says `by peer close`.
+    LocalClose,
     /// The run ended with the connection still open.
     RunOver,
 }
@@ -99,11 +102,14 @@ impl Ending<ServerSide> {
 }
 
 impl Ending<ClientSide> {
-    /// The client's words for `cause` on a connection of `protocol`.
-    pub fn client(cause: &CloseCause, protocol: Option<Protocol>) -> Self {
+    /// The client's words for `cause` on a connection of `protocol`;
+    /// `quiet`: over HTTP/1.1, going away found nothing left to write, so
+    /// no request said `connection: close`.
+    pub fn client(cause: &CloseCause, protocol: Option<Protocol>, quiet: bool) -> Self {
         let http1 = protocol == Some(Protocol::Http1);
         match cause {
             CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
+            CloseCause::LocalGoAway if http1 && quiet => Ending::Side(ClientSide::LocalClose),
             CloseCause::LocalGoAway if http1 => Ending::Side(ClientSide::CloseSent),
             // A response that broke a rule: HTTP/1.1 has no code to send.
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
@@ -153,6 +159,7 @@ impl fmt::Display for ClientSide {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             ClientSide::CloseSent => "by connection: close sent",
+            ClientSide::LocalClose => "by local close",
             ClientSide::RunOver => "at the end of the run",
         })
     }
@@ -183,9 +190,12 @@ mod tests {
             words(Ending::server(&goaway(), H2, None)),
             "by GOAWAY received"
         );
-        assert_eq!(words(Ending::client(&goaway(), H2)), "by peer GOAWAY");
         assert_eq!(
-            words(Ending::client(&CloseCause::LocalGoAway, H2)),
+            words(Ending::client(&goaway(), H2, false)),
+            "by peer GOAWAY"
+        );
+        assert_eq!(
+            words(Ending::client(&CloseCause::LocalGoAway, H2, false)),
             "by local GOAWAY"
         );
         assert_eq!(
@@ -193,12 +203,16 @@ mod tests {
             "by connection: close received"
         );
         assert_eq!(
-            words(Ending::client(&goaway(), H1)),
+            words(Ending::client(&goaway(), H1, false)),
             "by connection: close received"
         );
         assert_eq!(
-            words(Ending::client(&CloseCause::LocalGoAway, H1)),
+            words(Ending::client(&CloseCause::LocalGoAway, H1, false)),
             "by connection: close sent"
+        );
+        assert_eq!(
+            words(Ending::client(&CloseCause::LocalGoAway, H1, true)),
+            "by local close"
         );
         assert_eq!(
             words(Ending::server(&CloseCause::LocalGoAway, H1, None)),
@@ -233,7 +247,7 @@ mod tests {
             "by error (invalid chunk (RFC 9112 §7.1))"
         );
         assert_eq!(
-            Ending::client(&chunk(), H1).to_string(),
+            Ending::client(&chunk(), H1, false).to_string(),
             "by error (invalid chunk (RFC 9112 §7.1))"
         );
         assert_eq!(

@@ -288,6 +288,9 @@ struct Link {
     pushes: u64,
     /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
     going_away: bool,
+    /// HTTP/1.1: we went away with nothing left to write, so no request
+    /// said `connection: close`; the transport just closed.
+    quiet_close: bool,
 }
 
 /// The client application of one connection slot.
@@ -508,6 +511,7 @@ impl ClientApp {
         {
             // Graceful: the Closed event that follows counts the traffic.
             link.going_away = true;
+            link.quiet_close = !full;
             conn.go_away(now);
         }
     }
@@ -946,6 +950,7 @@ impl Application for ClientApp {
             resets: 0,
             pushes: 0,
             going_away: false,
+            quiet_close: false,
         });
         self.last_now = Some(now);
     }
@@ -1055,7 +1060,8 @@ impl Application for ClientApp {
             }
             Event::Retryable { stream } => self.unprocessed(now, conn, stream),
             Event::Closed { cause, .. } => {
-                let ending = Ending::client(&cause, conn.protocol());
+                let quiet = self.link.as_ref().is_some_and(|l| l.quiet_close);
+                let ending = Ending::client(&cause, conn.protocol(), quiet);
                 self.close_link(now, Some(conn.stats()), &ending);
             }
             _ => {}
