@@ -19,19 +19,14 @@ use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use glommio::timer::Timer;
-use h2sim_proto::host::{Driver, DriverOptions, Ending, State};
+use h2sim_proto::host::{Driver, DriverOptions, Ending, LINGER, LINGER_BYTES, State};
 use h2sim_proto::{Application, Endpoint};
 
 use crate::shutdown::LocalSignal;
 use crate::transport::{Progress, Transport};
-
-/// How long closing waits for the peer to close too (see `close`).
-const LINGER: Duration = Duration::from_millis(500);
-/// Bytes read and dropped while lingering, at most.
-const LINGER_BYTES: usize = 1 << 20;
 
 /// What woke the loop.
 enum Wake {
@@ -189,4 +184,43 @@ async fn close(transport: &mut Transport, linger: bool) {
         Timer::new(LINGER).await;
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::io::{Read, Write};
+
+    use glommio::LocalExecutor;
+    use glommio::net::TcpListener;
+
+    /// Closing reads what the peer still sends until the peer closes, past
+    /// any amount a peer has in flight (32 MiB here, more than the socket
+    /// buffers hold), rather than letting the socket go with input unread:
+    /// the kernel would answer with RST, and a peer still reading our last
+    /// answer would lose its tail. The peer gets our FIN, not a reset.
+    #[test]
+    fn closing_reads_what_the_peer_still_sends_until_it_closes() {
+        LocalExecutor::default().run(async {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let peer = std::thread::spawn(move || {
+                let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+                tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+                    .unwrap();
+                let wrote = tcp.write_all(&vec![b'u'; 32 << 20]);
+                let mut rest = Vec::new();
+                let read = tcp.read_to_end(&mut rest);
+                (wrote, read)
+            });
+            let tcp = listener.accept().await.unwrap();
+            let mut transport = Transport::plain(tcp);
+            close(&mut transport, true).await;
+            drop(transport);
+            let (wrote, read) = peer.join().unwrap();
+            assert!(wrote.is_ok(), "the peer's upload was cut: {wrote:?}");
+            assert_eq!(read.ok(), Some(0), "our FIN, not a reset");
+        });
+    }
 }

@@ -23,11 +23,13 @@ use std::future::{Future, poll_fn};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use h2sim_proto::Application;
 use h2sim_proto::Endpoint;
-use h2sim_proto::host::{Driver, DriverOptions, Ending, ReadBuf, State, TlsSession};
+use h2sim_proto::host::{
+    Driver, DriverOptions, Ending, LINGER, LINGER_BYTES, ReadBuf, State, TlsSession,
+};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::shutdown::Shutdown;
@@ -35,10 +37,6 @@ use crate::timer::Timer;
 
 /// Slices handed to one `write_vectored` call (Linux takes up to 1024).
 const MAX_IOV: usize = 64;
-/// How long closing waits for the peer to close too (see `close`).
-const LINGER: Duration = Duration::from_millis(500);
-/// Bytes read and dropped while lingering, at most.
-const LINGER_BYTES: usize = 1 << 20;
 
 /// A connection's byte stream, with its TLS session when it has one.
 #[derive(Debug)]
@@ -459,6 +457,7 @@ mod tests {
     };
     use h2sim_proto::handler::{HandlerApp, Reply};
     use h2sim_proto::{Config, Connection, Protocol};
+    use std::time::Duration;
     use tokio::io::AsyncReadExt;
 
     /// HEADERS frames for GET requests (END_STREAM) on streams `first,
@@ -792,5 +791,34 @@ mod tests {
         }
         drop(their_write);
         server.abort();
+    }
+
+    /// Closing reads what the peer still sends until the peer closes, past
+    /// any amount a peer has in flight (32 MiB here, more than the socket
+    /// buffers hold), rather than letting the socket go with input unread:
+    /// the kernel would answer with RST, and a peer still reading our last
+    /// answer would lose its tail. The peer gets our FIN, not a reset.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn closing_reads_what_the_peer_still_sends_until_it_closes() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let peer = tokio::spawn(async move {
+            let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            let junk = vec![b'u'; 32 << 20];
+            let wrote = tcp.write_all(&junk).await;
+            let mut rest = Vec::new();
+            let read = tcp.read_to_end(&mut rest).await;
+            (wrote, read)
+        });
+        let (tcp, _) = listener.accept().await.unwrap();
+        let mut transport = Transport::plain(tcp);
+        close(&mut transport, true).await;
+        drop(transport);
+        let (wrote, read) = tokio::time::timeout(Duration::from_secs(10), peer)
+            .await
+            .expect("the peer finished")
+            .unwrap();
+        assert!(wrote.is_ok(), "the peer's upload was cut: {wrote:?}");
+        assert_eq!(read.ok(), Some(0), "our FIN, not a reset");
     }
 }

@@ -14,6 +14,23 @@ use crate::{Application, Endpoint};
 /// connection open.
 const FINAL_FLUSH: Duration = Duration::from_secs(1);
 
+/// Once the driver has closed its side (TLS close_notify, TCP FIN), how
+/// long it goes on reading, and dropping, what the peer still sends before
+/// it lets the socket go; the wait ends sooner when the peer closes too.
+/// Letting a socket go with input unread makes the kernel send RST, which
+/// throws away what it had not sent yet of our last bytes (the last answer,
+/// the GOAWAY).
+pub const LINGER: Duration = Duration::from_millis(500);
+
+/// What the linger reads at most, so a peer sending at full speed costs a
+/// bounded amount of work. Well above what a peer has in flight when we
+/// close (our HTTP/2 connection window, 8 MiB by default, and the socket
+/// buffers), so that the peer's close or [`LINGER`] ends the wait, not
+/// this: at 1 MiB, a client still uploading to the streams a GOAWAY left
+/// out got RST before it had read our last answer (Go's client lost
+/// requests on connections that reached `Config::max_requests`).
+pub const LINGER_BYTES: usize = 64 << 20;
+
 /// Transport bounds of a driver's loop (the protocol's timeouts are in
 /// [`Config`](crate::Config)).
 #[derive(Debug, Clone)]

@@ -53,7 +53,7 @@ pub use driver::{Driver, State};
 #[cfg(feature = "tls")]
 pub use info::TlsInfo;
 pub use info::{ALPN_H2, ALPN_HTTP1, ALPN_HTTP10, ConnectionInfo, ServerConfigs, accepted_local};
-pub use lifecycle::{DriverOptions, Ending, FinalFlush};
+pub use lifecycle::{DriverOptions, Ending, FinalFlush, LINGER, LINGER_BYTES};
 pub use outbox::Outbox;
 pub use read_buf::{ReadBuf, ReadPool};
 pub use server::{
