@@ -14,6 +14,7 @@ use std::process::Command;
 
 use server_support::{
     PeerServer, Server, certs, client_succeeds, count, free_port, scratch_dir, server_report,
+    verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -55,8 +56,7 @@ fn haproxy(dir: &Path, backend: &str, ports: [u16; 3]) -> PeerServer {
 #[test]
 fn the_client_through_haproxy_to_the_server() {
     let dir = scratch_dir("interop-haproxy");
-    let ca = certs().join("ca.crt");
-    let verify = format!("verify,trust_file={}", ca.display());
+    let verify = verify_test_ca();
     for runtime in RUNTIMES {
         let server = Server::interop(runtime, dir.path(), &["http://127.0.0.1:0"]);
         let ports = [free_port(), free_port(), free_port()];

@@ -449,6 +449,38 @@ pub fn client_succeeds(args: &[&str], n: u64, data: u64) -> String {
     report
 }
 
+/// The client's `-V` that checks a server's certificate against the test
+/// CA (`certs/ca.crt`).
+pub fn verify_test_ca() -> String {
+    format!("verify,trust_file={}", certs().join("ca.crt").display())
+}
+
+/// [`client_succeeds`] on `runtime` (`--runtime`), whose report must name
+/// `protocol` as the one spoken; returns the report.
+pub fn client_succeeds_over(
+    runtime: &str,
+    protocol: &str,
+    args: &[&str],
+    n: u64,
+    data: u64,
+) -> String {
+    let report = client_succeeds(&[&["--runtime", runtime][..], args].concat(), n, data);
+    assert!(
+        report.contains(&format!("Application protocol: {protocol}\n")),
+        "{runtime} {args:?}: {report}"
+    );
+    report
+}
+
+/// A client `report` against a server that ends connections after so many
+/// requests: it made at least `connections` connections and sent again,
+/// without `-r`, what the server had not processed.
+pub fn moved_on(report: &str, connections: u64) {
+    assert!(count(report, "made") >= connections, "{report}");
+    assert!(count(report, "resent unprocessed") > 0, "{report}");
+    assert_eq!(count(report, "retried"), 0, "{report}");
+}
+
 /// [`client_succeeds`] against `base` followed by the path that ends
 /// `args` (`-P 10 /big`), with `leading` flags first.
 pub fn client_succeeds_at(
