@@ -145,7 +145,7 @@ CONNECTIONS
   with its cause: over HTTP/2 such as by peer GOAWAY (its code follows
   unless NO_ERROR) or by local GOAWAY; over HTTP/1.1, which has no GOAWAY,
   by connection: close received (the server's response said so, or was
-  HTTP/1.0 without keep-alive) by connection: close sent (the client's last
+  HTTP/1.0 without keep-alive), by connection: close sent (the client's last
   request said so: --requests-per-connection) or by local close (the client
   closed with every request answered: the end of the run).
 
