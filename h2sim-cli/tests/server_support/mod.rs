@@ -392,7 +392,16 @@ impl PeerServer {
 }
 
 impl Drop for PeerServer {
+    /// SIGTERM first, so a server with worker processes (Apache's run as
+    /// www-data) stops them too; SIGKILL only if it is still there 5 s on.
+    /// Killed at once, Apache left its workers behind, holding its ports.
     fn drop(&mut self) {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
