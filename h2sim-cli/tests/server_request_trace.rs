@@ -29,7 +29,7 @@ fn http1_request_trailers_are_dumped() {
         );
         let answer = String::from_utf8_lossy(&answer);
         assert!(answer.starts_with("HTTP/1.1 200 "), "{runtime}: {answer}");
-        let (code, out) = server.stop();
+        let (code, out) = server.stop_stdout();
         assert_eq!(code, Some(0), "{runtime}: {out}");
         assert!(out.contains(DUMPED), "{runtime}: {out}");
     }
@@ -45,7 +45,7 @@ fn http2_request_trailers_are_dumped() {
             "request POST /up data hello trailer x-checksum abc",
         );
         assert_eq!(said, "response 1 200\nended\n", "{runtime}");
-        let (code, out) = server.stop();
+        let (code, out) = server.stop_stdout();
         assert_eq!(code, Some(0), "{runtime}: {out}");
         assert!(out.contains(DUMPED), "{runtime}: {out}");
     }

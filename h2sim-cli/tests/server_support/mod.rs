@@ -37,6 +37,8 @@ pub struct Server {
     output: Arc<Mutex<String>>,
     /// What it printed on stderr alone (the rest is stdout's).
     stderr: Arc<Mutex<String>>,
+    /// What it printed on stdout alone (its traces and report).
+    stdout: Arc<Mutex<String>>,
     drains: Vec<JoinHandle<()>>,
 }
 
@@ -81,15 +83,17 @@ impl Server {
             errors.lock().unwrap().push_str(&line);
         }
         let stdout = child.stdout.take().unwrap();
+        let printed = Arc::new(Mutex::new(String::new()));
         let drains = vec![
             drain(stderr, output.clone(), Some(errors.clone())),
-            drain(stdout, output.clone(), None),
+            drain(stdout, output.clone(), Some(printed.clone())),
         ];
         Server {
             child,
             urls,
             output,
             stderr: errors,
+            stdout: printed,
             drains,
         }
     }
@@ -213,6 +217,15 @@ impl Server {
         let out = self.output.lock().unwrap().clone();
         let stderr = self.stderr.lock().unwrap().clone();
         (code, out, stderr)
+    }
+
+    /// [`Server::stop`], with what the server printed on stdout alone: a
+    /// trace's lines, which no stderr line (a `DISCONNECTED` one) can
+    /// come between, as they can in the merged output.
+    pub fn stop_stdout(mut self) -> (Option<i32>, String) {
+        let code = self.terminate();
+        let out = self.stdout.lock().unwrap().clone();
+        (code, out)
     }
 
     /// SIGTERM, then the exit code once the output is all read.
