@@ -272,6 +272,64 @@ fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     assert!(kinds.iter().any(|f| matches!(f, Frame::Data(d) if d.stream_id == StreamId::new(1) && d.end_stream && d.payload == "upgraded")));
 }
 
+/// `Config::max_requests`: the request an h2c upgrade carries is the
+/// connection's first, so at a limit of one the server names stream 1 in
+/// its GOAWAY at once, answers it, and closes for its limit.
+#[test]
+fn an_h2c_upgrade_request_counts_against_the_request_limit() {
+    let now = Instant::now();
+    let config = Config {
+        max_requests: std::num::NonZeroU32::new(1),
+        ..Config::default()
+    };
+    let mut server = Connection::server(config, now);
+    let mut input = BytesMut::from(UPGRADE);
+    input.extend_from_slice(PREFACE);
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    })
+    .encode(&mut input);
+    server.handle_input(now, &mut input);
+    let stream = std::iter::from_fn(|| server.poll_event())
+        .find_map(|e| match e {
+            Event::Request { stream, .. } => Some(stream),
+            _ => None,
+        })
+        .expect("the upgrading request");
+    server
+        .send_response(stream, ResponseHead::new(200), true)
+        .unwrap();
+    let mut out: BytesMut = std::iter::from_fn(|| server.poll_transmit(now))
+        .flat_map(|b| b.to_vec())
+        .collect::<Vec<u8>>()
+        .as_slice()
+        .into();
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut frames = out.split_off(end);
+    let mut decoder = FrameDecoder::new(1 << 24);
+    let frames: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut frames).unwrap()).collect();
+    let goaways: Vec<StreamId> = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::GoAway(g) => Some(g.last_stream_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(goaways, [StreamId::new(1)], "{frames:?}");
+    assert!(
+        frames
+            .iter()
+            .any(|f| matches!(f, Frame::Headers(h) if h.stream_id == stream && h.end_stream)),
+        "{frames:?}"
+    );
+    let closed = std::iter::from_fn(|| server.poll_event()).find_map(|e| match e {
+        Event::Closed { cause, .. } => Some(cause),
+        _ => None,
+    });
+    assert_eq!(closed, Some(h2sim_proto::CloseCause::RequestLimit));
+}
+
 /// RFC 7540 §3.2: the answer to the upgrading request waits for the
 /// client's preface, which the client sends once it has read the 101, so
 /// that what comes after the preface reaches a client already reading
