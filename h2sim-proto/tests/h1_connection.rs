@@ -197,20 +197,58 @@ fn push_is_refused_with_a_clear_error_under_http1() {
 const UPGRADE: &[u8] = b"GET /up HTTP/1.1\r\nHost: sim\r\nConnection: Upgrade, HTTP2-Settings\r\n\
     Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n";
 
+/// The client's preface and an empty SETTINGS, as a client sends them
+/// once it has read the 101.
+fn preface() -> BytesMut {
+    let mut preface = BytesMut::from(&PREFACE[..]);
+    Frame::Settings(Settings {
+        ack: false,
+        values: vec![],
+    })
+    .encode(&mut preface);
+    preface
+}
+
+/// Feeds `input` to `server` and returns the stream of the request it
+/// delivers.
+fn request_from(server: &mut Connection, now: Instant, input: &[u8]) -> StreamId {
+    server.handle_input(now, &mut BytesMut::from(input));
+    std::iter::from_fn(|| server.poll_event())
+        .find_map(|e| match e {
+            Event::Request { stream, .. } => Some(stream),
+            _ => None,
+        })
+        .expect("a request")
+}
+
+/// Everything `server` has to write now.
+fn transmitted(server: &mut Connection, now: Instant) -> BytesMut {
+    let mut out = BytesMut::new();
+    while let Some(chunk) = server.poll_transmit(now) {
+        out.extend_from_slice(&chunk);
+    }
+    out
+}
+
+/// The frames `decoder` reads in `out`, after the 101 that starts it.
+fn frames_after_the_101(mut out: BytesMut, decoder: &mut FrameDecoder) -> Vec<Frame> {
+    assert!(
+        out.starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let mut frames = out.split_off(end);
+    std::iter::from_fn(|| decoder.decode(&mut frames).unwrap()).collect()
+}
+
 /// RFC 7540 §3.2: the upgrade, then the preface.
 #[test]
 fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     let now = Instant::now();
     let mut server = Connection::server(Config::default(), now);
     let mut input = BytesMut::from(UPGRADE);
-    input.extend_from_slice(PREFACE);
-    let mut settings = BytesMut::new();
-    Frame::Settings(Settings {
-        ack: false,
-        values: vec![],
-    })
-    .encode(&mut settings);
-    input.extend_from_slice(&settings);
+    input.extend_from_slice(&preface());
     server.handle_input(now, &mut input);
     assert!(input.is_empty());
     assert_eq!(server.protocol(), Some(Protocol::Http2));
@@ -238,23 +276,10 @@ fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     server
         .send_data(stream, Bytes::from_static(b"upgraded"), true)
         .unwrap();
-    let mut out = BytesMut::new();
-    while let Some(chunk) = server.poll_transmit(now) {
-        out.extend_from_slice(&chunk);
-    }
-    let switching = b"HTTP/1.1 101 Switching Protocols\r\n";
-    assert!(
-        out.starts_with(switching),
-        "{}",
-        String::from_utf8_lossy(&out)
+    let kinds = frames_after_the_101(
+        transmitted(&mut server, now),
+        &mut FrameDecoder::new(1 << 24),
     );
-    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    let mut frames = out.split_off(end);
-    let mut decoder = FrameDecoder::new(1 << 24);
-    let mut kinds = Vec::new();
-    while let Ok(Some(frame)) = decoder.decode(&mut frames) {
-        kinds.push(frame);
-    }
     assert!(
         matches!(kinds[0], Frame::Settings(Settings { ack: false, .. })),
         "server SETTINGS first"
@@ -284,31 +309,13 @@ fn an_h2c_upgrade_request_counts_against_the_request_limit() {
     };
     let mut server = Connection::server(config, now);
     let mut input = BytesMut::from(UPGRADE);
-    input.extend_from_slice(PREFACE);
-    Frame::Settings(Settings {
-        ack: false,
-        values: vec![],
-    })
-    .encode(&mut input);
-    server.handle_input(now, &mut input);
-    let stream = std::iter::from_fn(|| server.poll_event())
-        .find_map(|e| match e {
-            Event::Request { stream, .. } => Some(stream),
-            _ => None,
-        })
-        .expect("the upgrading request");
+    input.extend_from_slice(&preface());
+    let stream = request_from(&mut server, now, &input);
     server
         .send_response(stream, ResponseHead::new(200), true)
         .unwrap();
-    let mut out: BytesMut = std::iter::from_fn(|| server.poll_transmit(now))
-        .flat_map(|b| b.to_vec())
-        .collect::<Vec<u8>>()
-        .as_slice()
-        .into();
-    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    let mut frames = out.split_off(end);
-    let mut decoder = FrameDecoder::new(1 << 24);
-    let frames: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut frames).unwrap()).collect();
+    let out = transmitted(&mut server, now);
+    let frames = frames_after_the_101(out, &mut FrameDecoder::new(1 << 24));
     let goaways: Vec<StreamId> = frames
         .iter()
         .filter_map(|f| match f {
@@ -339,33 +346,15 @@ fn an_h2c_upgrade_request_counts_against_the_request_limit() {
 fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
     let now = Instant::now();
     let mut server = Connection::server(Config::default(), now);
-    let mut input = BytesMut::from(UPGRADE);
-    server.handle_input(now, &mut input);
-    let stream = std::iter::from_fn(|| server.poll_event())
-        .find_map(|e| match e {
-            Event::Request { stream, .. } => Some(stream),
-            _ => None,
-        })
-        .expect("the upgrading request");
+    let stream = request_from(&mut server, now, UPGRADE);
     server
         .send_response(stream, ResponseHead::new(200), false)
         .unwrap();
     server
         .send_data(stream, Bytes::from(vec![b'x'; 100_000]), true)
         .unwrap();
-    let sent = |server: &mut Connection| -> BytesMut {
-        std::iter::from_fn(|| server.poll_transmit(now))
-            .flat_map(|b| b.to_vec())
-            .collect::<Vec<u8>>()
-            .as_slice()
-            .into()
-    };
-    let mut out = sent(&mut server);
-    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    assert!(out.starts_with(b"HTTP/1.1 101 Switching Protocols\r\n"));
-    let mut frames = out.split_off(end);
     let mut decoder = FrameDecoder::new(1 << 24);
-    let before: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut frames).unwrap()).collect();
+    let before = frames_after_the_101(transmitted(&mut server, now), &mut decoder);
     assert!(
         matches!(
             before.first(),
@@ -377,14 +366,8 @@ fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
         before.iter().all(|f| f.stream_id() == StreamId::ZERO),
         "nothing on stream 1 before the preface: {before:?}"
     );
-    let mut preface = BytesMut::from(&PREFACE[..]);
-    Frame::Settings(Settings {
-        ack: false,
-        values: vec![],
-    })
-    .encode(&mut preface);
-    server.handle_input(now, &mut preface);
-    let mut after = sent(&mut server);
+    server.handle_input(now, &mut preface());
+    let mut after = transmitted(&mut server, now);
     let frames: Vec<Frame> = std::iter::from_fn(|| decoder.decode(&mut after).unwrap()).collect();
     assert!(
         frames
