@@ -414,33 +414,38 @@ fn requests_sent(seen: &Seen) -> usize {
 /// (three resends), then the run fails with it errored.
 #[test]
 fn a_refused_request_goes_again_a_bounded_number_of_times() {
+    let refused = |name, script, says| Case {
+        name,
+        script,
+        args: &[],
+        says,
+        reset: None,
+        goaway: None,
+    };
+    // Each case, the client's exit code, the outcome its report also says,
+    // and the requests the server saw.
+    let cases = [
+        (
+            refused("refuses once", refuses_once, "1 resent unprocessed"),
+            0,
+            "1 succeeded",
+            2,
+        ),
+        (
+            refused("refuses all", refuses_all, "3 resent unprocessed"),
+            1,
+            "1 errored",
+            4,
+        ),
+    ];
     for runtime in ["tokio", "glommio"] {
-        let once = Case {
-            name: "refuses once",
-            script: refuses_once,
-            args: &[],
-            says: "1 resent unprocessed",
-            reset: None,
-            goaway: None,
-        };
-        let (code, text, _, seen) = run(runtime, &once);
-        assert_eq!(code, Some(0), "{runtime}: {text}");
-        assert!(text.contains(once.says), "{runtime}: {text}");
-        assert!(text.contains("1 succeeded"), "{runtime}: {text}");
-        assert_eq!(requests_sent(&seen), 2, "{runtime}: {}", seen.outcome());
-
-        let all = Case {
-            name: "refuses all",
-            script: refuses_all,
-            args: &[],
-            says: "1 errored",
-            reset: None,
-            goaway: None,
-        };
-        let (code, text, _, seen) = run(runtime, &all);
-        assert_eq!(code, Some(1), "{runtime}: {text}");
-        assert!(text.contains(all.says), "{runtime}: {text}");
-        assert!(text.contains("3 resent unprocessed"), "{runtime}: {text}");
-        assert_eq!(requests_sent(&seen), 4, "{runtime}: {}", seen.outcome());
+        for (case, exit, outcome, requests) in &cases {
+            let (code, text, _, seen) = run(runtime, case);
+            let at = format!("{runtime} {}", case.name);
+            assert_eq!(code, Some(*exit), "{at}: {text}");
+            assert!(text.contains(case.says), "{at}: {text}");
+            assert!(text.contains(outcome), "{at}: {text}");
+            assert_eq!(requests_sent(&seen), *requests, "{at}: {}", seen.outcome());
+        }
     }
 }

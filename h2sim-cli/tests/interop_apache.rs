@@ -96,25 +96,10 @@ fn the_client_against_apache_and_apache_against_the_server() {
             }
         }
 
-        let server = Server::on_runtime(
+        let server = Server::with_rules_on(
             runtime,
-            dir.path(),
-            &[
-                "-q",
-                "--requests-per-connection",
-                "37",
-                "-S",
-                &backend_url,
-                "-m",
-                "GET",
-                "-p",
-                "/",
-                "-s",
-                "200",
-                "-e",
-                "1k",
-            ],
-            1,
+            &backend_url,
+            "-q --requests-per-connection 37 -m GET -p / -s 200 -e 1k",
         );
         for (path, protocol) in [("h2", "h2c"), ("h1", "h2c")] {
             let url = format!("http://127.0.0.1:{plain}/{path}/x");

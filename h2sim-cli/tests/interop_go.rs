@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    INTEROP_RULES, PeerServer, Server, certs, client_succeeds_at, run, scratch_dir, served,
-    server_report, text,
+    PeerServer, Server, certs, client_succeeds_at, run, scratch_dir, served, server_report, text,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -78,21 +77,9 @@ fn go_client_moves_on_at_the_servers_request_limit() {
     let dir = scratch_dir("interop-go-limit");
     let peer = build_peer(dir.path());
     let certs = certs();
-    let (key, crt) = (certs.join("server-ec.key"), certs.join("server-ec.crt"));
     for runtime in RUNTIMES {
-        let mut flags = vec![
-            "-q",
-            "--requests-per-connection",
-            "100",
-            "-k",
-            path(&key),
-            "-c",
-            path(&crt),
-            "-S",
-            "https://127.0.0.1:0",
-        ];
-        flags.extend(INTEROP_RULES);
-        let server = Server::on_runtime(runtime, dir.path(), &flags, 1);
+        let limit = ["--requests-per-connection", "100"];
+        let server = Server::interop_with(runtime, dir.path(), &["https://127.0.0.1:0"], &limit);
         let url = server.url("https").to_owned();
         for round in 0..3 {
             let (code, out) = run(

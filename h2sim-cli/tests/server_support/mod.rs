@@ -110,10 +110,16 @@ impl Server {
     /// by [`INTEROP_RULES`] on `listeners` (`-S` URLs, port 0 for one the
     /// system picks; an `https` one with the test certificate), waited for.
     pub fn interop(runtime: &str, dir: &Path, listeners: &[&str]) -> Server {
+        Server::interop_with(runtime, dir, listeners, &[])
+    }
+
+    /// [`Server::interop`] with `extra` flags before the listeners.
+    pub fn interop_with(runtime: &str, dir: &Path, listeners: &[&str], extra: &[&str]) -> Server {
         let certs = certs();
         let key = certs.join("server-ec.key");
         let crt = certs.join("server-ec.crt");
         let mut flags = vec!["-q"];
+        flags.extend_from_slice(extra);
         for url in listeners {
             if url.starts_with("https:") {
                 flags.extend(["-k", key.to_str().unwrap(), "-c", crt.to_str().unwrap()]);
@@ -129,8 +135,14 @@ impl Server {
     /// the system picks, FLAGS (the rules, `-q`, whatever else the test
     /// needs) as typed on a command line, split as a shell would.
     pub fn with_rules(runtime: &str, flags: &str) -> Server {
+        Server::with_rules_on(runtime, "http://127.0.0.1:0", flags)
+    }
+
+    /// [`Server::with_rules`] on the plain listener `url`, for a peer
+    /// configured with its port before the server starts.
+    pub fn with_rules_on(runtime: &str, url: &str, flags: &str) -> Server {
         let flags = split(flags);
-        let mut all = vec!["-S", "http://127.0.0.1:0"];
+        let mut all = vec!["-S", url];
         all.extend(flags.iter().map(String::as_str));
         Server::on_runtime(runtime, &std::env::temp_dir(), &all, 1)
     }
