@@ -43,6 +43,15 @@ fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Runs the Go peer's client (300 requests at once, the server's
+/// certificate checked against the test CA) against `url`; `at` names the
+/// run in a failure.
+fn go_client_succeeds(peer: &Path, url: &str, at: &str) {
+    let ca = certs().join("ca.crt");
+    let (code, out) = run(path(peer), &["client", path(&ca), url, "300"]);
+    assert_eq!((code, out.trim()), (Some(0), "ok 300"), "{at}");
+}
+
 /// Go's client against h2sim's server over TLS: 300 requests at once, a
 /// third each GET 1 KiB, POST 100 KiB answered with 1 KiB, and GET
 /// 300 KiB (the uploads meet answers waiting to be written, see
@@ -51,15 +60,10 @@ fn path(p: &Path) -> &str {
 fn go_client_against_the_server() {
     let dir = scratch_dir("interop-go-client");
     let peer = build_peer(dir.path());
-    let certs = certs();
     for runtime in RUNTIMES {
         let server = Server::interop(runtime, dir.path(), &["https://127.0.0.1:0"]);
         let url = server.url("https").to_owned();
-        let (code, out) = run(
-            path(&peer),
-            &["client", path(&certs.join("ca.crt")), &url, "300"],
-        );
-        assert_eq!((code, out.trim()), (Some(0), "ok 300"), "{runtime}");
+        go_client_succeeds(&peer, &url, runtime);
         let (code, log) = server.stop();
         assert_eq!(code, Some(0), "{runtime}: {log}");
     }
@@ -76,21 +80,12 @@ fn go_client_against_the_server() {
 fn go_client_moves_on_at_the_servers_request_limit() {
     let dir = scratch_dir("interop-go-limit");
     let peer = build_peer(dir.path());
-    let certs = certs();
     for runtime in RUNTIMES {
         let limit = ["--requests-per-connection", "100"];
         let server = Server::interop_with(runtime, dir.path(), &["https://127.0.0.1:0"], &limit);
         let url = server.url("https").to_owned();
         for round in 0..3 {
-            let (code, out) = run(
-                path(&peer),
-                &["client", path(&certs.join("ca.crt")), &url, "300"],
-            );
-            assert_eq!(
-                (code, out.trim()),
-                (Some(0), "ok 300"),
-                "{runtime} round {round}"
-            );
+            go_client_succeeds(&peer, &url, &format!("{runtime} round {round}"));
         }
         let (code, log) = server.stop();
         assert_eq!(code, Some(0), "{runtime}: {log}");
