@@ -76,6 +76,11 @@ if ! python3 -c "import h2" >/dev/null 2>&1; then
   step "installing Python h2"
   python3 -m pip install --quiet h2
 fi
+# Python's HTTP/2 server and client on h2 (interop_python.rs).
+if ! python3 -c "import hypercorn, httpx, h2" >/dev/null 2>&1; then
+  step "installing hypercorn and httpx"
+  python3 -m pip install --quiet hypercorn 'httpx[http2]'
+fi
 if ! command -v httpwg >/dev/null 2>&1; then
   step "installing httpwg-cli"
   cargo install --locked httpwg-cli

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, client, scratch_dir, text};
+use server_support::{BIN, client, kill, scratch_dir, text, wait};
 
 /// A server process, killed on drop, whose output is drained by threads.
 struct Peer {
@@ -402,27 +402,6 @@ fn python_peer(script: &str) -> Peer {
     Peer::start(command, |line| {
         Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
     })
-}
-
-/// Sends `signal` to the process.
-fn kill(child: &Child, signal: &str) {
-    let status = Command::new("kill")
-        .args([signal, &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-/// Waits for the process, at most `limit`.
-fn wait(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "the client did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Issue 10 item 6: the first Ctrl-C stops sending, lets what is in flight

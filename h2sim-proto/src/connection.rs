@@ -652,7 +652,11 @@ impl Connection {
         }
         let chunk = match self.handover.as_mut().and_then(|h| h.out.pop_front()) {
             Some(chunk) => Some(chunk),
-            None => dispatch!(self, s => s.poll_transmit(), undecided => None),
+            None => match &mut self.inner {
+                Inner::Http1(s) => s.poll_transmit(),
+                Inner::Http2(s) => s.poll_transmit(now),
+                Inner::Undecided { .. } => None,
+            },
         };
         if let Some(chunk) = &chunk {
             self.bytes_sent += chunk.len() as u64;

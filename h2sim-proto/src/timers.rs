@@ -42,8 +42,8 @@ pub(crate) enum SessionTimer {
     /// Server: the PING after our first GOAWAY is unanswered; the second
     /// GOAWAY, naming the last stream taken, goes out anyway.
     ShutdownPing,
-    /// Client, going away: the end of the wait for the answer to our
-    /// GOAWAY's PING.
+    /// Client, going away: the end of the wait for the answer to the PING
+    /// sent with our GOAWAY.
     ReplyWait,
     /// With `Config::keepalive`: nothing came in for that long (a PING
     /// goes out), or the keep-alive PING went unanswered (the connection

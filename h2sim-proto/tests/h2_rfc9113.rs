@@ -1440,21 +1440,86 @@ fn s6_8_a_server_going_away_closes_when_its_last_promise_is_dropped() {
 }
 
 #[test]
-fn s6_8_client_goaway_goes_before_its_ping() {
-    // The client's PING times the round trip of its GOAWAY: sent after it,
-    // its answer comes after whatever the server said about the GOAWAY.
+fn s6_8_a_client_goaway_is_the_last_frame_it_sends() {
+    // The client's PING, which times the end of the connection, goes just
+    // before its GOAWAY, and nothing after it: Python's `h2` (hypercorn)
+    // and Ruby's `http-2` take any frame after a GOAWAY they received for
+    // a PROTOCOL_ERROR (python-hyper/h2 issues 1181 and 1199).
     let mut peer = RawPeer::client(Config::default());
     peer.handshake();
     peer.conn.go_away(peer.now);
     let frames = peer.frames();
-    let goaway_at = frames.iter().position(|f| matches!(f, Frame::GoAway(_)));
-    let ping_at = frames
+    let kinds: Vec<&str> = frames
         .iter()
-        .position(|f| matches!(f, Frame::Ping(p) if !p.ack));
+        .map(|f| match f {
+            Frame::GoAway(_) => "GOAWAY",
+            Frame::Ping(p) if !p.ack => "PING",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["PING", "GOAWAY"], "{frames:?}");
+}
+
+#[test]
+fn s6_8_a_client_going_away_waits_for_its_answers_before_its_goaway() {
+    // A client going away with a request in flight sends no GOAWAY yet: a
+    // server on Python's `h2` could no longer answer (it closes its side
+    // on a GOAWAY it receives). The answer comes, then PING and GOAWAY.
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    peer.conn.go_away(peer.now);
     assert!(
-        matches!((goaway_at, ping_at), (Some(g), Some(p)) if g < p),
-        "{frames:?}"
+        peer.conn
+            .send_request(
+                h2sim_proto::RequestHead::new("GET", "http", "example.com", "/2"),
+                true
+            )
+            .is_err(),
+        "a client going away opens no more streams"
     );
+    let frames = peer.frames();
+    assert!(
+        frames.is_empty(),
+        "nothing while the answer is owed: {frames:?}"
+    );
+    let block = peer.block(&[(":status", "200")]);
+    peer.send(headers(1, block, true));
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::Response {
+                end_stream: true,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+    assert!(closed(&events).is_none(), "{events:?}");
+    let frames = peer.frames();
+    let kinds: Vec<&str> = frames
+        .iter()
+        .map(|f| match f {
+            Frame::GoAway(_) => "GOAWAY",
+            Frame::Ping(p) if !p.ack => "PING",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(kinds, ["PING", "GOAWAY"], "{frames:?}");
+    let Some(Frame::Ping(ping)) = frames.first() else {
+        unreachable!()
+    };
+    peer.send(Frame::Ping(Ping {
+        ack: true,
+        payload: ping.payload,
+    }));
+    assert!(matches!(
+        closed(&peer.events()),
+        Some(Event::Closed { error: None, .. })
+    ));
 }
 
 #[test]
@@ -1471,7 +1536,7 @@ fn s6_8_client_goaway_names_no_unpushed_stream() {
     assert_eq!(sent[0].last_stream_id, sid(0));
     assert_eq!(sent[0].reason, Reason::NO_ERROR);
     // Its PING is answered after whatever the server says about the
-    // GOAWAY: the connection waits for it before it closes.
+    // frames before it: the connection waits for it before it closes.
     let ping = frames
         .iter()
         .find_map(|f| match f {
@@ -1511,25 +1576,16 @@ fn s6_8_client_goaway_names_the_last_accepted_push() {
             .any(|e| matches!(e, Event::PushPromise { .. }))
     );
     peer.conn.go_away(peer.now);
+    // The GOAWAY waits for both streams, the request and the push.
+    for stream in [1, 2] {
+        assert!(goaways(&peer.frames()).is_empty());
+        let block = peer.block(&[(":status", "200")]);
+        peer.send(headers(stream, block, true));
+        peer.events();
+    }
     let sent = goaways(&peer.frames());
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].last_stream_id, sid(2));
-    // A promise that crossed our GOAWAY is above its id: ignored (§6.8).
-    let block = peer.block(GET);
-    peer.send(Frame::PushPromise(PushPromise {
-        stream_id: sid(1),
-        promised_id: sid(4),
-        fragment: block,
-        end_headers: true,
-        padding: None,
-    }));
-    assert!(
-        !peer
-            .events()
-            .iter()
-            .any(|e| matches!(e, Event::PushPromise { .. })),
-        "a promise above our GOAWAY's last stream reached the application"
-    );
 }
 
 #[test]
@@ -1967,13 +2023,17 @@ fn s6_5_2_a_request_dropped_for_a_lower_limit_is_reported_before_the_close() {
     head.fields = long_field();
     let stream = peer.conn.send_request(head, true).unwrap();
     peer.conn.go_away(peer.now);
-    // The GOAWAY's round trip passes unanswered: nothing but the request
-    // keeps the connection open.
-    peer.now += Duration::from_secs(1);
-    peer.conn.handle_timeout(peer.now);
     peer.send(settings_limit(200));
     let frames = peer.frames();
     assert!(no_headers_on(&frames, 1), "{frames:?}");
+    // With the request gone, the GOAWAY went out; its round trip passes
+    // unanswered.
+    assert!(
+        frames.iter().any(|f| matches!(f, Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    peer.now += Duration::from_secs(1);
+    peer.conn.handle_timeout(peer.now);
     let events = peer.events();
     let reset = events.iter().position(|e| {
         matches!(e, Event::StreamReset { stream: s, reason: Reason::CANCEL, .. } if *s == stream)

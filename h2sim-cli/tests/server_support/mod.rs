@@ -535,3 +535,27 @@ pub fn server_report(log: &str) -> &str {
         .find(|l| l.starts_with("h2sim server:"))
         .unwrap_or_else(|| panic!("no report in {log}"))
 }
+
+/// Sends `signal` (`-INT`, `-TERM`) to the process.
+pub fn kill(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Waits for the process, at most `limit`.
+pub fn wait(child: &mut Child, limit: std::time::Duration) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the process did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -99,6 +99,9 @@ enum BlockKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Shutdown {
     Running,
+    /// Client: going away, its streams not all done. Its PING and GOAWAY
+    /// wait for them (see `Session::go_away`).
+    Closing,
     /// GOAWAY with the maximum id sent, then a PING to time one round trip
     /// (bounded by `SessionTimer::ShutdownPing`).
     Draining,
@@ -151,11 +154,11 @@ pub(crate) struct Session {
     /// flight), `ShutdownPing` (while `Draining`), `ReplyWait` and
     /// `KeepAlive`. `poll_timeout` is the earliest.
     ///
-    /// `ReplyWait` is set while a client going away has its GOAWAY's PING
-    /// unanswered: the connection stays until the answer (or the peer's
-    /// GOAWAY, or its close), at most until then, so an error GOAWAY the
-    /// peer sends in reply reaches the application instead of a closed
-    /// socket.
+    /// `ReplyWait` is set while a client going away has the PING sent with
+    /// its GOAWAY unanswered: the connection stays until the answer (or the
+    /// peer's GOAWAY, or its close), at most until then, so an error GOAWAY
+    /// the peer sends about our last frames reaches the application instead
+    /// of a closed socket.
     timers: SessionTimers,
     /// Keep-alive (`Config::keepalive`): our keep-alive PING is out and
     /// unanswered, so `SessionTimer::KeepAlive` is the end of its wait rather
@@ -632,29 +635,49 @@ impl Session {
     /// streams, then after a round trip (or a deadline) a second GOAWAY
     /// with the real last stream: requests in flight are not lost.
     ///
-    /// A client's GOAWAY names server-initiated streams, so it carries the
-    /// last pushed stream it accepted, or 0 (nghttp2 answers 2^31-1 from a
-    /// client with GOAWAY(PROTOCOL_ERROR), "invalid last_stream_id"). One
-    /// is enough: promises that cross it are above its id and refused. Its
-    /// PING still matters: the answer comes after whatever the server said
-    /// about our GOAWAY, so the connection waits for it (bounded) before it
-    /// reports `Closed`, and an error GOAWAY in reply is not missed.
+    /// A client opens no more streams, and once those it has are done it
+    /// sends a PING and its GOAWAY (see `client_goaway_when_done`).
     pub(crate) fn go_away(&mut self, now: Instant) {
         if self.closed || self.shutdown != Shutdown::Running {
             return;
         }
-        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         if self.role == Role::Client {
-            self.control.ping(SHUTDOWN_PING, now);
-            self.timers.set(SessionTimer::ReplyWait, now + wait);
-            self.finish_shutdown();
+            self.shutdown = Shutdown::Closing;
             return;
         }
+        let wait = self.config.settings_timeout.min(Duration::from_secs(1));
         self.control
             .go_away(StreamId::new(u32::MAX), Reason::NO_ERROR, Bytes::new());
         self.control.ping(SHUTDOWN_PING, now);
         self.timers.set(SessionTimer::ShutdownPing, now + wait);
         self.shutdown = Shutdown::Draining;
+    }
+
+    /// A client going away whose streams are all done writes its last
+    /// frames: a PING, then one GOAWAY.
+    ///
+    /// The GOAWAY waits for the streams, and nothing follows it (see
+    /// `build_control`): Python's `h2` (hypercorn, most Python mocks) and
+    /// Ruby's `http-2` close their side on a GOAWAY they receive and take
+    /// any later frame for a PROTOCOL_ERROR, so the answers still owed to
+    /// us would be lost and a PING behind it answered with an error.
+    ///
+    /// The GOAWAY names server-initiated streams, so it carries the last
+    /// pushed stream we accepted, or 0 (nghttp2 answers 2^31-1 from a
+    /// client with GOAWAY(PROTOCOL_ERROR), "invalid last_stream_id"). The
+    /// PING's answer comes after whatever the server said about our frames
+    /// before it, so the connection waits for it (bounded) before it
+    /// reports `Closed`, and an error GOAWAY in reply is not missed.
+    pub(crate) fn client_goaway_when_done(&mut self, now: Instant) {
+        if self.shutdown == Shutdown::Closing
+            && self.store.is_empty()
+            && self.waiting_to_open.is_empty()
+        {
+            let wait = self.config.settings_timeout.min(Duration::from_secs(1));
+            self.control.ping(SHUTDOWN_PING, now);
+            self.timers.set(SessionTimer::ReplyWait, now + wait);
+            self.finish_shutdown();
+        }
     }
 
     /// The drain time after our GOAWAY ran out: the streams still open are
@@ -917,7 +940,7 @@ mod tests {
         for _ in 0..5 {
             let head = RequestHead::new("GET", "http", "a", "/");
             let id = s.send_request(head, true).expect("request queued");
-            while s.poll_transmit().is_some() {}
+            while s.poll_transmit(t0).is_some() {}
             feed(&mut s, t0, &headers(id.value(), &block));
             let head = first(&mut s, |e| match e {
                 Event::Response { head, .. } => Some(head),

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+use super::control::Queues;
 use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{Input, Outgoing, State, Stream, TurnEnd, transition};
@@ -400,8 +401,9 @@ impl Session {
     }
 
     /// The next chunk of bytes to write, or None when there is nothing.
-    pub(crate) fn poll_transmit(&mut self) -> Option<Bytes> {
+    pub(crate) fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
         if self.out.is_empty() {
+            self.client_goaway_when_done(now);
             self.build_output();
         }
         let Some(chunk) = self.out.pop_front() else {
@@ -489,10 +491,12 @@ impl Session {
     }
 
     /// Control frames first: they are small and the peer may be waiting on
-    /// them. Our PINGs go after our GOAWAYs: a graceful shutdown's PING
-    /// times the round trip that follows the GOAWAY (RFC 9113 §6.8), so its
-    /// answer comes after whatever the peer did about the GOAWAY. After an
-    /// error GOAWAY nothing is read, so no PING follows it.
+    /// them. A server's PINGs go after its GOAWAYs: a graceful shutdown's
+    /// PING times the round trip that follows the GOAWAY (RFC 9113 §6.8),
+    /// so its answer proves the client saw the GOAWAY. A client's go
+    /// before: its GOAWAY is the last frame it sends (see
+    /// `client_goaway_when_done`). After an error GOAWAY nothing is read,
+    /// so no PING goes out at all.
     fn build_control(&mut self) {
         let is_client = self.role == Role::Client;
         if let Some(q) = self.control.existing() {
@@ -525,6 +529,12 @@ impl Session {
         while let Some((stream_id, reason)) = q.resets.pop_front() {
             Frame::RstStream(RstStream { stream_id, reason }).encode(&mut self.wbuf);
         }
+        if self.closed {
+            q.pings.clear();
+        }
+        if is_client {
+            encode_pings(q, &mut self.wbuf);
+        }
         while let Some((last_stream_id, reason, debug_data)) = q.goaways.pop_front() {
             Frame::GoAway(GoAway {
                 last_stream_id,
@@ -533,16 +543,7 @@ impl Session {
             })
             .encode(&mut self.wbuf);
         }
-        if self.closed {
-            q.pings.clear();
-        }
-        while let Some(payload) = q.pings.pop_front() {
-            Frame::Ping(Ping {
-                ack: false,
-                payload,
-            })
-            .encode(&mut self.wbuf);
-        }
+        encode_pings(q, &mut self.wbuf);
     }
 
     /// Stream frames, round-robin: each turn a stream writes its head frames
@@ -798,6 +799,17 @@ fn fits_limit(size: usize, max: u32) -> Result<(), UserError> {
         return Err(UserError::HeaderListTooLarge { size, max });
     }
     Ok(())
+}
+
+/// Our PINGs queued, into the write buffer.
+fn encode_pings(q: &mut Queues, wbuf: &mut BytesMut) {
+    while let Some(payload) = q.pings.pop_front() {
+        Frame::Ping(Ping {
+            ack: false,
+            payload,
+        })
+        .encode(wbuf);
+    }
 }
 
 #[cfg(test)]
