@@ -10,7 +10,7 @@
 mod common;
 
 use std::sync::{Arc, mpsc};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use common::matrix;
 use h2sim_proto::fetch::{FetchApp, Outcome, Shared};
@@ -194,38 +194,49 @@ async fn our_client_ends_without_a_goaway_error_from_nghttpd() {
     );
 }
 
-/// Holds every request until the client's GOAWAY arrives, then answers
-/// them all; tells `arrived` once `expected` requests are held.
-struct HoldUntilGoAway {
+/// Holds every request until `expected` are held, tells `arrived`, and
+/// answers them all `LATE` after: by then the client is going away.
+struct AnswerLate {
     expected: usize,
     held: Vec<StreamId>,
     arrived: mpsc::Sender<()>,
+    answer_at: Option<Instant>,
 }
 
-impl Application for HoldUntilGoAway {
-    fn on_event(&mut self, _now: Instant, event: Event, conn: &mut Connection) {
-        match event {
-            Event::Request { stream, .. } => {
-                self.held.push(stream);
-                if self.held.len() == self.expected {
-                    let _ = self.arrived.send(());
-                }
+/// How long [`AnswerLate`] holds its answers.
+const LATE: Duration = Duration::from_millis(300);
+
+impl Application for AnswerLate {
+    fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            self.held.push(stream);
+            if self.held.len() == self.expected {
+                self.answer_at = Some(now + LATE);
+                let _ = self.arrived.send(());
             }
-            Event::GoAway { .. } => {
-                for stream in self.held.drain(..) {
-                    let _ = conn.send_response(stream, ResponseHead::new(200), false);
-                    let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
-                }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.answer_at
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        if self.answer_at.is_some_and(|at| at <= now) {
+            self.answer_at = None;
+            for stream in self.held.drain(..) {
+                let _ = conn.send_response(stream, ResponseHead::new(200), false);
+                let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
             }
-            _ => {}
         }
     }
 }
 
 /// `Shutdown::trigger` from a thread of its own (a signal handler's, say)
-/// while requests are in flight: the client sends GOAWAY (RFC 9113 §6.8),
-/// the streams it opened are still answered and received, and the
-/// connection ends by our GOAWAY, not cut by the drain deadline.
+/// while requests are in flight: the client opens no more streams, those
+/// it opened are still answered and received, its GOAWAY follows them
+/// (RFC 9113 §6.8), and the connection ends by it, not cut by the drain
+/// deadline.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish() {
     const REQUESTS: usize = 4;
@@ -238,10 +249,11 @@ async fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish()
     let addr = server.local_addrs()[0].0;
     let server_shutdown = server.shutdown();
     let (arrived, all_held) = mpsc::channel();
-    let task = tokio::spawn(server.run(move |_| HoldUntilGoAway {
+    let task = tokio::spawn(server.run(move |_| AnswerLate {
         expected: REQUESTS,
         held: Vec::new(),
         arrived: arrived.clone(),
+        answer_at: None,
     }));
     let options = ClientOptions::default();
     let client_shutdown = options.runtime.clone();
