@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, client, kill, scratch_dir, text, wait};
+use server_support::{BIN, client, interrupt_after, kill, scratch_dir, spawn_client, text, wait};
 
 /// A server process, killed on drop, whose output is drained by threads.
 struct Peer {
@@ -416,28 +416,21 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
     for runtime in ["tokio", "glommio"] {
         let dir = scratch_dir(&format!("client-runs-ctrl-c-{runtime}"));
         let json = dir.path().join("report.json");
-        let mut child = Command::new(BIN)
-            .args([
-                "client",
-                "-q",
-                "-C",
-                "1000000",
-                "-P",
-                "4",
-                "--runtime",
-                runtime,
-            ])
-            .args(["--json", json.to_str().unwrap(), &url])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let json_path = json.to_str().unwrap();
+        let child = spawn_client(&[
+            "-q",
+            "-C",
+            "1000000",
+            "-P",
+            "4",
+            "--runtime",
+            runtime,
+            "--json",
+            json_path,
+            &url,
+        ]);
         // Let some requests finish first (the server answers after 20 ms).
-        std::thread::sleep(Duration::from_millis(500));
-        kill(&child, "-INT");
-        wait(&mut child, Duration::from_secs(10));
-        let out = child.wait_with_output().unwrap();
-        let t = text(&out);
+        let t = interrupt_after(child, Duration::from_millis(500));
         assert!(t.contains("interrupted"), "{t}");
         let done = count(&t, "done");
         assert!(done > 0, "{t}");

@@ -12,12 +12,12 @@
 mod server_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use server_support::{
-    BIN, PeerServer, Server, certs, client_succeeds_over, count, free_port, kill, moved_on, run,
-    scratch_dir, text, verify_test_ca, wait,
+    PeerServer, Server, certs, client_succeeds_over, count, free_port, interrupt_after, moved_on,
+    run, scratch_dir, spawn_client, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -122,18 +122,9 @@ fn ctrl_c_lets_hypercorn_answer_what_is_in_flight() {
     let _server = hypercorn(plain, tls);
     let url = format!("http://127.0.0.1:{plain}/slow");
     for runtime in RUNTIMES {
-        let mut child = Command::new(BIN)
-            .args(["client", "-q", "-C", "100000", "-P", "20"])
-            .args(["--runtime", runtime, &url])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let child = spawn_client(&["-q", "-C", "100000", "-P", "20", "--runtime", runtime, &url]);
         // Two or three rounds of 20 are answered, one is in flight.
-        std::thread::sleep(Duration::from_millis(500));
-        kill(&child, "-INT");
-        wait(&mut child, Duration::from_secs(10));
-        let report = text(&child.wait_with_output().unwrap());
+        let report = interrupt_after(child, Duration::from_millis(500));
         assert!(report.contains("interrupted"), "{report}");
         assert!(count(&report, "succeeded") >= 40, "{report}");
         assert_eq!(

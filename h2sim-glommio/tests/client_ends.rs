@@ -11,7 +11,7 @@
 mod matrix;
 
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use h2sim_glommio::{
     ClientOptions, ClientOutcome, ClientProtocol, Executors, FetchRequest, ListenerSpec, Server,
@@ -19,7 +19,7 @@ use h2sim_glommio::{
 };
 use h2sim_proto::fetch::{FetchApp, Outcome, Shared};
 use h2sim_proto::{
-    Application, CloseCause, Connection, ConnectionError, Event, Reason, ResponseHead, StreamId,
+    Application, CloseCause, Connection, ConnectionError, Event, Reason, ResponseHead,
 };
 
 /// A fetch application that also keeps the GOAWAY codes it heard and
@@ -197,44 +197,6 @@ fn our_client_ends_without_a_goaway_error_from_nghttpd() {
     );
 }
 
-/// Holds every request until `expected` are held, tells `arrived`, and
-/// answers them all `LATE` after: by then the client is going away.
-struct AnswerLate {
-    expected: usize,
-    held: Vec<StreamId>,
-    arrived: mpsc::Sender<()>,
-    answer_at: Option<Instant>,
-}
-
-/// How long [`AnswerLate`] holds its answers.
-const LATE: Duration = Duration::from_millis(300);
-
-impl Application for AnswerLate {
-    fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
-        if let Event::Request { stream, .. } = event {
-            self.held.push(stream);
-            if self.held.len() == self.expected {
-                self.answer_at = Some(now + LATE);
-                let _ = self.arrived.send(());
-            }
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.answer_at
-    }
-
-    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
-        if self.answer_at.is_some_and(|at| at <= now) {
-            self.answer_at = None;
-            for stream in self.held.drain(..) {
-                let _ = conn.send_response(stream, ResponseHead::new(200), false);
-                let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
-            }
-        }
-    }
-}
-
 /// `Shutdown::trigger` from a thread of its own (a signal handler's, say)
 /// while requests are in flight: the client's executor hears it, opens no more streams, those
 /// it opened are still answered and received, its GOAWAY follows them
@@ -254,12 +216,7 @@ fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish() {
     let addr = server.local_addrs()[0].0;
     let (arrived, all_held) = mpsc::channel();
     let running = server
-        .start(move |_| AnswerLate {
-            expected: REQUESTS,
-            held: Vec::new(),
-            arrived: arrived.clone(),
-            answer_at: None,
-        })
+        .start(move |_| matrix::AnswerLate::new(REQUESTS, arrived.clone()))
         .unwrap();
     let options = ClientOptions {
         runtime: Executors::new(1).into(),

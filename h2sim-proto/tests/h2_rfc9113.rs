@@ -1439,6 +1439,29 @@ fn s6_8_a_server_going_away_closes_when_its_last_promise_is_dropped() {
     );
 }
 
+/// What `frames` are, as far as a going-away test cares: GOAWAY, PING
+/// (ours, not an acknowledgement) or other.
+fn kinds(frames: &[Frame]) -> Vec<&'static str> {
+    frames
+        .iter()
+        .map(|f| match f {
+            Frame::GoAway(_) => "GOAWAY",
+            Frame::Ping(p) if !p.ack => "PING",
+            _ => "other",
+        })
+        .collect()
+}
+
+/// Our client, past the handshake, with a GET in flight on stream 1.
+fn client_with_get() -> RawPeer {
+    let mut peer = RawPeer::client(Config::default());
+    peer.handshake();
+    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
+    peer.conn.send_request(request, true).unwrap();
+    peer.frames();
+    peer
+}
+
 #[test]
 fn s6_8_a_client_goaway_is_the_last_frame_it_sends() {
     // The client's PING, which times the end of the connection, goes just
@@ -1449,15 +1472,7 @@ fn s6_8_a_client_goaway_is_the_last_frame_it_sends() {
     peer.handshake();
     peer.conn.go_away(peer.now);
     let frames = peer.frames();
-    let kinds: Vec<&str> = frames
-        .iter()
-        .map(|f| match f {
-            Frame::GoAway(_) => "GOAWAY",
-            Frame::Ping(p) if !p.ack => "PING",
-            _ => "other",
-        })
-        .collect();
-    assert_eq!(kinds, ["PING", "GOAWAY"], "{frames:?}");
+    assert_eq!(kinds(&frames), ["PING", "GOAWAY"], "{frames:?}");
 }
 
 #[test]
@@ -1465,11 +1480,7 @@ fn s6_8_a_client_going_away_waits_for_its_answers_before_its_goaway() {
     // A client going away with a request in flight sends no GOAWAY yet: a
     // server on Python's `h2` could no longer answer (it closes its side
     // on a GOAWAY it receives). The answer comes, then PING and GOAWAY.
-    let mut peer = RawPeer::client(Config::default());
-    peer.handshake();
-    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
-    peer.conn.send_request(request, true).unwrap();
-    peer.frames();
+    let mut peer = client_with_get();
     peer.conn.go_away(peer.now);
     assert!(
         peer.conn
@@ -1500,15 +1511,7 @@ fn s6_8_a_client_going_away_waits_for_its_answers_before_its_goaway() {
     );
     assert!(closed(&events).is_none(), "{events:?}");
     let frames = peer.frames();
-    let kinds: Vec<&str> = frames
-        .iter()
-        .map(|f| match f {
-            Frame::GoAway(_) => "GOAWAY",
-            Frame::Ping(p) if !p.ack => "PING",
-            _ => "other",
-        })
-        .collect();
-    assert_eq!(kinds, ["PING", "GOAWAY"], "{frames:?}");
+    assert_eq!(kinds(&frames), ["PING", "GOAWAY"], "{frames:?}");
     let Some(Frame::Ping(ping)) = frames.first() else {
         unreachable!()
     };
@@ -1557,11 +1560,7 @@ fn s6_8_client_goaway_names_no_unpushed_stream() {
 
 #[test]
 fn s6_8_client_goaway_names_the_last_accepted_push() {
-    let mut peer = RawPeer::client(Config::default());
-    peer.handshake();
-    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
-    peer.conn.send_request(request, true).unwrap();
-    peer.frames();
+    let mut peer = client_with_get();
     let block = peer.block(GET);
     peer.send(Frame::PushPromise(PushPromise {
         stream_id: sid(1),
@@ -1626,13 +1625,9 @@ fn s6_8_client_goaway_reply_wait_is_bounded() {
     ));
 }
 
-/// Our client with one request open (stream 1) and stream 2 promised on it.
+/// Our client with a GET in flight on stream 1 and stream 2 promised on it.
 fn client_with_promise() -> RawPeer {
-    let mut peer = RawPeer::client(Config::default());
-    peer.handshake();
-    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
-    peer.conn.send_request(request, false).unwrap();
-    peer.frames();
+    let mut peer = client_with_get();
     let block = peer.block(GET);
     peer.send(Frame::PushPromise(PushPromise {
         stream_id: sid(1),
@@ -1824,11 +1819,7 @@ fn assert_answered_first(frames: &[Frame], ping: [u8; 8]) {
 /// A client with request 1 sent and answered by the raw peer in one
 /// write: `before` frames, the response, then a PING and a SETTINGS.
 fn client_answered(before: Vec<Frame>, ping: [u8; 8]) -> RawPeer {
-    let mut peer = RawPeer::client(Config::default());
-    peer.handshake();
-    let request = h2sim_proto::RequestHead::new("GET", "http", "example.com", "/");
-    peer.conn.send_request(request, true).unwrap();
-    peer.frames();
+    let mut peer = client_with_get();
     let status = peer.block(&[(":status", "200")]);
     let mut frames = before;
     frames.push(headers(1, status, true));

@@ -10,12 +10,12 @@
 mod common;
 
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::matrix;
 use h2sim_proto::fetch::{FetchApp, Outcome, Shared};
 use h2sim_proto::{
-    Application, CloseCause, Connection, ConnectionError, Event, Reason, ResponseHead, StreamId,
+    Application, CloseCause, Connection, ConnectionError, Event, Reason, ResponseHead,
 };
 use h2sim_tokio::{
     ClientOptions, ClientOutcome, ClientProtocol, FetchRequest, ListenerSpec, Server,
@@ -194,44 +194,6 @@ async fn our_client_ends_without_a_goaway_error_from_nghttpd() {
     );
 }
 
-/// Holds every request until `expected` are held, tells `arrived`, and
-/// answers them all `LATE` after: by then the client is going away.
-struct AnswerLate {
-    expected: usize,
-    held: Vec<StreamId>,
-    arrived: mpsc::Sender<()>,
-    answer_at: Option<Instant>,
-}
-
-/// How long [`AnswerLate`] holds its answers.
-const LATE: Duration = Duration::from_millis(300);
-
-impl Application for AnswerLate {
-    fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
-        if let Event::Request { stream, .. } = event {
-            self.held.push(stream);
-            if self.held.len() == self.expected {
-                self.answer_at = Some(now + LATE);
-                let _ = self.arrived.send(());
-            }
-        }
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.answer_at
-    }
-
-    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
-        if self.answer_at.is_some_and(|at| at <= now) {
-            self.answer_at = None;
-            for stream in self.held.drain(..) {
-                let _ = conn.send_response(stream, ResponseHead::new(200), false);
-                let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
-            }
-        }
-    }
-}
-
 /// `Shutdown::trigger` from a thread of its own (a signal handler's, say)
 /// while requests are in flight: the client opens no more streams, those
 /// it opened are still answered and received, its GOAWAY follows them
@@ -249,12 +211,9 @@ async fn shutdown_triggered_from_another_thread_lets_in_flight_requests_finish()
     let addr = server.local_addrs()[0].0;
     let server_shutdown = server.shutdown();
     let (arrived, all_held) = mpsc::channel();
-    let task = tokio::spawn(server.run(move |_| AnswerLate {
-        expected: REQUESTS,
-        held: Vec::new(),
-        arrived: arrived.clone(),
-        answer_at: None,
-    }));
+    let task = tokio::spawn(
+        server.run(move |_| common::matrix::AnswerLate::new(REQUESTS, arrived.clone())),
+    );
     let options = ClientOptions::default();
     let client_shutdown = options.runtime.clone();
     let signal_thread = std::thread::spawn(move || {

@@ -559,3 +559,23 @@ pub fn wait(child: &mut Child, limit: std::time::Duration) -> std::process::Exit
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// `h2sim client ARGS…` started with its output piped.
+pub fn spawn_client(args: &[&str]) -> Child {
+    Command::new(BIN)
+        .arg("client")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Ctrl-C (SIGINT) to a running client `after` it started; its report
+/// once it exited by itself (within 10 s), stdout and stderr together.
+pub fn interrupt_after(mut child: Child, after: std::time::Duration) -> String {
+    std::thread::sleep(after);
+    kill(&child, "-INT");
+    wait(&mut child, std::time::Duration::from_secs(10));
+    text(&child.wait_with_output().unwrap())
+}

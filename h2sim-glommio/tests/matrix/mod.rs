@@ -4,7 +4,8 @@
 //! [`Harness`] that each adapter implements with its own server and client.
 //! Nothing here names a runtime; it uses only `std`, the peers, rustls
 //! with the core's TLS builders (for httpwg's TLS relay) and `tempfile`
-//! (scratch directories), so the tokio and glommio suites include this one
+//! (scratch directories), and the core for [`AnswerLate`], an application
+//! both runtimes' client tests serve, so the tokio and glommio suites include this one
 //! file (`#[path]`: glommio's `tests/interop.rs`, tokio's
 //! `tests/common/mod.rs`) and instantiate every case with [`matrix_tests!`]
 //! (glommio's `tests/interop.rs`, tokio's `tests/interop_matrix.rs`). The
@@ -18,7 +19,10 @@
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use h2sim_proto::{Application, Connection, Event, ResponseHead, StreamId};
 
 use tempfile::TempDir;
 
@@ -1099,4 +1103,53 @@ pub fn tls_relay_reports_a_protocol_other_than_h2(h: &impl Harness) {
     };
     assert_eq!(again.not_h2(), ["ALPN chose \"http/1.1\""]);
     stop_clean(server);
+}
+
+/// Holds every request until `expected` are held, tells `arrived`, and
+/// answers them all [`LATE`] after: by then the client is going away.
+pub struct AnswerLate {
+    expected: usize,
+    held: Vec<StreamId>,
+    arrived: mpsc::Sender<()>,
+    answer_at: Option<Instant>,
+}
+
+/// How long [`AnswerLate`] holds its answers.
+pub const LATE: Duration = Duration::from_millis(300);
+
+impl AnswerLate {
+    pub fn new(expected: usize, arrived: mpsc::Sender<()>) -> Self {
+        AnswerLate {
+            expected,
+            held: Vec::new(),
+            arrived,
+            answer_at: None,
+        }
+    }
+}
+
+impl Application for AnswerLate {
+    fn on_event(&mut self, now: Instant, event: Event, _conn: &mut Connection) {
+        if let Event::Request { stream, .. } = event {
+            self.held.push(stream);
+            if self.held.len() == self.expected {
+                self.answer_at = Some(now + LATE);
+                let _ = self.arrived.send(());
+            }
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.answer_at
+    }
+
+    fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        if self.answer_at.is_some_and(|at| at <= now) {
+            self.answer_at = None;
+            for stream in self.held.drain(..) {
+                let _ = conn.send_response(stream, ResponseHead::new(200), false);
+                let _ = conn.send_data(stream, bytes::Bytes::from_static(b"late"), true);
+            }
+        }
+    }
 }
