@@ -72,6 +72,27 @@ fn an_unanswered_ping_ends_the_connection() {
     }));
 }
 
+/// A client's GOAWAY is the last frame it sends (servers on Python's
+/// `h2` take any frame after it for a PROTOCOL_ERROR): no keep-alive PING
+/// follows it while the connection waits for the answer to its own PING.
+#[test]
+fn no_keepalive_ping_follows_a_clients_goaway() {
+    let mut peer = RawPeer::client_with(Config {
+        keepalive: Some(Duration::from_millis(100)),
+        ..Config::default()
+    });
+    peer.handshake();
+    peer.conn.go_away(peer.now);
+    let frames = peer.frames();
+    assert!(
+        matches!(frames.last(), Some(Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    peer.now += Duration::from_millis(150);
+    peer.conn.handle_timeout(peer.now);
+    assert_eq!(peer.frames(), [], "nothing after the GOAWAY");
+}
+
 #[test]
 fn input_postpones_the_ping() {
     let mut peer = RawPeer::client_with(with_keepalive());

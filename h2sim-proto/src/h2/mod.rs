@@ -541,6 +541,12 @@ impl Session {
     /// Nothing came for the keep-alive time: ask with a PING, or, if the
     /// PING asked already went unanswered, end the connection.
     fn keepalive_due(&mut self, now: Instant) {
+        // A client's GOAWAY is the last frame it sends (see
+        // `client_goaway_when_done`); the wait for its PING's answer is
+        // bounded by itself.
+        if self.role == Role::Client && matches!(self.shutdown, Shutdown::Final { .. }) {
+            return;
+        }
         if !self.keepalive_awaited {
             self.keepalive_awaited = true;
             if let Some(every) = self.config.keepalive {
