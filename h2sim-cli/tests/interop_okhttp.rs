@@ -1,0 +1,66 @@
+//! Interop with OkHttp (Debian's libokhttp-java, 3.13), the JVM's most
+//! used HTTP client, whose HTTP/2 is its own: `tests/java/OkHttpPeer.java`,
+//! run from source with Debian's jars, against h2sim's server on both
+//! runtimes, over TLS (ALPN h2, the certificate checked against the test
+//! CA), HTTP/2 with prior knowledge and HTTP/1.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::path::Path;
+
+use server_support::{Server, certs, count, run, scratch_dir, server_report};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+
+/// Debian's jars OkHttp runs with.
+const JARS: [&str; 2] = ["/usr/share/java/okhttp.jar", "/usr/share/java/okio.jar"];
+
+#[test]
+fn okhttp_against_the_server() {
+    for jar in JARS {
+        assert!(
+            Path::new(jar).exists(),
+            "{jar} is missing: Debian's libokhttp-java is needed for this test"
+        );
+    }
+    let classpath = JARS.join(":");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/java/OkHttpPeer.java");
+    let ca = certs().join("ca.crt");
+    let dir = scratch_dir("interop-okhttp");
+    for runtime in RUNTIMES {
+        let server = Server::interop(
+            runtime,
+            dir.path(),
+            &["https://127.0.0.1:0", "http://127.0.0.1:0"],
+        );
+        let (tls, plain) = (server.url("https"), server.url("http"));
+        for (base, mode, n, over) in [
+            (tls, "h2", "600", "h2"),
+            (plain, "h2c", "600", "h2_prior_knowledge"),
+            (tls, "http1", "300", "http/1.1"),
+        ] {
+            let (code, out) = run(
+                "java",
+                &[
+                    "-cp",
+                    &classpath,
+                    source.to_str().unwrap(),
+                    ca.to_str().unwrap(),
+                    base,
+                    n,
+                    mode,
+                ],
+            );
+            assert_eq!(
+                (code, out.trim()),
+                (Some(0), format!("ok {n} over {over}").as_str()),
+                "{runtime} {mode}"
+            );
+        }
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {log}");
+        let report = server_report(&log);
+        assert_eq!(count(report, "requests"), 1_500, "{runtime}: {report}");
+    }
+}
