@@ -52,6 +52,7 @@ need_debian apache2 apache2
 need_debian javac openjdk-17-jdk-headless  # java runs Peer.java from source: a JDK, not a JRE
 need_debian_file /usr/share/java/netty-codec-http2.jar libnetty-java
 need_debian_file /usr/share/java/okhttp.jar libokhttp-java
+need_debian_file /usr/share/java/jetty9-http2-server.jar libjetty9-java
 if [ ${#missing_packages[@]} -gt 0 ]; then
   step "installing ${missing_packages[*]}"
   sudo_cmd=""
