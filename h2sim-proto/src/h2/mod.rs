@@ -100,7 +100,7 @@ enum BlockKind {
 enum Shutdown {
     Running,
     /// Client: going away, its streams not all done. Its PING and GOAWAY
-    /// wait for them (see `Session::go_away`).
+    /// wait for them (see `Session::client_goaway_when_done`).
     Closing,
     /// GOAWAY with the maximum id sent, then a PING to time one round trip
     /// (bounded by `SessionTimer::ShutdownPing`).
@@ -542,8 +542,7 @@ impl Session {
     /// PING asked already went unanswered, end the connection.
     fn keepalive_due(&mut self, now: Instant) {
         // A client's GOAWAY is the last frame it sends (see
-        // `client_goaway_when_done`); the wait for its PING's answer is
-        // bounded by itself.
+        // `client_goaway_when_done`); `ReplyWait` bounds what is left.
         if self.role == Role::Client && matches!(self.shutdown, Shutdown::Final { .. }) {
             return;
         }
