@@ -91,8 +91,9 @@ fn the_client_against_hypercorn() {
             ),
         ] {
             let report = client_succeeds_over(runtime, protocol, &args, n, data);
-            // A PING after our GOAWAY got GOAWAY(PROTOCOL_ERROR) back, and
-            // the run stopped at the first such end.
+            // Every connection ends by our GOAWAY alone: with a PING behind
+            // it, hypercorn answered GOAWAY(PROTOCOL_ERROR), and the run
+            // stopped at the first such end.
             let ends = report.lines().filter(|l| l.contains(" DISCONNECTED "));
             for line in ends {
                 assert!(
