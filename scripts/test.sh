@@ -46,6 +46,7 @@ need_debian nghttpd nghttp2-server
 need_debian openssl openssl
 need_debian nginx nginx-light
 need_debian go golang-go
+need_debian node nodejs
 need_debian haproxy haproxy
 need_debian lighttpd lighttpd
 need_debian apache2 apache2

@@ -1,0 +1,129 @@
+//! Interop with Node.js's `http2` and `http` modules, what JavaScript mocks
+//! of network functions are written with (`tests/node/peer.js`): h2sim's
+//! client against Node's server over HTTP/2 with prior knowledge, TLS
+//! (ALPN, the certificate checked against the test CA) and HTTP/1.1 over
+//! TLS, and Node's client against h2sim's server the same ways, on both
+//! runtimes.
+//!
+//! Node's client counts what it has queued to send against its session's
+//! `maxSessionMemory` (10 MB) and refuses its own new streams past it
+//! (RST_STREAM ENHANCE_YOUR_CALM): 100 uploads of 100 KiB at once meet it
+//! against a server whose windows let that much out (nghttpd given
+//! h2sim's 1 MiB per stream and 8 MiB per connection does too), so its
+//! uploads here go 50 at a time.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod server_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use server_support::{
+    PeerServer, Server, certs, client_succeeds_over, count, free_port, run, scratch_dir, served,
+    server_report, verify_test_ca,
+};
+
+const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
+
+fn peer() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/peer.js")
+}
+
+#[test]
+fn the_client_against_node() {
+    let (plain, tls) = (free_port(), free_port());
+    let certs = certs();
+    let mut command = Command::new("node");
+    command
+        .arg(peer())
+        .arg("server")
+        .arg(certs.join("server-ec.crt"))
+        .arg(certs.join("server-ec.key"))
+        .arg(plain.to_string())
+        .arg(tls.to_string());
+    let _server = PeerServer::listening(command, &[plain, tls], "node (Debian's nodejs)");
+    let verify = verify_test_ca();
+    let url = |scheme: &str, port: u16, path: &str| format!("{scheme}://127.0.0.1:{port}{path}");
+    let (small, up) = (url("http", plain, "/1k"), url("http", plain, "/up"));
+    let (big_tls, small_tls) = (url("https", tls, "/big"), url("https", tls, "/1k"));
+    let mut expected = 0;
+    for runtime in RUNTIMES {
+        for (args, n, data, protocol, made) in [
+            (vec!["-P", "50", &small], 3_000, 3_072_000, "h2c", 1),
+            (
+                vec!["-m", "POST", "-e", "100k", "-P", "20", &up],
+                300,
+                307_200,
+                "h2c",
+                1,
+            ),
+            (
+                vec!["-V", &verify, "-P", "10", &big_tls],
+                100,
+                30_720_000,
+                "h2",
+                1,
+            ),
+            (
+                vec!["-P", "10", "--requests-per-connection", "50", &small],
+                500,
+                512_000,
+                "h2c",
+                10,
+            ),
+            (
+                vec!["-1", "-V", &verify, "-P", "10", &small_tls],
+                1_000,
+                1_024_000,
+                "http/1.1",
+                1,
+            ),
+        ] {
+            let report = client_succeeds_over(runtime, protocol, &args, n, data);
+            assert_eq!(count(&report, "made"), made, "{report}");
+            expected += n;
+        }
+    }
+    let stats = url("http", plain, "/stats");
+    assert_eq!(served(&["--http2-prior-knowledge"], &stats), expected);
+}
+
+#[test]
+fn node_against_the_server() {
+    let dir = scratch_dir("interop-node");
+    let ca = certs().join("ca.crt");
+    let peer = peer();
+    for runtime in RUNTIMES {
+        let server = Server::interop(
+            runtime,
+            dir.path(),
+            &["https://127.0.0.1:0", "http://127.0.0.1:0"],
+        );
+        let (tls, plain) = (server.url("https"), server.url("http"));
+        for (base, mode, n) in [
+            (tls, "h2", "600"),
+            (plain, "h2c", "600"),
+            (plain, "http1", "300"),
+            (tls, "http1", "300"),
+        ] {
+            let args = [
+                peer.to_str().unwrap(),
+                "client",
+                ca.to_str().unwrap(),
+                base,
+                n,
+                mode,
+            ];
+            let (code, out) = run("node", &args);
+            assert_eq!(
+                (code, out.trim()),
+                (Some(0), format!("ok {n}").as_str()),
+                "{runtime} {mode} {base}"
+            );
+        }
+        let (code, log) = server.stop();
+        assert_eq!(code, Some(0), "{runtime}: {log}");
+        let report = server_report(&log);
+        assert_eq!(count(report, "requests"), 1_800, "{runtime}: {report}");
+    }
+}
