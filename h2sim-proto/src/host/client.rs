@@ -167,8 +167,13 @@ pub enum ClientError {
     },
     /// The connection failed once up (reset, broken pipe, a TLS alert).
     Transport(io::Error),
-    /// The server closed the connection while it was in use.
-    PeerClosed,
+    /// The server closed the connection with requests unanswered;
+    /// `after_goaway` when its GOAWAY (without an error) had come first
+    /// and had not excluded them, so it had said it would answer them
+    /// (RFC 9113 §6.8).
+    PeerClosed {
+        after_goaway: bool,
+    },
     /// The server sent GOAWAY: it will take no more requests on this connection.
     WentAway {
         reason: Reason,
@@ -213,7 +218,13 @@ impl fmt::Display for ClientError {
                 write!(f, "TLS handshake with {addr} failed: {error}")
             }
             ClientError::Transport(e) => write!(f, "connection failed: {e}"),
-            ClientError::PeerClosed => f.write_str("the server closed the connection"),
+            ClientError::PeerClosed {
+                after_goaway: false,
+            } => f.write_str("the server closed the connection with requests unanswered"),
+            ClientError::PeerClosed { after_goaway: true } => f.write_str(
+                "the server closed the connection with requests unanswered that its \
+                 GOAWAY had taken (at or below its last stream, RFC 9113 §6.8)",
+            ),
             ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
             ClientError::Closed(e) => write!(f, "{e}"),
             ClientError::Runtime(e) => write!(f, "{e}"),
@@ -515,7 +526,9 @@ impl<A> Watched<A> {
             (_, Some(reason)) if reason != Reason::NO_ERROR => {
                 Err(ClientError::WentAway { reason })
             }
-            (Some(_), _) => Err(ClientError::PeerClosed),
+            (Some(_), goaway) => Err(ClientError::PeerClosed {
+                after_goaway: goaway.is_some(),
+            }),
             (None, _) => Ok(self.progress),
         }
     }
