@@ -16,7 +16,7 @@ use std::process::Command;
 
 use server_support::{
     PeerServer, Server, certs, client_succeeds_over, count, free_port, moved_on, scratch_dir,
-    server_report, verify_test_ca,
+    verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -105,15 +105,13 @@ fn the_client_against_apache_and_apache_against_the_server() {
             let url = format!("http://127.0.0.1:{plain}/{path}/x");
             client_succeeds_over(runtime, protocol, &["-P", "20", &url], 1_000, 1_024_000);
         }
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
+        let report = server.stop_report();
         assert!(
             report.contains(" 2000 requests, 2000 responses"),
             "{runtime}: each request through Apache taken once: {report}"
         );
         assert!(
-            count(report, "connections") >= 2_000 / 37,
+            count(&report, "connections") >= 2_000 / 37,
             "{runtime}: {report}"
         );
     }

@@ -13,7 +13,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
-use server_support::{Server, client_succeeds_over, scratch_dir, server_report};
+use server_support::{Server, client_succeeds_over, scratch_dir};
 use tokio::net::{TcpListener, TcpStream};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -135,9 +135,7 @@ fn the_h2_crate_client_against_the_server() {
                 problems.is_empty(),
                 "{runtime_name} {flags:?}: {problems:?}"
             );
-            let (code, log) = server.stop();
-            assert_eq!(code, Some(0), "{log}");
-            let report = server_report(&log);
+            let report = server.stop_report();
             assert!(
                 report.contains(" 300 requests, 300 responses"),
                 "{runtime_name} {flags:?}: {report}"

@@ -13,8 +13,7 @@ use std::path::Path;
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, certs, client_succeeds, count, free_port, scratch_dir, server_report,
-    verify_test_ca,
+    PeerServer, Server, certs, client_succeeds, count, free_port, scratch_dir, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -83,9 +82,7 @@ fn the_client_through_haproxy_to_the_server() {
             expected += n;
         }
         drop(proxy);
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
-        assert_eq!(count(report, "requests"), expected, "{runtime}: {report}");
+        let report = server.stop_report();
+        assert_eq!(count(&report, "requests"), expected, "{runtime}: {report}");
     }
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, certs, client_succeeds_at, count, run, scratch_dir, served, server_report,
+    PeerServer, Server, certs, client_succeeds_at, count, run_says, scratch_dir, served,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -68,18 +68,11 @@ fn java_client_against_the_server() {
         ] {
             let mut all = vec![path(&source)];
             all.extend_from_slice(&args);
-            let (code, out) = run("java", &all);
-            assert_eq!(
-                (code, out.trim()),
-                (Some(0), "ok 200"),
-                "{runtime} {args:?}"
-            );
+            run_says("java", &all, "ok 200");
         }
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
+        let report = server.stop_report();
         assert_eq!(
-            (count(report, "connections"), count(report, "requests")),
+            (count(&report, "connections"), count(&report, "requests")),
             (1 + 20, 201 + 20 + 200),
             "{runtime}: {report}"
         );

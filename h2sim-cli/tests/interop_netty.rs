@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, client_succeeds_at, count, run, scratch_dir, served, server_report, text,
+    PeerServer, Server, client_succeeds_at, count, run, scratch_dir, served, text,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -81,11 +81,9 @@ fn netty_client_against_the_server() {
             ],
         );
         assert_eq!((code, out.trim()), (Some(0), "ok 250"), "{runtime}");
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
+        let report = server.stop_report();
         assert_eq!(
-            (count(report, "connections"), count(report, "requests")),
+            (count(&report, "connections"), count(&report, "requests")),
             (1, 250),
             "{runtime}: {report}"
         );

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use server_support::{
-    PeerServer, Server, certs, client_succeeds_over, count, free_port, run, scratch_dir, served,
-    server_report, verify_test_ca,
+    PeerServer, Server, certs, client_succeeds_over, count, free_port, run_says, scratch_dir,
+    served, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -114,16 +114,9 @@ fn node_against_the_server() {
                 n,
                 mode,
             ];
-            let (code, out) = run("node", &args);
-            assert_eq!(
-                (code, out.trim()),
-                (Some(0), format!("ok {n}").as_str()),
-                "{runtime} {mode} {base}"
-            );
+            run_says("node", &args, &format!("ok {n}"));
         }
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
-        assert_eq!(count(report, "requests"), 1_800, "{runtime}: {report}");
+        let report = server.stop_report();
+        assert_eq!(count(&report, "requests"), 1_800, "{runtime}: {report}");
     }
 }

@@ -9,7 +9,7 @@ mod server_support;
 
 use std::path::Path;
 
-use server_support::{Server, certs, count, run, scratch_dir, server_report};
+use server_support::{Server, certs, count, run_says, scratch_dir};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -40,27 +40,18 @@ fn okhttp_against_the_server() {
             (plain, "h2c", "600", "h2_prior_knowledge"),
             (tls, "http1", "300", "http/1.1"),
         ] {
-            let (code, out) = run(
-                "java",
-                &[
-                    "-cp",
-                    &classpath,
-                    source.to_str().unwrap(),
-                    ca.to_str().unwrap(),
-                    base,
-                    n,
-                    mode,
-                ],
-            );
-            assert_eq!(
-                (code, out.trim()),
-                (Some(0), format!("ok {n} over {over}").as_str()),
-                "{runtime} {mode}"
-            );
+            let args = [
+                "-cp",
+                &classpath,
+                source.to_str().unwrap(),
+                ca.to_str().unwrap(),
+                base,
+                n,
+                mode,
+            ];
+            run_says("java", &args, &format!("ok {n} over {over}"));
         }
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{runtime}: {log}");
-        let report = server_report(&log);
-        assert_eq!(count(report, "requests"), 1_500, "{runtime}: {report}");
+        let report = server.stop_report();
+        assert_eq!(count(&report, "requests"), 1_500, "{runtime}: {report}");
     }
 }

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use server_support::{
     PeerServer, Server, certs, client_succeeds_over, count, free_port, interrupt_after, moved_on,
-    run, scratch_dir, spawn_client, verify_test_ca,
+    run_says, scratch_dir, spawn_client, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -144,23 +144,9 @@ fn httpx_succeeds(mode: &str, base: &str, n: u64, version: &str) {
     let script = python_dir().join("httpx_client.py");
     let ca = certs().join("ca.crt");
     let n = n.to_string();
-    let (code, out) = run(
-        "python3",
-        &[
-            script.to_str().unwrap(),
-            mode,
-            ca.to_str().unwrap(),
-            base,
-            &n,
-            "50",
-        ],
-    );
-    assert_eq!(code, Some(0), "httpx (pip install httpx[http2]): {out}");
-    assert_eq!(
-        out.trim(),
-        format!("ok {n} over {version}"),
-        "{mode} {base}"
-    );
+    let (script, ca) = (script.to_str().unwrap(), ca.to_str().unwrap());
+    let args = [script, mode, ca, base, &n, "50"];
+    run_says("python3", &args, &format!("ok {n} over {version}"));
 }
 
 #[test]
@@ -174,9 +160,7 @@ fn httpx_against_the_server() {
         httpx_succeeds("h2c", plain, 600, "HTTP/2");
         httpx_succeeds("http1", plain, 300, "HTTP/1.1");
         httpx_succeeds("http1", tls, 300, "HTTP/1.1");
-        let (code, log) = server.stop();
-        assert_eq!(code, Some(0), "{log}");
-        let report = server_support::server_report(&log);
+        let report = server.stop_report();
         assert!(
             report.contains(" 1800 requests, 1800 responses"),
             "{report}"

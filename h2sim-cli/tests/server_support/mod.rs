@@ -222,6 +222,15 @@ impl Server {
         (code, out)
     }
 
+    /// [`Server::stop`] for a server that must exit 0 (the panic shows
+    /// all it printed otherwise): its closing report line
+    /// (`h2sim server: N connections, N requests, …`).
+    pub fn stop_report(self) -> String {
+        let (code, log) = self.stop();
+        assert_eq!(code, Some(0), "{log}");
+        server_report(&log).to_owned()
+    }
+
     /// [`Server::stop`], with what the server printed on stderr apart:
     /// the exit code, everything printed, and stderr's part of it.
     pub fn stop_apart(mut self) -> (Option<i32>, String, String) {
@@ -286,6 +295,13 @@ pub fn run(program: &str, args: &[&str]) -> (Option<i32>, String) {
         .output()
         .unwrap_or_else(|e| panic!("{program} is needed for this test: {e}"));
     (out.status.code(), text(&out))
+}
+
+/// Runs `program ARGS…` (a peer's client), which must exit 0 printing
+/// `says` and nothing else.
+pub fn run_says(program: &str, args: &[&str], says: &str) {
+    let (code, out) = run(program, args);
+    assert_eq!((code, out.trim()), (Some(0), says), "{program} {args:?}");
 }
 
 /// Runs `h2sim client ARGS` to its end.
