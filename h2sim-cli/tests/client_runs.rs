@@ -310,6 +310,36 @@ fn traces_show_a_long_body_by_its_size() {
     }
 }
 
+/// `--connection-window` on both sides, as the other side sees it: the
+/// WINDOW_UPDATE on stream 0 each sends at start raises its window from
+/// 65,535 to the size given (RFC 9113 §6.9.2), and -v shows both.
+#[test]
+fn connection_windows_are_announced_at_start() {
+    let server = Peer::h2sim(&[
+        "--connection-window",
+        "2m",
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-s",
+        "200",
+    ]);
+    let url = format!("{}/x", server.url);
+    let out = client(&["-v", "--connection-window", "1m", &url]);
+    let shown = text(&out);
+    assert!(out.status.success(), "{shown}");
+    let (ours, theirs) = ((1 << 20) - 65_535, (2 << 20) - 65_535);
+    assert!(
+        shown.contains(&format!("send WINDOW_UPDATE stream=0 increment={ours}\n")),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("recv WINDOW_UPDATE stream=0 increment={theirs}\n")),
+        "{shown}"
+    );
+}
+
 /// A server that answers every request with `hello` and two trailer
 /// fields: over HTTP/2 (Python's h2) after the preface, over HTTP/1.1 in
 /// the chunked coding (RFC 9112 §7.1.2) otherwise. `h2sim server` has no

@@ -40,6 +40,8 @@ pub struct ClientArgs {
     pub wrap: Option<u64>,
     pub tls: TlsFiles,
     pub settings: Vec<String>,
+    /// `--connection-window`: `Config::connection_window_size`.
+    pub connection_window: Option<u32>,
     pub http1: bool,
     pub quiet: bool,
     pub no_trace: bool,
@@ -296,6 +298,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             ..TlsFiles::default()
         },
         settings: Vec::new(),
+        connection_window: flags.connection_window,
         http1: flags.http1,
         quiet: flags.quiet,
         no_trace: flags.no_trace,
@@ -809,6 +812,14 @@ mod tests {
                 .unwrap_err()
                 .0
                 .contains("at least 1")
+        );
+        let o = parse(args(&["--connection-window", "1m", "http://h/"])).unwrap();
+        assert_eq!(o.connection_window, Some(1 << 20));
+        assert!(
+            parse(args(&["--connection-window", "60k", "http://h/"]))
+                .unwrap_err()
+                .0
+                .contains("from 64k")
         );
     }
 

@@ -45,6 +45,8 @@ pub struct ServerArgs {
     pub handshake_timeout: Option<Duration>,
     /// `--requests-per-connection`: `Config::max_requests`.
     pub requests_per_connection: Option<NonZeroU32>,
+    /// `--connection-window`: `Config::connection_window_size`.
+    pub connection_window: Option<u32>,
 }
 
 /// h2simple's `-H req_max_per_sess=N` and `-H single_request=1`: the
@@ -272,6 +274,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
         head_read_timeout: flags.head_read_timeout,
         handshake_timeout: flags.handshake_timeout,
         requests_per_connection: flags.requests_per_connection,
+        connection_window: flags.connection_window,
     };
     for spec in flags.settings {
         if let Some(key) = H2simpleKey::parse(&spec) {
@@ -670,6 +673,27 @@ mod tests {
         ] {
             let o = parse(args(&format!("-S http://1.2.3.4:1 -H {spec}"))).unwrap();
             assert_eq!(o.requests_per_connection, limit, "{spec}");
+        }
+    }
+
+    /// `--connection-window`: N, Nk or Nm, from the 65,535 every connection
+    /// starts with to 1 GiB; anything else is one line.
+    #[test]
+    fn connection_window_is_bounded() {
+        for (value, window) in [("64k", 65_536), ("65535", 65_535), ("1024m", 1 << 30)] {
+            let o = parse(args(&format!(
+                "-S http://1.2.3.4:1 --connection-window {value}"
+            )))
+            .unwrap();
+            assert_eq!(o.connection_window, Some(window), "{value}");
+        }
+        for value in ["65534", "1k", "1025m", "lots"] {
+            let line = parse(args(&format!(
+                "-S http://1.2.3.4:1 --connection-window {value}"
+            )))
+            .unwrap_err()
+            .0;
+            assert!(line.contains("--connection-window"), "{value}: {line}");
         }
     }
 }

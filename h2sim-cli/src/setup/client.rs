@@ -51,7 +51,7 @@ pub struct ClientParts {
 /// table and watches Ctrl-C for all its runs (no progress bar, no
 /// per-connection lines, no signal handling of the run's own).
 pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
-    let mut config = config_with(&args.settings)?;
+    let mut config = config_with(&args.settings, args.connection_window)?;
     config.trace_frames = args.verbose && !args.no_trace;
     config.keepalive = args.keepalive;
     let step = &args.steps[0];

@@ -26,7 +26,7 @@ pub fn server_parts<R: Default>(
     args: &ServerArgs,
     runtime: R,
 ) -> Result<ServerParts<R>, UsageError> {
-    let mut config = config_with(&args.settings)?;
+    let mut config = config_with(&args.settings, args.connection_window)?;
     config.trace_frames = args.verbose && !args.no_trace;
     if args.idle_timeout.is_some() {
         config.idle_timeout = args.idle_timeout;

@@ -7,12 +7,12 @@
 //       on TLS, both on 127.0.0.1: GET /1k answers 1,024 bytes, POST /up
 //       reads the body and answers 201 with 1,024 bytes (400 unless the
 //       body was 100 KiB), GET /big 300 KiB, /stats "served N"
-//   node peer.js client CA BASE N MODE
-//       N requests, 50 at a time, a third each GET /1k, POST /up with
-//       100 KiB and GET /big, each answer's status and length checked;
-//       MODE is h2 (BASE https://, the certificate checked against CA),
-//       h2c (prior knowledge) or http1 (keep-alive agent, 10 sockets);
-//       prints "ok N" or the failures and exits 1
+//   node peer.js client CA BASE N MODE [AT_ONCE [PATH]]
+//       N requests, AT_ONCE (50) at a time, a third each GET /1k, POST /up
+//       with 100 KiB and GET /big (or PATH's alone, or POST /ok with 100
+//       KiB answered 201 "ok"), each answer's status and length checked; MODE is h2 (BASE https://, the certificate
+//       checked against CA), h2c (prior knowledge) or http1 (keep-alive
+//       agent, 10 sockets); prints "ok N" or the failures and exits 1
 'use strict';
 const fs = require('fs');
 const http = require('http');
@@ -24,6 +24,8 @@ const WANTS = [
   { method: 'POST', path: '/up', status: 201, length: 1024 },
   { method: 'GET', path: '/big', status: 200, length: 300 * 1024 },
 ];
+// Asked for by PATH alone: an upload answered at once with 201 "ok".
+const UPLOAD_OK = { method: 'POST', path: '/ok', status: 201, length: 2 };
 const UPLOAD = Buffer.alloc(100 * 1024, 'u');
 
 function server(cert, key, plain, tls) {
@@ -86,7 +88,8 @@ function h1Request(base, agent, ca, want) {
   });
 }
 
-async function client(caFile, base, n, mode) {
+async function client(caFile, base, n, mode, atOnce, path) {
+  const wants = path ? [...WANTS, UPLOAD_OK].filter((want) => want.path === path) : WANTS;
   const ca = fs.readFileSync(caFile);
   let send;
   let finish = () => {};
@@ -106,11 +109,11 @@ async function client(caFile, base, n, mode) {
   const worker = async () => {
     while (next < n) {
       const i = next++;
-      const failure = await send(WANTS[i % WANTS.length]);
+      const failure = await send(wants[i % wants.length]);
       if (failure) failures.push(failure);
     }
   };
-  await Promise.all(Array.from({ length: 50 }, worker));
+  await Promise.all(Array.from({ length: atOnce }, worker));
   finish();
   if (failures.length > 0) {
     console.log(`${failures.length} failed, the first: ${failures.slice(0, 5).join('; ')}`);
@@ -121,5 +124,5 @@ async function client(caFile, base, n, mode) {
 
 const [mode, ...rest] = process.argv.slice(2);
 if (mode === 'server') server(...rest);
-else if (mode === 'client') client(rest[0], rest[1], Number(rest[2]), rest[3]);
+else if (mode === 'client') client(rest[0], rest[1], Number(rest[2]), rest[3], Number(rest[4] || 50), rest[5]);
 else { console.error(`unknown mode ${mode}`); process.exit(2); }
