@@ -315,16 +315,10 @@ fn traces_show_a_long_body_by_its_size() {
 /// 65,535 to the size given (RFC 9113 §6.9.2), and -v shows both.
 #[test]
 fn connection_windows_are_announced_at_start() {
-    let server = Peer::h2sim(&[
-        "--connection-window",
-        "2m",
-        "-m",
-        "GET",
-        "-p",
-        "/",
-        "-s",
-        "200",
-    ]);
+    let rules: Vec<&str> = "--connection-window 2m -m GET -p / -s 200"
+        .split(' ')
+        .collect();
+    let server = Peer::h2sim(&rules);
     let url = format!("{}/x", server.url);
     let out = client(&["-v", "--connection-window", "1m", &url]);
     let shown = text(&out);

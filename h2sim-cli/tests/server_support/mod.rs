@@ -595,3 +595,26 @@ pub fn interrupt_after(mut child: Child, after: std::time::Duration) -> String {
     wait(&mut child, std::time::Duration::from_secs(10));
     text(&child.wait_with_output().unwrap())
 }
+
+/// A peer's client against [`Server::interop`] with a TLS and a plain
+/// listener, on `runtime`: for each run `(scheme, mode, n)`, `client(base,
+/// mode, n)` sends `n` requests to the listener of `scheme` and checks
+/// them; the server must then count every request once.
+pub fn peer_client_runs(
+    runtime: &str,
+    dir: &Path,
+    runs: &[(&str, &str, u64)],
+    client: impl Fn(&str, &str, u64),
+) {
+    let listeners = ["https://127.0.0.1:0", "http://127.0.0.1:0"];
+    let server = Server::interop(runtime, dir, &listeners);
+    for &(scheme, mode, n) in runs {
+        client(server.url(scheme), mode, n);
+    }
+    let report = server.stop_report();
+    let all: u64 = runs.iter().map(|&(_, _, n)| n).sum();
+    assert!(
+        report.contains(&format!(" {all} requests, {all} responses")),
+        "{runtime}: {report}"
+    );
+}
