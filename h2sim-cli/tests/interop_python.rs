@@ -16,8 +16,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use server_support::{
-    PeerServer, Server, certs, client_succeeds_over, count, free_port, interrupt_after, moved_on,
-    run_says, scratch_dir, spawn_client, verify_test_ca,
+    PeerServer, certs, client_succeeds_over, count, free_port, interrupt_after, moved_on,
+    peer_client_runs, run_says, scratch_dir, spawn_client, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -94,7 +94,11 @@ fn the_client_against_hypercorn() {
             // Every connection ends by our GOAWAY alone: with a PING behind
             // it, hypercorn answered GOAWAY(PROTOCOL_ERROR), and the run
             // stopped at the first such end.
-            let ends = report.lines().filter(|l| l.contains(" DISCONNECTED "));
+            let ends: Vec<&str> = report
+                .lines()
+                .filter(|l| l.contains(" DISCONNECTED "))
+                .collect();
+            assert_eq!(ends.len() as u64, connections, "a line each: {report}");
             for line in ends {
                 assert!(
                     line.contains("DISCONNECTED by local GOAWAY:"),
@@ -140,7 +144,12 @@ fn ctrl_c_lets_hypercorn_answer_what_is_in_flight() {
 /// httpx against h2sim's server: `mode` is h2 (TLS), h2c (prior knowledge)
 /// or http1; `n` requests, 50 at a time, of GET /1k, POST /up with
 /// 100 KiB and GET /big, all of which must come back whole.
-fn httpx_succeeds(mode: &str, base: &str, n: u64, version: &str) {
+fn httpx_succeeds(base: &str, mode: &str, n: u64) {
+    let version = if mode == "http1" {
+        "HTTP/1.1"
+    } else {
+        "HTTP/2"
+    };
     let script = python_dir().join("httpx_client.py");
     let ca = certs().join("ca.crt");
     let n = n.to_string();
@@ -151,19 +160,14 @@ fn httpx_succeeds(mode: &str, base: &str, n: u64, version: &str) {
 
 #[test]
 fn httpx_against_the_server() {
+    let runs = [
+        ("https", "h2", 600),
+        ("http", "h2c", 600),
+        ("http", "http1", 300),
+        ("https", "http1", 300),
+    ];
     for runtime in RUNTIMES {
         let dir = scratch_dir("interop-httpx");
-        let listeners = ["http://127.0.0.1:0", "https://127.0.0.1:0"];
-        let server = Server::interop(runtime, dir.path(), &listeners);
-        let (plain, tls) = (server.url("http"), server.url("https"));
-        httpx_succeeds("h2", tls, 600, "HTTP/2");
-        httpx_succeeds("h2c", plain, 600, "HTTP/2");
-        httpx_succeeds("http1", plain, 300, "HTTP/1.1");
-        httpx_succeeds("http1", tls, 300, "HTTP/1.1");
-        let report = server.stop_report();
-        assert!(
-            report.contains(" 1800 requests, 1800 responses"),
-            "{report}"
-        );
+        peer_client_runs(runtime, dir.path(), &runs, httpx_succeeds);
     }
 }
