@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2sim_proto::HeaderField;
@@ -421,7 +421,7 @@ impl Interrupt {
         self.stopped.store(true, Ordering::SeqCst);
         let cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((plan, shutdown)) = cell.as_ref() {
-            plan.stop();
+            plan.stop(Instant::now());
             shutdown.trigger();
         }
     }
@@ -435,7 +435,7 @@ impl Interrupt {
     pub fn watch(&self, plan: Arc<Plan>, shutdown: Shutdown) {
         let mut cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
         if self.is_stopped() {
-            plan.stop();
+            plan.stop(Instant::now());
             shutdown.trigger();
         }
         *cell = Some((plan, shutdown));

@@ -13,7 +13,7 @@ pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
         eprintln!(
             "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
         );
-        plan.stop();
+        plan.stop(std::time::Instant::now());
         stop();
     });
 }

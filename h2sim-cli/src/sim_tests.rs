@@ -111,7 +111,7 @@ fn run_with(
             let totals = shared.totals.lock().unwrap().clone();
             assert_eq!(report.done, report.succeeded + report.failed);
             // Every answered request's time, once (its step's latency).
-            let answered = report.done - report.errored - report.timed_out;
+            let answered = report.done - report.errored;
             assert_eq!(report.request_time.count(), answered);
             return (report, totals, now - start, connections);
         }
@@ -475,6 +475,75 @@ fn warmup_requests_count_in_neither_started_nor_done() {
     );
     assert_eq!(report.warmup, 4, "sent at 0, 10, 20, 30 ms");
     assert_eq!((report.started, report.done, report.succeeded), (6, 6, 6));
+}
+
+/// Warm-up responses count in no traffic figure either: h2load counts
+/// bytes from its main phase, and so must `traffic:` and `MB/s`.
+#[test]
+fn warmup_traffic_is_not_counted() {
+    let mut p = plan(vec![step("GET", "/user/x", "")], 10, 1);
+    p.interval = Some(Duration::from_millis(10));
+    p.max_slots = 1;
+    p.warmup_until = Some(Instant::now() + Duration::from_millis(35));
+    let body = Body::Fixed(Bytes::from_static(b"0123456789"));
+    let (report, _, _) = run(
+        Arc::new(p),
+        shared(vec![rule("GET", "/user/", 200, body)], None),
+        false,
+    );
+    assert_eq!((report.warmup, report.done), (4, 6));
+    assert_eq!(report.traffic.data_bytes_received, 60);
+}
+
+/// A closed-loop run with more streams (-P 50) than the server allows
+/// (MAX_CONCURRENT_STREAMS 5, RFC 9113 §5.1.2) keeps the rest waiting in
+/// the client, not queued in the core: each request's time is the
+/// server's 10 ms, as h2load (which times from the HEADERS frame) reports
+/// it, not the 100 ms that ten waves of five queued behind each other took.
+#[test]
+fn closed_loop_requests_keep_within_the_servers_stream_limit() {
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("10");
+    let (report, _, elapsed, _) = run_with(
+        Arc::new(plan(vec![step("GET", "/slow/x", "")], 50, 50)),
+        shared(vec![r], None),
+        false,
+        |c| c.max_concurrent_streams = 5,
+    );
+    assert_eq!(report.succeeded, 50);
+    assert!(elapsed >= Duration::from_millis(100), "{elapsed:?}");
+    let max = report.request_time.percentile(100.0);
+    assert!(max < Duration::from_millis(12), "{max:?}");
+}
+
+/// A paced run the server's stream limit holds back does not grow its
+/// window past that limit, and its report says the rate was not kept
+/// (it said "kept its rate by growing the window to 64").
+#[test]
+fn a_paced_run_held_by_the_servers_stream_limit_says_it_missed() {
+    let mut p = Plan::new(vec![step("GET", "/slow/x", "")], None, 1);
+    p.interval = Some(Duration::from_millis(1));
+    p.max_slots = 64;
+    p.stop_at = Some(Instant::now() + Duration::from_millis(200));
+    let mut r = rule("GET", "/slow/", 200, Body::Empty);
+    r.delay = Delay::parse("10");
+    let (report, _, _, _) = run_with(Arc::new(p), shared(vec![r], None), false, |c| {
+        c.max_concurrent_streams = 5
+    });
+    // Five every 10 ms: about 100 of the 200 intended sends.
+    let (started, missed) = (report.started, report.missed);
+    assert!((95..=110).contains(&started), "{started} started");
+    assert_eq!(started + missed, 200, "{started} started, {missed} missed");
+    assert!(report.window_grown_to <= 5, "{}", report.window_grown_to);
+    let text = report.render();
+    assert!(
+        text.contains(&format!(
+            "-T did not keep its rate: {} sends missed",
+            report.missed
+        )),
+        "{text}"
+    );
+    assert!(report.request_time.percentile(100.0) >= Duration::from_millis(90));
 }
 
 /// Issue 10 item 7: `--requests-per-connection N` goes away after N

@@ -114,15 +114,21 @@ fn output_lines(child: &mut Child) -> Receiver<String> {
 
 /// The figure before `label` in the report's `requests:` line.
 fn count(report: &str, label: &str) -> u64 {
-    let line = report
+    figure(report, "requests:", label)
+}
+
+/// The figure before `label` in the report's line that starts with `line`.
+fn figure(report: &str, line: &str, label: &str) -> u64 {
+    let found = report
         .lines()
-        .find(|l| l.starts_with("requests:"))
-        .unwrap_or_else(|| panic!("no requests line: {report}"));
-    line.trim_start_matches("requests:")
+        .find(|l| l.starts_with(line))
+        .unwrap_or_else(|| panic!("no {line} line: {report}"));
+    found
+        .trim_start_matches(line)
         .split(',')
         .map(str::trim)
         .find_map(|part| part.strip_suffix(label)?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {label} in {line}"))
+        .unwrap_or_else(|| panic!("no {label} in {found}"))
 }
 
 /// Issue 10 item 1: `-T` against a server faster than one send interval
@@ -491,6 +497,74 @@ fn a_server_gone_for_good_fails_a_duration_run() {
         assert!(t.contains("1 unreachable"), "{runtime}: {t}");
         assert!(t.contains("Connection refused"), "{runtime}: {t}");
         assert_eq!(count(&t, "failed"), 0, "{runtime}: {t}");
+    }
+}
+
+/// A paced `-r` run whose server dies for good: every request started is
+/// done or lost (the 25 or so in flight went to be retried, and there was
+/// nothing to retry them on: they were counted nowhere), and the send
+/// times left before the end are missed (they were not counted either, so
+/// `started + missed` fell short of rate × duration), on both runtimes.
+#[test]
+fn a_server_gone_for_good_leaves_its_requests_lost_and_its_sends_missed() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Peer::h2sim(&[
+            "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "50", "-q",
+        ]);
+        let url = format!("{}/slow/x", server.url);
+        let mut child = Command::new(BIN)
+            .args(["client", "-q", "-r", "-T", "500", "--duration", "3s"])
+            .args(["--runtime", runtime, &url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        kill(&server.child, "-KILL");
+        let status = wait(&mut child, Duration::from_secs(20));
+        let t = text(&child.wait_with_output().unwrap());
+        assert_eq!(status.code(), Some(1), "{runtime}: {t}");
+        let (started, done) = (count(&t, "started"), count(&t, "done"));
+        let lost = figure(&t, "more counts:", "lost");
+        let missed = figure(&t, "more counts:", "sends missed (-T)");
+        assert!(lost > 0, "{runtime}: requests were in flight: {t}");
+        assert_eq!(started, done + lost, "{runtime}: {t}");
+        assert_eq!(started + missed, 1500, "{runtime}: {t}");
+        assert!(t.contains("-T did not keep its rate"), "{runtime}: {t}");
+    }
+}
+
+/// Ctrl-C during a paced `--duration` run: the sends after it are not
+/// missed, whether or not a request was in flight when it came (they were
+/// when one was, not when none was), and the run exits 1 as it did not
+/// run what it was asked; likewise a `-C` run, whose requests never sent
+/// are not lost (total is what it started).
+#[test]
+fn an_interrupted_run_counts_what_it_did_and_fails() {
+    let server = Peer::h2sim(&[
+        "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "300", "-m", "GET", "-p", "/", "-s",
+        "200", "-q",
+    ]);
+    for (path, args) in [
+        ("/x", &["-T", "100", "--duration", "5s"][..]),
+        ("/slow/x", &["-T", "100", "--duration", "5s"][..]),
+        ("/x", &["-C", "100000000", "-P", "10"][..]),
+    ] {
+        let url = format!("{}{path}", server.url);
+        let mut command = vec!["-q"];
+        command.extend_from_slice(args);
+        command.push(&url);
+        let mut child = spawn_client(&command);
+        std::thread::sleep(Duration::from_millis(800));
+        kill(&child, "-INT");
+        let status = wait(&mut child, Duration::from_secs(10));
+        let t = text(&child.wait_with_output().unwrap());
+        assert_eq!(status.code(), Some(1), "{path} {args:?}: {t}");
+        assert!(t.contains("interrupted"), "{t}");
+        assert_eq!(figure(&t, "more counts:", "sends missed (-T)"), 0, "{t}");
+        assert_eq!(figure(&t, "more counts:", "lost"), 0, "{t}");
+        assert_eq!(count(&t, "total"), count(&t, "started"), "{t}");
+        assert!(count(&t, "done") > 0, "{t}");
     }
 }
 

@@ -767,6 +767,20 @@ impl Connection {
         dispatch!(self, s => s.recycle_request(head), undecided => ())
     }
 
+    /// HTTP/2: how many streams of ours the peer lets be open at once
+    /// (its MAX_CONCURRENT_STREAMS, unbounded until its SETTINGS come);
+    /// `None` for HTTP/1.1, where only the application bounds pipelining.
+    /// Requests sent past it wait in the core for a stream to close: a
+    /// client that times them from `send_request` counts that wait, which
+    /// a timer started at the HEADERS frame (h2load's) does not, so a
+    /// client that wants the server's latency keeps within it.
+    pub fn peer_stream_limit(&self) -> Option<u32> {
+        match &self.inner {
+            Inner::Http2(s) => Some(s.peer_stream_limit()),
+            Inner::Http1(_) | Inner::Undecided { .. } => None,
+        }
+    }
+
     /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1
     /// exchange is in progress (or the protocol is not known yet).
     pub fn is_idle(&self) -> bool {

@@ -20,6 +20,31 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// What was counted after `earlier`, a snapshot of the same
+    /// connection's counters.
+    pub fn since(&self, earlier: &Stats) -> Stats {
+        Stats {
+            bytes_received: self.bytes_received.saturating_sub(earlier.bytes_received),
+            bytes_sent: self.bytes_sent.saturating_sub(earlier.bytes_sent),
+            header_wire_bytes_received: self
+                .header_wire_bytes_received
+                .saturating_sub(earlier.header_wire_bytes_received),
+            header_bytes_received: self
+                .header_bytes_received
+                .saturating_sub(earlier.header_bytes_received),
+            header_wire_bytes_sent: self
+                .header_wire_bytes_sent
+                .saturating_sub(earlier.header_wire_bytes_sent),
+            header_bytes_sent: self
+                .header_bytes_sent
+                .saturating_sub(earlier.header_bytes_sent),
+            data_bytes_received: self
+                .data_bytes_received
+                .saturating_sub(earlier.data_bytes_received),
+            data_bytes_sent: self.data_bytes_sent.saturating_sub(earlier.data_bytes_sent),
+        }
+    }
+
     /// Adds another connection's counters.
     pub fn merge(&mut self, other: &Stats) {
         self.bytes_received += other.bytes_received;

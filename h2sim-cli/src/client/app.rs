@@ -7,8 +7,8 @@
 //! owes. Sans-IO: events and time in, commands out.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -77,6 +77,9 @@ pub struct Plan {
     pub slow_seen: AtomicU64,
     /// Ctrl-C: start nothing new, let what is in flight finish.
     pub stopping: AtomicBool,
+    /// When the first Ctrl-C came: a paced run's sends due after it were
+    /// not missed, the run was cut short.
+    pub interrupted_at: OnceLock<Instant>,
     /// `--listen`: each scenario instance's values, for timing the
     /// notifications that name them.
     pub correlations: Option<Arc<Correlations>>,
@@ -125,6 +128,7 @@ impl Plan {
             completed: AtomicU64::new(0),
             slow_seen: AtomicU64::new(0),
             stopping: AtomicBool::new(false),
+            interrupted_at: OnceLock::new(),
             correlations: None,
             bearer: None,
             latencies: LatencySink::default(),
@@ -153,9 +157,19 @@ impl Plan {
         self.symbols = symbols;
     }
 
-    /// Ctrl-C: no new scenario or step starts from now on.
-    pub fn stop(&self) {
+    /// Ctrl-C at `now`: no new scenario or step starts from now on.
+    pub fn stop(&self, now: Instant) {
+        let _ = self.interrupted_at.set(now);
         self.stopping.store(true, Ordering::Relaxed);
+    }
+
+    /// Where a paced run's send times end: `--duration`'s end, or the
+    /// Ctrl-C that cut the run short.
+    fn sends_end(&self) -> Option<Instant> {
+        match (self.stop_at, self.interrupted_at.get()) {
+            (Some(end), Some(&cut)) => Some(end.min(cut)),
+            (end, cut) => end.or(cut.copied()),
+        }
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
@@ -291,6 +305,21 @@ struct Link {
     /// HTTP/1.1: we went away with nothing left to write, so no request
     /// said `connection: close`; the transport just closed.
     quiet_close: bool,
+    /// `--warmup`: the traffic counts from where the warm-up ended, which
+    /// the report leaves out as it does the warm-up's requests (h2load
+    /// counts bytes from its main phase too).
+    traffic: TrafficFrom,
+}
+
+/// Where a connection's traffic starts to count.
+#[derive(Debug)]
+enum TrafficFrom {
+    /// It opened after the warm-up (or the run has none): all of it.
+    Start,
+    /// It opened during the warm-up, which is not over yet: none so far.
+    WarmupEnd,
+    /// The warm-up ended while it was open: what came after this snapshot.
+    Snapshot(Stats),
 }
 
 /// The client application of one connection slot.
@@ -301,6 +330,11 @@ pub struct ClientApp {
     carry: VecDeque<Pending>,
     /// Paced runs: when the next scenario may start.
     next_start: Option<Instant>,
+    /// As many requests are in flight as the server lets streams be open
+    /// (its MAX_CONCURRENT_STREAMS): the next waits for one to end, here
+    /// rather than queued in the core, where its time would count as the
+    /// server's (see `Connection::peer_stream_limit`).
+    at_server_limit: bool,
     /// No new scenario will start (count reached, duration over, Ctrl-C).
     exhausted: bool,
     /// The scenario claimed for the next connection when the last one
@@ -351,6 +385,7 @@ impl ClientApp {
             slots,
             carry: VecDeque::new(),
             next_start: None,
+            at_server_limit: false,
             exhausted: false,
             reserved: None,
             report,
@@ -375,11 +410,19 @@ impl ClientApp {
 
     /// This slot's counts, once its last connection is over; its
     /// latencies are in the plan's sink by then.
+    ///
+    /// A slot whose last connection was lost with no successor (its server
+    /// gone, no `-r`, or `-r`'s reconnects spent) ends here with its run
+    /// unfinished: the requests it still owed are counted as abandoned,
+    /// and a paced run's send times left before its end as missed.
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
             self.close_link(now, None, &Ending::Side(ClientSide::RunOver));
         }
+        self.exhaust();
+        let owed = self.carry.iter().filter(|p| !p.warmup).count();
+        self.report.abandoned += owed as u64;
         self.samples.flush(&self.plan.latencies);
         *self.report
     }
@@ -397,6 +440,12 @@ impl ClientApp {
         self.slots.free().is_some() || self.slots.len() < self.plan.max_slots
     }
 
+    /// Whether the server lets one more request of ours be in flight.
+    fn below_server_limit(&self, conn: &Connection) -> bool {
+        conn.peer_stream_limit()
+            .is_none_or(|limit| self.slots.busy() < limit as usize)
+    }
+
     /// `--duration` runs: until when a send due before the end may wait
     /// for a slot (one interval after the end); what still waits then was
     /// missed.
@@ -412,19 +461,22 @@ impl ClientApp {
     }
 
     /// Marks the run over for this slot; a paced `--duration` run counts
-    /// the send times it never reached.
+    /// the send times it never reached before its end (or before the
+    /// Ctrl-C that cut it short): those the window could not take, and
+    /// those of a slot whose server went away for good.
     fn exhaust(&mut self) {
         if self.exhausted {
             return;
         }
         self.exhausted = true;
         self.reserved = None;
-        if let (Some(interval), Some(at), Some(stop)) =
-            (self.plan.interval, self.next_send(), self.plan.stop_at)
-            && at < stop
+        if let (Some(interval), Some(at), Some(end)) =
+            (self.plan.interval, self.next_send(), self.plan.sends_end())
+            && self.plan.stop_at.is_some()
+            && at < end
             && !interval.is_zero()
         {
-            let behind = (stop - at).as_secs_f64() / interval.as_secs_f64();
+            let behind = (end - at).as_secs_f64() / interval.as_secs_f64();
             self.report.missed += behind.ceil() as u64;
         }
         self.next_start = None;
@@ -434,8 +486,14 @@ impl ClientApp {
     /// when nothing is left for this connection, ends it gracefully.
     fn fill(&mut self, now: Instant, conn: &mut Connection) {
         self.last_now = Some(now);
+        self.at_server_limit = false;
         while self.link.as_ref().is_some_and(|l| !l.going_away) && !self.link_full() {
+            let room = self.below_server_limit(conn);
             if !self.carry.is_empty() {
+                if !room {
+                    self.at_server_limit = true;
+                    break;
+                }
                 let Some(slot) = self.slots.free() else { break };
                 if let Some(pending) = self.carry.pop_front() {
                     self.send(now, conn, slot, pending);
@@ -454,10 +512,15 @@ impl ClientApp {
             // a slot takes it when the client runs (its timer may wake up
             // well after the end on a busy machine); one still waiting for
             // a slot an interval after the end was missed.
+            let blocked = !room || !self.can_start();
             let over = self.plan.stop_at.is_some_and(|t| intended >= t)
-                || (!self.can_start() && self.last_send_by().is_some_and(|last| now >= last));
+                || (blocked && self.last_send_by().is_some_and(|last| now >= last));
             if self.plan.is_stopping() || over {
                 self.exhaust();
+                break;
+            }
+            if !room {
+                self.at_server_limit = true;
                 break;
             }
             let slot = match self.slots.free() {
@@ -527,6 +590,12 @@ impl ClientApp {
     }
 
     fn send(&mut self, now: Instant, conn: &mut Connection, slot: usize, mut pending: Pending) {
+        // Unpaced, a request's time runs from when it goes out, as
+        // h2load's does: not from when an earlier step ended, if it waited
+        // for the server's stream limit since.
+        if self.plan.interval.is_none() && !pending.started {
+            pending.intended = now;
+        }
         let (mut head, body) = self.plan.steps[pending.step].request(
             &pending.values,
             &self.authority,
@@ -798,8 +867,12 @@ impl ClientApp {
         let Some(link) = self.link.take() else {
             return;
         };
-        if let Some(stats) = stats {
-            self.report.traffic.merge(&stats);
+        match (stats, &link.traffic) {
+            (Some(stats), TrafficFrom::Start) => self.report.traffic.merge(&stats),
+            (Some(stats), TrafficFrom::Snapshot(from)) => {
+                self.report.traffic.merge(&stats.since(from));
+            }
+            (None, _) | (_, TrafficFrom::WarmupEnd) => {}
         }
         let lifetime = now.saturating_duration_since(link.opened);
         let secs = lifetime.as_secs_f64();
@@ -820,6 +893,17 @@ impl ClientApp {
                 link.resets,
                 link.requests + link.pushes
             ));
+        }
+    }
+
+    /// The warm-up is over: a connection open since before takes a
+    /// snapshot of its traffic, from which its counts start.
+    fn note_warmup_end(&mut self, now: Instant, conn: &Connection) {
+        if let Some(link) = self.link.as_mut()
+            && matches!(link.traffic, TrafficFrom::WarmupEnd)
+            && self.plan.warmup_until.is_some_and(|t| now >= t)
+        {
+            link.traffic = TrafficFrom::Snapshot(conn.stats());
         }
     }
 
@@ -951,12 +1035,18 @@ impl Application for ClientApp {
             pushes: 0,
             going_away: false,
             quiet_close: false,
+            traffic: if self.plan.warmup_until.is_some_and(|t| now < t) {
+                TrafficFrom::WarmupEnd
+            } else {
+                TrafficFrom::Start
+            },
         });
         self.last_now = Some(now);
     }
 
     fn on_event(&mut self, now: Instant, event: Event, conn: &mut Connection) {
         self.last_now = Some(now);
+        self.note_warmup_end(now, conn);
         match event {
             Event::Connected => {
                 // HTTP/2: the server's SETTINGS are its first bytes.
@@ -1100,7 +1190,9 @@ impl Application for ClientApp {
         let open = self.link.as_ref().is_some_and(|l| !l.going_away)
             && !self.exhausted
             && !self.link_full();
-        let pacing = self.next_start.filter(|_| open && self.can_start());
+        let pacing = self
+            .next_start
+            .filter(|_| open && self.can_start() && !self.at_server_limit);
         let timeouts = self
             .plan
             .timeout
@@ -1110,6 +1202,7 @@ impl Application for ClientApp {
     }
 
     fn on_timeout(&mut self, now: Instant, conn: &mut Connection) {
+        self.note_warmup_end(now, conn);
         if let Some(timeout) = self.plan.timeout {
             let expired: Vec<StreamId> = self
                 .slots

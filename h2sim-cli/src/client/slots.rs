@@ -42,6 +42,11 @@ impl<F> Slots<F> {
         self.free.last().copied()
     }
 
+    /// Slots holding a flight.
+    pub fn busy(&self) -> usize {
+        self.flights.len() - self.free.len()
+    }
+
     /// Whether no slot is busy.
     pub fn is_idle(&self) -> bool {
         self.free.len() == self.flights.len()

@@ -105,6 +105,7 @@ fn core_json(report: &Report) -> Value {
         .collect();
     json!({
         "protocol": report.protocol,
+        "interrupted": report.interrupted,
         "elapsed_s": report.elapsed.as_secs_f64(),
         "requests_per_second": report.requests_per_second(),
         "requests": {
@@ -118,6 +119,7 @@ fn core_json(report: &Report) -> Value {
             "retried": report.retried,
             "resent_unprocessed": report.resent,
             "lost": report.lost(),
+            "abandoned": report.abandoned,
             "skipped": report.skipped,
             "warmup": report.warmup,
             "missed": report.missed,
@@ -174,6 +176,8 @@ pub fn from_json(value: &Value) -> Option<Report> {
         resent: n(&r["resent_unprocessed"]),
         warmup: n(&r["warmup"]),
         missed: n(&r["missed"]),
+        abandoned: n(&r["abandoned"]),
+        interrupted: value["interrupted"].as_bool().unwrap_or(false),
         skipped: n(&r["skipped"]),
         pushes: n(&value["pushes"]),
         connections: n(&value["connections"]),

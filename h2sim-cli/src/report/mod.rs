@@ -23,12 +23,14 @@ use h2sim_proto::Stats as Traffic;
 /// run's, merged, with the run's latencies (see [`LatencySink`]).
 ///
 /// The request counters have h2load's meanings: `done` = `succeeded` +
-/// `failed`; `errored` (reset, refused, lost with the connection) and
-/// `timed_out` are parts of `failed`. Warm-up requests are counted in none
-/// of them (nor in `total`), only in `warmup`.
+/// `failed`; `errored` (reset, refused, lost with the connection, timed
+/// out) is part of `failed`, and `timed_out` part of `errored`. Warm-up
+/// requests are counted in none of them (nor in `total`), only in `warmup`.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Requests the run was asked for (`-C` times steps, less warm-up), when known.
+    /// Requests the run was asked for (`-C` times steps, less warm-up):
+    /// known for a `-C` run that ran to its end, not for a `--duration`
+    /// run nor one cut short by Ctrl-C (whose report covers what it did).
     pub total: Option<u64>,
     pub started: u64,
     pub done: u64,
@@ -36,8 +38,9 @@ pub struct Report {
     pub succeeded: u64,
     /// Done without success: 1xx/4xx/5xx, errored and timed out.
     pub failed: u64,
-    /// Reset, refused, or lost with the connection.
+    /// Reset, refused, lost with the connection, or timed out.
     pub errored: u64,
+    /// Reset by `--timeout` (also in `errored`, as h2load counts them).
     pub timed_out: u64,
     /// Sent again under `-r` (not counted in `started` again).
     pub retried: u64,
@@ -48,8 +51,17 @@ pub struct Report {
     /// Sent during `--warmup`: counted nowhere else.
     pub warmup: u64,
     /// `-T`: intended sends that never happened before `--duration` ended
-    /// (every slot busy, the window at its bound).
+    /// (every slot busy, the window at its bound, the server's stream
+    /// limit reached, or the connection lost for good).
     pub missed: u64,
+    /// Requests owed when their connection slot ended for good (its server
+    /// gone, reconnects spent): sent once and to be sent again under `-r`,
+    /// or a running scenario's next step. Counted as lost; a `-C` run
+    /// counts them in its `total` less what was done instead.
+    pub abandoned: u64,
+    /// Ctrl-C (or SIGTERM) cut the run short: it fails, as it did not run
+    /// what it was asked.
+    pub interrupted: bool,
     /// Final responses by status code.
     pub status_codes: BTreeMap<u16, u64>,
     pub pushes: u64,
@@ -103,6 +115,8 @@ impl Report {
         self.resent += other.resent;
         self.warmup += other.warmup;
         self.missed += other.missed;
+        self.abandoned += other.abandoned;
+        self.interrupted |= other.interrupted;
         for (code, n) in &other.status_codes {
             *self.status_codes.entry(*code).or_default() += n;
         }
@@ -153,11 +167,8 @@ impl Report {
     pub fn record_error(&mut self, timed_out: bool) {
         self.done += 1;
         self.failed += 1;
-        if timed_out {
-            self.timed_out += 1;
-        } else {
-            self.errored += 1;
-        }
+        self.errored += 1;
+        self.timed_out += u64::from(timed_out);
     }
 
     /// Responses by class, 1xx … 5xx (other codes count with the nearest).
@@ -169,17 +180,23 @@ impl Report {
         classes
     }
 
-    /// Requests asked for that never ended: not sent, or in flight when the
-    /// run stopped.
+    /// Requests that never ended: of a `-C` run, those asked for and not
+    /// done (never sent, as a server could not be reached, or owed when
+    /// their connection ended for good); of any other, those owed.
     pub fn lost(&self) -> u64 {
-        self.total
-            .map_or(0, |t| t.saturating_sub(self.done + self.skipped))
+        self.total.map_or(self.abandoned, |t| {
+            t.saturating_sub(self.done + self.skipped)
+        })
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
-    /// was not kept, or a server was never reached.
+    /// was not kept, a server was never reached, or Ctrl-C cut it short.
     pub fn is_success(&self) -> bool {
-        self.failed == 0 && self.lost() == 0 && self.missed == 0 && self.unreachable == 0
+        self.failed == 0
+            && self.lost() == 0
+            && self.missed == 0
+            && self.unreachable == 0
+            && !self.interrupted
     }
 
     pub fn requests_per_second(&self) -> f64 {
@@ -213,19 +230,26 @@ impl Report {
         );
         let [c1, c2, c3, c4, c5] = self.status_classes();
         let _ = writeln!(out, "status codes: {c2} 2xx, {c3} 3xx, {c4} 4xx, {c5} 5xx");
+        // As h2load: HTTP/2's headers are the HEADERS payloads as they came
+        // (and HPACK's savings against their fields), HTTP/1.1's the
+        // fields' name and value octets, which nothing compresses.
+        let headers = if self.protocol.as_deref() == Some("http/1.1") {
+            t.header_bytes_received
+        } else {
+            t.header_wire_bytes_received
+        };
         let savings = if t.header_bytes_received > 0 {
-            100.0 * (1.0 - t.header_wire_bytes_received as f64 / t.header_bytes_received as f64)
+            100.0 * (1.0 - headers as f64 / t.header_bytes_received as f64)
         } else {
             0.0
         };
         // As h2load: received bytes only (sent bytes are in the JSON).
         let _ = writeln!(
             out,
-            "traffic: {} ({}) total, {} ({}) headers (space savings {savings:.2}%), {} ({}) data",
+            "traffic: {} ({}) total, {} ({headers}) headers (space savings {savings:.2}%), {} ({}) data",
             megabytes(t.bytes_received as f64),
             t.bytes_received,
-            megabytes(t.header_wire_bytes_received as f64),
-            t.header_wire_bytes_received,
+            megabytes(headers as f64),
             megabytes(t.data_bytes_received as f64),
             t.data_bytes_received
         );
@@ -287,12 +311,20 @@ impl Report {
         if let Some(notifications) = &self.notifications {
             steps::render_notifications(&mut out, notifications);
         }
-        if self.window_grown_to > 0 {
-            let _ = writeln!(
-                out,
-                "-T kept its rate by growing the in-flight window to {} per connection (-P was below rate x latency)",
-                self.window_grown_to
-            );
+        match (self.window_grown_to, self.missed) {
+            (0, _) => {}
+            (grown, 0) => {
+                let _ = writeln!(
+                    out,
+                    "-T kept its rate by growing the in-flight window to {grown} per connection (-P was below rate x latency)"
+                );
+            }
+            (grown, missed) => {
+                let _ = writeln!(
+                    out,
+                    "-T did not keep its rate: {missed} sends missed with the in-flight window grown to {grown} per connection"
+                );
+            }
         }
         out
     }
@@ -393,7 +425,7 @@ mod tests {
         assert!(!a.is_success());
         assert!((a.requests_per_second() - 4.5).abs() < 1e-9);
         let text = a.render();
-        assert!(text.contains("requests: 10 total, 10 started, 9 done, 7 succeeded, 2 failed, 0 errored, 1 timeout"), "{text}");
+        assert!(text.contains("requests: 10 total, 10 started, 9 done, 7 succeeded, 2 failed, 1 errored, 1 timeout"), "{text}");
         assert!(
             text.contains("status codes: 7 2xx, 0 3xx, 1 4xx, 0 5xx"),
             "{text}"

@@ -286,14 +286,21 @@ pub fn finish_client(
         }
     }
     report.add_latencies(&parts.plan.latencies.take());
-    report.total = parts.expected.map(|e| e.saturating_sub(report.warmup));
+    let interrupted = parts.plan.stopping.load(Ordering::Relaxed) && !parts.bench;
+    report.interrupted = interrupted;
+    // A `--duration` run (with a `-C` too, when time ran out first) and
+    // one cut short asked for no count it must reach.
+    report.total = parts
+        .expected
+        .filter(|_| args.duration.is_none() && !interrupted)
+        .map(|e| e.saturating_sub(report.warmup));
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     // The clock stops at the last response, not when the peers closed.
     let from = parts.started + args.warmup.unwrap_or_default();
     report.elapsed = report
         .last_done
         .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
-    if parts.plan.stopping.load(Ordering::Relaxed) && !parts.bench {
+    if interrupted {
         eprintln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
     }
     report

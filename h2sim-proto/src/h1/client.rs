@@ -226,7 +226,6 @@ impl Client {
                     }
                     let head = input.split_to(end).freeze();
                     io.stats.header_wire_bytes_received += head.len() as u64;
-                    io.stats.header_bytes_received += head.len() as u64;
                     self.on_head(io, at, &head);
                 }
                 Read::Body { id, decoder } => {
@@ -264,6 +263,7 @@ impl Client {
                 Ok(response) => response,
                 Err(e) => return self.fail(io, Some(at), e),
             };
+        io.stats.header_bytes_received += response.field_octets;
         let Some(ex) = self.exchanges.get_mut(at) else {
             return;
         };

@@ -447,6 +447,9 @@ pub(super) struct ParsedRequest {
     pub(super) http10: bool,
     pub(super) body: BodyKind,
     pub(super) controls: Controls,
+    /// Name and value octets of every field line: the decoded size that
+    /// `Stats::header_bytes_received` counts (h2load's, for HTTP/1.1).
+    pub(super) field_octets: u64,
 }
 
 /// Parses a request head (`head` runs to and including its empty line),
@@ -475,6 +478,7 @@ pub(super) fn parse_request(
     fields.reserve_exact(req.headers.len());
     let mut host = None;
     let mut hosts = 0usize;
+    let field_octets = octets(req.headers);
     for h in req.headers.iter() {
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);
@@ -511,6 +515,7 @@ pub(super) fn parse_request(
         http10,
         body,
         controls,
+        field_octets,
     })
 }
 
@@ -565,6 +570,8 @@ pub(super) struct ParsedResponse {
     pub(super) head: ResponseHead,
     pub(super) http10: bool,
     pub(super) controls: Controls,
+    /// As [`ParsedRequest::field_octets`].
+    pub(super) field_octets: u64,
 }
 
 /// Parses a response head (`head` runs to and including its empty line),
@@ -582,6 +589,7 @@ pub(super) fn parse_response(
     let mut controls = Controls::default();
     fields.clear();
     fields.reserve_exact(res.headers.len());
+    let field_octets = octets(res.headers);
     for h in res.headers.iter() {
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);
@@ -593,7 +601,16 @@ pub(super) fn parse_response(
         head: ResponseHead { status, fields },
         http10,
         controls,
+        field_octets,
     })
+}
+
+/// Name and value octets of the field lines `headers`.
+fn octets(headers: &[httparse::Header<'_>]) -> u64 {
+    headers
+        .iter()
+        .map(|h| (h.name.len() + h.value.len()) as u64)
+        .sum()
 }
 
 /// Parses a trailer section (RFC 9112 §7.1.2), `section` running to and

@@ -204,7 +204,6 @@ impl Server {
                     }
                     let head = input.split_to(end).freeze();
                     io.stats.header_wire_bytes_received += head.len() as u64;
-                    io.stats.header_bytes_received += head.len() as u64;
                     self.on_head(io, &head);
                 }
                 Read::Body { id, decoder } => {
@@ -244,6 +243,7 @@ impl Server {
             Ok(request) => request,
             Err(e) => return self.reject(io, e),
         };
+        io.stats.header_bytes_received += request.field_octets;
         if self.exchanges.is_empty()
             && let Some(settings) = upgrade::h2c_settings(&request, http1)
         {

@@ -385,6 +385,12 @@ impl Session {
         self.local.effective
     }
 
+    /// The peer's MAX_CONCURRENT_STREAMS: how many streams of ours may be
+    /// open at once (RFC 9113 §5.1.2).
+    pub(crate) fn peer_stream_limit(&self) -> u32 {
+        self.peer.max_concurrent_streams
+    }
+
     /// The receive window a new stream starts with.
     fn stream_recv_initial(&self) -> u32 {
         self.local.effective.initial_window_size
