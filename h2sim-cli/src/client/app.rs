@@ -413,15 +413,22 @@ impl ClientApp {
     ///
     /// A slot whose last connection was lost with no successor (its server
     /// gone, no `-r`, or `-r`'s reconnects spent) ends here with its run
-    /// unfinished: the requests it still owed are counted as abandoned,
-    /// and a paced run's send times left before its end as missed.
+    /// unfinished: the requests it still owed for scenarios it had begun
+    /// are counted as abandoned, and a paced run's send times left before
+    /// its end as missed.
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
             self.close_link(now, None, &Ending::Side(ClientSide::RunOver));
         }
         self.exhaust();
-        let owed = self.carry.iter().filter(|p| !p.warmup).count();
+        // A scenario's first step that never went out was not begun: a
+        // run of no set count owed it nothing.
+        let owed = self
+            .carry
+            .iter()
+            .filter(|p| !p.warmup && (p.started || p.step > 0));
+        let owed = owed.count();
         self.report.abandoned += owed as u64;
         self.samples.flush(&self.plan.latencies);
         *self.report

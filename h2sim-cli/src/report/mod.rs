@@ -24,7 +24,8 @@ use h2sim_proto::Stats as Traffic;
 ///
 /// The request counters have h2load's meanings: `done` = `succeeded` +
 /// `failed`; `errored` (reset, refused, lost with the connection, timed
-/// out) is part of `failed`, and `timed_out` part of `errored`. Warm-up
+/// out, or never ended) is part of `failed`, and `timed_out` and `lost`
+/// are parts of `errored` (once [`settle`](Report::settle)d). Warm-up
 /// requests are counted in none of them (nor in `total`), only in `warmup`.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
@@ -56,9 +57,15 @@ pub struct Report {
     pub missed: u64,
     /// Requests owed when their connection slot ended for good (its server
     /// gone, reconnects spent): sent once and to be sent again under `-r`,
-    /// or a running scenario's next step. Counted as lost; a `-C` run
-    /// counts them in its `total` less what was done instead.
+    /// or a running scenario's next step. Lost; a `-C` run counts them in
+    /// its `total` less what was done instead.
     pub abandoned: u64,
+    /// Requests that never ended, once the run is settled: of a `-C` run,
+    /// those asked for and not done (never sent, as a server could not be
+    /// reached, or owed when their connection ended for good); of any
+    /// other, the abandoned. Counted in `done`, `failed` and `errored`
+    /// too, as h2load counts the requests a client never got to.
+    pub lost: u64,
     /// Ctrl-C (or SIGTERM) cut the run short: it fails, as it did not run
     /// what it was asked.
     pub interrupted: bool,
@@ -116,6 +123,7 @@ impl Report {
         self.warmup += other.warmup;
         self.missed += other.missed;
         self.abandoned += other.abandoned;
+        self.lost += other.lost;
         self.interrupted |= other.interrupted;
         for (code, n) in &other.status_codes {
             *self.status_codes.entry(*code).or_default() += n;
@@ -180,20 +188,24 @@ impl Report {
         classes
     }
 
-    /// Requests that never ended: of a `-C` run, those asked for and not
-    /// done (never sent, as a server could not be reached, or owed when
-    /// their connection ended for good); of any other, those owed.
-    pub fn lost(&self) -> u64 {
-        self.total.map_or(self.abandoned, |t| {
+    /// Once the run's reports are merged and its `total` known: counts
+    /// the requests that never ended as `lost`, and as done, failed and
+    /// errored (see [`Report::lost`]).
+    pub fn settle(&mut self) {
+        let lost = self.total.map_or(self.abandoned, |t| {
             t.saturating_sub(self.done + self.skipped)
-        })
+        });
+        self.lost = lost;
+        self.done += lost;
+        self.failed += lost;
+        self.errored += lost;
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
     /// was not kept, a server was never reached, or Ctrl-C cut it short.
     pub fn is_success(&self) -> bool {
         self.failed == 0
-            && self.lost() == 0
+            && self.lost == 0
             && self.missed == 0
             && self.unreachable == 0
             && !self.interrupted
@@ -289,11 +301,7 @@ impl Report {
         let _ = writeln!(
             out,
             "more counts: {} lost, {} retried, {} resent unprocessed, {} warm-up (not counted), {} sends missed (-T)",
-            self.lost(),
-            self.retried,
-            self.resent,
-            self.warmup,
-            self.missed
+            self.lost, self.retried, self.resent, self.warmup, self.missed
         );
         let _ = writeln!(
             out,
@@ -413,6 +421,10 @@ mod tests {
         b.request_time.record(Duration::from_millis(5));
         a.merge(&b);
         assert_eq!((a.started, a.done, a.succeeded, a.failed), (10, 9, 7, 2));
+        // The one of the ten asked for that never ended: lost, and done,
+        // failed and errored as h2load counts it.
+        a.settle();
+        assert_eq!((a.done, a.failed, a.errored, a.lost), (10, 3, 2, 1));
         assert_eq!(
             a.done,
             a.succeeded + a.failed,
@@ -421,11 +433,10 @@ mod tests {
         assert_eq!(a.status_classes(), [0, 7, 0, 1, 0]);
         assert_eq!(a.elapsed, Duration::from_secs(2));
         assert_eq!(a.request_time.count(), 2);
-        assert_eq!(a.lost(), 1);
         assert!(!a.is_success());
-        assert!((a.requests_per_second() - 4.5).abs() < 1e-9);
+        assert!((a.requests_per_second() - 5.0).abs() < 1e-9);
         let text = a.render();
-        assert!(text.contains("requests: 10 total, 10 started, 9 done, 7 succeeded, 2 failed, 1 errored, 1 timeout"), "{text}");
+        assert!(text.contains("requests: 10 total, 10 started, 10 done, 7 succeeded, 3 failed, 2 errored, 1 timeout"), "{text}");
         assert!(
             text.contains("status codes: 7 2xx, 0 3xx, 1 4xx, 0 5xx"),
             "{text}"
@@ -474,6 +485,7 @@ mod tests {
     #[test]
     fn text_shows_every_json_counter() {
         let mut a = sample();
+        a.settle();
         a.retried = 11;
         a.resent = 18;
         a.warmup = 12;

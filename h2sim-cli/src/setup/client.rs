@@ -294,6 +294,7 @@ pub fn finish_client(
         .expected
         .filter(|_| args.duration.is_none() && !interrupted)
         .map(|e| e.saturating_sub(report.warmup));
+    report.settle();
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     // The clock stops at the last response, not when the peers closed.
     let from = parts.started + args.warmup.unwrap_or_default();
