@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use h2sim_glommio::{ClientOptions, ClientRuntime, Executors, Server};
 
-use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
 use crate::options::client::ClientArgs;
 use crate::options::server::ServerArgs;
@@ -18,7 +17,7 @@ use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
 use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
-use crate::setup::client::{TargetOutcome, client_parts, finish_client, protocol_name};
+use crate::setup::client::{TargetOutcome, client_app, client_parts, finish_client};
 use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
@@ -149,8 +148,7 @@ pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
             let connections = target.connections;
             std::thread::spawn(move || {
                 let outcomes = h2sim_glommio::connect(&url, options, move |info| {
-                    ClientApp::new(plan.clone(), info.connect_time, authority.clone())
-                        .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
+                    client_app(plan.clone(), info, authority.clone())
                 });
                 TargetOutcome::new(url, connections, outcomes)
             })

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use h2sim_tokio::{ClientOptions, Server};
 
-use crate::client::app::ClientApp;
 use crate::client::listener::ListenerApp;
 use crate::options::client::ClientArgs;
 use crate::options::server::ServerArgs;
@@ -18,7 +17,7 @@ use crate::report::Report;
 use crate::server::app::ServerApp;
 use crate::server::notify::{Launch, Notifier};
 use crate::setup::client::ClientParts;
-use crate::setup::client::{TargetOutcome, client_parts, finish_client, protocol_name};
+use crate::setup::client::{TargetOutcome, client_app, client_parts, finish_client};
 use crate::setup::listen::{Linger, listener_args};
 use crate::setup::output::print_client_report;
 use crate::setup::server::{
@@ -173,8 +172,7 @@ pub async fn run_client(
         let connections = target.connections;
         runs.spawn(async move {
             let outcomes = h2sim_tokio::connect(&url, options, move |info| {
-                ClientApp::new(plan.clone(), info.connect_time, authority.clone())
-                    .with_protocol(protocol_name(info.protocol, info.tls.is_some()))
+                client_app(plan.clone(), info, authority.clone())
             })
             .await;
             TargetOutcome::new(url, connections, outcomes)

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::scratch_dir;
+use server_support::{Server, scratch_dir};
 
 const BIN: &str = env!("CARGO_BIN_EXE_h2sim");
 
@@ -230,4 +230,52 @@ fn h2sim_and_h2load_agree_on_the_same_workload() {
             );
         }
     }
+}
+
+/// Over TLS, the report starts with h2load's `TLS Protocol:`, `Cipher:` and
+/// `Server Temp Key:` lines, word for word against the same server; over
+/// HTTP/1.1 its `traffic:` line counts headers as h2load does (name and
+/// value octets, no savings), so both print the same line.
+#[test]
+fn tls_lines_and_http1_traffic_read_as_h2loads() {
+    let dir = scratch_dir("h2load-tls");
+    let server = Server::interop(
+        "tokio",
+        dir.path(),
+        &["https://127.0.0.1:0", "http://127.0.0.1:0"],
+    );
+    let tls_url = format!("{}/1k", server.url("https"));
+    let theirs = run("h2load", &["-n", "100", "-c", "1", "-m", "10", &tls_url]);
+    let ours = run(BIN, &["client", "-q", "-C", "100", "-P", "10", &tls_url]);
+    let tls_lines = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| {
+                ["TLS Protocol:", "Cipher:", "Server Temp Key:"]
+                    .iter()
+                    .any(|p| l.starts_with(p))
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(tls_lines(&ours).len(), 3, "{ours}");
+    assert_eq!(tls_lines(&ours), tls_lines(&theirs), "{ours}\n{theirs}");
+    let plain_url = format!("{}/1k", server.url("http"));
+    let theirs = run(
+        "h2load",
+        &["--h1", "-n", "500", "-c", "1", "-m", "10", &plain_url],
+    );
+    let ours = run(
+        BIN,
+        &["client", "-q", "-1", "-C", "500", "-P", "10", &plain_url],
+    );
+    let traffic = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("traffic:"))
+            .map(str::to_owned)
+    };
+    assert!(
+        traffic(&ours).unwrap().contains("(space savings 0.00%)"),
+        "{ours}"
+    );
+    assert_eq!(traffic(&ours), traffic(&theirs), "{ours}\n{theirs}");
 }

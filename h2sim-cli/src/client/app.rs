@@ -23,7 +23,7 @@ use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
 use crate::ending::{ClientSide, Ending};
-use crate::report::{Figure, LatencySink, Report, Samples, StepStats};
+use crate::report::{Figure, LatencySink, Report, Samples, StepStats, Tls};
 use crate::trace::{self, Trace};
 
 /// What all connections of a run share.
@@ -402,9 +402,10 @@ impl ClientApp {
     }
 
     /// Names the application protocol for the report (`h2c`, `h2`,
-    /// `http/1.1`).
-    pub fn with_protocol(mut self, name: &str) -> Self {
+    /// `http/1.1`), and what TLS agreed on.
+    pub fn with_protocol(mut self, name: &str, tls: Option<Tls>) -> Self {
         self.report.protocol = Some(name.to_owned());
+        self.report.tls = tls;
         self
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde_json::{Value, json};
 
-use super::{Latency, Notifications, Report, StepStats};
+use super::{Latency, Notifications, Report, StepStats, Tls};
 
 fn encode(latency: &Latency) -> String {
     let mut bytes = Vec::new();
@@ -105,6 +105,11 @@ fn core_json(report: &Report) -> Value {
         .collect();
     json!({
         "protocol": report.protocol,
+        "tls": report.tls.as_ref().map(|t| json!({
+            "protocol": t.protocol,
+            "cipher": t.cipher,
+            "server_temp_key": t.server_temp_key,
+        })),
         "interrupted": report.interrupted,
         "elapsed_s": report.elapsed.as_secs_f64(),
         "requests_per_second": report.requests_per_second(),
@@ -157,6 +162,15 @@ fn core_json(report: &Report) -> Value {
     })
 }
 
+fn tls_from_json(v: &Value) -> Option<Tls> {
+    let text = |key: &str| v[key].as_str().map(str::to_owned);
+    Some(Tls {
+        protocol: text("protocol")?,
+        cipher: text("cipher")?,
+        server_temp_key: text("server_temp_key")?,
+    })
+}
+
 /// Reads a report written by `to_json` (for merging runs).
 pub fn from_json(value: &Value) -> Option<Report> {
     let n = |v: &Value| v.as_u64().unwrap_or(0);
@@ -165,6 +179,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
     let l = &value["latency"];
     let mut report = Report {
         protocol: value["protocol"].as_str().map(str::to_owned),
+        tls: tls_from_json(&value["tls"]),
         total: r["total"].as_u64(),
         started: n(&r["started"]),
         done: n(&r["done"]),

@@ -7,11 +7,13 @@ mod json;
 mod latency;
 mod sink;
 mod steps;
+mod tls;
 
 pub use json::{from_json, to_json};
 pub use latency::Latency;
 pub use sink::{Figure, LatencySink, Samples};
 pub use steps::{Notifications, StepStats};
+pub use tls::Tls;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -84,6 +86,8 @@ pub struct Report {
     pub window_grown_to: u64,
     /// The application protocol negotiated: `h2c`, `h2`, `http/1.1`.
     pub protocol: Option<String>,
+    /// What the first TLS connection's handshake agreed on.
+    pub tls: Option<Tls>,
     pub traffic: Traffic,
     pub request_time: Latency,
     /// Per connection: TCP (and TLS) set-up.
@@ -135,6 +139,9 @@ impl Report {
         self.window_grown_to = self.window_grown_to.max(other.window_grown_to);
         if self.protocol.is_none() {
             self.protocol.clone_from(&other.protocol);
+        }
+        if self.tls.is_none() {
+            self.tls.clone_from(&other.tls);
         }
         self.traffic.merge(&other.traffic);
         self.request_time.merge(&other.request_time);
@@ -219,6 +226,9 @@ impl Report {
     pub fn render(&self) -> String {
         let mut out = String::new();
         let t = &self.traffic;
+        if let Some(tls) = &self.tls {
+            out.push_str(&tls.lines());
+        }
         if let Some(protocol) = &self.protocol {
             let _ = writeln!(out, "Application protocol: {protocol}");
         }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use h2sim_proto::host::{ClientError, ClientOutcome};
+use h2sim_proto::host::{ClientError, ClientOutcome, ConnectionInfo};
 use h2sim_proto::{ConnectionError, Violation};
 
 use super::config::config_with;
@@ -18,7 +18,7 @@ use crate::lasting::for_the_run;
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
 use crate::options::{UsageError, usage};
-use crate::report::Report;
+use crate::report::{Report, Tls};
 use crate::trace::{self, Trace};
 
 /// One server a client run connects to, and how many connections it gets.
@@ -158,8 +158,17 @@ impl ClientParts {
     }
 }
 
+/// The client application of a slot's first connection, `info`: its
+/// set-up time, and what it agreed on for the report.
+pub fn client_app(plan: Arc<Plan>, info: &ConnectionInfo, authority: bytes::Bytes) -> ClientApp {
+    ClientApp::new(plan, info.connect_time, authority).with_protocol(
+        protocol_name(info.protocol, info.tls.is_some()),
+        info.tls.as_ref().map(Tls::from_info),
+    )
+}
+
 /// The report's `Application protocol:` name, as h2load prints it.
-pub fn protocol_name(protocol: Option<h2sim_proto::Protocol>, tls: bool) -> &'static str {
+fn protocol_name(protocol: Option<h2sim_proto::Protocol>, tls: bool) -> &'static str {
     match (protocol, tls) {
         (Some(h2sim_proto::Protocol::Http1), _) => "http/1.1",
         (_, true) => "h2",

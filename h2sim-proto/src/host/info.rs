@@ -67,6 +67,8 @@ pub struct TlsInfo {
     pub server_name: Option<String>,
     pub version: Option<rustls::ProtocolVersion>,
     pub cipher_suite: Option<rustls::CipherSuite>,
+    /// The key exchange's group (the server's temporary key).
+    pub key_exchange: Option<rustls::NamedGroup>,
     /// The peer's certificate chain, end entity first (empty when it sent none).
     pub peer_certificates: Vec<rustls_pki_types::CertificateDer<'static>>,
 }
@@ -86,6 +88,7 @@ impl TlsInfo {
             server_name: server_name.map(str::to_owned),
             version: session.protocol_version(),
             cipher_suite: session.negotiated_cipher_suite().map(|s| s.suite()),
+            key_exchange: session.negotiated_key_exchange_group().map(|g| g.name()),
             peer_certificates: session
                 .peer_certificates()
                 .map(|c| c.iter().map(|c| c.clone().into_owned()).collect())
