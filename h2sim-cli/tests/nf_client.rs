@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod server_support;
 
-use server_support::{client, free_port, scratch_dir, text};
+use server_support::{Server, client, free_port, scratch_dir, text};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -495,6 +495,37 @@ fn a_refused_token_stops_the_run_before_it_starts() {
         "{report}"
     );
     assert_eq!(strings(&peer.stats()["requests"]), ["POST /no-token-here"]);
+}
+
+/// A token endpoint that never answers stops the client after `--timeout`
+/// with one line naming the whole URL, before any request of the run.
+#[test]
+fn an_unanswered_token_request_stops_the_run_after_the_timeout() {
+    let server = Server::with_rules(
+        "tokio",
+        "-q -m POST -p /t5 --delay 60000 -t x -m GET -p / -t ok",
+    );
+    let token_url = format!("{}/t5", server.url("http"));
+    let started = std::time::Instant::now();
+    let out = client(&[
+        "-q",
+        "--timeout",
+        "1s",
+        "--token-url",
+        &token_url,
+        server.url("http"),
+    ]);
+    let report = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{report}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{report}"
+    );
+    assert_eq!(report.lines().count(), 1, "{report}");
+    assert!(
+        report.contains("--token-url") && report.contains("no answer within 1s"),
+        "{report}"
+    );
 }
 
 /// The examples' NRF and UDM scenarios, end to end on both runtimes: every

@@ -28,7 +28,13 @@ pub struct TokenSpec {
     pub target_nf_type: Option<String>,
     /// `scope`: service names, e.g. `nudm-sdm nudm-uecm`.
     pub scope: Option<String>,
+    /// How long a token request may go unanswered: an endpoint that never
+    /// answers must stop the client, not hold it before its run for ever.
+    pub wait: Duration,
 }
+
+/// How long a token request waits without `--timeout`.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 impl TokenSpec {
     /// `--token-url URL`, the other fields unset.
@@ -42,7 +48,13 @@ impl TokenSpec {
             nf_type: None,
             target_nf_type: None,
             scope: None,
+            wait: DEFAULT_WAIT,
         })
+    }
+
+    /// The URL as given to `--token-url`, path included, for messages.
+    pub fn url(&self) -> String {
+        format!("{}://{}{}", self.scheme, self.authority, self.path)
     }
 
     /// `scheme://authority`, as the adapters connect to it.
@@ -135,6 +147,8 @@ impl Grant {
 pub enum TokenError {
     /// The request got no response.
     Transport(String),
+    /// No response came within the token request's wait.
+    Unanswered(Duration),
     /// The endpoint refused (RFC 6749 §5.2): the status and its `error`.
     Refused { status: u16, error: String },
     /// A 200 whose body is not the JSON of RFC 6749 §5.1.
@@ -145,6 +159,10 @@ impl fmt::Display for TokenError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TokenError::Transport(why) => write!(f, "no answer: {why}"),
+            TokenError::Unanswered(wait) => write!(f, "no answer within {wait:?}"),
+            TokenError::Refused { status, error } if error.is_empty() => {
+                write!(f, "refused with {status}")
+            }
             TokenError::Refused { status, error } => write!(f, "refused with {status} {error}"),
             TokenError::Malformed(why) => write!(f, "malformed token response: {why}"),
         }
@@ -224,6 +242,7 @@ mod tests {
     #[test]
     fn request_is_form_encoded() {
         let mut spec = TokenSpec::parse("http://nrf:8080/oauth2/token").unwrap();
+        assert_eq!(spec.url(), "http://nrf:8080/oauth2/token");
         spec.nf_instance_id = Some("5a7b-1".into());
         spec.nf_type = Some("AMF".into());
         spec.target_nf_type = Some("UDM".into());
@@ -270,6 +289,10 @@ mod tests {
                 status: 400,
                 error: "invalid_client".into()
             }
+        );
+        assert_eq!(
+            parse_grant(404, b"").unwrap_err().to_string(),
+            "refused with 404"
         );
         for bad in [
             &b"nope"[..],

@@ -268,7 +268,8 @@ pub struct ClientFlags {
     /// OAuth2 token endpoint (RFC 6749 client credentials, TS 33.501
     /// §13.4.1), e.g. http://nrf:8080/oauth2/token: a token is fetched
     /// before the run, renewed before it expires, and sent as
-    /// authorization: Bearer on every request
+    /// authorization: Bearer on every request; each token request waits
+    /// --timeout for its answer [default: 10s]
     #[arg(long, value_name = "URL", help_heading = "OAuth2")]
     pub token_url: Option<String>,
     /// The token request's nfInstanceId (the client's id)

@@ -333,6 +333,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         spec.nf_type = flags.nf_type;
         spec.target_nf_type = flags.target_nf_type;
         spec.scope = flags.scope;
+        spec.wait = opts.timeout.unwrap_or(spec.wait);
         opts.token = Some(spec);
     }
     for url in &flags.servers {
@@ -875,6 +876,22 @@ mod tests {
             ),
             ("/oauth2/token", Some("id-1"), Some("AMF"))
         );
+        // A token request waits --timeout, 10 s without it.
+        assert_eq!(token.wait, Duration::from_secs(10));
+        let with_timeout = |t: &str| {
+            parse(args(&[
+                "--timeout",
+                t,
+                "--token-url",
+                "http://nrf/t",
+                "http://h/",
+            ]))
+            .unwrap()
+            .token
+            .unwrap()
+            .wait
+        };
+        assert_eq!(with_timeout("2s"), Duration::from_secs(2));
     }
 
     /// `--scenario FILE`: the steps from YAML or TOML, aimed at the URI

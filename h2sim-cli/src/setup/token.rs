@@ -2,11 +2,16 @@
 //! One thread of its own runs the requests (on a current-thread tokio
 //! runtime through the adapter's `fetch`, whichever runtime drives the
 //! run's connections): a token request every three quarters of a
-//! lifetime does not belong on the hot path of either runtime.
+//! lifetime does not belong on the hot path of either runtime. Every
+//! token request waits at most the spec's `wait` (`--timeout`, else 10 s):
+//! a first token that does not come stops the client before its run, and
+//! a renewal that does not come keeps the token the run has, so a hung
+//! endpoint shows as renewal lines and, once that token expires, as the
+//! server's refusals, never as a client that waits for ever.
 
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest};
 
@@ -47,6 +52,7 @@ pub fn start(
             let fetch = || runtime.block_on(fetch(&spec, tls.clone(), http1));
             let grant = fetch();
             let mut wait = grant.as_ref().ok().and_then(Grant::renew_after);
+            let mut expires = grant.as_ref().ok().and_then(expiry);
             let bearer = grant.map(|g| Arc::new(Bearer::new(&g)));
             let _ = first_tx.send(bearer.clone());
             let Ok(bearer) = bearer else { return };
@@ -58,10 +64,18 @@ pub fn start(
                 wait = match fetch() {
                     Ok(grant) => {
                         bearer.renew(&grant);
+                        expires = expiry(&grant);
                         grant.renew_after()
                     }
                     Err(e) => {
-                        eprintln!("h2sim client: --token-url {}: renewal {e}", spec.origin());
+                        let kept = match expires {
+                            Some(at) if at <= Instant::now() => "the expired token",
+                            _ => "the current token",
+                        };
+                        eprintln!(
+                            "h2sim client: --token-url {}: renewal failed ({e}); requests keep {kept}, next try in {RETRY:?}",
+                            spec.url()
+                        );
                         Some(RETRY)
                     }
                 };
@@ -77,7 +91,23 @@ pub fn start(
     })
 }
 
+/// When a token granted now expires, if the endpoint said.
+fn expiry(grant: &Grant) -> Option<Instant> {
+    grant.expires_in.map(|life| Instant::now() + life)
+}
+
+/// One token request, given up after `spec.wait`.
 async fn fetch(
+    spec: &TokenSpec,
+    tls: Option<Arc<rustls::ClientConfig>>,
+    http1: bool,
+) -> Result<Grant, TokenError> {
+    tokio::time::timeout(spec.wait, ask(spec, tls, http1))
+        .await
+        .map_err(|_| TokenError::Unanswered(spec.wait))?
+}
+
+async fn ask(
     spec: &TokenSpec,
     tls: Option<Arc<rustls::ClientConfig>>,
     http1: bool,
