@@ -6,7 +6,7 @@
 //! ([`Correlations`]). Sans-IO like the applications it wraps.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use h2sim_proto::{Application, Connection, Event, StreamId};
@@ -17,36 +17,25 @@ use crate::report::Notifications;
 /// Bytes of a notification's body kept for finding its value.
 const BODY_LIMIT: usize = 64 * 1024;
 
-/// What every listening connection shares: the run's values and the
-/// notifications' figures.
+/// What every listening connection shares: the run's values, which also
+/// keep the notifications' figures.
 #[derive(Debug)]
 pub struct Inbox {
     correlations: Arc<Correlations>,
-    received: Mutex<Notifications>,
 }
 
 impl Inbox {
     pub fn new(correlations: Arc<Correlations>) -> Inbox {
-        Inbox {
-            correlations,
-            received: Mutex::new(Notifications::default()),
-        }
+        Inbox { correlations }
     }
 
     /// The figures so far.
     pub fn notifications(&self) -> Notifications {
-        self.received.lock().map(|n| n.clone()).unwrap_or_default()
+        self.correlations.notifications()
     }
 
     fn arrived(&self, path: &str, body: &[u8], now: Instant) {
-        let delay = self.correlations.delay(path, body, now);
-        if let Ok(mut n) = self.received.lock() {
-            n.received += 1;
-            if let Some(delay) = delay {
-                n.correlated += 1;
-                n.delay.record(delay);
-            }
-        }
+        self.correlations.arrived(path, body, now);
     }
 }
 
