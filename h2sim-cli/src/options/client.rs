@@ -415,6 +415,9 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     if opts.tls.key.is_some() != opts.tls.cert.is_some() {
         return Err(usage("-k KEY and -c CERT go together"));
     }
+    if let Some(path) = &opts.json {
+        crate::setup::output::check_json(path).map_err(usage)?;
+    }
     Ok(opts)
 }
 
@@ -690,6 +693,19 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!((o.parallel, o.count, o.quiet), (100, Some(100_000), true));
+    }
+
+    /// A `--json` file that cannot be written is a bad option before the
+    /// run, not an error after it.
+    #[test]
+    fn json_path_is_checked_before_the_run() {
+        let e = parse(args(&["--json", "/nonexistent/dir/x.json", "http://h/"]))
+            .unwrap_err()
+            .0;
+        assert!(
+            e.starts_with("--json /nonexistent/dir/x.json: ") && !e.contains('\n'),
+            "{e}"
+        );
     }
 
     #[test]
