@@ -681,6 +681,12 @@ mod tests {
                 .0
                 .contains("at least 1")
         );
+        assert!(
+            parse(vec!["--duration".into(), "0".into()])
+                .unwrap_err()
+                .0
+                .contains("above 0")
+        );
         let threads = |n| {
             BenchArgs {
                 threads: Some(n),

@@ -133,10 +133,10 @@ pub struct ClientFlags {
           value_parser = at_least_one, help_heading = "Run")]
     pub count: Option<u64>,
     /// Run for DURATION (30s, 2m) instead of a count
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run")]
     pub duration: Option<Duration>,
     /// Do not count the requests of the first DURATION (--duration starts
-    /// after it)
+    /// after it; needs --duration)
     #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
     pub warmup: Option<Duration>,
     /// Start N scenarios per second over all connections; a connection
@@ -173,7 +173,7 @@ pub struct ClientFlags {
     #[arg(short, long, help_heading = "Run")]
     pub retry: bool,
     /// Reset a request unanswered after DURATION
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run")]
     pub timeout: Option<Duration>,
     /// Replace a lost connection at most N times in a row, per connection
     /// [default: 3 with -r or --requests-per-connection, else never];
@@ -189,7 +189,7 @@ pub struct ClientFlags {
     /// HTTP/2: send a PING when nothing came for DURATION, and end the
     /// connection if its answer does not come within DURATION (long idle
     /// runs; HTTP/1.1 has no PING)
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Connections")]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
     pub keepalive: Option<Duration>,
     /// Private key (PEM) to present when the server asks (https only)
     #[arg(short = 'k', long, value_name = "FILE", help_heading = "TLS")]
@@ -327,7 +327,7 @@ pub struct BenchFlags {
           value_parser = at_least_one)]
     pub parallel: u64,
     /// Run each cell for DURATION [default: 2s]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub duration: Option<Duration>,
     /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it [default: one per core]
     #[arg(long, value_name = "N", value_parser = at_least_one)]
@@ -465,6 +465,15 @@ use std::error::Error as _;
 /// `30s`, `500ms`, `2m`, or plain seconds, as clap's value parser.
 fn duration(value: &str) -> Result<Duration, String> {
     super::duration("", value).map_err(|_| "not a duration (30s, 500ms, 2m, or seconds)".to_owned())
+}
+
+/// A duration for which 0 means nothing sensible (a run of no time, a
+/// request that fails as it is sent, a PING answer due at once).
+fn above_zero(value: &str) -> Result<Duration, String> {
+    match duration(value)? {
+        d if d.is_zero() => Err("must be above 0".to_owned()),
+        d => Ok(d),
+    }
 }
 
 /// A count of at least 1.

@@ -397,6 +397,13 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             "all steps must target the same scheme://authority (run one client per server)",
         ));
     }
+    if opts.warmup.is_some() && opts.duration.is_none() {
+        // As h2load's --warm-up-time needs -D: with a count, a warm-up
+        // takes from it and can leave nothing measured.
+        return Err(usage(
+            "--warmup needs --duration (the measured time after the warm-up)",
+        ));
+    }
     if opts.count.is_none() && opts.duration.is_none() {
         opts.count = Some(1);
     }
@@ -718,6 +725,14 @@ mod tests {
         assert!(err(&["-m", "GET", "-u", "notauri"]).contains("not an absolute URI"));
         assert!(err(&["-P", "0", "http://h/"]).contains("at least 1"));
         assert!(err(&["-P", "many", "http://h/"]).contains("not a valid number"));
+        for flag in ["--duration", "--timeout", "--keepalive"] {
+            assert!(err(&[flag, "0", "http://h/"]).contains("above 0"), "{flag}");
+            assert!(err(&[flag, "0ms", "http://h/"]).contains(flag), "{flag}");
+        }
+        assert!(
+            err(&["-C", "500", "--warmup", "1s", "http://h/"])
+                .contains("--warmup needs --duration")
+        );
         assert!(err(&["--frobnicate", "http://h/"]).contains("unknown option --frobnicate"));
         assert!(err(&["-R", "X", "http://h/"]).contains("SYMBOL=FORMAT"));
         assert!(
