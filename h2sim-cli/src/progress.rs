@@ -32,20 +32,26 @@ impl Progress {
 }
 
 pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
-    use indicatif::{ProgressBar, ProgressStyle};
+    use indicatif::{ProgressBar, ProgressState, ProgressStyle};
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let (bar, template) = match expected {
         Some(total) => (
             ProgressBar::new(total),
-            "> req msgs: {pos}/{len} |{bar:20}| {percent}% {per_sec} ETA {eta}",
+            "> req msgs: {pos}/{len} |{bar:20}| {percent}% {rate} ETA {eta}",
         ),
         None => (
             ProgressBar::new_spinner(),
-            "> req msgs: {pos} {per_sec} {elapsed}",
+            "> req msgs: {pos} {rate} {elapsed}",
         ),
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
+        let style = style.with_key(
+            "rate",
+            |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&rate(state.per_sec()));
+            },
+        );
         bar.set_style(style.progress_chars("#> "));
     }
     let thread = std::thread::spawn(move || {
@@ -59,5 +65,30 @@ pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
     Progress {
         stop,
         thread: Some(thread),
+    }
+}
+
+/// Requests a second as the bar shows them: whole and grouped
+/// (`103,404/s`), where indicatif's own `{per_sec}` prints four decimals
+/// that change at every redraw.
+fn rate(per_sec: f64) -> String {
+    let whole = if per_sec.is_finite() && per_sec > 0.0 {
+        per_sec.round() as u64
+    } else {
+        0
+    };
+    format!("{}/s", indicatif::HumanCount(whole))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_are_whole_and_grouped() {
+        assert_eq!(rate(103_403.991_7), "103,404/s");
+        assert_eq!(rate(999.4), "999/s");
+        assert_eq!(rate(f64::NAN), "0/s");
+        assert_eq!(rate(f64::INFINITY), "0/s");
     }
 }
