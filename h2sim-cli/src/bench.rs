@@ -242,10 +242,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     placement.pin_client();
     let server = BenchServer::start(specs, rules(), placement).await?;
     let (plain, secure) = (server.addrs[0], server.addrs[1]);
-    let amount = match args.duration {
-        Some(d) => format!("{:.0}s per cell", d.as_secs_f64()),
-        None => format!("{} requests per cell", args.count),
-    };
+    let amount = per_cell(args.duration, args.count);
     println!(
         "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process ({placement}); CPU: µs of the process's CPU (client and server) per request",
         args.parallel
@@ -645,6 +642,15 @@ async fn nf_section(
     Ok(all_ok)
 }
 
+/// What each cell runs, for the header: `--duration` as given (`300ms`,
+/// `2s`, `1.5s`), not rounded to whole seconds, or the count.
+fn per_cell(duration: Option<Duration>, count: u64) -> String {
+    match duration {
+        Some(d) => format!("{d:?} per cell"),
+        None => format!("{count} requests per cell"),
+    }
+}
+
 fn short(d: Duration) -> String {
     let us = d.as_micros();
     if us < 1000 {
@@ -659,6 +665,15 @@ fn short(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_says_how_long_a_cell_runs() {
+        let cell = |ms| per_cell(Some(Duration::from_millis(ms)), 1);
+        assert_eq!(cell(300), "300ms per cell");
+        assert_eq!(cell(2000), "2s per cell");
+        assert_eq!(cell(1500), "1.5s per cell");
+        assert_eq!(per_cell(None, 20_000), "20000 requests per cell");
+    }
 
     #[test]
     fn options_with_defaults_and_ranges() {
