@@ -201,12 +201,7 @@ impl Draft {
         default_authority: &Option<String>,
     ) -> Result<Step, UsageError> {
         let method = self.method.unwrap_or_else(|| "GET".to_owned());
-        if !h2sim_proto::is_method(method.as_bytes()) {
-            return Err(usage(format!(
-                "-m {method:?}: a method is a token (RFC 9110 §9.1): letters, digits and \
-                 !#$%&'*+-.^_`|~"
-            )));
-        }
+        check_method(&method).map_err(|why| usage(format!("-m {method:?}: {why}")))?;
         let (scheme, authority, path) = match self.uri {
             Some(parts) => parts,
             None => {
@@ -224,9 +219,7 @@ impl Draft {
                     })?;
                 check_authority("-a", &authority)?;
                 let path = self.path.unwrap_or_else(|| "/".into());
-                if !path.starts_with('/') {
-                    return Err(usage(format!("-p {path:?}: a path starts with /")));
-                }
+                check_path(&path).map_err(|why| usage(format!("-p {path:?}: {why}")))?;
                 (scheme, authority, path)
             }
         };
@@ -246,6 +239,25 @@ impl Draft {
             expect: self.expect,
             ..Step::default()
         })
+    }
+}
+
+/// Why `method` cannot be a request's method: the command line's `-m` and
+/// a scenario file's `method:` say so in their own words.
+pub(super) fn check_method(method: &str) -> Result<(), &'static str> {
+    if h2sim_proto::is_method(method.as_bytes()) {
+        Ok(())
+    } else {
+        Err("a method is a token (RFC 9110 §9.1): letters, digits and !#$%&'*+-.^_`|~")
+    }
+}
+
+/// Why `path` cannot be a step's path (`-p`, or a scenario file's `path:`).
+pub(super) fn check_path(path: &str) -> Result<(), &'static str> {
+    if path.starts_with('/') {
+        Ok(())
+    } else {
+        Err("a path starts with /")
     }
 }
 
@@ -371,9 +383,10 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     let occurrences = grammar::ordered(matches, STEPS);
     opts.steps = match &flags.scenario {
         Some(file) => {
-            let scenario = scenario_file::load(&dir.join(file))?;
+            let path = dir.join(file);
+            let scenario = scenario_file::load(&path)?;
             opts.symbols.extend(scenario.symbols);
-            file_steps(&occurrences, &flags.target, scenario.steps)?
+            file_steps(&occurrences, &flags.target, &path, scenario.steps)?
         }
         None => steps(&occurrences, &flags.target, dir)?,
     };
@@ -451,6 +464,7 @@ fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
 fn file_steps(
     occurrences: &[Occurrence],
     uris: &[String],
+    name: &Path,
     file: Vec<scenario_file::FileStep>,
 ) -> Result<Vec<Step>, UsageError> {
     let (mut default_scheme, mut default_authority) = (None, None);
@@ -486,17 +500,20 @@ fn file_steps(
             )));
         }
     }
+    if default_authority.is_none()
+        && let Some(i) = file.iter().position(|step| step.uri.is_none())
+    {
+        return Err(usage(format!(
+            "--scenario {}: step {}: no target; give the URI argument (scheme://host:port), -a, or the step's uri",
+            name.display(),
+            i + 1
+        )));
+    }
     file.into_iter()
         .map(|step| {
-            let uri = step
-                .uri
-                .as_deref()
-                .map(split_uri)
-                .transpose()
-                .map_err(|e| usage(format!("--scenario: {e}")))?;
             Draft {
                 method: Some(step.method),
-                uri,
+                uri: step.uri,
                 path: step.path,
                 headers: step.headers,
                 body: step.body,
@@ -962,6 +979,39 @@ mod tests {
         );
         assert!(err(&["--scenario", "s.yaml", "http://h:1/path"]).contains("scheme://host:port"));
         assert!(err(&["--scenario", "none.yaml", "http://h:1"]).starts_with("--scenario "));
+        // A bad step names the file and the step, 1-based, in the file's words.
+        for (text, says) in [
+            (
+                "  - method: GET\n    path: ok\n",
+                "step 2: path \"ok\": a path starts with /",
+            ),
+            (
+                "  - method: G T\n    path: /x\n",
+                "step 2: method \"G T\": a method is a token",
+            ),
+            (
+                "  - method: GET\n    uri: ftp://h/x\n",
+                "step 2: uri \"ftp://h/x\": scheme must be",
+            ),
+        ] {
+            let file = dir.join("bad-step.yaml");
+            std::fs::write(
+                &file,
+                format!("step:\n  - method: GET\n    path: /x\n{text}"),
+            )
+            .unwrap();
+            let e = err(&["--scenario", "bad-step.yaml", "http://h:1"]);
+            assert!(
+                e.starts_with(&format!("--scenario {}: {says}", file.display())),
+                "{e}"
+            );
+        }
+        std::fs::write(
+            dir.join("half.yaml"),
+            "step:\n  - method: GET\n    uri: http://h:1/x\n  - method: GET\n    path: /y\n",
+        )
+        .unwrap();
+        assert!(err(&["--scenario", "half.yaml"]).ends_with("half.yaml: step 2: no target; give the URI argument (scheme://host:port), -a, or the step's uri"));
     }
 
     /// clap's errors come out as one line naming the option.

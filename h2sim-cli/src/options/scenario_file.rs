@@ -24,6 +24,7 @@ use serde::Deserialize;
 use super::{UsageError, usage};
 use crate::body;
 use crate::client::capture::{Capture, Expect};
+use crate::client::scenario::split_uri;
 use crate::client::symbol::Symbol;
 
 #[derive(Debug, Deserialize)]
@@ -67,7 +68,8 @@ struct StepSpec {
 #[derive(Debug)]
 pub struct FileStep {
     pub method: String,
-    pub uri: Option<String>,
+    /// `uri:` as scheme, authority and path.
+    pub uri: Option<(String, String, String)>,
     pub path: Option<String>,
     pub headers: Vec<HeaderField>,
     pub body: Option<Bytes>,
@@ -136,6 +138,19 @@ fn step(spec: StepSpec, base: &Path) -> Result<FileStep, String> {
     if spec.uri.is_some() == spec.path.is_some() {
         return Err("give uri or path".into());
     }
+    // Checked here, where the file's step can be named, with the file's
+    // words (`method`, `path`), not the command line's.
+    super::client::check_method(&spec.method)
+        .map_err(|why| format!("method {:?}: {why}", spec.method))?;
+    if let Some(path) = &spec.path {
+        super::client::check_path(path).map_err(|why| format!("path {path:?}: {why}"))?;
+    }
+    let uri = spec
+        .uri
+        .as_deref()
+        .map(split_uri)
+        .transpose()
+        .map_err(|e| format!("uri {e}"))?;
     let body = if let Some(text) = &spec.text {
         Some(body::text(text))
     } else if let Some(hex) = &spec.hex {
@@ -164,7 +179,7 @@ fn step(spec: StepSpec, base: &Path) -> Result<FileStep, String> {
     };
     Ok(FileStep {
         method: spec.method,
-        uri: spec.uri,
+        uri,
         path: spec.path,
         headers,
         body,
