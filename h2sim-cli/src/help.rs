@@ -176,10 +176,13 @@ RUNTIMES (--runtime, --threads)
   poll for each wait.
 
 EXAMPLES
+  The first five run against the first server of README.md (POST /user/ and
+  GET /user1k/ answered 200), the last against the last example of h2sim
+  server --help.
   h2sim client http://127.0.0.1:8080/user1k/nobody
   h2sim client -x content-type=application/json -t '{ \"USER_MDN\" : \"01092000000\" }' -m POST -u http://127.0.0.1:8080/user/01092000000
-  h2sim client -P 100 -C 100000 -R __MDN__=01092%06d -m POST -u http://127.0.0.1:8080/user1k/__MDN__ -x content-type=application/json -e 1k -q
-  h2sim client -R __MDN__=01092%06d -s http -a 127.0.0.1:8080 -m POST -p /user/__MDN__ -t '{ \"USER_MDN\" : \"__MDN__\" }' -m GET -p /user/__MDN__ -m DELETE -p /user/__MDN__
+  h2sim client -P 100 -C 100000 -R __MDN__=01092%06d -m POST -u http://127.0.0.1:8080/user/__MDN__ -x content-type=application/json -e 1k -q
+  h2sim client -R __MDN__=01092%06d -s http -a 127.0.0.1:8080 -m POST -p /user/__MDN__ -t '{ \"USER_MDN\" : \"__MDN__\" }' -m GET -p /user1k/__MDN__
   h2sim client -T 1000 -P 100 --duration 2s --json run.json -q http://127.0.0.1:8080/user1k/nobody
   h2sim client -k certs/client-ec.key -c certs/client-ec.crt -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
 

@@ -90,6 +90,7 @@ fn command_lines(source: &str, text: &str) -> Vec<Line> {
             Some("$") => words[1..].to_vec(),
             _ => words,
         };
+        let words = run_local_client(words);
         if words.first().is_some_and(|w| w == "h2sim") {
             lines.push(Line {
                 source: source.to_owned(),
@@ -98,6 +99,44 @@ fn command_lines(source: &str, text: &str) -> Vec<Line> {
         }
     }
     lines
+}
+
+/// `…/run-local.sh N DIR -- ARGS` (examples/scale) runs N clients with ARGS
+/// and merges their reports: the documented ARGS as one `h2sim client`
+/// line, run against the documented server as any client line is.
+fn run_local_client(words: Vec<String>) -> Vec<String> {
+    if !words.first().is_some_and(|w| w.ends_with("run-local.sh")) {
+        return words;
+    }
+    match words.iter().position(|w| w == "--") {
+        Some(i) => ["h2sim", "client"]
+            .map(String::from)
+            .into_iter()
+            .chain(words[i + 1..].iter().cloned())
+            .collect(),
+        None => words,
+    }
+}
+
+/// The `run-local.sh …` lines that a Markdown text quotes in its prose
+/// (`` `run-local.sh 4 /tmp/run -- …` ``), each as its own text.
+fn quoted_run_local(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let prose: String = text
+        .lines()
+        .filter(|line| {
+            fenced ^= line.trim_start().starts_with("```");
+            !fenced && !line.trim_start().starts_with("```")
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    prose
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|span| span.starts_with("run-local.sh ") && span.contains(" -- "))
+        .map(|span| span.replace('\n', " "))
+        .collect()
 }
 
 /// The contents of the fenced blocks of a Markdown text whose info string
@@ -160,18 +199,45 @@ const SCAFFOLD_SERVERS: &str =
 const REQUEST_BODY_FILE: (&str, &str) =
     ("your_request_body_file", r#"{ "USER_NAME" : "somebody" }"#);
 
+/// The checkout's documents whose `sh` blocks (and quoted `run-local.sh`
+/// lines) run, each with the servers it starts.
+const DOCUMENTS: [&str; 3] = [
+    "README.md",
+    "h2sim-cli/examples/README-client.md",
+    "h2sim-cli/examples/scale/README.md",
+];
+
+/// Whether a server documented in `server` may answer a client line
+/// documented in `client`: its own document's, the test's scaffold, and
+/// for `h2sim client --help` (which starts no server) the servers its
+/// EXAMPLES name, README.md's and `h2sim server --help`'s; never another
+/// document's, so that every document of ours works with the servers it
+/// starts. h2simple's examples, which are not ours, take any.
+fn may_answer(client: &str, server: &str) -> bool {
+    client == server
+        || server == "test scaffold"
+        || client == "h2simple-examples.md"
+        || (client == "h2sim client --help"
+            && ["README.md", "h2sim server --help"].contains(&server))
+}
+
 /// Every documented line, in document order, then the scaffold servers.
 fn documented() -> Vec<Line> {
     let examples = std::fs::read_to_string(repo().join("../shared/h2simple-examples.md"))
         .or_else(|_| std::fs::read_to_string("/work/shared/h2simple-examples.md"))
         .expect("h2simple-examples.md");
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let mut lines = Vec::new();
     for block in fenced_blocks(&examples, None) {
         lines.extend(command_lines("h2simple-examples.md", &block));
     }
-    for block in fenced_blocks(&readme, Some("sh")) {
-        lines.extend(command_lines("README.md", &block));
+    for document in DOCUMENTS {
+        let text = std::fs::read_to_string(repo().join(document)).unwrap();
+        for block in fenced_blocks(&text, Some("sh")) {
+            lines.extend(command_lines(document, &block));
+        }
+        for quoted in quoted_run_local(&text) {
+            lines.extend(command_lines(document, &quoted));
+        }
     }
     lines.extend(help_examples("server"));
     lines.extend(help_examples("client"));
@@ -215,6 +281,30 @@ fn rules(server: &Line) -> Vec<Rule> {
     rules
 }
 
+/// The rules of a `--rules` file (a path from the checkout's root) as far
+/// as pairing needs them: a rule without a method takes any, its path is a
+/// prefix up to its first `{` (a template's variable), and its status is
+/// the store's or the reply's, taken for a 2xx (the run checks it).
+fn file_rules(file: &str) -> Vec<Rule> {
+    let text = std::fs::read_to_string(repo().join(file)).unwrap();
+    let doc: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let rules = doc["rule"].as_sequence().or(doc["rules"].as_sequence());
+    rules
+        .into_iter()
+        .flatten()
+        .filter(|rule| rule.get("problem").is_none())
+        .filter_map(|rule| {
+            let path = rule["path"].as_str()?;
+            Some(Rule {
+                method: rule["method"].as_str().unwrap_or("*").to_owned(),
+                prefix: path.split('{').next().unwrap_or(path).to_owned(),
+                status: 200,
+                pushes: 0,
+            })
+        })
+        .collect()
+}
+
 /// The (method, path) of each step of a client line.
 fn steps(client: &Line) -> Vec<(String, String)> {
     let path_of = |url: &str| {
@@ -238,7 +328,10 @@ fn steps(client: &Line) -> Vec<(String, String)> {
                     step.1 = value;
                 }
             }
-            word if word.contains("://") && !matches!(w[i - 1].as_str(), "-u" | "--server") => {
+            // A URI argument, not a body or header value that holds one.
+            word if (word.starts_with("http://") || word.starts_with("https://"))
+                && !matches!(w[i - 1].as_str(), "-u" | "--server") =>
+            {
                 steps.push(("GET".to_owned(), path_of(word)));
             }
             _ => {}
@@ -265,12 +358,15 @@ fn answers(server: &Line, client: &Line) -> Option<u64> {
         let rules = value_of(server, "--rules")?;
         return (dir_of(rules) == dir_of(scenario)).then_some(0);
     }
-    let rules = rules(server);
+    let rules = match value_of(server, "--rules") {
+        Some(file) => file_rules(file),
+        None => rules(server),
+    };
     let mut pushes = 0;
     for (method, path) in steps(client) {
         let rule = rules
             .iter()
-            .find(|r| r.method == method && path.starts_with(&r.prefix))?;
+            .find(|r| (r.method == method || r.method == "*") && path.starts_with(&r.prefix))?;
         if !(200..300).contains(&rule.status) {
             return None;
         }
@@ -413,9 +509,10 @@ fn documented_command_lines_run_verbatim() {
             .iter()
             .rev()
             .filter(|&&s| s < i && lines[s].source == client.source);
-        let others = servers
-            .iter()
-            .filter(|&&s| lines[s].source != client.source || s > i);
+        let others = servers.iter().filter(|&&s| {
+            (lines[s].source != client.source || s > i)
+                && may_answer(&client.source, &lines[s].source)
+        });
         match before
             .chain(others)
             .find_map(|&s| answers(&lines[s], client).map(|p| (s, p)))

@@ -14,8 +14,9 @@
 #   failed), 1 if a process failed, 2 on bad arguments.
 #   H2SIM names the binary (default: h2sim on PATH).
 #
-# Example:
-#   run-local.sh 4 /tmp/run -- -C 25000 -P 100 http://127.0.0.1:8080/users/
+# Example (against the server of README.md's first example, whose GET
+# /user1k/ answers 200):
+#   run-local.sh 4 /tmp/run -- -C 25000 -P 100 http://127.0.0.1:8080/user1k/x
 #
 # Ctrl-C stops every process; each still writes its report, and the
 # reports written are merged.
