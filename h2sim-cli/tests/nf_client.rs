@@ -477,10 +477,11 @@ fn a_token_is_fetched_and_sent() {
 #[test]
 fn a_refused_token_stops_the_run_before_it_starts() {
     let peer = Peer::start("token-refused", &[]);
+    let token_url = format!("{}/no-token-here", peer.url);
     let out = client(&[
         "-q",
         "--token-url",
-        &format!("{}/no-token-here", peer.url),
+        &token_url,
         "-a",
         peer.authority(),
         "-m",
@@ -490,8 +491,9 @@ fn a_refused_token_stops_the_run_before_it_starts() {
     ]);
     let report = text(&out);
     assert_eq!(out.status.code(), Some(2), "{report}");
+    // The whole URL, path included, and nothing after the status.
     assert!(
-        report.contains("--token-url") && report.contains("refused with 404"),
+        report.contains(&format!("--token-url {token_url}: refused with 404\n")),
         "{report}"
     );
     assert_eq!(strings(&peer.stats()["requests"]), ["POST /no-token-here"]);
@@ -523,7 +525,7 @@ fn an_unanswered_token_request_stops_the_run_after_the_timeout() {
     );
     assert_eq!(report.lines().count(), 1, "{report}");
     assert!(
-        report.contains("--token-url") && report.contains("no answer within 1s"),
+        report.contains(&format!("--token-url {token_url}: no answer within 1s")),
         "{report}"
     );
 }

@@ -104,7 +104,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
                 None
             };
             let renewal = super::token::start(spec.clone(), tls, args.http1)
-                .map_err(|e| usage(format!("--token-url {}: {e}", spec.origin())))?;
+                .map_err(|e| usage(format!("--token-url {}: {e}", spec.url())))?;
             plan.bearer = Some(renewal.bearer.clone());
             Some(renewal)
         }
