@@ -83,6 +83,10 @@ pub fn to_json(report: &Report) -> Value {
     let mut doc = core_json(report);
     if report.show_steps {
         doc["steps"] = report.steps.iter().map(step_json).collect();
+    } else {
+        // The steps' names alone, so that `h2sim merge` can tell reports
+        // of different scenarios apart when their figures are not shown.
+        doc["scenario"] = report.steps.iter().map(|s| json!(s.label)).collect();
     }
     if let Some(n) = &report.notifications {
         doc["notifications"] = json!({
@@ -227,6 +231,9 @@ pub fn from_json(value: &Value) -> Option<Report> {
     if let Some(steps) = value.get("steps").and_then(Value::as_array) {
         report.steps = steps.iter().map(step_from_json).collect::<Option<_>>()?;
         report.show_steps = true;
+    } else if let Some(labels) = value.get("scenario").and_then(Value::as_array) {
+        let label = |v: &Value| v.as_str().map(|l| StepStats::new(l.to_owned()));
+        report.steps = labels.iter().map(label).collect::<Option<_>>()?;
     }
     if let Some(n) = value.get("notifications") {
         report.notifications = Some(Notifications {
@@ -343,6 +350,16 @@ mod tests {
         );
         let plain = to_json(&Report::default());
         assert!(plain.get("steps").is_none() && plain.get("notifications").is_none());
+        // A single step's name travels without its figures, for merge to
+        // compare, and comes back without a steps section to show.
+        let single = Report {
+            steps: vec![StepStats::new("1 GET /x".into())],
+            ..Report::default()
+        };
+        let back = from_json(&to_json(&single)).unwrap();
+        assert_eq!(back.steps.len(), 1);
+        assert_eq!(back.steps[0].label, "1 GET /x");
+        assert!(!back.show_steps && !back.render().contains("steps:"));
         assert!(!Report::default().render().contains("steps:"));
     }
 
