@@ -451,18 +451,23 @@ impl Connection {
         dispatch!(self, s => s.send_response(stream, head, end_stream), undecided => Err(UserError::UnknownStream(stream)))
     }
 
-    /// Server: sends a whole response, its head and `body` (none if
-    /// empty). A head above the client's SETTINGS_MAX_HEADER_LIST_SIZE
-    /// never leaves (RFC 9113 §10.5.1): the stream is reset with
-    /// INTERNAL_ERROR instead of leaving the client waiting for an answer,
-    /// and the error says so; any other error means nobody is waiting (the
-    /// stream or the connection is gone).
+    /// Server: sends a whole response, its final head and `body` (none if
+    /// empty). An interim (1xx) head is refused (`InterimReply`): it would
+    /// leave the client waiting for the final one; send interim heads with
+    /// [`Connection::send_response`]. A head above the client's
+    /// SETTINGS_MAX_HEADER_LIST_SIZE never leaves (RFC 9113 §10.5.1): the
+    /// stream is reset with INTERNAL_ERROR instead of leaving the client
+    /// waiting for an answer, and the error says so; any other error means
+    /// nobody is waiting (the stream or the connection is gone).
     pub fn send_reply(
         &mut self,
         stream: StreamId,
         head: ResponseHead,
         body: Bytes,
     ) -> Result<(), UserError> {
+        if head.is_informational() {
+            return Err(UserError::InterimReply(head.status));
+        }
         let empty = body.is_empty();
         match self.send_response(stream, head, empty) {
             Ok(()) if empty => Ok(()),

@@ -119,6 +119,13 @@ impl ResponseHead {
     pub fn is_informational(&self) -> bool {
         (100..200).contains(&self.status)
     }
+
+    /// Whether a server may send this status: RFC 9110 §15 defines
+    /// 100-599, and 101 switches protocols, which HTTP/2 does not do (RFC
+    /// 9113 §8.6) and which HTTP/1.1's h2c upgrade sends by itself.
+    pub fn is_sendable(&self) -> bool {
+        (100..=599).contains(&self.status) && self.status != 101
+    }
 }
 
 fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {

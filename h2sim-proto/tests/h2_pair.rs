@@ -626,17 +626,62 @@ fn heads_given_back_come_back_only_for_their_own_blocks() {
 /// A pair (seeded `seed`) whose server traces its frames and has taken a
 /// HEAD request for /a on the returned stream.
 fn head_request(seed: u64) -> (Pair, StreamId) {
+    traced_request(seed, "HEAD")
+}
+
+/// A pair (seeded `seed`) whose server traces its frames and has taken a
+/// `method` request for /a on the returned stream.
+fn traced_request(seed: u64, method: &str) -> (Pair, StreamId) {
     let traced = Config {
         trace_frames: true,
         ..Config::default()
     };
     let mut pair = Pair::new(Config::default(), traced, seed);
     pair.connect();
-    let head = RequestHead::new("HEAD", "http", "example.com", "/a");
+    let head = RequestHead::new(method.to_owned(), "http", "example.com", "/a");
     let id = pair.client.send_request(head, true).unwrap();
     pair.drive();
     let _ = pair.server_events();
     (pair, id)
+}
+
+/// RFC 9110 §15: a status is 100-599; RFC 9113 §8.6: HTTP/2 has no 101;
+/// RFC 9110 §15.2: a 1xx is interim, so `send_reply`, which sends a whole
+/// response, takes only a final one. What no client could take is
+/// refused before anything leaves, and the stream can still be answered.
+#[test]
+fn only_statuses_a_client_can_take_are_sent() {
+    let (mut pair, id) = traced_request(14, "GET");
+    for bad in [0, 99, 101, 600, 999] {
+        assert_eq!(
+            pair.server.send_response(id, ResponseHead::new(bad), true),
+            Err(h2sim_proto::UserError::InvalidStatus(bad)),
+            "{bad}"
+        );
+    }
+    for interim in [100, 103] {
+        assert_eq!(
+            pair.server
+                .send_reply(id, ResponseHead::new(interim), Bytes::from_static(b"x")),
+            Err(h2sim_proto::UserError::InterimReply(interim)),
+            "{interim}"
+        );
+    }
+    pair.drive();
+    assert!(
+        !frames_sent(&mut pair)
+            .iter()
+            .any(|f| matches!(f, Frame::Headers(_) | Frame::Data(_))),
+        "nothing left for the refused heads"
+    );
+    pair.server
+        .send_reply(id, ResponseHead::new(200), Bytes::from_static(b"ok"))
+        .unwrap();
+    pair.drive();
+    let mut responses = Responses::default();
+    responses.take(&mut pair);
+    assert_eq!(responses.status.get(&id), Some(&200));
+    assert_eq!(responses.done, [id]);
 }
 
 /// The frames the server sent, from its frame trace (`trace_frames`).

@@ -24,13 +24,15 @@ use serde_json::Value;
 
 use super::{UsageError, usage};
 use crate::body;
-use crate::server::matcher::{Conditions, Expect};
+use crate::server::matcher::{Conditions, Expect, PathMatch};
 use crate::server::notify::NotifySpec;
 use crate::server::oauth::TokenEndpoint;
 use crate::server::problem::Problem;
 use crate::server::resource::{List, Resource};
 use crate::server::rules::{Body, Delay, Kind, Push, Reply, Rule};
+use crate::server::status::{final_code, final_status};
 use crate::server::store::Limits;
+use crate::server::template::Template;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,11 +119,12 @@ struct NotifyFileSpec {
     interval: Option<u64>,
 }
 
-/// A status code, or a template that gives one.
+/// A status code, or a template that gives one (text without a
+/// placeholder is a code too: `"201"`).
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
 enum StatusSpec {
-    Code(u16),
+    Code(i64),
     Template(String),
 }
 
@@ -177,7 +180,7 @@ impl RuleSpec {
             if self.status.is_some() {
                 return Err(usage(format!("{at}: a problem has its own status")));
             }
-            self.status = Some(StatusSpec::Code(p.status));
+            self.status = Some(StatusSpec::Code(i64::from(p.status)));
             headers.push(h2sim_proto::HeaderField::new(
                 "content-type",
                 crate::server::problem::MEDIA_TYPE,
@@ -205,11 +208,10 @@ impl RuleSpec {
         };
         let status = match &self.status {
             None | Some(StatusSpec::Template(_)) => 200,
-            Some(StatusSpec::Code(code)) => *code,
+            Some(StatusSpec::Code(code)) => {
+                final_code(*code).map_err(|e| usage(format!("{at}: status {e}")))?
+            }
         };
-        if !(100..=999).contains(&status) {
-            return Err(usage(format!("{at}: status {status} is not a status code")));
-        }
         for (name, value) in std::mem::take(&mut self.headers) {
             headers.push(
                 super::header(&format!("{name}={value}"))
@@ -269,6 +271,7 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
         .enumerate()
         .map(|(i, mut spec)| {
             let at = format!("{origin}: rule {}", i + 1);
+            literal_status(&mut spec, &at)?;
             let kind = kind(&mut spec, &at)?;
             if spec.method.is_none() && matches!(kind, Kind::Token(_)) && spec.path.is_none() {
                 spec.path = Some("/oauth2/token".to_owned());
@@ -347,6 +350,26 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
         })
         .collect::<Result<Vec<_>, UsageError>>()?;
     Ok(Rules { rules, store })
+}
+
+/// A status written as text with no placeholder left once the rule's
+/// path captures are bound (`"201"`, `"abc"`, `"${nope}"`) is a code,
+/// checked here at start like a number: only a real template waits for
+/// the request.
+fn literal_status(spec: &mut RuleSpec, at: &str) -> Result<(), UsageError> {
+    let Some(StatusSpec::Template(text)) = &spec.status else {
+        return Ok(());
+    };
+    let path = PathMatch::parse(spec.path.as_deref());
+    let literal = match Template::parse(text) {
+        Some(template) => template.bind(path.names()).literal(),
+        None => Some(text.clone()),
+    };
+    if let Some(literal) = literal {
+        let code = final_status(&literal).map_err(|e| usage(format!("{at}: status {e}")))?;
+        spec.status = Some(StatusSpec::Code(i64::from(code)));
+    }
+    Ok(())
 }
 
 /// At most one of `resource`, `list`, `token`; none is a plain reply.
@@ -605,5 +628,44 @@ rule:
                 .contains("own status")
         );
         assert!(err("store: { max-bytes: 2x }\n").contains("max-bytes"));
+    }
+
+    /// RFC 9110 §15: 100-599; a rule's response is final (§15.2), and
+    /// HTTP/2 has no 101 (RFC 9113 §8.6). Text without a placeholder is a
+    /// code, checked at start; a template waits for the request.
+    #[test]
+    fn statuses_are_final() {
+        let load_yaml = |status: &str| {
+            let text =
+                format!("rule:\n  - method: GET\n    path: /a/{{x}}\n    status: {status}\n");
+            load(write("st.yaml", &text).path())
+        };
+        for (status, says) in [
+            (
+                "999",
+                "rule 1: status 999 is not a status code (100-599, RFC 9110 §15)",
+            ),
+            ("100", "rule 1: status 100 is interim (RFC 9110 §15.2)"),
+            ("101", "RFC 9113 §8.6"),
+            ("'abc'", "rule 1: status \"abc\" is not a status code"),
+            ("'600'", "600 is not a status code"),
+            ("'${nope}'", "\"${nope}\" is not a status code"),
+        ] {
+            let line = load_yaml(status).unwrap_err().0;
+            assert!(line.contains(says), "{status}: {line}");
+        }
+        let rules = load_yaml("'201'").unwrap().rules;
+        assert_eq!(
+            (rules[0].reply.status, &rules[0].status_template),
+            (201, &None)
+        );
+        let rules = load_yaml("'${query.code}'").unwrap().rules;
+        assert_eq!(rules[0].status_template.as_deref(), Some("${query.code}"));
+        let rules = load_yaml("'${x}'").unwrap().rules;
+        assert_eq!(
+            rules[0].status_template.as_deref(),
+            Some("${x}"),
+            "a capture"
+        );
     }
 }

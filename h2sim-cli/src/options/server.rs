@@ -13,6 +13,7 @@ use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
+use crate::server::status::final_status;
 use crate::server::store::Limits;
 
 /// One `-S URL` listener.
@@ -125,7 +126,7 @@ const RULES: &[Spec] = &[
         short: Some('s'),
         long: "status",
         value: "CODE",
-        help: "Response status [default: 200]",
+        help: "Response status, a final one: 200-599 [default: 200]",
     },
     Spec {
         id: "header",
@@ -484,11 +485,8 @@ pub fn apply_reply(
 ) -> Result<(), UsageError> {
     match short {
         "-s" => {
-            reply.status = value
-                .parse()
-                .ok()
-                .filter(|s| (100..=999).contains(s))
-                .ok_or_else(|| usage(format!("{flag} {value:?}: not a status code")))?;
+            reply.status =
+                final_status(value).map_err(|e| usage(format!("{flag} {value}: {e}")))?;
         }
         "-x" => reply.headers.push(header(value)?),
         "-t" => reply.body = Body::from_text(value),
@@ -586,6 +584,20 @@ mod tests {
         assert!(err("-m GET").contains("no listener"));
         assert!(err("-k only.key -S https://127.0.0.1:1").contains("-k KEY and -c CERT"));
         assert!(err("-S http://127.0.0.1:1 -m GET -s abc").contains("not a status"));
+        // RFC 9110 §15: 100-599; a rule's answer is final (§15.2), and
+        // HTTP/2 has no 101 (RFC 9113 §8.6).
+        for (tail, says) in [
+            (
+                "-s 999",
+                "-s 999: 999 is not a status code (100-599, RFC 9110 §15)",
+            ),
+            ("-s 100", "-s 100: 100 is interim (RFC 9110 §15.2)"),
+            ("-s 101", "RFC 9113 §8.6"),
+            ("-o /x -s 103", "-s 103: 103 is interim"),
+        ] {
+            let line = err(&format!("-S http://127.0.0.1:1 -m GET -p /a {tail}"));
+            assert!(line.contains(says), "{tail}: {line}");
+        }
         assert!(
             err("-S http://127.0.0.1:1 -m GET -f /definitely/missing")
                 .contains("/definitely/missing")

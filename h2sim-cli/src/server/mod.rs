@@ -1,8 +1,9 @@
 //! The simulated server: response rules and the application that applies
-//! them, with what rules can do beyond a fixed reply: read the request
-//! (`matcher`, `request`, `template`), keep resources (`store`,
-//! `resource`), answer with problem details (`problem`), play an OAuth2
-//! token endpoint (`oauth`) and send notifications (`notify`).
+//! them (`rules`, with their statuses in `status`), with what rules can do
+//! beyond a fixed reply: read the request (`matcher`, `request`,
+//! `template`), keep resources (`store`, `resource`), answer with problem
+//! details (`problem`), play an OAuth2 token endpoint (`oauth`) and send
+//! notifications (`notify`).
 
 pub mod app;
 pub mod files;
@@ -13,5 +14,6 @@ pub mod problem;
 pub mod request;
 pub mod resource;
 pub mod rules;
+pub mod status;
 pub mod store;
 pub mod template;

@@ -14,6 +14,7 @@ use super::notify::NotifySpec;
 use super::oauth::TokenEndpoint;
 use super::request::Request;
 use super::resource::{List, Resource};
+use super::status::final_status;
 use super::template::{Template, Vars};
 use crate::lasting::{self, for_the_run};
 
@@ -107,7 +108,9 @@ impl Body {
 pub struct Answer {
     status: u16,
     /// A status from a template (`${query.status}`); one that does not
-    /// come out as a status code answers 500.
+    /// come out as a final status code (see [`super::status`]) answers
+    /// 500, so that a client under test cannot make the server send an
+    /// interim head that leaves its stream waiting for ever.
     status_template: Option<Template>,
     fields: Vec<HeaderField>,
     /// Fields whose value is a template, by index into `fields`.
@@ -206,13 +209,7 @@ impl Answer {
     ) -> ResponseHead {
         let status = match &self.status_template {
             None => self.status,
-            Some(t) => t
-                .render(vars)
-                .trim()
-                .parse()
-                .ok()
-                .filter(|s| (100..=999).contains(s))
-                .unwrap_or(500),
+            Some(t) => final_status(&t.render(vars)).unwrap_or(500),
         };
         fields.clear();
         fields.reserve_exact(self.fields.len() + 1);
@@ -699,6 +696,29 @@ mod tests {
             );
         }
         assert!(!body.is_unique(), "the body is counted by reference");
+    }
+
+    /// RFC 9110 §15, §15.2, RFC 9113 §8.6: a status template that gives
+    /// no final status answers 500, never a 1xx that leaves the stream
+    /// waiting or a code outside 100-599.
+    #[test]
+    fn status_templates_give_final_statuses_or_500() {
+        let answer = Answer::new(&Reply::default(), Some("${query.code}"), &[]);
+        for (code, status) in [
+            ("201", 201),
+            ("599", 599),
+            ("600", 500),
+            ("999", 500),
+            ("101", 500),
+            ("100", 500),
+            ("abc", 500),
+            ("", 500),
+        ] {
+            let head = h2sim_proto::RequestHead::new("GET", "http", "h", format!("/x?code={code}"));
+            let request = Request::new(&head, b"");
+            let (head, _) = answer.render(&Vars::of(&request, ""), Vec::new());
+            assert_eq!(head.status, status, "?code={code}");
+        }
     }
 
     /// RFC 9110 §8.6: content-length for every known size, never twice,

@@ -329,6 +329,14 @@ pub enum UserError {
     HeaderListTooLarge { size: usize, max: usize },
     /// The protocol in use cannot do this (push or PING over HTTP/1.1).
     Unsupported(&'static str),
+    /// A response status outside RFC 9110 §15's 100-599, or 101, which
+    /// HTTP/2 does not have (RFC 9113 §8.6) and HTTP/1.1's h2c upgrade
+    /// sends by itself: no peer could take it.
+    InvalidStatus(u16),
+    /// `send_reply` was given an interim (1xx) head: a whole response is a
+    /// final one (RFC 9110 §15.2); interim heads go with `send_response`,
+    /// before the final one.
+    InterimReply(u16),
 }
 
 impl fmt::Display for UserError {
@@ -347,6 +355,14 @@ impl fmt::Display for UserError {
                 "field section of {size} bytes above the peer's MAX_HEADER_LIST_SIZE {max} (RFC 9113 §6.5.2)"
             ),
             UserError::Unsupported(what) => write!(f, "{what} is not supported by this protocol"),
+            UserError::InvalidStatus(status) => write!(
+                f,
+                "status {status} cannot be sent: 100-599 (RFC 9110 §15), not 101 (RFC 9113 §8.6)"
+            ),
+            UserError::InterimReply(status) => write!(
+                f,
+                "status {status} is interim (RFC 9110 §15.2): a whole response needs a final one, 200-599"
+            ),
         }
     }
 }

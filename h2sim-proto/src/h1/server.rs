@@ -453,9 +453,10 @@ impl Server {
     ) -> Result<(), UserError> {
         let ex = self.owned(id)?;
         let interim = head.is_informational();
-        // 101 belongs to the h2c upgrade, which answers by itself.
-        let valid_status = (100..=999).contains(&head.status) && head.status != 101;
-        if !valid_status || ex.final_queued || (interim && end_stream) {
+        if !head.is_sendable() {
+            return Err(UserError::InvalidStatus(head.status));
+        }
+        if ex.final_queued || (interim && end_stream) {
             return Err(UserError::InvalidState(id));
         }
         let mut abandon_body = false;

@@ -908,10 +908,11 @@ fn commands_checked() {
         Err(UserError::InvalidState(id)),
         "data before the head"
     );
-    for bad in [101, 99, 1000] {
+    // RFC 9110 §15: 100-599; 101 is the h2c upgrade's own.
+    for bad in [101, 99, 600, 999, 1000] {
         assert_eq!(
             pair.server.send_response(id, ResponseHead::new(bad), false),
-            Err(UserError::InvalidState(id))
+            Err(UserError::InvalidStatus(bad))
         );
     }
     assert_eq!(

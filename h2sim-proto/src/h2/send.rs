@@ -109,7 +109,8 @@ impl Session {
     }
 
     /// Server: queues a response head (1xx any number of times, then one
-    /// final) on a request or promised stream.
+    /// final) on a request or promised stream. A status no client could
+    /// take (outside 100-599, or 101: RFC 9113 §8.6) is refused.
     pub(crate) fn send_response(
         &mut self,
         id: StreamId,
@@ -122,6 +123,9 @@ impl Session {
         let max = self.peer.max_header_list_size;
         let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
         let interim = head.is_informational();
+        if !head.is_sendable() {
+            return Err(UserError::InvalidStatus(head.status));
+        }
         if stream.final_head_sent || (interim && end_stream) {
             return Err(UserError::InvalidState(id));
         }
