@@ -454,7 +454,10 @@ impl Connection {
     /// Server: sends a whole response, its final head and `body` (none if
     /// empty). An interim (1xx) head is refused (`InterimReply`): it would
     /// leave the client waiting for the final one; send interim heads with
-    /// [`Connection::send_response`]. A head above the client's
+    /// [`Connection::send_response`]. A 204 or 304 has no content (RFC 9110
+    /// §6.4.1): its head ends the stream and `body` is dropped, on HTTP/2
+    /// as the HTTP/1.1 framing does, so no client sees DATA on a response
+    /// that cannot have any (RFC 9113 §8.1.1). A head above the client's
     /// SETTINGS_MAX_HEADER_LIST_SIZE never leaves (RFC 9113 §10.5.1): the
     /// stream is reset with INTERNAL_ERROR instead of leaving the client
     /// waiting for an answer, and the error says so; any other error means
@@ -468,7 +471,7 @@ impl Connection {
         if head.is_informational() {
             return Err(UserError::InterimReply(head.status));
         }
-        let empty = body.is_empty();
+        let empty = body.is_empty() || !head.may_have_content();
         match self.send_response(stream, head, empty) {
             Ok(()) if empty => Ok(()),
             Ok(()) => self.send_data(stream, body, true),

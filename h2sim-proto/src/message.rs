@@ -126,6 +126,12 @@ impl ResponseHead {
     pub fn is_sendable(&self) -> bool {
         (100..=599).contains(&self.status) && self.status != 101
     }
+
+    /// Whether the response may carry content: 1xx, 204 and 304 responses
+    /// never do (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
+    pub fn may_have_content(&self) -> bool {
+        !(self.is_informational() || self.status == 204 || self.status == 304)
+    }
 }
 
 fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {

@@ -684,6 +684,60 @@ fn only_statuses_a_client_can_take_are_sent() {
     assert_eq!(responses.done, [id]);
 }
 
+/// RFC 9110 §6.4.1, §15.3.5, §15.4.5: a 204 or 304 has no content, and
+/// a client resets a stream whose DATA carries some (RFC 9113 §8.1.1;
+/// curl and nghttp with PROTOCOL_ERROR). A whole reply ends with its
+/// HEADERS; content given after a head sent alone leaves only END_STREAM,
+/// as for HEAD.
+#[test]
+fn a_204_or_304_sends_no_content() {
+    for (seed, status) in [(15, 204), (16, 304)] {
+        let (mut pair, id) = traced_request(seed, "GET");
+        pair.server
+            .send_reply(id, ResponseHead::new(status), Bytes::from_static(b"body"))
+            .unwrap();
+        pair.drive();
+        let frames: Vec<(bool, usize, bool)> = frames_sent(&mut pair)
+            .into_iter()
+            .filter_map(|frame| match frame {
+                Frame::Headers(h) => Some((true, 0, h.end_stream)),
+                Frame::Data(d) => Some((false, d.payload.len(), d.end_stream)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            frames,
+            [(true, 0, true)],
+            "{status}: HEADERS ending the stream"
+        );
+        let mut responses = Responses::default();
+        responses.take(&mut pair);
+        assert_eq!(responses.status.get(&id), Some(&status));
+        assert_eq!(responses.done, [id]);
+        assert!(responses.other.is_empty(), "{:?}", responses.other);
+    }
+    let (mut pair, id) = traced_request(17, "GET");
+    pair.server
+        .send_response(id, ResponseHead::new(204), false)
+        .unwrap();
+    pair.server
+        .send_data(id, Bytes::from_static(b"never"), true)
+        .unwrap();
+    pair.drive();
+    let data: Vec<(usize, bool)> = frames_sent(&mut pair)
+        .into_iter()
+        .filter_map(|frame| match frame {
+            Frame::Data(d) => Some((d.payload.len(), d.end_stream)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(data, [(0, true)], "one empty DATA frame, ending the stream");
+    let mut responses = Responses::default();
+    responses.take(&mut pair);
+    assert_eq!(responses.done, [id]);
+    assert!(responses.other.is_empty(), "{:?}", responses.other);
+}
+
 /// The frames the server sent, from its frame trace (`trace_frames`).
 fn frames_sent(pair: &mut Pair) -> Vec<Frame> {
     pair.server_events()

@@ -1086,8 +1086,9 @@ impl World {
             u64::from(id.value()) * 2,
             if bodyless { 0 } else { spec.body_len },
         );
-        // Trailers on a response to HEAD are given and dropped by the core
-        // (RFC 9110 §6.5: they follow content, and there is none).
+        // Trailers on a response to HEAD, or on a 204 or 304, are given and
+        // dropped by the core (RFC 9110 §6.5: they follow content, and
+        // there is none; HTTP/1.1 has no trailer section there either).
         let trailers = spec
             .trailers
             .then(|| vec![HeaderField::new("x-checksum", format!("{}", body.len()))]);
@@ -1122,7 +1123,7 @@ impl World {
         }
         sent.head = Some(head);
         sent.body.extend_from_slice(&body);
-        sent.trailers = trailers.filter(|_| !head_request);
+        sent.trailers = trailers.filter(|_| !bodyless);
         let s = self.server.streams.get_mut(&id).unwrap();
         s.answered = true;
         s.ended = true;

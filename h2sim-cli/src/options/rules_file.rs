@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use super::{UsageError, usage};
 use crate::body;
+use crate::server::check;
 use crate::server::matcher::{Conditions, Expect, PathMatch};
 use crate::server::notify::NotifySpec;
 use crate::server::oauth::TokenEndpoint;
@@ -333,7 +334,7 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
                 Some(StatusSpec::Template(t)) => Some(t),
                 _ => None,
             };
-            Ok(Rule {
+            let rule = Rule {
                 method,
                 authority: spec.authority.take(),
                 path_prefix: spec.path.take(),
@@ -346,7 +347,9 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
                 notify,
                 pushes,
                 delay,
-            })
+            };
+            check::rule(&rule).map_err(|e| usage(format!("{at}: {e}")))?;
+            Ok(rule)
         })
         .collect::<Result<Vec<_>, UsageError>>()?;
     Ok(Rules { rules, store })
@@ -628,6 +631,11 @@ rule:
                 .contains("own status")
         );
         assert!(err("store: { max-bytes: 2x }\n").contains("max-bytes"));
+        // RFC 9110 §6.4.1: a 204 or 304 has no content to give.
+        assert!(
+            err("rule:\n  - method: GET\n    status: 204\n    text: x\n")
+                .contains("rule 1: a 204 has no content (RFC 9110 §6.4.1)")
+        );
     }
 
     /// RFC 9110 §15: 100-599; a rule's response is final (§15.2), and

@@ -12,6 +12,7 @@ use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
+use crate::server::check;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 use crate::server::status::final_status;
 use crate::server::store::Limits;
@@ -355,6 +356,8 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
     // would be ignored, and its listener would run without it.
     let mut untaken: Option<&str> = None;
     let mut target = Target::None;
+    // The rules the flags made, by index.
+    let mut from_flags = Vec::new();
     for Occurrence { id, flag, value } in occurrences {
         let flag = flag.as_str();
         let value = value.as_str();
@@ -387,6 +390,7 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
                 target = Target::AfterFile;
             }
             "method" => {
+                from_flags.push(opts.rules.len());
                 opts.rules.push(Rule::new(value));
                 target = Target::Rule;
             }
@@ -444,6 +448,19 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
         return Err(usage(format!(
             "{flag}: no https listener follows it (-k, -c and -V apply to the -S https://... after them)"
         )));
+    }
+    // A rules file's rules were checked as it was read, named by file and
+    // number; these are named by their flags.
+    for &i in &from_flags {
+        let rule = &opts.rules[i];
+        check::rule(rule).map_err(|e| {
+            let path = rule.path_prefix.as_deref().map(|p| format!(" -p {p}"));
+            usage(format!(
+                "-m {}{}: {e}",
+                rule.method,
+                path.unwrap_or_default()
+            ))
+        })?;
     }
     Ok(())
 }
@@ -598,6 +615,25 @@ mod tests {
             let line = err(&format!("-S http://127.0.0.1:1 -m GET -p /a {tail}"));
             assert!(line.contains(says), "{tail}: {line}");
         }
+        // RFC 9110 §6.4.1: a 204 or 304 has no content to give.
+        for (tail, says) in [
+            (
+                "-s 204 -t body",
+                "-m GET -p /a: a 204 has no content (RFC 9110 §6.4.1)",
+            ),
+            ("-e 1k -s 304", "-m GET -p /a: a 304 has no content"),
+            ("-o /x -s 204 -t body", "push /x: a 204 has no content"),
+            ("-s 204 -d .", "a 204 has no content"),
+        ] {
+            let line = err(&format!("-S http://127.0.0.1:1 -m GET -p /a {tail}"));
+            assert!(line.contains(says), "{tail}: {line}");
+        }
+        assert!(
+            parse(args(
+                "-S http://127.0.0.1:1 -m GET -s 204 -m GET -s 200 -t x"
+            ))
+            .is_ok()
+        );
         assert!(
             err("-S http://127.0.0.1:1 -m GET -f /definitely/missing")
                 .contains("/definitely/missing")

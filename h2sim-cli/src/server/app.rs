@@ -282,11 +282,11 @@ impl Outlet<'_> {
 
     /// Sends the answer to the request: to a HEAD, the head that a GET
     /// would have had, its `content-length` the GET body's (RFC 9110
-    /// §9.3.2, §8.6), and no content. The core drops content given for a
-    /// HEAD too; leaving it out here keeps it out of the trace and the
-    /// byte counts.
+    /// §9.3.2, §8.6), and no content; a 204 or 304 (a status template's)
+    /// without content (§6.4.1). The core drops such content too; leaving
+    /// it out here keeps it out of the trace and the byte counts.
     fn answer(&mut self, stream: StreamId, head: ResponseHead, body: Bytes, conn: &mut Connection) {
-        let body = if self.head_request {
+        let body = if self.head_request || !head.may_have_content() {
             Bytes::new()
         } else {
             body

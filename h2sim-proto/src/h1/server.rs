@@ -671,7 +671,7 @@ fn write_final_head(
     end_stream: bool,
     closing: bool,
 ) {
-    let no_body = ex.head_request || head.status == 204 || head.status == 304;
+    let no_body = ex.head_request || !head.may_have_content();
     let buf = io.out.buf();
     encode::put_status_line(buf, head.status);
     encode::put_fields(buf, &head.fields, false);

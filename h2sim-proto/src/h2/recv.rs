@@ -480,7 +480,7 @@ impl Session {
             }
         } else {
             stream.final_head_received = true;
-            let no_body = stream.head_request || head.status == 204 || head.status == 304;
+            let no_body = stream.head_request || !head.may_have_content();
             stream.expected_len = match fields::content_length(&head.fields) {
                 Ok(_) if no_body => Some(0).filter(|_| !stream.head_request),
                 Ok(len) => len,

@@ -137,6 +137,7 @@ impl Session {
             .map_err(|_| UserError::InvalidState(id))?;
         if !interim {
             stream.final_head_sent = true;
+            stream.sends_no_content = stream.head_request || !head.may_have_content();
         }
         stream
             .queue
@@ -190,10 +191,11 @@ impl Session {
     /// the stream's state lets our side send.
     ///
     /// A response to HEAD has no content (RFC 9110 §9.3.2: the server MUST
-    /// NOT send it), whatever the application gives, as the HTTP/1.1
-    /// server drops it (RFC 9112 §6.3): only END_STREAM is kept, on an
-    /// empty DATA frame. Clients reset a HEAD stream whose DATA has a
-    /// payload (curl and nghttp with PROTOCOL_ERROR). Trailers follow
+    /// NOT send it), nor has a 204 or 304 (§6.4.1), whatever the
+    /// application gives, as the HTTP/1.1 server drops it (RFC 9112 §6.3):
+    /// only END_STREAM is kept, on an empty DATA frame. Clients reset a
+    /// stream whose DATA has a payload there (curl and nghttp with
+    /// PROTOCOL_ERROR; RFC 9113 §8.1.1). Trailers follow
     /// content (RFC 9110 §6.5), so a response without any has none: they
     /// end the stream the same way, as HTTP/1.1 has no chunked trailer
     /// section to carry them, and are not held to the peer's header list
@@ -214,7 +216,7 @@ impl Session {
         let next = stream
             .after_queuing(input, end_stream)
             .map_err(|_| UserError::InvalidState(id))?;
-        if is_server && stream.head_request {
+        if is_server && stream.sends_no_content {
             item = match item {
                 Outgoing::Trailers { fields } => {
                     self.spares.give_fields(fields);

@@ -242,6 +242,10 @@ pub(crate) struct Stream {
     /// content whatever it declares (RFC 9110 §9.3.2), so a client reads
     /// none and a server sends none.
     pub(crate) head_request: bool,
+    /// Server: the final response queued has no content, as it answers a
+    /// HEAD or is a 204 or 304 (RFC 9110 §6.4.1): content and trailers the
+    /// application gives after it are dropped, only END_STREAM is kept.
+    pub(crate) sends_no_content: bool,
     /// The peer knows of the stream: it opened it, or our HEADERS (or for a
     /// push, our PUSH_PROMISE) has been written. Until then nothing else may
     /// be sent on it, a RST_STREAM least of all: the peer would see a frame
@@ -268,6 +272,7 @@ impl Stream {
             expected_len: None,
             received_len: 0,
             head_request: false,
+            sends_no_content: false,
             announced: false,
             expects_continue: false,
         }
