@@ -636,6 +636,22 @@ rule:
             err("rule:\n  - method: GET\n    status: 204\n    text: x\n")
                 .contains("rule 1: a 204 has no content (RFC 9110 §6.4.1)")
         );
+        // A resource rule fills ${id} itself: a capture of that name would
+        // never show; outside resource rules the capture wins.
+        assert!(
+            err("rule:\n  - method: GET\n  - path: /nf/{id}/subs\n    resource: {}\n").contains(
+                "rule 2: path capture {id} clashes with ${id}, which a resource rule fills"
+            )
+        );
+        assert!(
+            err("rule:\n  - path: /d/{items}\n    list: { collection: /c }\n")
+                .contains("path capture {items}")
+        );
+        let file = write(
+            "id.yaml",
+            "rule:\n  - method: PUT\n    path: /nf/{id}\n    text: id=${id}\n",
+        );
+        assert!(load(file.path()).is_ok());
     }
 
     /// RFC 9110 §15: 100-599; a rule's response is final (§15.2), and

@@ -192,7 +192,12 @@ impl Template {
 
     /// Resolves names against the rule's captures (`names`, in path
     /// order); a name that is none of them goes back to the text it was
-    /// (see [`Template::literal`]).
+    /// (see [`Template::literal`]). A capture named as a placeholder of
+    /// this module (`{id}`, `{path}`…) wins over it: whoever writes
+    /// `/nf/{id}` and `${id}` means the path's segment. Where the rule's
+    /// kind gives the name its own meaning (a resource rule's `{id}`, a
+    /// list rule's `{items}`) the clash is refused at start
+    /// (`super::check`).
     pub fn bind(&self, names: &[String]) -> Template {
         let pieces = self
             .pieces
@@ -202,7 +207,10 @@ impl Template {
                     Some(i) => Piece::Capture(i),
                     None => Piece::Text(format!("${{{name}}}")),
                 },
-                other => other.clone(),
+                other => match names.iter().position(|n| other.is_named(n)) {
+                    Some(i) => Piece::Capture(i),
+                    None => other.clone(),
+                },
             })
             .collect();
         Template::of(pieces)
@@ -271,6 +279,23 @@ impl Piece {
                     None => Piece::Named(name.to_owned()),
                 }
             }
+        }
+    }
+
+    /// Whether `${name}` gives this piece: a placeholder's own name, which
+    /// a capture of the same name takes over (see [`Template::bind`]).
+    fn is_named(&self, name: &str) -> bool {
+        match self {
+            Piece::Path => name == "path",
+            Piece::Suffix => name == "suffix",
+            Piece::Body => name == "body",
+            Piece::Uuid => name == "uuid",
+            Piece::Counter => name == "counter",
+            Piece::Now => name == "now",
+            Piece::Id => name == "id",
+            Piece::Items => name == "items",
+            Piece::Segment(n) => matches!(Piece::named(name), Piece::Segment(m) if m == *n),
+            _ => false,
         }
     }
 
@@ -437,6 +462,28 @@ mod tests {
         assert_eq!(
             at(|| SystemTime::UNIX_EPOCH - std::time::Duration::from_secs(1)),
             "1969-12-31T23:59:59Z"
+        );
+    }
+
+    /// A path capture named as a placeholder (`/nf/{id}`) wins over it:
+    /// `${id}` is the path's segment, not a resource's (empty) item id.
+    #[test]
+    fn captures_win_over_placeholders_of_the_same_name() {
+        let head = head("/nf/abc/x/7");
+        let request = Request::new(&head, b"");
+        let captures = [
+            std::ops::Range { start: 4, end: 7 },
+            std::ops::Range { start: 10, end: 11 },
+        ];
+        let vars = Vars {
+            captures: &captures,
+            ..Vars::of(&request, "")
+        };
+        let names = ["id".to_owned(), "seg1".to_owned()];
+        let template = Template::parse("id=${id} seg1=${seg1} seg2=${seg2} path=${path}").unwrap();
+        assert_eq!(
+            template.bind(&names).render(&vars),
+            "id=abc seg1=7 seg2=abc path=/nf/abc/x/7"
         );
     }
 
