@@ -15,7 +15,7 @@ use crate::options::server::ServerArgs;
 use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::server::app::ServerApp;
-use crate::server::notify::{Launch, Notifier};
+use crate::server::notify::{Launch, Notifier, run_failure};
 use crate::setup::client::ClientParts;
 use crate::setup::client::{TargetOutcome, client_app, client_parts, finish_client};
 use crate::setup::listen::{Linger, listener_args};
@@ -53,8 +53,8 @@ impl Launch for Arc<Launcher> {
         let notifier = Arc::clone(notifier);
         let thread = std::thread::spawn(move || {
             let (apps, to) = (Arc::clone(&notifier), target.clone());
-            let _ = h2sim_glommio::connect(&target, options, move |_| apps.app(&to));
-            notifier.ended(&target, generation);
+            let run = h2sim_glommio::connect(&target, options, move |_| apps.app(&to));
+            notifier.ended(&target, generation, run_failure(&run).as_deref());
         });
         if let Ok(mut threads) = self.threads.lock() {
             threads.retain(|t| !t.is_finished());

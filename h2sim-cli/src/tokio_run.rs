@@ -15,7 +15,7 @@ use crate::options::{UsageError, usage};
 use crate::progress::{spawn_progress, wants_progress};
 use crate::report::Report;
 use crate::server::app::ServerApp;
-use crate::server::notify::{Launch, Notifier};
+use crate::server::notify::{Launch, Notifier, run_failure};
 use crate::setup::client::ClientParts;
 use crate::setup::client::{TargetOutcome, client_app, client_parts, finish_client};
 use crate::setup::listen::{Linger, listener_args};
@@ -77,8 +77,8 @@ impl Launch for Arc<Launcher> {
         let notifier = Arc::clone(notifier);
         let task = tokio::spawn(async move {
             let (apps, to) = (Arc::clone(&notifier), target.clone());
-            let _ = h2sim_tokio::connect(&target, options, move |_| apps.app(&to)).await;
-            notifier.ended(&target, generation);
+            let run = h2sim_tokio::connect(&target, options, move |_| apps.app(&to)).await;
+            notifier.ended(&target, generation, run_failure(&run).as_deref());
         });
         if let Ok(mut tasks) = self.tasks.lock() {
             tasks.retain(|t| !t.is_finished());

@@ -20,10 +20,12 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use h2sim_proto::host::{ClientError, ClientOutcome};
 use h2sim_proto::{Application, Connection, Event, HeaderField, RequestHead, StreamId};
 
 use super::template::{Text, Vars};
 use crate::report::Latency;
+use crate::trace::Trace;
 
 /// How often an open callback connection looks for queued work.
 pub const TICK: Duration = Duration::from_millis(1);
@@ -34,6 +36,10 @@ pub const LINGER: Duration = Duration::from_secs(2);
 const MAX_QUEUED: usize = 100_000;
 /// Requests in flight on one callback connection at most.
 const IN_FLIGHT: usize = 100;
+/// Failed notifications the server names at most, one line each. A
+/// callback that is down fails every notification sent to it: the first
+/// few lines say which URI and why, the closing summary how many.
+const FAILURE_LINES: u64 = 10;
 
 /// A rule's notification, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,16 +133,24 @@ pub trait Launch: Send + Sync {
     fn launch(&self, notifier: &Arc<Notifier>, target: String, generation: u64);
 }
 
-/// What notifications did, over the whole server.
+/// What notifications did, over the whole server. Once the server has
+/// stopped, `queued = answered + failed`, and `sent` lies between
+/// `answered` and `queued`.
 #[derive(Debug, Clone, Default)]
 pub struct NotifyStats {
+    /// Every notification the rules asked for (each of a rule's `count`),
+    /// whether it could go or not.
     pub queued: u64,
+    /// Of those, the ones that left on a callback connection.
     pub sent: u64,
-    /// Answered with any final status.
+    /// Of those sent, the ones answered with a final status.
     pub answered: u64,
     /// Of those, with a 2xx.
     pub answered_2xx: u64,
-    /// Never answered: bad URI, queue full, connection failed or reset.
+    /// Queued and never answered: not sent (no http(s) URI, the queue
+    /// full, no connection to the callback, the server stopping) or sent
+    /// and then reset or lost with its connection. Each is named on
+    /// stderr, up to [`FAILURE_LINES`].
     pub failed: u64,
     /// From sending to the end of the answer.
     pub latency: Latency,
@@ -181,6 +195,34 @@ struct State {
     queued: usize,
     closed: bool,
     stats: NotifyStats,
+    /// The lines naming failures still to print (printed once the state
+    /// is unlocked).
+    unsaid: Vec<String>,
+}
+
+impl State {
+    /// `n` notifications to `uri` failed, `why`: counted, and named while
+    /// fewer than [`FAILURE_LINES`] were.
+    fn fail(&mut self, n: u64, uri: &dyn std::fmt::Display, why: &dyn std::fmt::Display) {
+        let before = self.stats.failed;
+        self.stats.failed += n;
+        if before < FAILURE_LINES {
+            let times = if n > 1 {
+                format!(" ({n} notifications)")
+            } else {
+                String::new()
+            };
+            self.unsaid.push(format!(
+                "h2sim server: notification to {uri} failed: {why}{times}"
+            ));
+        }
+        if before <= FAILURE_LINES && self.stats.failed > FAILURE_LINES {
+            self.unsaid.push(format!(
+                "h2sim server: more than {FAILURE_LINES} notifications failed: the rest are \
+                 counted, not named (see the closing summary)"
+            ));
+        }
+    }
 }
 
 /// The notifications of one server: queues by callback target, and counts.
@@ -188,6 +230,9 @@ struct State {
 pub struct Notifier {
     state: Mutex<State>,
     launch: OnceLock<Box<dyn Launch>>,
+    /// Where failures are named (stderr in the binary, even with `-q`: a
+    /// lost notification is an error nothing else reports).
+    log: OnceLock<Arc<dyn Trace>>,
 }
 
 impl std::fmt::Debug for Notifier {
@@ -201,17 +246,51 @@ impl Notifier {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Prints the failures named while the state was locked.
+    fn say(&self, lines: Vec<String>) {
+        if let Some(log) = self.log.get() {
+            for line in lines {
+                log.line(&line);
+            }
+        }
+    }
+
+    /// Runs `f` on the locked state, then prints the failures it named.
+    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let (out, lines) = {
+            let mut state = self.lock();
+            let out = f(&mut state);
+            (out, std::mem::take(&mut state.unsaid))
+        };
+        self.say(lines);
+        out
+    }
+
     /// Sets how callback connections are opened (once, by the runtime).
     pub fn set_launch(&self, launch: Box<dyn Launch>) {
         let _ = self.launch.set(launch);
+    }
+
+    /// Sets where failed notifications are named (once, at start).
+    pub fn set_log(&self, log: Arc<dyn Trace>) {
+        let _ = self.log.set(log);
     }
 
     /// Queues `notify` for the request that `vars` describe, answered at
     /// `now`.
     pub fn trigger(self: &Arc<Self>, notify: &Notify, vars: &Vars<'_>, now: Instant) {
         let uri = notify.uri.render(vars);
+        let count = u64::from(notify.count);
         let Some((target, authority, path)) = split_uri(&uri) else {
-            self.lock().stats.failed += u64::from(notify.count);
+            let why = if uri.is_empty() {
+                "its URI template gave nothing"
+            } else {
+                "not an absolute http:// or https:// URI"
+            };
+            self.with_state(|state| {
+                state.stats.queued += count;
+                state.fail(count, &format_args!("{uri:?}"), &why);
+            });
             return;
         };
         let scheme = target.split("://").next().unwrap_or("http").to_owned();
@@ -232,15 +311,21 @@ impl Notifier {
             head.fields
                 .push(HeaderField::new("content-length", body.len().to_string()));
         }
-        let launch = {
-            let mut state = self.lock();
-            let count = u64::from(notify.count);
-            if state.closed || state.queued + notify.count as usize > MAX_QUEUED {
-                state.stats.failed += count;
-                return;
+        let launch = self.with_state(|state| {
+            state.stats.queued += count;
+            if state.closed {
+                state.fail(count, &uri, &"the server is stopping");
+                return None;
+            }
+            if state.queued + notify.count as usize > MAX_QUEUED {
+                state.fail(
+                    count,
+                    &uri,
+                    &format_args!("{MAX_QUEUED} notifications already wait"),
+                );
+                return None;
             }
             state.queued += notify.count as usize;
-            state.stats.queued += count;
             let entry = state.targets.entry(target.clone()).or_default();
             for i in 0..notify.count {
                 let due = now + notify.delay + notify.interval * i;
@@ -259,11 +344,11 @@ impl Notifier {
                 entry.generation += 1;
                 entry.generation
             })
-        };
+        });
         if let Some(generation) = launch {
             match self.launch.get() {
                 Some(l) => l.launch(self, target, generation),
-                None => self.ended(&target, generation),
+                None => self.ended(&target, generation, Some("no way to connect")),
             }
         }
     }
@@ -280,38 +365,49 @@ impl Notifier {
         }
     }
 
-    /// The connections of run `generation` to `target` are over: what is
-    /// still queued for it failed, unless a newer run took over.
-    pub fn ended(&self, target: &str, generation: u64) {
-        let mut state = self.lock();
-        let State {
-            targets,
-            queued,
-            stats,
-            ..
-        } = &mut *state;
-        if let Some(t) = targets.get_mut(target)
-            && t.generation == generation
-        {
-            stats.failed += t.queue.len() as u64;
-            *queued -= t.queue.len();
-            t.queue.clear();
+    /// The connections of run `generation` to `target` are over, for the
+    /// reason `why` when they failed (see [`run_failure`]): what is still
+    /// queued for it failed, unless a newer run took over.
+    pub fn ended(&self, target: &str, generation: u64, why: Option<&str>) {
+        self.with_state(|state| {
+            let Some(t) = state.targets.get_mut(target) else {
+                return;
+            };
+            if t.generation != generation {
+                return;
+            }
             t.running = false;
-        }
+            let lost = std::mem::take(&mut t.queue);
+            state.queued -= lost.len();
+            let why = why.unwrap_or("its connection ended before it was sent");
+            for o in lost {
+                state.fail(
+                    1,
+                    &format_args!("{target}{}", String::from_utf8_lossy(&o.head.path)),
+                    &why,
+                );
+            }
+        });
     }
 
     /// Stops taking notifications (the server is stopping); what is
     /// queued fails.
     pub fn close(&self) {
-        let mut state = self.lock();
-        state.closed = true;
-        let dropped: usize = state
-            .targets
-            .values_mut()
-            .map(|t| std::mem::take(&mut t.queue).len())
-            .sum();
-        state.queued -= dropped;
-        state.stats.failed += dropped as u64;
+        self.with_state(|state| {
+            state.closed = true;
+            let lost: Vec<(String, VecDeque<Outgoing>)> = state
+                .targets
+                .iter_mut()
+                .map(|(target, t)| (target.clone(), std::mem::take(&mut t.queue)))
+                .collect();
+            for (target, queue) in lost {
+                state.queued -= queue.len();
+                for o in queue {
+                    let uri = format_args!("{target}{}", String::from_utf8_lossy(&o.head.path));
+                    state.fail(1, &uri, &"the server stopped before it was sent");
+                }
+            }
+        });
     }
 
     pub fn stats(&self) -> NotifyStats {
@@ -323,6 +419,18 @@ impl Notifier {
             .targets
             .get(target)
             .is_some_and(|t| !t.queue.is_empty())
+    }
+}
+
+/// Why a callback connection run (the adapter's `connect`) failed, if it
+/// did: it could not start (a name that does not resolve), or its last
+/// connection ended abnormally (refused, reset, timed out).
+pub fn run_failure<A>(run: &Result<Vec<ClientOutcome<A>>, ClientError>) -> Option<String> {
+    match run {
+        Err(e) => Some(e.to_string()),
+        Ok(outcomes) => outcomes
+            .iter()
+            .find_map(|o| o.error.as_ref().map(ToString::to_string)),
     }
 }
 
@@ -341,8 +449,9 @@ enum Work {
 pub struct NotifyApp {
     notifier: Arc<Notifier>,
     target: String,
-    /// Sent, by stream: when, and the status once its head came.
-    in_flight: HashMap<StreamId, (Instant, Option<u16>)>,
+    /// Sent, by stream: when, its path (to name it if it fails), and the
+    /// status once its head came.
+    in_flight: HashMap<StreamId, (Instant, bytes::Bytes, Option<u16>)>,
     last: Option<Instant>,
     idle_since: Option<Instant>,
     leaving: bool,
@@ -387,23 +496,30 @@ impl NotifyApp {
         }
         match self.work(now) {
             Work::Send(batch) => {
-                let (mut sent, mut failed) = (0, 0);
+                let mut sent = 0;
+                let mut failed = Vec::new();
                 for o in batch {
                     let has_body = !o.body.is_empty();
+                    let path = o.head.path.clone();
                     match conn.send_request(o.head, !has_body) {
                         Ok(stream) => {
                             if has_body {
                                 let _ = conn.send_data(stream, o.body, true);
                             }
-                            self.in_flight.insert(stream, (now, None));
+                            self.in_flight.insert(stream, (now, path, None));
                             sent += 1;
                         }
-                        Err(_) => failed += 1,
+                        Err(e) => failed.push((path, e)),
                     }
                 }
-                let mut state = self.notifier.lock();
-                state.stats.sent += sent;
-                state.stats.failed += failed;
+                let target = &self.target;
+                self.notifier.with_state(|state| {
+                    state.stats.sent += sent;
+                    for (path, e) in failed {
+                        let uri = format_args!("{target}{}", String::from_utf8_lossy(&path));
+                        state.fail(1, &uri, &e);
+                    }
+                });
             }
             Work::Wait => {}
             Work::Leave => {
@@ -413,13 +529,15 @@ impl NotifyApp {
         }
     }
 
-    fn answered(&mut self, stream: StreamId, status: Option<u16>, now: Instant) {
-        let Some((sent, head_status)) = self.in_flight.remove(&stream) else {
+    /// The exchange on `stream` ended: answered with its final status,
+    /// or, without one, failed for the reason `lost`.
+    fn answered(&mut self, stream: StreamId, status: Option<u16>, now: Instant, lost: &str) {
+        let Some((sent, path, head_status)) = self.in_flight.remove(&stream) else {
             return;
         };
         let status = status.or(head_status);
-        let mut state = self.notifier.lock();
-        match status {
+        let target = &self.target;
+        self.notifier.with_state(|state| match status {
             Some(status) => {
                 state.stats.answered += 1;
                 if (200..300).contains(&status) {
@@ -430,8 +548,11 @@ impl NotifyApp {
                     .latency
                     .record(now.saturating_duration_since(sent));
             }
-            None => state.stats.failed += 1,
-        }
+            None => {
+                let uri = format_args!("{target}{}", String::from_utf8_lossy(&path));
+                state.fail(1, &uri, &lost);
+            }
+        });
     }
 }
 
@@ -450,8 +571,8 @@ impl Application for NotifyApp {
                 end_stream,
             } if !head.is_informational() => {
                 if end_stream {
-                    self.answered(stream, Some(head.status), now);
-                } else if let Some((_, status)) = self.in_flight.get_mut(&stream) {
+                    self.answered(stream, Some(head.status), now, "");
+                } else if let Some((_, _, status)) = self.in_flight.get_mut(&stream) {
                     // The answer ends with its body.
                     *status = Some(head.status);
                 }
@@ -461,18 +582,27 @@ impl Application for NotifyApp {
                 end_stream: true,
                 ..
             }
-            | Event::Trailers { stream, .. } => self.answered(stream, None, now),
-            Event::StreamReset { stream, .. } | Event::Retryable { stream } => {
+            | Event::Trailers { stream, .. } => {
+                self.answered(stream, None, now, "no answer before the stream ended");
+            }
+            Event::StreamReset { stream, reason, .. } => {
                 // Not answered, whatever head came.
-                if let Some((_, status)) = self.in_flight.get_mut(&stream) {
+                if let Some((_, _, status)) = self.in_flight.get_mut(&stream) {
                     *status = None;
                 }
-                self.answered(stream, None, now);
+                let lost = format!("the stream was reset ({reason})");
+                self.answered(stream, None, now, &lost);
+            }
+            Event::Retryable { stream } => {
+                if let Some((_, _, status)) = self.in_flight.get_mut(&stream) {
+                    *status = None;
+                }
+                self.answered(stream, None, now, "the peer did not process it");
             }
             Event::Closed { .. } => {
                 let lost: Vec<StreamId> = self.in_flight.keys().copied().collect();
                 for stream in lost {
-                    self.answered(stream, None, now);
+                    self.answered(stream, None, now, "its connection closed before the answer");
                 }
                 return;
             }
@@ -592,15 +722,86 @@ mod tests {
                 stats.answered_2xx,
                 stats.failed
             ),
-            (6, 6, 6, 6, 3)
+            (9, 6, 6, 6, 3)
         );
         assert_eq!(stats.latency.count(), 6);
         // The run is over: new work opens a new connection.
-        notifier.ended("http://amf:9000", 1);
+        notifier.ended("http://amf:9000", 1, None);
         notifier.trigger(&notify, &vars, pair.now);
         assert_eq!(launched.0.lock().unwrap().last().unwrap().1, 2);
         // A run that ends with work queued fails it.
-        notifier.ended("http://amf:9000", 2);
-        assert_eq!(notifier.stats().failed, 6);
+        notifier.ended("http://amf:9000", 2, Some("refused"));
+        let stats = notifier.stats();
+        assert_eq!((stats.queued, stats.failed), (12, 6));
+        assert_eq!(stats.queued, stats.answered + stats.failed);
+    }
+
+    /// Every notification asked for is counted once as queued, and ends
+    /// answered or failed, whatever stopped it: no usable URI, a run that
+    /// could not connect, the server stopping. Each failure is named with
+    /// its URI and why, up to FAILURE_LINES, then counted only.
+    #[test]
+    fn failures_add_up_and_are_named() {
+        let notifier = Arc::new(Notifier::default());
+        let log = Arc::new(crate::trace::Memory::default());
+        notifier.set_log(log.clone());
+        let launched = Arc::new(Recorder::default());
+        notifier.set_launch(Box::new(launched.clone()));
+        let start = Instant::now();
+        let once = |uri: &str| NotifySpec {
+            uri: uri.to_owned(),
+            ..NotifySpec::default()
+        };
+        let notify = Notify::new(&once("${body/cb}"), &[]);
+        for body in [
+            r#"{"tag":"nocb"}"#,
+            r#"{"cb":"not a uri"}"#,
+            r#"{"cb":"http://127.0.0.1:1/x"}"#,
+            r#"{"cb":"http://x.invalid:80/x"}"#,
+        ] {
+            let head = RequestHead::new("POST", "http", "nrf", "/subs");
+            let request = Request::new(&head, body.as_bytes());
+            notifier.trigger(&notify, &Vars::of(&request, ""), start);
+        }
+        notifier.ended(
+            "http://127.0.0.1:1",
+            1,
+            Some("cannot connect to 127.0.0.1:1: refused"),
+        );
+        notifier.close();
+        let stats = notifier.stats();
+        assert_eq!(
+            (stats.queued, stats.sent, stats.answered, stats.failed),
+            (4, 0, 0, 4)
+        );
+        let lines = log.lines();
+        assert_eq!(
+            lines,
+            [
+                "h2sim server: notification to \"\" failed: its URI template gave nothing",
+                "h2sim server: notification to \"not a uri\" failed: not an absolute http:// or https:// URI",
+                "h2sim server: notification to http://127.0.0.1:1/x failed: cannot connect to 127.0.0.1:1: refused",
+                "h2sim server: notification to http://x.invalid:80/x failed: the server stopped before it was sent",
+            ]
+        );
+        // Past FAILURE_LINES, one line says the rest are only counted.
+        let many = Notify::new(
+            &NotifySpec {
+                count: 20,
+                ..once("nope")
+            },
+            &[],
+        );
+        let head = RequestHead::new("POST", "http", "nrf", "/subs");
+        let request = Request::new(&head, b"");
+        notifier.trigger(&many, &Vars::of(&request, ""), start);
+        notifier.trigger(&many, &Vars::of(&request, ""), start);
+        let lines = log.lines();
+        assert_eq!(lines.len(), 6, "{lines:?}");
+        assert!(
+            lines[5].contains("more than 10 notifications failed"),
+            "{lines:?}"
+        );
+        assert_eq!(notifier.stats().failed, 44);
     }
 }

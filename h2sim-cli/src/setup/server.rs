@@ -53,6 +53,7 @@ pub fn server_parts<R: Default>(
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
+    shared.notifier.set_log(Arc::new(trace::Stderr));
     let mut options = ServerOptions {
         plain_protocol: args.plain_protocol,
         // Even with -q (which hides per-request output): a rejected
