@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use h2sim_proto::{HeaderField, ResponseHead};
 
-use super::problem::json_response;
+use super::problem::{MEDIA_TYPE, Problem, json_response};
 use super::request::{Request, form_value};
 
 /// Tokens kept at most; past it, expired ones go, then the oldest.
@@ -120,7 +120,9 @@ fn token_error(error: &str) -> (ResponseHead, Bytes) {
 /// A rule that requires a token: `None` when the request carries one this
 /// server issued and that has not expired, else the 401 to answer with
 /// (RFC 6750 §3: `WWW-Authenticate: Bearer`, with `invalid_token` when a
-/// token was there but is no good).
+/// token was there but is no good), its body problem details (RFC 9457)
+/// as every other error the server makes up (TS 29.500 §5.2.7), never the
+/// rule's own fields or an empty body labelled JSON.
 pub fn check_bearer(
     tokens: &Tokens,
     request: &Request<'_>,
@@ -130,15 +132,25 @@ pub fn check_bearer(
         let (scheme, token) = v.split_once(' ')?;
         scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
     });
-    let challenge = match given {
+    let (challenge, detail) = match given {
         Some(token) if tokens.valid(token, now) => return None,
-        Some(_) => r#"Bearer error="invalid_token""#,
-        None => "Bearer",
+        Some(_) => (
+            r#"Bearer error="invalid_token""#,
+            "the bearer token is not one this server issued, or it has expired",
+        ),
+        None => ("Bearer", "a bearer token is required (RFC 6750)"),
+    };
+    let problem = Problem {
+        status: 401,
+        cause: None,
+        title: None,
+        detail: Some(detail.to_owned()),
+        kind: None,
     };
     Some(json_response(
         401,
-        "application/json",
-        Bytes::new(),
+        MEDIA_TYPE,
+        Bytes::from(problem.json()),
         vec![HeaderField::new("www-authenticate", challenge)],
     ))
 }
@@ -181,10 +193,24 @@ mod tests {
 
         let mut get = RequestHead::new("GET", "http", "udm", "/nudm-sdm/v2/x/am-data");
         let check = |get: &RequestHead, at| check_bearer(&tokens, &Request::new(get, b""), at);
-        let (denied, _) = check(&get, now).unwrap();
+        let (denied, body) = check(&get, now).unwrap();
         assert_eq!(
             (denied.status, &denied.get(b"www-authenticate").unwrap()[..]),
             (401, &b"Bearer"[..])
+        );
+        // RFC 9457 §3: problem details, as the server's other errors.
+        assert_eq!(
+            &denied.get(b"content-type").unwrap()[..],
+            b"application/problem+json"
+        );
+        let problem: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            (&problem["status"], &problem["title"]),
+            (&401.into(), &"Unauthorized".into())
+        );
+        assert_eq!(
+            &denied.get(b"content-length").unwrap()[..],
+            body.len().to_string().as_bytes()
         );
         get.fields.push(HeaderField::new(
             "authorization",
