@@ -181,6 +181,13 @@ impl RuleSpec {
             if self.status.is_some() {
                 return Err(usage(format!("{at}: a problem has its own status")));
             }
+            // RFC 9457 §1: problem details describe an error.
+            if !(400..=599).contains(&p.status) {
+                return Err(usage(format!(
+                    "{at}: problem status {}: problem details describe errors (RFC 9457 §1): use 400-599",
+                    p.status
+                )));
+            }
             self.status = Some(StatusSpec::Code(i64::from(p.status)));
             headers.push(h2sim_proto::HeaderField::new(
                 "content-type",
@@ -257,10 +264,10 @@ pub enum Format {
 /// from `base`.
 pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Rules, UsageError> {
     let file: File = match format {
-        Format::Toml => toml::from_str(text).map_err(|e| usage(format!("{origin}: {e}")))?,
-        Format::Yaml => {
-            serde_norway::from_str(text).map_err(|e| usage(format!("{origin}: {e}")))?
-        }
+        Format::Toml => toml::from_str(text)
+            .map_err(|e| usage(format!("{origin}: {}", toml_error(&e, text))))?,
+        Format::Yaml => serde_norway::from_str(text)
+            .map_err(|e| usage(format!("{origin}: {}", yaml_error(&e.to_string()))))?,
     };
     let store = file
         .store
@@ -373,6 +380,52 @@ fn literal_status(spec: &mut RuleSpec, at: &str) -> Result<(), UsageError> {
         spec.status = Some(StatusSpec::Code(i64::from(code)));
     }
     Ok(())
+}
+
+/// A YAML error on one line, its rules numbered from 1 as the checks
+/// after parsing number them: the parser's `rule[0].push[1]: unknown
+/// field` becomes `rule 1: push 2: unknown field`.
+fn yaml_error(message: &str) -> String {
+    let Some((path, rest)) = message.split_once(": ") else {
+        return message.to_owned();
+    };
+    if path.contains(' ') || !path.contains('[') {
+        return message.to_owned();
+    }
+    let parts: Vec<String> = path
+        .split('.')
+        .map(|part| {
+            let index = part
+                .strip_suffix(']')
+                .and_then(|p| p.split_once('['))
+                .and_then(|(name, n)| Some((name, n.parse::<usize>().ok()?)));
+            match index {
+                Some((name, n)) => format!("{name} {}", n + 1),
+                None => part.to_owned(),
+            }
+        })
+        .collect();
+    format!("{}: {rest}", parts.join(": "))
+}
+
+/// A TOML error on one line (the parser draws the line it points at over
+/// several), naming the rule it is in, numbered from 1, and where.
+fn toml_error(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim();
+    let Some(at) = e.span().map(|s| s.start.min(text.len())) else {
+        return message.to_owned();
+    };
+    let before = text.get(..at).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let rule = before
+        .lines()
+        .filter(|l| l.trim_start().starts_with("[[rule]]"))
+        .count();
+    if rule == 0 {
+        format!("line {line}: {message}")
+    } else {
+        format!("rule {rule} (line {line}): {message}")
+    }
 }
 
 /// At most one of `resource`, `list`, `token`; none is a plain reply.
@@ -652,6 +705,64 @@ rule:
             "rule:\n  - method: PUT\n    path: /nf/{id}\n    text: id=${id}\n",
         );
         assert!(load(file.path()).is_ok());
+    }
+
+    /// What a rule asks for that it could never do stops the server at
+    /// start with one line naming the rule, numbered from 1 however the
+    /// mistake is found.
+    #[test]
+    fn impossible_rules_are_refused() {
+        let err = |text: &str| load(write("bad.yaml", text).path()).unwrap_err().0;
+        for (rule, says) in [
+            (
+                "method: GET\n    problem: { status: 200 }",
+                "rule 2: problem status 200: problem details describe errors (RFC 9457 §1)",
+            ),
+            (
+                "method: GET\n    path: /a/{id",
+                "rule 2: path /a/{id: a capture is a whole segment",
+            ),
+            ("method: GET\n    path: /a/x{id}", "rule 2: path /a/x{id}"),
+            (
+                "method: POST\n    notify: [{ uri: not a uri }]",
+                "rule 2: notify uri \"not a uri\" is not an absolute http:// or https:// URI",
+            ),
+            (
+                "path: /a\n    resource: {}\n    text: x",
+                "rule 2: a resource rule answers by itself and never uses its body",
+            ),
+            (
+                "token: {}\n    text: x",
+                "rule 2: a token rule answers by itself and never uses its body",
+            ),
+            (
+                "path: /a\n    resource: {}\n    status: 201",
+                "rule 2: a resource rule answers by itself and never uses its status",
+            ),
+            ("method: GET\n    bogus: 1", "rule 2: unknown field `bogus`"),
+            (
+                "method: GET\n    push: [{ path: /x, bogus: 1 }]",
+                "rule 2: push 1: unknown field `bogus`",
+            ),
+            ("path: /a", "rule 2: no method"),
+        ] {
+            let line = err(&format!("rule:\n  - method: GET\n  - {rule}\n"));
+            assert!(line.contains(says), "{rule}: {line}");
+            assert!(!line.contains('\n'), "one line: {line}");
+        }
+        // A notify URI from a template is checked per request.
+        let ok = "rule:\n  - method: POST\n    notify: [{ uri: '${body/cb}' }]\n";
+        assert!(load(write("ok.yaml", ok).path()).is_ok());
+        let toml = write(
+            "bad.toml",
+            "[[rule]]\nmethod = \"GET\"\n[[rule]]\nmethod = \"GET\"\nbogus = 1\n",
+        );
+        let line = load(toml.path()).unwrap_err().0;
+        assert!(
+            line.contains("rule 2 (line 5): unknown field `bogus`"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'), "one line: {line}");
     }
 
     /// RFC 9110 §15: 100-599; a rule's response is final (§15.2), and

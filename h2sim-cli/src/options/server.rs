@@ -634,6 +634,11 @@ mod tests {
             ))
             .is_ok()
         );
+        // A brace that is no whole {name} segment is a capture mistyped.
+        assert!(
+            err("-S http://127.0.0.1:1 -m GET -p /a/{id")
+                .contains("-m GET -p /a/{id: path /a/{id: a capture is a whole segment")
+        );
         assert!(
             err("-S http://127.0.0.1:1 -m GET -f /definitely/missing")
                 .contains("/definitely/missing")

@@ -6,7 +6,9 @@
 use std::fmt;
 
 use super::matcher::PathMatch;
+use super::notify::is_callback_uri;
 use super::rules::{Body, Kind, Reply, Rule};
+use super::template::Text;
 
 /// A rule that asks for what it could never do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +23,20 @@ pub enum RuleError {
     ReservedCapture {
         name: &'static str,
         kind: &'static str,
+    },
+    /// A path with a `{` or `}` that is not a whole `{name}` segment: no
+    /// request path has them (RFC 3986 §3.3), so it is a capture
+    /// mistyped.
+    PathBraces { path: String },
+    /// A notification URI written without a placeholder that is no
+    /// absolute `http://` or `https://` URI: it could never be sent (one
+    /// from a template is checked per request).
+    NotifyUri { uri: String },
+    /// A resource or token rule, which answers by itself, given what only
+    /// a plain reply uses (`what`: text, status, headers…).
+    Unused {
+        kind: &'static str,
+        what: &'static str,
     },
 }
 
@@ -40,6 +56,18 @@ impl fmt::Display for RuleError {
                 f,
                 "path capture {{{name}}} clashes with ${{{name}}}, which a {kind} rule fills itself: rename the capture"
             ),
+            RuleError::PathBraces { path } => write!(
+                f,
+                "path {path}: a capture is a whole segment, {{name}}, and no path has other braces"
+            ),
+            RuleError::NotifyUri { uri } => write!(
+                f,
+                "notify uri {uri:?} is not an absolute http:// or https:// URI"
+            ),
+            RuleError::Unused { kind, what } => write!(
+                f,
+                "a {kind} rule answers by itself and never uses its {what}: drop it"
+            ),
         }
     }
 }
@@ -48,13 +76,66 @@ impl std::error::Error for RuleError {}
 
 /// The first thing `rule` asks for that it could never do.
 pub fn rule(rule: &Rule) -> Result<(), RuleError> {
+    if let Some(path) = &rule.path_prefix {
+        path_braces(path)?;
+    }
     reserved_capture(rule)?;
+    unused(rule)?;
+    let path = PathMatch::parse(rule.path_prefix.as_deref());
+    for notify in &rule.notify {
+        if let Text::Fixed(uri) = Text::compile(&notify.uri, path.names())
+            && !is_callback_uri(&uri)
+        {
+            return Err(RuleError::NotifyUri { uri });
+        }
+    }
     let serves_files = rule.dir.is_some();
     no_content(&rule.reply, serves_files, None)?;
     for push in &rule.pushes {
         no_content(&push.reply, false, Some(&push.path))?;
     }
     Ok(())
+}
+
+/// Every segment is free of braces or a whole `{name}`.
+fn path_braces(path: &str) -> Result<(), RuleError> {
+    let capture = |s: &str| {
+        s.strip_prefix('{')
+            .and_then(|s| s.strip_suffix('}'))
+            .is_some_and(|name| !name.is_empty() && !name.contains(['{', '}']))
+    };
+    let bad = path
+        .split(['/', '?'])
+        .any(|s| s.contains(['{', '}']) && !capture(s));
+    if bad {
+        return Err(RuleError::PathBraces {
+            path: path.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// What a resource or token rule is given that only a plain reply uses.
+fn unused(rule: &Rule) -> Result<(), RuleError> {
+    let kind = match rule.kind {
+        Kind::Resource(_) => "resource",
+        Kind::Token(_) => "token",
+        Kind::Reply | Kind::List(_) => return Ok(()),
+    };
+    let what = if !matches!(rule.reply.body, Body::Empty) {
+        "body (text, hex, file, size, problem)"
+    } else if rule.reply.status != Reply::default().status || rule.status_template.is_some() {
+        "status"
+    } else if !rule.reply.headers.is_empty() {
+        "headers"
+    } else if !rule.pushes.is_empty() {
+        "pushes"
+    } else if rule.dir.is_some() {
+        "dir"
+    } else {
+        return Ok(());
+    };
+    Err(RuleError::Unused { kind, what })
 }
 
 fn reserved_capture(rule: &Rule) -> Result<(), RuleError> {

@@ -111,6 +111,12 @@ impl Notify {
     }
 }
 
+/// Whether a notification can go to `uri`: an absolute `http://` or
+/// `https://` URI with an authority.
+pub fn is_callback_uri(uri: &str) -> bool {
+    split_uri(uri).is_some()
+}
+
 /// Where a notification goes: `scheme://authority` (what the adapters
 /// connect to) and the path.
 fn split_uri(uri: &str) -> Option<(String, &str, &str)> {
