@@ -412,6 +412,41 @@ impl Rule {
     pub fn prefix(&self) -> &str {
         self.path_prefix.as_deref().unwrap_or("")
     }
+
+    /// What the rule answers, for the closing summary: its status, or,
+    /// for the kinds that answer by themselves, what they do and with
+    /// which statuses (a resource rule's 201, 204 and 404 are no `200`).
+    pub fn answers(&self) -> String {
+        let mut what = match &self.kind {
+            Kind::Reply => match &self.status_template {
+                Some(template) => template.clone(),
+                None => self.reply.status.to_string(),
+            },
+            Kind::Resource(r) => {
+                let patch = r.patch_status.to_string();
+                let statuses: Vec<String> = [
+                    ("POST", "201"),
+                    ("PUT", "201/200"),
+                    ("GET", "200"),
+                    ("PATCH", patch.as_str()),
+                    ("DELETE", "204"),
+                ]
+                .into_iter()
+                .filter(|(method, _)| self.method == "*" || self.method == *method)
+                .map(|(method, status)| format!("{method} {status}"))
+                .collect();
+                let reads = ["*", "GET", "PATCH", "DELETE"].contains(&self.method.as_str());
+                let absent = if reads { "; 404 when absent" } else { "" };
+                format!("resource ({}{absent})", statuses.join(", "))
+            }
+            Kind::List(l) => format!("list of {} ({})", l.collection, self.reply.status),
+            Kind::Token(_) => "OAuth2 token (200; 400 for a bad grant)".to_owned(),
+        };
+        if self.require_token {
+            what.push_str(", 401 without a token");
+        }
+        what
+    }
 }
 
 /// A resource rule's path: the collection, then nothing or one segment.
@@ -753,6 +788,38 @@ mod tests {
             Vec::new(),
         );
         assert_eq!(&head.get(b"content-length").unwrap()[..], b"5");
+    }
+
+    /// The closing summary says what each kind answers with: a resource
+    /// rule's statuses are its own, not the reply's default 200.
+    #[test]
+    fn rules_say_what_they_answer() {
+        let mut reply = rule("GET", "/a");
+        reply.reply.status = 201;
+        assert_eq!(reply.answers(), "201");
+        reply.status_template = Some("${query.code}".into());
+        assert_eq!(reply.answers(), "${query.code}");
+        let mut resource = rule("*", "/subs");
+        resource.kind = Kind::Resource(Resource {
+            patch_status: 204,
+            ..Resource::default()
+        });
+        assert_eq!(
+            resource.answers(),
+            "resource (POST 201, PUT 201/200, GET 200, PATCH 204, DELETE 204; 404 when absent)"
+        );
+        resource.method = "POST".into();
+        assert_eq!(resource.answers(), "resource (POST 201)");
+        let mut list = rule("GET", "/disc");
+        list.kind = Kind::List(List {
+            collection: "/nf".into(),
+            filter: Vec::new(),
+        });
+        list.require_token = true;
+        assert_eq!(list.answers(), "list of /nf (200), 401 without a token");
+        let mut token = rule("POST", "/oauth2/token");
+        token.kind = Kind::Token(TokenEndpoint::default());
+        assert!(token.answers().starts_with("OAuth2 token"));
     }
 
     #[test]

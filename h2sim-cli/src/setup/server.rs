@@ -171,7 +171,7 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
                 .map(|a| format!("//{a}"))
                 .unwrap_or_default(),
             rule.path_prefix.as_deref().unwrap_or("*"),
-            rule.reply.status,
+            rule.answers(),
             t.rule_hits.get(i).copied().unwrap_or(0)
         ));
     }
