@@ -274,12 +274,17 @@ fn udm_flow(runtime: &str) {
     assert_eq!((r.status, r.header("location")), (201, Some(reg.as_str())));
     assert_eq!(curl("PUT", &reg, &[JSON], Some(&body)).status, 200);
 
-    // No token: 401 with the challenge (RFC 6750 §3).
+    // No token: 401 with the challenge (RFC 6750 §3) and problem
+    // details (RFC 9457), as the server's other errors.
     let am = format!("{base}/nudm-sdm/v2/{supi}/am-data");
     let r = curl("GET", &am, &[], None);
     assert_eq!(
         (r.status, r.header("www-authenticate")),
         (401, Some("Bearer"))
+    );
+    assert_eq!(
+        (r.header("content-type"), &r.body["status"]),
+        (Some("application/problem+json"), &json!(401))
     );
     let r = curl(
         "POST",
@@ -334,6 +339,50 @@ fn udm_flow(runtime: &str) {
     stop_listener.trigger();
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("tokens: 1 held"), "{out}");
+}
+
+/// Notifications that cannot go are counted as queued and failed, so
+/// that queued = answered + failed, and each is named with its URI and
+/// why, even with -q: no URI from the template, a URI that is none, a
+/// callback that refuses the connection.
+fn notification_failures(runtime: &str) {
+    let dir = server_support::scratch_dir("notify-failures");
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rule:\n  - method: POST\n    path: /sub\n    status: 201\n    notify:\n      - uri: ${body/cb}\n        text: hi\n",
+    )
+    .unwrap();
+    let server = start(runtime, rules.to_str().unwrap());
+    let url = format!("{}/sub", server.url("http"));
+    for body in [
+        r#"{"tag":"nocb"}"#,
+        r#"{"cb":"not a uri"}"#,
+        r#"{"cb":"http://127.0.0.1:1/x"}"#,
+    ] {
+        assert_eq!(curl("POST", &url, &[], Some(body)).status, 201);
+    }
+    server.wait_for("notification to http://127.0.0.1:1/x failed");
+    let (code, out) = server.stop();
+    assert_eq!(code, Some(0), "{out}");
+    for line in [
+        "h2sim server: notification to \"\" failed: its URI template gave nothing",
+        "h2sim server: notification to \"not a uri\" failed: not an absolute http:// or https:// URI",
+        "h2sim server: notification to http://127.0.0.1:1/x failed: cannot connect to 127.0.0.1:1",
+        "notifications: 3 queued, 0 sent, 0 answered (0 2xx), 3 failed",
+    ] {
+        assert!(out.contains(line), "{runtime}: {line}: {out}");
+    }
+}
+
+#[test]
+fn notification_failures_on_tokio() {
+    notification_failures("tokio");
+}
+
+#[test]
+fn notification_failures_on_glommio() {
+    notification_failures("glommio");
 }
 
 #[test]

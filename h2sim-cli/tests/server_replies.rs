@@ -126,3 +126,33 @@ fn templates_fill_headers_and_pushes() {
         assert_eq!(code, Some(0));
     }
 }
+
+/// RFC 9110 §6.4.1, RFC 9113 §8.1.1: a 204 or 304 has no content, so a
+/// rule whose status template gives one sends its HEADERS with
+/// END_STREAM and no DATA, and nghttp and curl take it (they reset a
+/// stream whose DATA carries content there).
+#[test]
+fn a_204_or_304_from_a_template_sends_no_content() {
+    let dir = scratch_dir("no-content");
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "rule:\n  - method: GET\n    path: /q\n    status: ${query.code}\n    text: body\n",
+    )
+    .unwrap();
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, &format!("-q --rules {}", rules.display()));
+        for code in ["204", "304"] {
+            let url = format!("{}/q?code={code}", server.url("http"));
+            let (rc, out) = run("nghttp", &["-v", &url]);
+            assert_eq!(rc, Some(0), "{runtime} {code}: {out}");
+            assert!(out.contains(&format!(":status: {code}")), "{out}");
+            assert!(!out.contains("RST_STREAM"), "{runtime} {code}: {out}");
+            assert!(!out.contains("recv DATA"), "{runtime} {code}: {out}");
+            let (rc, out) = run("curl", &["-sS", "--http2-prior-knowledge", &url]);
+            assert_eq!((rc, out.as_str()), (Some(0), ""), "{runtime} {code}");
+        }
+        let (code, _) = server.stop();
+        assert_eq!(code, Some(0));
+    }
+}
