@@ -441,7 +441,13 @@ impl Connection {
         dispatch!(self, s => s.send_request(head, end_stream), undecided => Err(UserError::WrongRole))
     }
 
-    /// Server: sends a response head (interim 1xx heads may come first).
+    /// Server: sends a response head: interim 1xx heads, any number,
+    /// without `end_stream`, then one final head (200-599), which may end
+    /// the stream. A status no client could take, outside RFC 9110 §15's
+    /// 100-599 or 101 (RFC 9113 §8.6; HTTP/1.1's h2c upgrade sends its
+    /// own), is refused with `UserError::InvalidStatus` and nothing is
+    /// sent. A whole final response in one call is
+    /// [`Connection::send_reply`].
     pub fn send_response(
         &mut self,
         stream: StreamId,
