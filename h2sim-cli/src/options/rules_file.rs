@@ -304,6 +304,7 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
             let pushes = std::mem::take(&mut spec.push)
                 .into_iter()
                 .map(|mut p| {
+                    literal_status(&mut p, &at)?;
                     if p.method.is_some()
                         || p.authority.is_some()
                         || p.delay.is_some()
@@ -796,6 +797,15 @@ rule:
         );
         let rules = load_yaml("'${query.code}'").unwrap().rules;
         assert_eq!(rules[0].status_template.as_deref(), Some("${query.code}"));
+        let push = "rule:\n  - method: GET\n    push: [{ path: /p, status: '202' }]\n";
+        let rules = load(write("push.yaml", push).path()).unwrap().rules;
+        assert_eq!(
+            rules[0].pushes[0].reply.status, 202,
+            "a push's written status"
+        );
+        let push = "rule:\n  - method: GET\n    push: [{ path: /p, status: '103' }]\n";
+        let line = load(write("push.yaml", push).path()).unwrap_err().0;
+        assert!(line.contains("rule 1: status 103 is interim"), "{line}");
         let rules = load_yaml("'${x}'").unwrap().rules;
         assert_eq!(
             rules[0].status_template.as_deref(),
