@@ -79,16 +79,10 @@ pub fn rule(rule: &Rule) -> Result<(), RuleError> {
     if let Some(path) = &rule.path_prefix {
         path_braces(path)?;
     }
-    reserved_capture(rule)?;
-    unused(rule)?;
     let path = PathMatch::parse(rule.path_prefix.as_deref());
-    for notify in &rule.notify {
-        if let Text::Fixed(uri) = Text::compile(&notify.uri, path.names())
-            && !is_callback_uri(&uri)
-        {
-            return Err(RuleError::NotifyUri { uri });
-        }
-    }
+    reserved_capture(rule, &path)?;
+    unused(rule)?;
+    notify_uris(rule, &path)?;
     let serves_files = rule.dir.is_some();
     no_content(&rule.reply, serves_files, None)?;
     for push in &rule.pushes {
@@ -138,15 +132,28 @@ fn unused(rule: &Rule) -> Result<(), RuleError> {
     Err(RuleError::Unused { kind, what })
 }
 
-fn reserved_capture(rule: &Rule) -> Result<(), RuleError> {
+/// A capture of the name the rule's kind fills itself.
+fn reserved_capture(rule: &Rule, path: &PathMatch) -> Result<(), RuleError> {
     let (name, kind) = match rule.kind {
         Kind::Resource(_) => ("id", "resource"),
         Kind::List(_) => ("items", "list"),
         Kind::Reply | Kind::Token(_) => return Ok(()),
     };
-    let path = PathMatch::parse(rule.path_prefix.as_deref());
     if path.names().iter().any(|n| n == name) {
         return Err(RuleError::ReservedCapture { name, kind });
+    }
+    Ok(())
+}
+
+/// A notification URI with no placeholder left once bound to the rule's
+/// captures is what every request sends to: it must be one.
+fn notify_uris(rule: &Rule, path: &PathMatch) -> Result<(), RuleError> {
+    for notify in &rule.notify {
+        if let Text::Fixed(uri) = Text::compile(&notify.uri, path.names())
+            && !is_callback_uri(&uri)
+        {
+            return Err(RuleError::NotifyUri { uri });
+        }
     }
     Ok(())
 }
