@@ -724,14 +724,11 @@ fn a_204_or_304_sends_no_content() {
         .send_data(id, Bytes::from_static(b"never"), true)
         .unwrap();
     pair.drive();
-    let data: Vec<(usize, bool)> = frames_sent(&mut pair)
-        .into_iter()
-        .filter_map(|frame| match frame {
-            Frame::Data(d) => Some((d.payload.len(), d.end_stream)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(data, [(0, true)], "one empty DATA frame, ending the stream");
+    assert_eq!(
+        data_sent(&mut pair),
+        [(0, true)],
+        "one empty DATA frame, ending the stream"
+    );
     let mut responses = Responses::default();
     responses.take(&mut pair);
     assert_eq!(responses.done, [id]);
@@ -747,6 +744,18 @@ fn frames_sent(pair: &mut Pair) -> Vec<Frame> {
                 outgoing: true,
                 frame,
             } => Some(frame),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The DATA frames the server sent: their payload's length, and whether
+/// they ended their stream.
+fn data_sent(pair: &mut Pair) -> Vec<(usize, bool)> {
+    frames_sent(pair)
+        .into_iter()
+        .filter_map(|frame| match frame {
+            Frame::Data(d) => Some((d.payload.len(), d.end_stream)),
             _ => None,
         })
         .collect()
@@ -780,14 +789,11 @@ fn a_response_to_head_sends_no_content() {
         .send_data(id, Bytes::from_static(b"never"), true)
         .unwrap();
     pair.drive();
-    let data: Vec<(usize, bool)> = frames_sent(&mut pair)
-        .into_iter()
-        .filter_map(|frame| match frame {
-            Frame::Data(d) => Some((d.payload.len(), d.end_stream)),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(data, [(0, true)], "one empty DATA frame, ending the stream");
+    assert_eq!(
+        data_sent(&mut pair),
+        [(0, true)],
+        "one empty DATA frame, ending the stream"
+    );
     let mut responses = Responses::default();
     responses.take(&mut pair);
     assert_eq!(responses.status.get(&id), Some(&200));
