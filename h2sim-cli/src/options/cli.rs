@@ -81,15 +81,15 @@ pub struct ServerFlags {
     #[arg(short, long)]
     pub verbose: bool,
     /// Close connections idle for DURATION (30s, 500ms, 2m)
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub idle_timeout: Option<Duration>,
     /// End a connection whose request head (or HTTP/2 preface) is still
     /// incomplete DURATION after its first byte (slowloris) [default: 30s]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub head_read_timeout: Option<Duration>,
     /// Drop a TLS connection whose handshake is not done within DURATION
     /// [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub handshake_timeout: Option<Duration>,
     /// Take N requests on a connection, then end it gracefully: HTTP/2 with
     /// one GOAWAY naming the Nth stream, HTTP/1.1 with `connection: close`
@@ -468,7 +468,9 @@ fn duration(value: &str) -> Result<Duration, String> {
 }
 
 /// A duration for which 0 means nothing sensible (a run of no time, a
-/// request that fails as it is sent, a PING answer due at once).
+/// request that fails as it is sent, a PING answer due at once, a server
+/// connection ended as soon as it is idle, its head begun or its TLS
+/// handshake started).
 fn above_zero(value: &str) -> Result<Duration, String> {
     match duration(value)? {
         d if d.is_zero() => Err("must be above 0".to_owned()),

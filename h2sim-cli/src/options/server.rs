@@ -601,6 +601,18 @@ mod tests {
         assert!(err("-m GET").contains("no listener"));
         assert!(err("-k only.key -S https://127.0.0.1:1").contains("-k KEY and -c CERT"));
         assert!(err("-S http://127.0.0.1:1 -m GET -s abc").contains("not a status"));
+        // A timeout of 0 would end every connection as it starts.
+        for flag in [
+            "--idle-timeout",
+            "--head-read-timeout",
+            "--handshake-timeout",
+        ] {
+            let line = err(&format!("-S http://127.0.0.1:1 {flag} 0 -m GET"));
+            assert!(
+                line.contains(flag) && line.contains("must be above 0"),
+                "{line}"
+            );
+        }
         // RFC 9110 §15: 100-599; a rule's answer is final (§15.2), and
         // HTTP/2 has no 101 (RFC 9113 §8.6).
         for (tail, says) in [
