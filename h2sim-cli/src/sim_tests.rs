@@ -861,3 +861,28 @@ fn head_on_a_resource_is_answered_as_its_get() {
     assert_eq!(body, r#"  [{"a":1}]"#);
     assert_eq!(response(1), get_head.replace("[0/2,0]", "[0/1,0]"));
 }
+
+/// A list rule without a text answers the bare array with the rule's own
+/// status (it answered 200 whatever the rule said).
+#[test]
+fn a_list_rule_answers_with_its_status() {
+    let mut store = rule("*", "/nf", 200, Body::Empty);
+    store.kind = crate::server::rules::Kind::Resource(Default::default());
+    let mut list = rule("GET", "/disc", 206, Body::Empty);
+    list.kind = crate::server::rules::Kind::List(crate::server::resource::List {
+        collection: "/nf".into(),
+        filter: Vec::new(),
+    });
+    let p = plan(
+        vec![step("POST", "/nf", r#"{"a":1}"#), step("GET", "/disc", "")],
+        1,
+        1,
+    );
+    let (report, _, _) = run(Arc::new(p), shared(vec![store, list], None), false);
+    assert_eq!(
+        report.status_codes.get(&206),
+        Some(&1),
+        "{:?}",
+        report.status_codes
+    );
+}

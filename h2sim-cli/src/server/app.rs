@@ -551,7 +551,7 @@ impl ServerApp {
                 };
                 let (reply, body) = if matches!(rule.reply.body, rules::Body::Empty) {
                     problem::json_response(
-                        200,
+                        answers.reply.status(&vars),
                         "application/json",
                         list_items.clone(),
                         rule.reply.headers.clone(),

@@ -200,6 +200,15 @@ impl Answer {
         (self.head(vars, body.len(), false, fields), body)
     }
 
+    /// The status for one request: the rule's, or its template's (500
+    /// when that gives no final status).
+    pub fn status(&self, vars: &Vars<'_>) -> u16 {
+        match &self.status_template {
+            None => self.status,
+            Some(t) => final_status(&t.render(vars)).unwrap_or(500),
+        }
+    }
+
     fn head(
         &self,
         vars: &Vars<'_>,
@@ -207,10 +216,7 @@ impl Answer {
         own_body: bool,
         mut fields: Vec<HeaderField>,
     ) -> ResponseHead {
-        let status = match &self.status_template {
-            None => self.status,
-            Some(t) => final_status(&t.render(vars)).unwrap_or(500),
-        };
+        let status = self.status(vars);
         fields.clear();
         fields.reserve_exact(self.fields.len() + 1);
         fields.extend_from_slice(&self.fields);
