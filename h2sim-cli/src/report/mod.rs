@@ -186,11 +186,18 @@ impl Report {
         self.timed_out += u64::from(timed_out);
     }
 
-    /// Responses by class, 1xx … 5xx (other codes count with the nearest).
+    /// Responses by class, 1xx … 5xx; with the 1xx, the 0 of a response
+    /// that ended without a final status. Any other code outside 100-599
+    /// is invalid, and RFC 9110 §15 has a client treat it as a 5xx.
     pub fn status_classes(&self) -> [u64; 5] {
         let mut classes = [0; 5];
         for (code, n) in &self.status_codes {
-            classes[usize::from(code / 100).clamp(1, 5) - 1] += n;
+            let class = match code {
+                0 => 0,
+                100..=599 => usize::from(code / 100) - 1,
+                _ => 4,
+            };
+            classes[class] += n;
         }
         classes
     }
@@ -441,6 +448,11 @@ mod tests {
             "h2load: done = succeeded + failed"
         );
         assert_eq!(a.status_classes(), [0, 7, 0, 1, 0]);
+        // RFC 9110 §15: outside 100-599 a status is invalid, taken as 5xx.
+        let mut odd = Report::default();
+        odd.record_status(99);
+        odd.record_status(600);
+        assert_eq!(odd.status_classes(), [0, 0, 0, 0, 2]);
         assert_eq!(a.elapsed, Duration::from_secs(2));
         assert_eq!(a.request_time.count(), 2);
         assert!(!a.is_success());
