@@ -261,6 +261,55 @@ pub(super) fn check_path(path: &str) -> Result<(), &'static str> {
     }
 }
 
+/// A step's own `content-length` (`-x content-length=N`) must be its
+/// body's size (RFC 9110 §8.6): over HTTP/1.1 another would end the
+/// request short or run it into the next one, and the server would read
+/// the connection's later requests wrong. A body with symbols in it (`-R`,
+/// captures) varies in size, so none can be right for it.
+fn own_lengths(opts: &ClientArgs) -> Result<(), UsageError> {
+    let symbols: Vec<&str> = opts
+        .symbols
+        .iter()
+        .map(|s| s.name.as_str())
+        .chain(
+            opts.steps
+                .iter()
+                .flat_map(|s| s.captures.iter().map(|c| c.symbol.as_str())),
+        )
+        .collect();
+    for (n, step) in opts.steps.iter().enumerate() {
+        let Some(given) = step
+            .headers
+            .iter()
+            .find(|f| f.name.eq_ignore_ascii_case(b"content-length"))
+        else {
+            continue;
+        };
+        let given = String::from_utf8_lossy(&given.value).trim().to_owned();
+        let body = &step.body[..];
+        let varies = symbols
+            .iter()
+            .any(|name| !name.is_empty() && body.windows(name.len()).any(|w| w == name.as_bytes()));
+        let problem = if varies {
+            format!("content-length {given} for a body whose size varies")
+        } else if given.parse() != Ok(body.len()) {
+            format!(
+                "content-length {given} but the body has {} bytes",
+                body.len()
+            )
+        } else {
+            continue;
+        };
+        return Err(usage(format!(
+            "step {} ({} {}): {problem} (RFC 9110 §8.6): drop the field, the client sends the right one",
+            n + 1,
+            String::from_utf8_lossy(&step.method),
+            String::from_utf8_lossy(&step.path)
+        )));
+    }
+    Ok(())
+}
+
 /// `-a HOST:PORT` checked as `-u` checks its authority.
 fn check_authority(flag: &str, authority: &str) -> Result<(), UsageError> {
     split_uri(&format!("http://{authority}/"))
@@ -410,6 +459,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             "all steps must target the same scheme://authority (run one client per server)",
         ));
     }
+    own_lengths(&opts)?;
     if opts.warmup.is_some() && opts.duration.is_none() {
         // As h2load's --warm-up-time needs -D: with a count, a warm-up
         // takes from it and can leave nothing measured.
@@ -750,6 +800,28 @@ mod tests {
             err(&["-C", "500", "--warmup", "1s", "http://h/"])
                 .contains("--warmup needs --duration")
         );
+        // RFC 9110 §8.6: a step's own content-length is its body's size.
+        let length = |x: &str, t: &str, more: &[&str]| {
+            let mut a = vec!["-m", "POST", "-x", x, "-t", t];
+            a.extend_from_slice(more);
+            a.push("http://h/p");
+            parse(args(&a))
+        };
+        assert!(
+            length("content-length=2", "abc", &[])
+                .unwrap_err()
+                .0
+                .contains(
+                    "step 1 (POST /p): content-length 2 but the body has 3 bytes (RFC 9110 §8.6)"
+                )
+        );
+        assert!(
+            length("content-length=11", "__N__", &["-R", "__N__=%011d"])
+                .unwrap_err()
+                .0
+                .contains("content-length 11 for a body whose size varies")
+        );
+        assert!(length("content-length=3", "abc", &[]).is_ok());
         assert!(err(&["--frobnicate", "http://h/"]).contains("unknown option --frobnicate"));
         assert!(err(&["-R", "X", "http://h/"]).contains("SYMBOL=FORMAT"));
         assert!(

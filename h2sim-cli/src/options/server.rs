@@ -601,6 +601,31 @@ mod tests {
         assert!(err("-m GET").contains("no listener"));
         assert!(err("-k only.key -S https://127.0.0.1:1").contains("-k KEY and -c CERT"));
         assert!(err("-S http://127.0.0.1:1 -m GET -s abc").contains("not a status"));
+        // RFC 9110 §8.6: a rule's own content-length is its body's size;
+        // over HTTP/1.1 another would misframe the connection's answers.
+        for (tail, says) in [
+            (
+                "-x content-length=5 -t hi",
+                "-m GET -p /a: content-length 5 but the body has 2 bytes (RFC 9110 §8.6)",
+            ),
+            (
+                "-x content-length=9 -t ${suffix}",
+                "content-length 9 for a body whose size varies",
+            ),
+        ] {
+            let line = err(&format!("-S http://127.0.0.1:1 -m GET -p /a {tail}"));
+            assert!(line.contains(says), "{tail}: {line}");
+        }
+        for fine in [
+            "-m GET -p /a -x content-length=3 -t abc",
+            "-m HEAD -p /a -x content-length=100",
+            "-m GET -p /a -s 304 -x content-length=100",
+        ] {
+            assert!(
+                parse(args(&format!("-S http://127.0.0.1:1 {fine}"))).is_ok(),
+                "{fine}"
+            );
+        }
         // A timeout of 0 would end every connection as it starts.
         for flag in [
             "--idle-timeout",

@@ -38,6 +38,16 @@ pub enum RuleError {
         kind: &'static str,
         what: &'static str,
     },
+    /// A `content-length` of the rule's own that its body does not have
+    /// (RFC 9110 §8.6: a sender must not send a wrong one): over HTTP/1.1
+    /// the answer would end short or run into the next one, and the
+    /// connection's later answers would be misread. `len` is the body's
+    /// size, `None` when it varies (a template, a directory's files).
+    OwnLength {
+        given: String,
+        len: Option<usize>,
+        push: Option<String>,
+    },
 }
 
 impl fmt::Display for RuleError {
@@ -68,6 +78,21 @@ impl fmt::Display for RuleError {
                 f,
                 "a {kind} rule answers by itself and never uses its {what}: drop it"
             ),
+            RuleError::OwnLength { given, len, push } => {
+                if let Some(path) = push {
+                    write!(f, "push {path}: ")?;
+                }
+                match len {
+                    Some(len) => write!(
+                        f,
+                        "content-length {given} but the body has {len} bytes (RFC 9110 §8.6): drop the field, the server sends the right one"
+                    ),
+                    None => write!(
+                        f,
+                        "content-length {given} for a body whose size varies (RFC 9110 §8.6): drop the field, the server sends the right one"
+                    ),
+                }
+            }
         }
     }
 }
@@ -85,8 +110,13 @@ pub fn rule(rule: &Rule) -> Result<(), RuleError> {
     notify_uris(rule, &path)?;
     let serves_files = rule.dir.is_some();
     no_content(&rule.reply, serves_files, None)?;
+    // A HEAD's answer states the length a GET's content would have.
+    if rule.method != "HEAD" {
+        own_length(&rule.reply, serves_files, None)?;
+    }
     for push in &rule.pushes {
         no_content(&push.reply, false, Some(&push.path))?;
+        own_length(&push.reply, false, Some(&push.path))?;
     }
     Ok(())
 }
@@ -156,6 +186,35 @@ fn notify_uris(rule: &Rule, path: &PathMatch) -> Result<(), RuleError> {
         }
     }
     Ok(())
+}
+
+/// A `content-length` of the reply's own that is not its body's size. A
+/// 304's states the length of content it does not send, so any goes.
+fn own_length(reply: &Reply, serves_files: bool, push: Option<&str>) -> Result<(), RuleError> {
+    let Some(given) = reply
+        .headers
+        .iter()
+        .find(|f| f.name.eq_ignore_ascii_case(b"content-length"))
+    else {
+        return Ok(());
+    };
+    if reply.status == 304 {
+        return Ok(());
+    }
+    let len = if serves_files {
+        None
+    } else {
+        reply.body.fixed_len()
+    };
+    let given = String::from_utf8_lossy(&given.value).trim().to_owned();
+    if len.is_some_and(|len| given.parse() == Ok(len)) {
+        return Ok(());
+    }
+    Err(RuleError::OwnLength {
+        given,
+        len,
+        push: push.map(str::to_owned),
+    })
 }
 
 /// A written 204 or 304 whose rule gives a body: the core drops it, so

@@ -92,7 +92,7 @@ impl Body {
     }
 
     /// The length, when it is the same for every request.
-    fn fixed_len(&self) -> Option<usize> {
+    pub(super) fn fixed_len(&self) -> Option<usize> {
         match self {
             Body::Empty => Some(0),
             Body::Fixed(bytes) => Some(bytes.len()),
