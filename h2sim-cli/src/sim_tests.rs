@@ -886,3 +886,28 @@ fn a_list_rule_answers_with_its_status() {
         report.status_codes
     );
 }
+
+/// A paced connection whose place in the stagger puts its first send after
+/// the run's start waits for it on its timer and sends each on time: here
+/// the fourth of four connections, first due 30 ms in, every 40 ms. (Its
+/// first sends used to wait for the end of the run, the only timer it
+/// had, and went out together, late.)
+#[test]
+fn a_staggered_connection_sends_on_time() {
+    let mut p = Plan::new(vec![step("GET", "/user/x", "")], None, 1);
+    let start = Instant::now();
+    p.interval = Some(Duration::from_millis(40));
+    p.paced_from = Some(start);
+    p.stagger = Duration::from_millis(10);
+    p.paced_connections = 4;
+    p.slots_made = std::sync::atomic::AtomicU64::new(3);
+    p.stop_at = Some(start + Duration::from_millis(200));
+    let (report, _, _) = run(
+        Arc::new(p),
+        shared(vec![rule("GET", "/user/", 200, Body::Empty)], None),
+        false,
+    );
+    assert_eq!((report.started, report.missed), (5, 0), "30, 70, … 190 ms");
+    let max = report.request_time.percentile(100.0);
+    assert!(max < Duration::from_millis(5), "sent on time: {max:?}");
+}

@@ -47,6 +47,15 @@ pub struct Plan {
     /// intends rate × duration sends, each of them sent or counted as
     /// missed. None: from the first connection's start.
     pub paced_from: Option<Instant>,
+    /// Paced runs over several connections: each connection's send times
+    /// start this much after the previous one's (the run's 1/N of `-T
+    /// N`), so the run sends one request every 1/N second rather than a
+    /// burst from every connection at once every interval.
+    pub stagger: Duration,
+    /// Connections taking a share of a paced run, for the stagger.
+    pub paced_connections: u64,
+    /// Connection slots made so far: the next one's place in the stagger.
+    pub slots_made: AtomicU64,
     /// `-P N`: scenarios in flight per connection.
     pub slots: usize,
     /// Paced runs: when every slot is busy at a send time, the window grows
@@ -115,6 +124,9 @@ impl Plan {
             warmup_until: None,
             interval: None,
             paced_from: None,
+            stagger: Duration::ZERO,
+            paced_connections: 1,
+            slots_made: AtomicU64::new(0),
             slots: slots.max(1),
             max_slots: slots.max(1),
             retry: false,
@@ -330,6 +342,9 @@ pub struct ClientApp {
     carry: VecDeque<Pending>,
     /// Paced runs: when the next scenario may start.
     next_start: Option<Instant>,
+    /// Paced runs: when this slot's first send is due (the run's start,
+    /// staggered by the slot's place among the run's connections).
+    first_send: Option<Instant>,
     /// As many requests are in flight as the server lets streams be open
     /// (its MAX_CONCURRENT_STREAMS): the next waits for one to end, here
     /// rather than queued in the core, where its time would count as the
@@ -380,11 +395,15 @@ impl ClientApp {
                 || plan.steps.iter().any(|s| s.ends_scenario_on_failure()),
             ..Report::default()
         });
+        let place = plan.slots_made.fetch_add(1, Ordering::Relaxed) % plan.paced_connections.max(1);
+        let stagger = plan.stagger * u32::try_from(place).unwrap_or(u32::MAX);
+        let first_send = plan.paced_from.map(|t| t + stagger);
         ClientApp {
             plan,
             slots,
             carry: VecDeque::new(),
             next_start: None,
+            first_send,
             at_server_limit: false,
             exhausted: false,
             reserved: None,
@@ -462,10 +481,10 @@ impl ClientApp {
         self.plan.stop_at.map(|t| t + grace)
     }
 
-    /// Paced runs: when the next scenario is due (the run's start before
-    /// the first).
+    /// Paced runs: when the next scenario is due (this slot's staggered
+    /// start before the first).
     fn next_send(&self) -> Option<Instant> {
-        self.next_start.or(self.plan.paced_from)
+        self.next_start.or(self.first_send)
     }
 
     /// Marks the run over for this slot; a paced `--duration` run counts
@@ -1199,7 +1218,7 @@ impl Application for ClientApp {
             && !self.exhausted
             && !self.link_full();
         let pacing = self
-            .next_start
+            .next_send()
             .filter(|_| open && self.can_start() && !self.at_server_limit);
         let timeouts = self
             .plan
@@ -1230,6 +1249,27 @@ impl Application for ClientApp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `-T` over four connections: their first sends are a quarter of an
+    /// interval apart, so the run sends evenly, not four at once.
+    #[test]
+    fn paced_connections_start_staggered() {
+        let start = Instant::now();
+        let mut plan = Plan::new(Vec::new(), None, 1);
+        plan.paced_from = Some(start);
+        plan.interval = Some(Duration::from_millis(40));
+        plan.stagger = Duration::from_millis(10);
+        plan.paced_connections = 4;
+        let plan = Arc::new(plan);
+        let firsts: Vec<Duration> = (0..5)
+            .map(|_| {
+                let app = ClientApp::new(plan.clone(), Duration::ZERO, Bytes::new());
+                app.next_send().unwrap() - start
+            })
+            .collect();
+        let ms = Duration::from_millis;
+        assert_eq!(firsts, [ms(0), ms(10), ms(20), ms(30), ms(0)]);
+    }
 
     /// A flight moves into its slot and out at every request: at 128
     /// octets or less the compiler moves it inline, above that through a

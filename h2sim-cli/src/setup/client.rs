@@ -65,6 +65,22 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     } else {
         None
     };
+    // The token comes first: the run's clock (its `finished in`, a paced
+    // run's send times) starts once it can send, not while the token
+    // endpoint takes its time.
+    let renewal = match &args.token {
+        Some(spec) => {
+            let tls = if spec.scheme == "https" {
+                Some(client_tls(&args.tls)?)
+            } else {
+                None
+            };
+            let renewal = super::token::start(spec.clone(), tls, args.http1)
+                .map_err(|e| usage(format!("--token-url {}: {e}", spec.url())))?;
+            Some(renewal)
+        }
+        None => None,
+    };
     let started = Instant::now();
     let targets = targets(args);
     let connections: usize = targets.iter().map(|t| t.connections).sum();
@@ -78,8 +94,10 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     plan.interval = args
         .tps
         .map(|tps| Duration::from_secs_f64(connections.max(1) as f64 / tps));
-    if plan.interval.is_some() {
+    if let Some(tps) = args.tps {
         plan.paced_from = Some(started);
+        plan.stagger = Duration::from_secs_f64(1.0 / tps);
+        plan.paced_connections = connections.max(1) as u64;
         plan.max_slots = plan.slots.max(crate::client::app::MAX_GROWN_SLOTS);
     }
     plan.retry = args.retry;
@@ -96,20 +114,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
         plan.correlations = Some(correlations.clone());
         Arc::new(Inbox::new(correlations))
     });
-    let renewal = match &args.token {
-        Some(spec) => {
-            let tls = if spec.scheme == "https" {
-                Some(client_tls(&args.tls)?)
-            } else {
-                None
-            };
-            let renewal = super::token::start(spec.clone(), tls, args.http1)
-                .map_err(|e| usage(format!("--token-url {}: {e}", spec.url())))?;
-            plan.bearer = Some(renewal.bearer.clone());
-            Some(renewal)
-        }
-        None => None,
-    };
+    plan.bearer = renewal.as_ref().map(|r| r.bearer.clone());
     Ok(ClientParts {
         plan: Arc::new(plan),
         config,
