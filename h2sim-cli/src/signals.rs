@@ -18,8 +18,16 @@ pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
     });
 }
 
+/// Signals this close together are one: GNU `timeout` sends its signal to
+/// the process and then to its process group, so a process it stops gets
+/// it twice within microseconds, and took the second for a user's second
+/// Ctrl-C (exit 130, no report, about one run in 40). A person's second
+/// press comes later than this.
+const ONE_SIGNAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Calls `first` on the first Ctrl-C (or SIGTERM), which winds the work
-/// down; a second ends the process at once with 130. One signal thread,
+/// down; a second (at least [`ONE_SIGNAL`] later) ends the process at once
+/// with 130. One signal thread,
 /// for every command and both runtimes, so the behaviour is written once.
 /// `who` names the command when the signals cannot be watched (the process
 /// then dies on the first, without its report).
@@ -35,11 +43,15 @@ pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
         .name("h2sim-signals".into())
         .spawn(move || {
             let mut forever = signals.forever();
-            if forever.next().is_some() {
-                first();
+            if forever.next().is_none() {
+                return;
             }
-            if forever.next().is_some() {
-                std::process::exit(130);
+            let came = std::time::Instant::now();
+            first();
+            while forever.next().is_some() {
+                if came.elapsed() >= ONE_SIGNAL {
+                    std::process::exit(130);
+                }
             }
         });
     if spawned.is_err() {
