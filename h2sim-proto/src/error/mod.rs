@@ -285,11 +285,13 @@ impl fmt::Display for ConnectionError {
             ConnectionError::Local { reason, violation } => {
                 write!(f, "connection error {reason}: {violation}")
             }
-            ConnectionError::Remote { reason, debug_data } => write!(
-                f,
-                "peer ended the connection with {reason}: {}",
-                String::from_utf8_lossy(debug_data)
-            ),
+            ConnectionError::Remote { reason, debug_data } => {
+                write!(f, "peer ended the connection with {reason}")?;
+                if !debug_data.is_empty() {
+                    write!(f, ": {}", String::from_utf8_lossy(debug_data))?;
+                }
+                Ok(())
+            }
             ConnectionError::TransportClosed => f.write_str("transport closed"),
             ConnectionError::KeepaliveTimeout => f.write_str("keep-alive PING unanswered"),
             ConnectionError::DrainExpired => {
@@ -368,3 +370,29 @@ impl fmt::Display for UserError {
 }
 
 impl std::error::Error for UserError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GOAWAY's debug data is shown after the code when there is some
+    /// (RFC 9113 §6.8: it is optional), with no colon left hanging when not.
+    #[test]
+    fn a_peers_goaway_reads_with_or_without_debug_data() {
+        let goaway = |data: &'static [u8]| {
+            ConnectionError::Remote {
+                reason: Reason::ENHANCE_YOUR_CALM,
+                debug_data: Bytes::from_static(data),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            goaway(b""),
+            "peer ended the connection with ENHANCE_YOUR_CALM"
+        );
+        assert_eq!(
+            goaway(b"too many resets"),
+            "peer ended the connection with ENHANCE_YOUR_CALM: too many resets"
+        );
+    }
+}
