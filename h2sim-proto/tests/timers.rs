@@ -317,6 +317,40 @@ fn h1_slowloris_head_is_cut_at_the_head_read_deadline() {
     assert!(server.is_closed());
 }
 
+/// Empty lines dripped in front of a request-line (CRLF, or a bare LF,
+/// every 0.3 s) keep the idle timer from firing; RFC 9112 §2.2 lets a
+/// server ignore at least one, not an endless stream, so they begin a head
+/// and the head-read timer, running from the first of them, cuts the
+/// connection.
+#[test]
+fn h1_dripped_empty_lines_are_cut_at_the_head_read_deadline() {
+    for line in [&b"\r\n"[..], b"\n"] {
+        let t0 = Instant::now();
+        let idle = Duration::from_secs(2);
+        let mut server = Connection::server(server_config(Some(idle), Some(HEAD)), t0);
+        let first = t0 + Duration::from_millis(300);
+        let mut now = t0;
+        let mut events = Vec::new();
+        let mut input = BytesMut::new();
+        while !server.is_closed() {
+            now += Duration::from_millis(300);
+            if let Some(deadline) = server.poll_timeout().filter(|d| *d <= now) {
+                assert_eq!(deadline, first + HEAD, "{line:?}");
+                server.handle_timeout(deadline);
+                events.extend(events_of(&mut server));
+                output_of(&mut server, deadline);
+                continue;
+            }
+            assert!(now < first + HEAD, "{line:?}: still open at {:?}", now - t0);
+            input.extend_from_slice(line);
+            server.handle_input(now, &mut input);
+            events.extend(events_of(&mut server));
+            output_of(&mut server, now);
+        }
+        assert_eq!(closed(&events).1, CloseCause::HeadReadTimeout, "{line:?}");
+    }
+}
+
 /// The same for a server still telling the protocol apart: bytes that
 /// could still be the HTTP/2 preface, trickled in, are a head in progress.
 #[test]

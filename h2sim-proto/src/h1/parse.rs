@@ -32,16 +32,22 @@ pub(super) enum BodyKind {
 /// after a POST body), and we are as lenient before a status line. Returns
 /// whether anything was dropped.
 pub(super) fn skip_empty_lines(input: &mut BytesMut) -> bool {
-    let mut n = 0;
+    let n = empty_lines_len(input, 0);
+    input.advance(n);
+    n > 0
+}
+
+/// How many bytes of empty lines (CRLF or a bare LF) `input` starts with,
+/// the first `from` of them already known to be such.
+pub(super) fn empty_lines_len(input: &[u8], from: usize) -> usize {
+    let mut n = from;
     loop {
         match (input.get(n), input.get(n + 1)) {
             (Some(b'\n'), _) => n += 1,
             (Some(b'\r'), Some(b'\n')) => n += 2,
-            _ => break,
+            _ => return n,
         }
     }
-    input.advance(n);
-    n > 0
 }
 
 /// Where the head at the front of `buf` ends: just past its first empty line
@@ -685,6 +691,10 @@ mod tests {
         assert_eq!(&input[..], b"GET");
         let mut input = BytesMut::from(&b"\r"[..]);
         assert!(!skip_empty_lines(&mut input));
+        // Counted on from where an earlier call stopped, a CR waiting for
+        // its LF not yet among them.
+        assert_eq!(empty_lines_len(b"\r\n\n\r", 0), 3);
+        assert_eq!(empty_lines_len(b"\r\n\n\r\nGET", 3), 5);
     }
 
     #[test]

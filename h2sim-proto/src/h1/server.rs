@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::body::{BodyDecoder, BodyLimits, Decoded};
 use super::encode::{self, Framing};
@@ -37,7 +37,15 @@ const ANSWERS_AHEAD: usize = 256 * 1024;
 pub(super) struct Server {
     ids: Ids,
     read: Read,
-    /// How far the head at the front of the input was scanned for its end.
+    /// Bytes of empty lines in front of the next request-line. They stay in
+    /// the input until the head after them is complete: RFC 9112 §2.2 asks
+    /// a server to ignore one, not an unbounded stream of them, so they are
+    /// part of the head for the head-read timer (unread input is a head in
+    /// progress) and for `Http1Config::max_head_size`. Dropped on arrival,
+    /// a line dripped every few seconds would keep the connection open for
+    /// ever, neither idle nor reading a head.
+    blank: usize,
+    /// How far the head after the empty lines was scanned for its end.
     scanned: usize,
     /// Requests whose responses are not completely written, oldest first.
     exchanges: VecDeque<Exchange>,
@@ -150,6 +158,7 @@ impl Server {
         Server {
             ids: Ids::new(),
             read: Read::Head,
+            blank: 0,
             scanned: 0,
             exchanges: VecDeque::new(),
             last_request: false,
@@ -183,25 +192,30 @@ impl Server {
                     if self.pipeline_full(io) {
                         break;
                     }
-                    if parse::skip_empty_lines(input) {
+                    let blank = parse::empty_lines_len(input, self.blank);
+                    if blank > self.blank {
+                        self.blank = blank;
                         self.scanned = 0;
                     }
-                    if input.is_empty() {
-                        break;
-                    }
                     let max = limits.max_head_size;
-                    let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
+                    let found = input
+                        .get(blank..)
+                        .and_then(|after| parse::find_head_end(after, &mut self.scanned));
+                    let Some(end) = found else {
                         if input.len() > max {
                             let size = input.len();
                             self.reject(io, Http1Error::HeadTooLarge { size, max });
                         }
                         break;
                     };
-                    self.scanned = 0;
-                    if end > max {
-                        self.reject(io, Http1Error::HeadTooLarge { size: end, max });
+                    if blank + end > max {
+                        let size = blank + end;
+                        self.reject(io, Http1Error::HeadTooLarge { size, max });
                         break;
                     }
+                    input.advance(blank);
+                    self.blank = 0;
+                    self.scanned = 0;
                     let head = input.split_to(end).freeze();
                     io.stats.header_wire_bytes_received += head.len() as u64;
                     self.on_head(io, &head);
