@@ -31,6 +31,9 @@ pub enum Http1Error {
     /// A request whose final transfer coding is not chunked, or that applies
     /// chunked twice (RFC 9112 §6.3 item 4, §7).
     ChunkedNotFinal,
+    /// The chunked coding with parameters, which it does not define
+    /// (RFC 9112 §7: their presence SHOULD be treated as an error).
+    ChunkedWithParameters,
     /// A transfer coding other than chunked, which we do not decode
     /// (RFC 9112 §6.1: 501).
     UnsupportedCoding,
@@ -100,6 +103,11 @@ impl Http1Error {
             | ContentLengthWithTransferEncoding
             | TransferEncodingInHttp10
             | ChunkedNotFinal
+            // A malformed use of the one coding we implement, as a
+            // misplaced chunked is: 400, the status RFC 9112 §7 means by an
+            // error. 501 (RFC 9112 §6.1) stays for a coding we do not
+            // implement at all, such as gzip.
+            | ChunkedWithParameters
             | InvalidChunk
             | UnexpectedResponse => 400,
         }
@@ -124,6 +132,7 @@ impl fmt::Display for Http1Error {
                 f.write_str("Transfer-Encoding in an HTTP/1.0 message (RFC 9112 §6.1)")
             }
             ChunkedNotFinal => f.write_str("chunked is not the final coding once (RFC 9112 §6.3)"),
+            ChunkedWithParameters => f.write_str("parameters on the chunked coding (RFC 9112 §7)"),
             UnsupportedCoding => f.write_str("unsupported transfer coding (RFC 9112 §6.1)"),
             HeadTooLarge { size, max } => {
                 write!(f, "head of {size} bytes above the limit of {max}")

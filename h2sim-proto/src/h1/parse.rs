@@ -134,6 +134,9 @@ impl Controls {
             if !self.transfer.chunked_last || self.transfer.chunked > 1 {
                 return Err(Http1Error::ChunkedNotFinal);
             }
+            if self.transfer.chunked_parameters {
+                return Err(Http1Error::ChunkedWithParameters);
+            }
             if self.transfer.other {
                 return Err(Http1Error::UnsupportedCoding);
             }
@@ -247,6 +250,8 @@ struct Transfer {
     present: bool,
     chunked: u32,
     chunked_last: bool,
+    /// A chunked member carried parameters (`chunked;q=1`).
+    chunked_parameters: bool,
     other: bool,
 }
 
@@ -255,10 +260,12 @@ impl Transfer {
         self.present = true;
         for member in list(value) {
             // A coding may carry parameters after `;` (RFC 9110 §10.1.4).
-            let coding = trim(member.split(|&b| b == b';').next().unwrap_or_default());
+            let mut parts = member.split(|&b| b == b';');
+            let coding = trim(parts.next().unwrap_or_default());
             if coding.eq_ignore_ascii_case(b"chunked") {
                 self.chunked = self.chunked.saturating_add(1);
                 self.chunked_last = true;
+                self.chunked_parameters |= parts.any(|p| !trim(p).is_empty());
             } else {
                 self.other = true;
                 self.chunked_last = false;

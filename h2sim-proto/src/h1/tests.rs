@@ -1053,6 +1053,27 @@ fn smuggling_attempts_get_400() {
         b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
         "HTTP/1.1 501 Not Implemented",
     );
+    // The chunked coding defines no parameters, and their presence is an
+    // error (RFC 9112 §7): 400, as for chunked out of place.
+    for te in ["chunked;q=1", "gzip, Chunked ; x=y"] {
+        let wire = format!("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: {te}\r\n\r\n");
+        let events = assert_rejected(
+            Config::default(),
+            wire.as_bytes(),
+            "HTTP/1.1 400 Bad Request",
+        );
+        assert!(
+            matches!(
+                closed_error(&events),
+                Some(Some(ConnectionError::Local {
+                    violation: Violation::Http1(Http1Error::ChunkedWithParameters),
+                    ..
+                }))
+            ),
+            "{te}: {:?}",
+            closed_error(&events)
+        );
+    }
     // Identical repeated lengths are one length (RFC 9110 §8.6).
     let (_, events, _) = serve(
         Config::default(),
