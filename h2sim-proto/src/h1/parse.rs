@@ -511,7 +511,9 @@ pub(super) fn parse_request(
         return Err(Http1Error::MissingHost);
     }
     let host = host.unwrap_or_default();
-    if !is_authority(&host) {
+    // An empty Host is what a client sends for a target without an
+    // authority (RFC 9112 §3.2); a port without a host is no authority.
+    if !is_authority(&host) || (!host.is_empty() && empty_host(&host)) {
         return Err(Http1Error::InvalidHost);
     }
     let (authority, path) = request_target(&method, target, host)?;
@@ -538,7 +540,7 @@ pub(super) fn parse_request(
 /// for a server-wide OPTIONS.
 fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, Bytes), Http1Error> {
     if method == b"CONNECT" {
-        if target.is_empty() || !is_authority(&target) {
+        if !is_authority(&target) || empty_host(&target) {
             return Err(Http1Error::InvalidTarget);
         }
         return Ok((target, Bytes::new()));
@@ -561,7 +563,7 @@ fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, B
         .position(|&b| matches!(b, b'/' | b'?' | b'#'))
         .unwrap_or(rest.len());
     let authority = rest.slice(..end);
-    if authority.is_empty() || !is_authority(&authority) {
+    if !is_authority(&authority) || empty_host(&authority) {
         return Err(Http1Error::InvalidTarget);
     }
     let path = rest.slice(end..);
@@ -575,6 +577,15 @@ fn request_target(method: &[u8], target: Bytes, host: Bytes) -> Result<(Bytes, B
         p.freeze()
     };
     Ok((authority, path))
+}
+
+/// Whether the host of `authority` (one [`is_authority`] accepts) is
+/// empty: nothing at all, or a port alone (`:80`). "A recipient that
+/// processes such a URI reference MUST reject it as invalid" (RFC 9110
+/// §4.2.1, for the http and https schemes); the octets of an authority
+/// hold no userinfo, so the host is what comes before the first `:`.
+fn empty_host(authority: &[u8]) -> bool {
+    matches!(authority.first(), None | Some(b':'))
 }
 
 /// A response head, parsed.
@@ -738,6 +749,48 @@ mod tests {
         assert_eq!(
             request("GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n").unwrap_err(),
             Http1Error::InvalidTarget
+        );
+    }
+
+    /// An http URI with an empty host is invalid (RFC 9110 §4.2.1), in the
+    /// Host field (400, RFC 9112 §3.2) as in the request-target; an empty
+    /// Host stands for a target without an authority and is accepted.
+    #[test]
+    fn empty_host_is_rejected() {
+        for (head, error) in [
+            (
+                "GET / HTTP/1.1\r\nHost: :80\r\n\r\n",
+                Http1Error::InvalidHost,
+            ),
+            ("GET / HTTP/1.1\r\nHost: :\r\n\r\n", Http1Error::InvalidHost),
+            (
+                "GET http://:80/ HTTP/1.1\r\nHost: h\r\n\r\n",
+                Http1Error::InvalidTarget,
+            ),
+            (
+                "GET http:///p HTTP/1.1\r\nHost: h\r\n\r\n",
+                Http1Error::InvalidTarget,
+            ),
+            (
+                "CONNECT :443 HTTP/1.1\r\nHost: h\r\n\r\n",
+                Http1Error::InvalidTarget,
+            ),
+        ] {
+            assert_eq!(request(head).unwrap_err(), error, "{head:?}");
+        }
+        assert_eq!(
+            request("GET / HTTP/1.1\r\nHost:\r\n\r\n")
+                .unwrap()
+                .head
+                .authority,
+            ""
+        );
+        assert_eq!(
+            request("GET / HTTP/1.1\r\nHost: h:80\r\n\r\n")
+                .unwrap()
+                .head
+                .authority,
+            "h:80"
         );
     }
 

@@ -1157,6 +1157,18 @@ fn a_body_error_names_the_status_the_client_got() {
     );
 }
 
+/// RFC 9110 §4.2.1: an http URI with an empty host MUST be rejected as
+/// invalid; RFC 9112 §3.2: 400 for an invalid Host.
+#[test]
+fn empty_host_gets_400() {
+    for wire in [
+        &b"GET / HTTP/1.1\r\nHost: :80\r\n\r\n"[..],
+        b"GET http://:80/ HTTP/1.1\r\nHost: h\r\n\r\n",
+    ] {
+        assert_rejected(Config::default(), wire, "HTTP/1.1 400 Bad Request");
+    }
+}
+
 #[test]
 fn head_over_the_size_limit_gets_431() {
     let mut config = Config::default();
