@@ -182,7 +182,8 @@ impl Default for Limits {
 #[derive(Debug, Clone)]
 pub struct Http1Config {
     /// Largest request or response head (start line plus fields) accepted;
-    /// larger gets 431 (requests) or ends the connection (responses).
+    /// larger gets 431 (requests; 414 when the request-line alone is
+    /// larger) or ends the connection (responses).
     pub max_head_size: usize,
     /// Most header fields in one head; more gets 431.
     pub max_headers: usize,

@@ -39,6 +39,11 @@ pub enum Http1Error {
     UnsupportedCoding,
     /// A head (or trailer section) larger than `Http1Config::max_head_size`.
     HeadTooLarge { size: usize, max: usize },
+    /// A request-line that alone is larger than `Http1Config::max_head_size`
+    /// (`size` bytes so far, its end perhaps not yet received): a
+    /// request-target longer than the server will parse (RFC 9112 §3,
+    /// RFC 9110 §15.5.15).
+    RequestLineTooLong { size: usize, max: usize },
     /// More field lines than `Http1Config::max_headers`.
     TooManyHeaders { max: usize },
     /// A request body larger than `Http1Config::max_body_size`.
@@ -92,6 +97,9 @@ impl Http1Error {
         match self {
             UnsupportedVersion => 505,
             UnsupportedCoding => 501,
+            // RFC 9112 §3: "A server that receives a request-target longer
+            // than any URI it wishes to parse MUST respond with a 414".
+            RequestLineTooLong { .. } => 414,
             HeadTooLarge { .. } | TooManyHeaders { .. } => 431,
             BodyTooLarge { .. } => 413,
             Syntax(_)
@@ -136,6 +144,12 @@ impl fmt::Display for Http1Error {
             UnsupportedCoding => f.write_str("unsupported transfer coding (RFC 9112 §6.1)"),
             HeadTooLarge { size, max } => {
                 write!(f, "head of {size} bytes above the limit of {max}")
+            }
+            RequestLineTooLong { size, max } => {
+                write!(
+                    f,
+                    "request-line of {size} bytes above the limit of {max} (RFC 9112 §3)"
+                )
             }
             TooManyHeaders { max } => write!(f, "more than {max} header fields"),
             BodyTooLarge { size, max } => {

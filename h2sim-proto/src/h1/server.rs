@@ -203,14 +203,12 @@ impl Server {
                         .and_then(|after| parse::find_head_end(after, &mut self.scanned));
                     let Some(end) = found else {
                         if input.len() > max {
-                            let size = input.len();
-                            self.reject(io, Http1Error::HeadTooLarge { size, max });
+                            self.reject(io, too_large(input, blank, input.len(), max));
                         }
                         break;
                     };
                     if blank + end > max {
-                        let size = blank + end;
-                        self.reject(io, Http1Error::HeadTooLarge { size, max });
+                        self.reject(io, too_large(input, blank, blank + end, max));
                         break;
                     }
                     input.advance(blank);
@@ -637,6 +635,24 @@ impl Server {
         self.read = Read::Stopped;
         self.last_request = true;
         io.close(None);
+    }
+}
+
+/// What a head of `size` bytes over `max` is, `input` holding it after
+/// `blank` bytes of empty lines: a request-line that alone does not fit
+/// (its end not even received within the limit) is a request-target too
+/// long to parse, answered 414 (RFC 9112 §3, RFC 9110 §15.5.15); else the
+/// header fields are too large, 431 (RFC 6585 §5).
+fn too_large(input: &[u8], blank: usize, size: usize, max: usize) -> Http1Error {
+    let after = input.get(blank..).unwrap_or_default();
+    let line = memchr::memchr(b'\n', after).map_or(after.len(), |lf| lf + 1);
+    if blank + line > max {
+        Http1Error::RequestLineTooLong {
+            size: blank + line,
+            max,
+        }
+    } else {
+        Http1Error::HeadTooLarge { size, max }
     }
 }
 

@@ -1198,6 +1198,46 @@ fn head_over_the_size_limit_gets_431() {
     ));
 }
 
+/// RFC 9112 §3: a request-target longer than the server will parse gets
+/// 414 (RFC 9110 §15.5.15), whether the request-line has ended or not;
+/// fields that carry a head over the limit still get 431.
+#[test]
+fn request_line_over_the_size_limit_gets_414() {
+    let mut config = Config::default();
+    config.http1.max_head_size = 64;
+    let target = format!("/{}", "a".repeat(70));
+    let whole = format!("GET {target} HTTP/1.1\r\nHost: h\r\n\r\n");
+    let partial = format!("GET {target}");
+    for wire in [whole, partial] {
+        let events = assert_rejected(config.clone(), wire.as_bytes(), "HTTP/1.1 414 URI Too Long");
+        assert!(
+            matches!(
+                closed_error(&events),
+                Some(Some(ConnectionError::Local {
+                    violation: Violation::Http1(Http1Error::RequestLineTooLong { max: 64, .. }),
+                    ..
+                }))
+            ),
+            "{wire:?}: {:?}",
+            closed_error(&events)
+        );
+    }
+    // Empty lines in front count toward the head, the line with them.
+    let wire = format!("{}GET /{} HTTP/1.1\r\n", "\r\n".repeat(20), "a".repeat(20));
+    assert_rejected(config.clone(), wire.as_bytes(), "HTTP/1.1 414 URI Too Long");
+    // A request-line that fits, fields that do not: 431.
+    let wire = format!(
+        "GET /{} HTTP/1.1\r\nHost: h\r\nX: {}\r\n\r\n",
+        "a".repeat(40),
+        "b".repeat(20)
+    );
+    assert_rejected(
+        config,
+        wire.as_bytes(),
+        "HTTP/1.1 431 Request Header Fields Too Large",
+    );
+}
+
 #[test]
 fn too_many_fields_get_431() {
     let mut config = Config::default();
