@@ -33,6 +33,11 @@ pub(super) struct Client {
     /// No new request may be sent: we are going away, or the server said it
     /// closes after a response.
     no_new: bool,
+    /// The response that ends the connection did not say so beforehand: its
+    /// body is delimited by the close, with neither `connection: close` nor
+    /// HTTP/1.0 without keep-alive. The server may then have processed the
+    /// requests pipelined behind it (see [`Client::end_after_last`]).
+    unannounced_close: bool,
 }
 
 /// What the input holds next.
@@ -47,6 +52,9 @@ struct Exchange {
     id: StreamId,
     /// The response has no body whatever its fields say (RFC 9110 §9.3.2).
     head_request: bool,
+    /// The method is idempotent (RFC 9110 §9.2.2): the request may be sent
+    /// again automatically even if the server may have processed it.
+    idempotent: bool,
     queue: SendQueue<Outgoing<RequestHead>>,
     framing: Framing,
     /// Everything of the request has been queued.
@@ -78,6 +86,7 @@ impl Client {
             read: Read::Head,
             scanned: 0,
             no_new: false,
+            unannounced_close: false,
         }
     }
 
@@ -96,10 +105,12 @@ impl Client {
         let id = self.ids.allocate().ok_or(UserError::StreamIdsExhausted)?;
         let mut queue = SendQueue::default();
         let head_request = head.method.as_ref() == b"HEAD";
+        let idempotent = is_idempotent(&head.method);
         queue.push_back(Outgoing::Head { head, end_stream });
         self.exchanges.push_back(Exchange {
             id,
             head_request,
+            idempotent,
             queue,
             framing: Framing::None,
             send_ended: end_stream,
@@ -290,7 +301,12 @@ impl Client {
         };
         let decoder = BodyDecoder::new(kind);
         let closes = decoder.as_ref().is_some_and(BodyDecoder::ends_at_close);
-        if closes || !response.controls.persistent(response.http10) {
+        let persistent = response.controls.persistent(response.http10);
+        if closes || !persistent {
+            // `connection: close`, or HTTP/1.0 without keep-alive (RFC 9112
+            // §9.3), tells that the server reads no request after this one;
+            // a body that only the close ends tells nothing of the kind.
+            self.unannounced_close = persistent;
             ex.last = true;
             self.no_new = true;
             io.hint(CloseCause::GoAwayReceived {
@@ -367,10 +383,39 @@ impl Client {
     }
 
     /// The response that closes the connection is complete: an orderly
-    /// end. Requests pipelined behind it were not processed — a server
-    /// that says `close` must not process further requests (RFC 9112 §9.6)
-    /// — so they are retryable, like the ones never written.
+    /// end. Requests pipelined behind it were not processed when the
+    /// server announced the close — a server that says `close` must not
+    /// process further requests (RFC 9112 §9.6), and one answering in
+    /// HTTP/1.0 without keep-alive closes after the current response
+    /// (RFC 9112 §9.3) — so they are retryable, like the ones never
+    /// written. Without that announcement the server may have processed
+    /// them: only idempotent ones may be sent again automatically (RFC 9112
+    /// §9.3.1, RFC 9110 §9.2.2); the others are lost as requests are when
+    /// the connection closes unannounced.
     fn end_after_last(&mut self, io: &mut Io) {
+        if self.unannounced_close {
+            let started = self.started;
+            let mut index = 0;
+            let mut retried = 0;
+            self.exchanges.retain(|ex| {
+                let written = index < started;
+                index += 1;
+                if written && !ex.answered && ex.idempotent {
+                    io.emit(Event::Retryable { stream: ex.id });
+                    retried += 1;
+                    return false;
+                }
+                true
+            });
+            self.started -= retried;
+            let lost = self
+                .exchanges
+                .iter()
+                .take(self.started)
+                .any(|ex| !ex.answered);
+            let error = lost.then_some(ConnectionError::TransportClosed);
+            return self.end(io, error, Reason::CANCEL, true);
+        }
         for ex in self.exchanges.drain(..) {
             if !ex.answered {
                 io.emit(Event::Retryable { stream: ex.id });
@@ -433,6 +478,14 @@ impl Client {
     pub(super) fn abort(&mut self, io: &mut Io, reason: Reason) {
         self.end(io, None, reason, false);
     }
+}
+
+/// The methods RFC 9110 §9.2.2 defines as idempotent.
+fn is_idempotent(method: &[u8]) -> bool {
+    matches!(
+        method,
+        b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE" | b"PUT" | b"DELETE"
+    )
 }
 
 /// Encodes the exchange's queued request items.

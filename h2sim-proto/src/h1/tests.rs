@@ -749,6 +749,81 @@ fn server_connection_close_ends_the_pipeline() {
     assert_eq!(&input[..], b"GARBAGE", "nothing read after the end");
 }
 
+/// A response whose body only the close ends, without `connection: close`,
+/// does not say the server left the requests behind it unprocessed: RFC
+/// 9112 §9.3.1 forbids sending a non-idempotent one again automatically,
+/// so the POSTs written behind it are lost with the connection; the GET
+/// (idempotent, RFC 9110 §9.2.2) and the request never written are
+/// retryable.
+#[test]
+fn close_delimited_response_loses_pipelined_posts() {
+    let mut config = Config::default();
+    config.http1.max_pipeline = 4;
+    let mut client = Session::new(Role::Client, config, now());
+    let first = client.send_request(post("/1"), true).unwrap();
+    let post2 = client.send_request(post("/2"), true).unwrap();
+    let get3 = client.send_request(get("/3"), true).unwrap();
+    let post4 = client.send_request(post("/4"), true).unwrap();
+    let unsent = client.send_request(post("/5"), true).unwrap();
+    let wire = text(&drain_output(&mut client));
+    assert_eq!(wire.matches("HTTP/1.1\r\n").count(), 4, "{wire}");
+    let mut input = BytesMut::from(&b"HTTP/1.1 200 OK\r\n\r\nprocessed-all"[..]);
+    client.handle_input(now(), &mut input);
+    client.handle_eof();
+    let events = drain_events(&mut client);
+    assert_eq!(body_of(&events, first), (b"processed-all".to_vec(), true));
+    for lost in [post2, post4] {
+        assert!(
+            events.contains(&Event::StreamReset {
+                stream: lost,
+                reason: Reason::CANCEL,
+                remote: true,
+                violation: None,
+                status: None
+            }),
+            "{lost:?} lost: {events:?}"
+        );
+        assert!(!events.contains(&Event::Retryable { stream: lost }));
+    }
+    for again in [get3, unsent] {
+        assert!(
+            events.contains(&Event::Retryable { stream: again }),
+            "{again:?} retryable: {events:?}"
+        );
+    }
+    assert_eq!(
+        closed_error(&events),
+        Some(Some(ConnectionError::TransportClosed))
+    );
+}
+
+/// An HTTP/1.0 response without keep-alive announces the close (RFC 9112
+/// §9.3): the server reads no request after it, so the POSTs pipelined
+/// behind it are retryable, as after `connection: close` (RFC 9112 §9.6).
+#[test]
+fn http10_close_leaves_pipelined_posts_retryable() {
+    let mut config = Config::default();
+    config.http1.max_pipeline = 4;
+    let mut client = Session::new(Role::Client, config, now());
+    let first = client.send_request(post("/1"), true).unwrap();
+    let rest: Vec<_> = (2..4)
+        .map(|n| client.send_request(post(&format!("/{n}")), true).unwrap())
+        .collect();
+    drain_output(&mut client);
+    let mut input = BytesMut::from(&b"HTTP/1.0 200 OK\r\n\r\ndone"[..]);
+    client.handle_input(now(), &mut input);
+    client.handle_eof();
+    let events = drain_events(&mut client);
+    assert_eq!(body_of(&events, first), (b"done".to_vec(), true));
+    for id in rest {
+        assert!(
+            events.contains(&Event::Retryable { stream: id }),
+            "{events:?}"
+        );
+    }
+    assert_eq!(closed_error(&events), Some(None));
+}
+
 #[test]
 fn malformed_response_resets_and_closes() {
     for (wire, violation) in [
