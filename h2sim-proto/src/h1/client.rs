@@ -218,26 +218,31 @@ impl Client {
                     if input.is_empty() {
                         break;
                     }
-                    let Some(at) = self.response_target() else {
-                        self.fail(io, None, Http1Error::UnexpectedResponse);
-                        break;
-                    };
+                    // A head with no request waiting is read whole, to
+                    // tell a 408 from any other.
+                    let at = self.response_target();
                     let max = limits.max_head_size;
                     let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
                         if input.len() > max {
                             let size = input.len();
-                            self.fail(io, Some(at), Http1Error::HeadTooLarge { size, max });
+                            self.fail(io, at, Http1Error::HeadTooLarge { size, max });
                         }
                         break;
                     };
                     self.scanned = 0;
                     if end > max {
-                        self.fail(io, Some(at), Http1Error::HeadTooLarge { size: end, max });
+                        self.fail(io, at, Http1Error::HeadTooLarge { size: end, max });
                         break;
                     }
                     let head = input.split_to(end).freeze();
                     io.stats.header_wire_bytes_received += head.len() as u64;
-                    self.on_head(io, at, &head);
+                    match at {
+                        Some(at) => self.on_head(io, at, &head),
+                        None => {
+                            self.on_unsolicited(io, &head);
+                            input.clear();
+                        }
+                    }
                 }
                 Read::Body { id, decoder } => {
                     let id = *id;
@@ -322,6 +327,29 @@ impl Client {
             Some(decoder) => self.read = Read::Body { id, decoder },
             None => self.response_done(io),
         }
+    }
+
+    /// A complete response head with no request waiting for it. A 408 is
+    /// the server's notice that it closes a connection it found idle (RFC
+    /// 9110 §15.5.9): an orderly end, its body discarded with the rest of
+    /// the input; requests not written yet are retryable. Anything else
+    /// answers nothing we asked (RFC 9112 §9.3).
+    fn on_unsolicited(&mut self, io: &mut Io, head: &Bytes) {
+        let response =
+            match parse::parse_response(head, io.config.http1.max_headers, io.spares.fields()) {
+                Ok(response) => response,
+                Err(e) => return self.fail(io, None, e),
+            };
+        io.stats.header_bytes_received += response.field_octets;
+        let status = response.head.status;
+        io.spares.give_fields(response.head.fields);
+        if status != 408 {
+            return self.fail(io, None, Http1Error::UnexpectedResponse);
+        }
+        io.hint(CloseCause::GoAwayReceived {
+            reason: Reason::NO_ERROR,
+        });
+        self.end(io, None, Reason::CANCEL, true);
     }
 
     /// The response being read is complete.

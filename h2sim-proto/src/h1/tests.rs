@@ -874,13 +874,48 @@ fn malformed_response_resets_and_closes() {
 #[test]
 fn unsolicited_response_closes() {
     let mut client = Session::new(Role::Client, Config::default(), now());
-    let mut input = BytesMut::from(&b"\r\nHTTP/1.1 408 Request Timeout\r\n\r\n"[..]);
+    let mut input = BytesMut::from(&b"\r\nHTTP/1.1 200 OK\r\n\r\n"[..]);
     client.handle_input(now(), &mut input);
     let events = drain_events(&mut client);
-    assert!(matches!(
+    assert_eq!(
         closed_error(&events),
-        Some(Some(ConnectionError::Local { .. }))
-    ));
+        Some(Some(ConnectionError::Local {
+            reason: Reason::PROTOCOL_ERROR,
+            violation: Violation::Http1(Http1Error::UnexpectedResponse)
+        }))
+    );
+}
+
+/// A 408 with no request outstanding is the server closing an idle
+/// connection (RFC 9110 §15.5.9), not a response out of turn: the
+/// connection ends in order, the 408 and its body discarded, and a request
+/// not written yet is retryable.
+#[test]
+fn unsolicited_408_is_an_orderly_close() {
+    let mut client = Session::new(Role::Client, Config::default(), now());
+    let first = client.send_request(get("/"), true).unwrap();
+    drain_output(&mut client);
+    let mut input = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"[..]);
+    client.handle_input(now(), &mut input);
+    let next = client.send_request(get("/next"), true).unwrap();
+    input.extend_from_slice(
+        b"HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 7\r\n\r\nidle...",
+    );
+    client.handle_input(now(), &mut input);
+    let events = drain_events(&mut client);
+    assert_eq!(body_of(&events, first), (b"ok".to_vec(), true));
+    assert!(
+        events.contains(&Event::Retryable { stream: next }),
+        "{events:?}"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Response { stream, .. } if *stream == next)),
+        "{events:?}"
+    );
+    assert_eq!(closed_error(&events), Some(None));
+    assert!(client.is_closed());
 }
 
 #[test]
