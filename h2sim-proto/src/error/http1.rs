@@ -50,9 +50,12 @@ pub enum Http1Error {
     BodyTooLarge { size: u64, max: u64 },
     /// A chunk-size line or chunk terminator that breaks RFC 9112 §7.1.
     InvalidChunk,
-    /// Client: a response with no request waiting for it, or a 101 we did
-    /// not ask for (RFC 9110 §15.2.2).
+    /// Client: a response with no request waiting for it (RFC 9112 §9.3).
     UnexpectedResponse,
+    /// Client: a 101 Switching Protocols to a request that offered no
+    /// protocol in Upgrade; a server may only switch to one the client
+    /// offered (RFC 9110 §7.8, §15.2.2).
+    UnrequestedSwitch,
 }
 
 /// The part of a head that failed to parse.
@@ -117,7 +120,8 @@ impl Http1Error {
             // implement at all, such as gzip.
             | ChunkedWithParameters
             | InvalidChunk
-            | UnexpectedResponse => 400,
+            | UnexpectedResponse
+            | UnrequestedSwitch => 400,
         }
     }
 }
@@ -157,6 +161,10 @@ impl fmt::Display for Http1Error {
             }
             InvalidChunk => f.write_str("invalid chunk (RFC 9112 §7.1)"),
             UnexpectedResponse => f.write_str("response without a request (RFC 9112 §9.3)"),
+            UnrequestedSwitch => f.write_str(
+                "unrequested protocol switch: 101 to a request without Upgrade \
+                 (RFC 9110 §7.8, §15.2.2)",
+            ),
         }
     }
 }

@@ -286,8 +286,8 @@ impl Client {
         let id = ex.id;
         let status = response.head.status;
         if status == 101 {
-            // We never ask to upgrade.
-            return self.fail(io, Some(at), Http1Error::UnexpectedResponse);
+            // We never offer Upgrade, so no switch is ours to accept.
+            return self.fail(io, Some(at), Http1Error::UnrequestedSwitch);
         }
         if (100..200).contains(&status) {
             io.emit(Event::Response {

@@ -836,8 +836,10 @@ fn malformed_response_resets_and_closes() {
             Violation::Http1(Http1Error::Syntax(HeadPart::FieldName)),
         ),
         (
-            b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
-            Violation::Http1(Http1Error::UnexpectedResponse),
+            // A switch to a protocol we did not offer in Upgrade (RFC 9110
+            // §7.8, §15.2.2).
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n",
+            Violation::Http1(Http1Error::UnrequestedSwitch),
         ),
         (
             b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
