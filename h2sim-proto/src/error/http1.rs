@@ -56,6 +56,11 @@ pub enum Http1Error {
     /// protocol in Upgrade; a server may only switch to one the client
     /// offered (RFC 9110 §7.8, §15.2.2).
     UnrequestedSwitch,
+    /// Client: the connection closed inside a response body whose framing
+    /// said more was to come, which makes the message incomplete (RFC 9112
+    /// §8); `missing` is what its Content-Length still owed, `None` for a
+    /// chunked body.
+    IncompleteMessage { missing: Option<u64> },
 }
 
 /// The part of a head that failed to parse.
@@ -121,7 +126,8 @@ impl Http1Error {
             | ChunkedWithParameters
             | InvalidChunk
             | UnexpectedResponse
-            | UnrequestedSwitch => 400,
+            | UnrequestedSwitch
+            | IncompleteMessage { .. } => 400,
         }
     }
 }
@@ -164,6 +170,17 @@ impl fmt::Display for Http1Error {
             UnrequestedSwitch => f.write_str(
                 "unrequested protocol switch: 101 to a request without Upgrade \
                  (RFC 9110 §7.8, §15.2.2)",
+            ),
+            IncompleteMessage {
+                missing: Some(missing),
+            } => write!(
+                f,
+                "incomplete message: the connection closed {missing} bytes short of \
+                 its Content-Length (RFC 9112 §8)"
+            ),
+            IncompleteMessage { missing: None } => f.write_str(
+                "incomplete message: the connection closed inside its chunked body \
+                 (RFC 9112 §8)",
             ),
         }
     }

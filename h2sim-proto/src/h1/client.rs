@@ -456,14 +456,21 @@ impl Client {
     }
 
     /// The server closed its side: a response delimited by the close is
-    /// complete; anything else unanswered is lost.
+    /// complete; one whose framing says more is to come is incomplete (RFC
+    /// 9112 §8), a rule broken; anything else unanswered is lost.
     pub(super) fn handle_eof(&mut self, io: &mut Io) {
-        if let Read::Body { id, decoder } = &self.read
-            && decoder.ends_at_close()
-        {
-            io.data(*id, Bytes::new(), true);
-            self.response_done(io);
-            return;
+        if let Read::Body { id, decoder } = &self.read {
+            let missing = match decoder {
+                BodyDecoder::Close => {
+                    io.data(*id, Bytes::new(), true);
+                    self.response_done(io);
+                    return;
+                }
+                BodyDecoder::Length { remaining } => Some(*remaining),
+                BodyDecoder::Chunked { .. } => None,
+            };
+            let at = self.response_target();
+            return self.fail(io, at, Http1Error::IncompleteMessage { missing });
         }
         let unanswered = self
             .exchanges

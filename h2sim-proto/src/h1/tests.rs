@@ -645,18 +645,11 @@ fn eof_fails_unanswered_requests() {
     client.send_data(a, Bytes::from_static(b"x"), true).unwrap();
     let b = client.send_request(get("/b"), true).unwrap();
     drain_output(&mut client);
-    let mut input = BytesMut::from(&b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\nabc"[..]);
-    client.handle_input(now(), &mut input);
     client.handle_eof();
     let events = drain_events(&mut client);
     assert_eq!(
-        &events[2..],
+        &events[1..],
         [
-            Event::Data {
-                stream: a,
-                data: Bytes::from_static(b"abc"),
-                end_stream: false
-            },
             Event::StreamReset {
                 stream: a,
                 reason: Reason::CANCEL,
@@ -675,6 +668,52 @@ fn eof_fails_unanswered_requests() {
         client.send_data(a, Bytes::new(), true),
         Err(UserError::UnknownStream(a))
     );
+}
+
+/// A body whose framing says more is to come, ended by the close, is an
+/// incomplete message (RFC 9112 §8): the exchange fails with that rule, not
+/// as a request left unanswered.
+#[test]
+fn body_cut_by_the_close_is_an_incomplete_message() {
+    for (wire, missing, received) in [
+        (
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nab"[..],
+            Some(8),
+            &b"ab"[..],
+        ),
+        (
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n4\r\nab",
+            None,
+            b"helloab",
+        ),
+    ] {
+        let mut client = Session::new(Role::Client, Config::default(), now());
+        let id = client.send_request(get("/"), true).unwrap();
+        drain_output(&mut client);
+        let mut input = BytesMut::from(wire);
+        client.handle_input(now(), &mut input);
+        client.handle_eof();
+        let events = drain_events(&mut client);
+        assert_eq!(body_of(&events, id), (received.to_vec(), false));
+        let violation = Violation::Http1(Http1Error::IncompleteMessage { missing });
+        assert!(
+            events.contains(&Event::StreamReset {
+                stream: id,
+                reason: Reason::PROTOCOL_ERROR,
+                remote: false,
+                violation: Some(violation.clone()),
+                status: None
+            }),
+            "{events:?}"
+        );
+        assert_eq!(
+            closed_error(&events),
+            Some(Some(ConnectionError::Local {
+                reason: Reason::PROTOCOL_ERROR,
+                violation
+            }))
+        );
+    }
 }
 
 #[test]
