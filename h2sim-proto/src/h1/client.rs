@@ -314,9 +314,13 @@ impl Client {
             self.unannounced_close = persistent;
             ex.last = true;
             self.no_new = true;
-            io.hint(CloseCause::GoAwayReceived {
-                reason: Reason::NO_ERROR,
-            });
+            // Only an announced close is the server's word; the other is
+            // known when the connection's end comes (`handle_eof`).
+            if !persistent {
+                io.hint(CloseCause::GoAwayReceived {
+                    reason: Reason::NO_ERROR,
+                });
+            }
         }
         io.emit(Event::Response {
             stream: id,

@@ -740,12 +740,11 @@ fn close_delimited_response_ends_at_eof() {
                 end_stream: true,
                 ..
             },
+            // The response did not announce the close (RFC 9112 §9.6):
+            // the end is the server's close, not its `connection: close`.
             Event::Closed {
                 error: None,
-                cause:
-                    CloseCause::GoAwayReceived {
-                        reason: Reason::NO_ERROR,
-                    },
+                cause: CloseCause::PeerClosed,
             },
         ] => {
             assert_eq!(
