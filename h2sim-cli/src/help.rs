@@ -68,9 +68,9 @@ REPORT
   When it stops, the server prints its counts and each rule's hits on
   stderr; \"refused\" counts the requests turned down because the client
   broke a rule (a malformed head or body, a limit, MAX_CONCURRENT_STREAMS;
-  HTTP/1.1's 400, 413, 431), apart from \"resets\", and unless -q each gets a
-  line naming it with what the client got, the RST_STREAM's code or the
-  core's status:
+  HTTP/1.1's 400, 413, 414, 431, 501, 505), apart from \"resets\", and
+  unless -q each gets a line naming it with what the client got, the
+  RST_STREAM's code or the core's status:
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)
