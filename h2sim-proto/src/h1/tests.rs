@@ -171,6 +171,28 @@ fn closed_error(events: &[Event]) -> Option<Option<ConnectionError>> {
     closed.into_iter().next()
 }
 
+/// The client's exchange on `stream` failed for `violation`, and the
+/// connection with it: a local PROTOCOL_ERROR reset, then the close.
+fn assert_failed(events: &[Event], stream: StreamId, violation: Violation) {
+    assert!(
+        events.contains(&Event::StreamReset {
+            stream,
+            reason: Reason::PROTOCOL_ERROR,
+            remote: false,
+            violation: Some(violation.clone()),
+            status: None
+        }),
+        "{events:?}"
+    );
+    assert_eq!(
+        closed_error(events),
+        Some(Some(ConnectionError::Local {
+            reason: Reason::PROTOCOL_ERROR,
+            violation
+        }))
+    );
+}
+
 fn get(path: &str) -> RequestHead {
     RequestHead::new("GET", "http", "example.com", path.to_owned())
 }
@@ -696,23 +718,7 @@ fn body_cut_by_the_close_is_an_incomplete_message() {
         let events = drain_events(&mut client);
         assert_eq!(body_of(&events, id), (received.to_vec(), false));
         let violation = Violation::Http1(Http1Error::IncompleteMessage { missing });
-        assert!(
-            events.contains(&Event::StreamReset {
-                stream: id,
-                reason: Reason::PROTOCOL_ERROR,
-                remote: false,
-                violation: Some(violation.clone()),
-                status: None
-            }),
-            "{events:?}"
-        );
-        assert_eq!(
-            closed_error(&events),
-            Some(Some(ConnectionError::Local {
-                reason: Reason::PROTOCOL_ERROR,
-                violation
-            }))
-        );
+        assert_failed(&events, id, violation);
     }
 }
 
@@ -890,23 +896,7 @@ fn malformed_response_resets_and_closes() {
         let mut input = BytesMut::from(wire);
         client.handle_input(now(), &mut input);
         let events = drain_events(&mut client);
-        assert!(
-            events.contains(&Event::StreamReset {
-                stream: id,
-                reason: Reason::PROTOCOL_ERROR,
-                remote: false,
-                violation: Some(violation.clone()),
-                status: None
-            }),
-            "{events:?}"
-        );
-        assert_eq!(
-            closed_error(&events),
-            Some(Some(ConnectionError::Local {
-                reason: Reason::PROTOCOL_ERROR,
-                violation
-            }))
-        );
+        assert_failed(&events, id, violation);
         assert!(client.is_closed());
     }
 }
