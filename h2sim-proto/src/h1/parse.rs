@@ -491,8 +491,9 @@ pub(super) fn parse_request(
     fields.reserve_exact(req.headers.len());
     let mut host = None;
     let mut hosts = 0usize;
-    let field_octets = octets(req.headers);
+    let mut field_octets = 0;
     for h in req.headers.iter() {
+        field_octets += (h.name.len() + h.value.len()) as u64;
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);
         if name == "host" {
@@ -613,8 +614,9 @@ pub(super) fn parse_response(
     let mut controls = Controls::default();
     fields.clear();
     fields.reserve_exact(res.headers.len());
-    let field_octets = octets(res.headers);
+    let mut field_octets = 0;
     for h in res.headers.iter() {
+        field_octets += (h.name.len() + h.value.len()) as u64;
         let name = field_name(head, h.name);
         let value = head.slice_ref(h.value);
         if !controls.note(&name, &value) {
@@ -627,14 +629,6 @@ pub(super) fn parse_response(
         controls,
         field_octets,
     })
-}
-
-/// Name and value octets of the field lines `headers`.
-fn octets(headers: &[httparse::Header<'_>]) -> u64 {
-    headers
-        .iter()
-        .map(|h| (h.name.len() + h.value.len()) as u64)
-        .sum()
 }
 
 /// Parses a trailer section (RFC 9112 §7.1.2), `section` running to and
