@@ -187,8 +187,9 @@ EXAMPLES
   h2sim client -k certs/client-ec.key -c certs/client-ec.crt -V verify,trust_file=certs/ca.crt -m GET -u https://localhost:8443/
 
 Exit status: 0 when every request succeeded; 1 when any failed or was lost,
-a -T send was missed, or a server could not be reached (at the start, or
-again after it went away); 2 on bad options.";
+a -T send was missed, a server could not be reached (at the start, or again
+after it went away), or Ctrl-C or SIGTERM cut the run short (its report then
+covers what it did); 2 on bad options.";
 
 pub const BENCH: &str = "\
 Start a server on loopback with h2simple's performance rules (POST /user1k/,
