@@ -484,13 +484,16 @@ fn a_server_gone_for_good_fails_a_duration_run() {
     for runtime in ["tokio", "glommio"] {
         let server = Peer::h2sim(&["-m", "GET", "-p", "/x", "-s", "200", "-q"]);
         let url = format!("{}/x", server.url);
-        let mut child = Command::new(BIN)
-            .args(["client", "-q", "-P", "4", "--duration", "30s"])
-            .args(["--runtime", runtime, &url])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_client(&[
+            "-q",
+            "-P",
+            "4",
+            "--duration",
+            "30s",
+            "--runtime",
+            runtime,
+            &url,
+        ]);
         std::thread::sleep(Duration::from_millis(500));
         kill(&server.child, "-TERM");
         let status = wait(&mut child, Duration::from_secs(20));
@@ -515,13 +518,17 @@ fn a_server_gone_for_good_leaves_its_requests_lost_and_its_sends_missed() {
             "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "50", "-q",
         ]);
         let url = format!("{}/slow/x", server.url);
-        let mut child = Command::new(BIN)
-            .args(["client", "-q", "-r", "-T", "500", "--duration", "3s"])
-            .args(["--runtime", runtime, &url])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_client(&[
+            "-q",
+            "-r",
+            "-T",
+            "500",
+            "--duration",
+            "3s",
+            "--runtime",
+            runtime,
+            &url,
+        ]);
         std::thread::sleep(Duration::from_millis(1000));
         kill(&server.child, "-KILL");
         let status = wait(&mut child, Duration::from_secs(20));
