@@ -720,19 +720,27 @@ fn a_204_or_304_sends_no_content() {
     pair.server
         .send_response(id, ResponseHead::new(204), false)
         .unwrap();
+    let responses = last_content_ends_only(&mut pair, id);
+    assert_eq!(responses.done, [id]);
+    assert!(responses.other.is_empty(), "{:?}", responses.other);
+}
+
+/// The server gives content to end `stream`, whose response may have
+/// none: one empty DATA frame ending the stream leaves, and nothing else.
+/// Returns what the client received.
+fn last_content_ends_only(pair: &mut Pair, stream: StreamId) -> Responses {
     pair.server
-        .send_data(id, Bytes::from_static(b"never"), true)
+        .send_data(stream, Bytes::from_static(b"never"), true)
         .unwrap();
     pair.drive();
     assert_eq!(
-        data_sent(&mut pair),
+        data_sent(pair),
         [(0, true)],
         "one empty DATA frame, ending the stream"
     );
     let mut responses = Responses::default();
-    responses.take(&mut pair);
-    assert_eq!(responses.done, [id]);
-    assert!(responses.other.is_empty(), "{:?}", responses.other);
+    responses.take(pair);
+    responses
 }
 
 /// The frames the server sent, from its frame trace (`trace_frames`).
@@ -785,17 +793,7 @@ fn answer_with_content(pair: &mut Pair, stream: StreamId) {
 fn a_response_to_head_sends_no_content() {
     let (mut pair, id) = head_request(12);
     answer_with_content(&mut pair, id);
-    pair.server
-        .send_data(id, Bytes::from_static(b"never"), true)
-        .unwrap();
-    pair.drive();
-    assert_eq!(
-        data_sent(&mut pair),
-        [(0, true)],
-        "one empty DATA frame, ending the stream"
-    );
-    let mut responses = Responses::default();
-    responses.take(&mut pair);
+    let responses = last_content_ends_only(&mut pair, id);
     assert_eq!(responses.status.get(&id), Some(&200));
     assert_eq!(responses.done, [id]);
     assert!(responses.bodies.get(&id).is_none_or(|b| b.is_empty()));
