@@ -60,7 +60,8 @@ pub struct Report {
     /// Requests owed when their connection slot ended for good (its server
     /// gone, reconnects spent): sent once and to be sent again under `-r`,
     /// or a running scenario's next step. Lost; a `-C` run counts them in
-    /// its `total` less what was done instead.
+    /// its `total` less what was done instead. Only [`Report::settle`]
+    /// reads it, so the JSON (settled) carries `lost`, not this.
     pub abandoned: u64,
     /// Requests that never ended, once the run is settled: of a `-C` run,
     /// those asked for and not done (never sent, as a server could not be
