@@ -7,7 +7,7 @@
 //! owes. Sans-IO: events and time in, commands out.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -84,11 +84,10 @@ pub struct Plan {
     pub completed: AtomicU64,
     /// Long transactions dumped so far (`-D` numbers them in order).
     pub slow_seen: AtomicU64,
-    /// Ctrl-C: start nothing new, let what is in flight finish.
-    pub stopping: AtomicBool,
-    /// When the first Ctrl-C came: a paced run's sends due after it were
-    /// not missed, the run was cut short.
-    pub interrupted_at: OnceLock<Instant>,
+    /// When the first Ctrl-C came: nothing new starts from then, what is
+    /// in flight finishes, and a paced run's sends due after it were not
+    /// missed, the run was cut short.
+    interrupted_at: OnceLock<Instant>,
     /// `--listen`: each scenario instance's values, for timing the
     /// notifications that name them.
     pub correlations: Option<Arc<Correlations>>,
@@ -139,7 +138,6 @@ impl Plan {
             next: AtomicU64::new(0),
             completed: AtomicU64::new(0),
             slow_seen: AtomicU64::new(0),
-            stopping: AtomicBool::new(false),
             interrupted_at: OnceLock::new(),
             correlations: None,
             bearer: None,
@@ -172,7 +170,6 @@ impl Plan {
     /// Ctrl-C at `now`: no new scenario or step starts from now on.
     pub fn stop(&self, now: Instant) {
         let _ = self.interrupted_at.set(now);
-        self.stopping.store(true, Ordering::Relaxed);
     }
 
     /// Where a paced run's send times end: `--duration`'s end, or the
@@ -185,7 +182,7 @@ impl Plan {
     }
 
     pub(crate) fn is_stopping(&self) -> bool {
-        self.stopping.load(Ordering::Relaxed)
+        self.interrupted_at.get().is_some()
     }
 
     /// Takes the next scenario number, if the run is not over.

@@ -3,7 +3,6 @@
 //! of every connection.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::host::{ClientError, ClientOutcome, ConnectionInfo};
@@ -300,7 +299,7 @@ pub fn finish_client(
         }
     }
     report.add_latencies(&parts.plan.latencies.take());
-    let interrupted = parts.plan.stopping.load(Ordering::Relaxed) && !parts.bench;
+    let interrupted = parts.plan.is_stopping() && !parts.bench;
     report.interrupted = interrupted;
     // A `--duration` run (with a `-C` too, when time ran out first) and
     // one cut short asked for no count it must reach.
