@@ -506,12 +506,18 @@ fn connection_window(value: &str) -> Result<u32, String> {
     }
 }
 
-/// `-T`: a rate above 0.
+/// `-T`: a rate within [`MIN_RATE`] and [`MAX_RATE`].
 fn rate(value: &str) -> Result<f64, String> {
     value
         .trim()
         .parse::<f64>()
         .ok()
-        .filter(|r| r.is_finite() && *r > 0.0)
-        .ok_or_else(|| "a rate above 0 (requests per second)".to_owned())
+        .filter(|r| (MIN_RATE..=MAX_RATE).contains(r))
+        .ok_or_else(|| "a rate from 0.001 to 1000000000 requests per second".to_owned())
 }
+
+/// `-T`'s bounds: the send interval (connections / rate) must be a
+/// duration (one send in about 17 minutes at the slowest; `-T 1e-300`
+/// overflowed it and panicked), and no machine sends a billion a second.
+const MIN_RATE: f64 = 0.001;
+const MAX_RATE: f64 = 1e9;

@@ -822,6 +822,14 @@ mod tests {
                 .contains("content-length 11 for a body whose size varies")
         );
         assert!(length("content-length=3", "abc", &[]).is_ok());
+        // A rate whose send interval is no duration was a panic.
+        for bad in ["0", "1e-300", "1e12", "nan"] {
+            assert!(
+                err(&["-T", bad, "http://h/"]).contains("a rate from 0.001 to"),
+                "-T {bad}"
+            );
+        }
+        assert!(parse(args(&["-T", "0.001", "http://h/"])).is_ok());
         assert!(err(&["--frobnicate", "http://h/"]).contains("unknown option --frobnicate"));
         assert!(err(&["-R", "X", "http://h/"]).contains("SYMBOL=FORMAT"));
         assert!(
