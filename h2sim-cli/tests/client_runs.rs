@@ -950,6 +950,28 @@ fn an_http1_only_server_is_named_as_such() {
     }
 }
 
+/// RFC 9113 §3.4: `-1` at a server that takes HTTP/2 with prior
+/// knowledge only meets its SETTINGS frame; the client names that, and
+/// the way to speak HTTP/2, on both runtimes. It said "requests
+/// unanswered" before, once the server had closed.
+#[test]
+fn an_http2_only_server_is_named_as_such() {
+    let server = Peer::h2sim(&["-2", "-m", "GET", "-p", "/", "-s", "200"]);
+    let url = format!("{}/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        let out = client(&["-q", "--runtime", runtime, "-1", "-C", "1", &url]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{runtime}: {t}");
+        assert!(
+            t.contains("the server answered in HTTP/2 (a SETTINGS frame)")
+                && t.contains("without -1 the client speaks HTTP/2 to it"),
+            "{runtime}: {t}"
+        );
+        let out = client(&["-q", "--runtime", runtime, "-C", "1", &url]);
+        assert!(out.status.success(), "{runtime}: {}", text(&out));
+    }
+}
+
 fn count_lines(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use h2sim_proto::host::{ClientError, ClientOutcome, ConnectionInfo};
-use h2sim_proto::{ConnectionError, Violation};
+use h2sim_proto::{ConnectionError, Http1Error, Violation};
 
 use super::config::config_with;
 use super::token::Renewal;
@@ -259,13 +259,18 @@ impl TargetOutcome {
 
 /// A connection's error, with what to do about it where the command line
 /// can help: a server that answered HTTP/2 with prior knowledge in
-/// HTTP/1.1 takes HTTP/1.1 (`-1`).
+/// HTTP/1.1 takes HTTP/1.1 (`-1`), and one that answered `-1`'s HTTP/1.1
+/// with HTTP/2's SETTINGS takes HTTP/2 (no `-1`).
 fn describe(error: &ClientError) -> String {
     match error {
         ClientError::Closed(ConnectionError::Local {
             violation: Violation::Http1Answer { .. },
             ..
         }) => format!("{error}; -1 speaks HTTP/1.1 to it"),
+        ClientError::Closed(ConnectionError::Local {
+            violation: Violation::Http1(Http1Error::Http2Answer),
+            ..
+        }) => format!("{error}; without -1 the client speaks HTTP/2 to it"),
         _ => error.to_string(),
     }
 }

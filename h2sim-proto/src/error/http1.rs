@@ -61,6 +61,14 @@ pub enum Http1Error {
     /// §8); `missing` is what its Content-Length still owed, `None` for a
     /// chunked body.
     IncompleteMessage { missing: Option<u64> },
+    /// Client: the server's first bytes are an HTTP/2 SETTINGS frame, not
+    /// a status line: it takes HTTP/2 with prior knowledge only, and sent
+    /// its connection preface (RFC 9113 §3.4) to our HTTP/1.1 request.
+    Http2Answer,
+    /// Client: the server's first bytes cannot begin a status line, which
+    /// starts with `HTTP/` (RFC 9112 §4); told at once rather than once a
+    /// head end that may never come has arrived.
+    NotHttp,
 }
 
 /// The part of a head that failed to parse.
@@ -127,7 +135,9 @@ impl Http1Error {
             | InvalidChunk
             | UnexpectedResponse
             | UnrequestedSwitch
-            | IncompleteMessage { .. } => 400,
+            | IncompleteMessage { .. }
+            | Http2Answer
+            | NotHttp => 400,
         }
     }
 }
@@ -182,6 +192,11 @@ impl fmt::Display for Http1Error {
                 "incomplete message: the connection closed inside its chunked body \
                  (RFC 9112 §8)",
             ),
+            Http2Answer => f.write_str(
+                "the server answered in HTTP/2 (a SETTINGS frame), not with a status line: \
+                 it takes HTTP/2 with prior knowledge only (RFC 9113 §3.4)",
+            ),
+            NotHttp => f.write_str("the server's answer does not begin with HTTP/ (RFC 9112 §4)"),
         }
     }
 }

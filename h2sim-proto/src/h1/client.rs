@@ -221,6 +221,10 @@ impl Client {
                     // A head with no request waiting is read whole, to
                     // tell a 408 from any other.
                     let at = self.response_target();
+                    if let Err(e) = parse::check_response_start(input) {
+                        self.fail(io, at, e);
+                        break;
+                    }
                     let max = limits.max_head_size;
                     let Some(end) = parse::find_head_end(input, &mut self.scanned) else {
                         if input.len() > max {

@@ -37,6 +37,33 @@ pub(super) fn skip_empty_lines(input: &mut BytesMut) -> bool {
     n > 0
 }
 
+/// Whether a server's answer can still be HTTP/1.1, from its first bytes
+/// (after any empty lines): `Err` names what it is instead, so a server
+/// that speaks something else is told at once, not when (if ever) a head
+/// end arrives. A lone CR may be the start of an empty line: undecided.
+pub(super) fn check_response_start(input: &[u8]) -> Result<(), Http1Error> {
+    const START: &[u8] = b"HTTP/";
+    let n = input.len().min(START.len());
+    if input[..n] == START[..n] || input == b"\r" {
+        return Ok(());
+    }
+    // An HTTP/2 frame head: 24-bit length, type 0x4 (SETTINGS), no flags,
+    // stream 0 (RFC 9113 §4.1, §6.5); undecided while it may still be one.
+    let settings = |i: usize, b: &u8| i < 3 || *b == u8::from(i == 3) * 0x04;
+    if !input
+        .iter()
+        .take(9)
+        .enumerate()
+        .all(|(i, b)| settings(i, b))
+    {
+        return Err(Http1Error::NotHttp);
+    }
+    if input.len() >= 9 {
+        return Err(Http1Error::Http2Answer);
+    }
+    Ok(())
+}
+
 /// How many bytes of empty lines (CRLF or a bare LF) `input` starts with,
 /// the first `from` of them already known to be such.
 pub(super) fn empty_lines_len(input: &[u8], from: usize) -> usize {

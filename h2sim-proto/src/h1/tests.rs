@@ -722,6 +722,48 @@ fn body_cut_by_the_close_is_an_incomplete_message() {
     }
 }
 
+/// RFC 9113 §3.4: a server that takes HTTP/2 with prior knowledge only
+/// starts with its SETTINGS whatever it got; an HTTP/1.1 request meets
+/// that frame, not a status line. Told at once, even fed a byte at a time
+/// and before the server's close, as is any answer that cannot begin with
+/// `HTTP/` (RFC 9112 §4).
+#[test]
+fn an_answer_that_is_not_http1_is_named_at_once() {
+    let settings = b"\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x03\x00\x00\x00\x64";
+    for (wire, error) in [
+        (&settings[..], Http1Error::Http2Answer),
+        (b"SSH-2.0-OpenSSH_9.2\r\n", Http1Error::NotHttp),
+        (b"\r\n\x00\x00\x12\x07\x00\x00", Http1Error::NotHttp),
+    ] {
+        let mut client = Session::new(Role::Client, Config::default(), now());
+        let id = client.send_request(get("/"), true).unwrap();
+        drain_output(&mut client);
+        let mut input = BytesMut::new();
+        for &byte in wire {
+            input.extend_from_slice(&[byte]);
+            client.handle_input(now(), &mut input);
+        }
+        assert_failed(&drain_events(&mut client), id, Violation::Http1(error));
+    }
+    // Every prefix of a status line, and of an empty line, stays undecided.
+    let mut client = Session::new(Role::Client, Config::default(), now());
+    let id = client.send_request(get("/"), true).unwrap();
+    drain_output(&mut client);
+    let mut input = BytesMut::new();
+    for &byte in b"\r\nHTTP/1.1 204 No Content\r\n\r\n" {
+        input.extend_from_slice(&[byte]);
+        client.handle_input(now(), &mut input);
+    }
+    let events = drain_events(&mut client);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Response { stream, .. } if *stream == id)),
+        "{events:?}"
+    );
+    assert_eq!(closed_error(&events), None, "{events:?}");
+}
+
 #[test]
 fn close_delimited_response_ends_at_eof() {
     let mut client = Session::new(Role::Client, Config::default(), now());
