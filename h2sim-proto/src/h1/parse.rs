@@ -194,6 +194,12 @@ impl Controls {
             if self.transfer.chunked > 1 {
                 return Err(Http1Error::ChunkedNotFinal);
             }
+            // RFC 9112 §7: chunked defines no parameters, and "their
+            // presence SHOULD be treated as an error", in a response as in
+            // a request.
+            if self.transfer.chunked_last && self.transfer.chunked_parameters {
+                return Err(Http1Error::ChunkedWithParameters);
+            }
             return Ok(if self.transfer.chunked_last {
                 BodyKind::Chunked
             } else {

@@ -764,6 +764,22 @@ fn an_answer_that_is_not_http1_is_named_at_once() {
     assert_eq!(closed_error(&events), None, "{events:?}");
 }
 
+/// RFC 9112 §7: chunked defines no parameters, and "their presence SHOULD
+/// be treated as an error": a response framed by `chunked;q=1` fails as a
+/// request so framed gets 400, rather than being read as chunked.
+#[test]
+fn a_response_chunked_with_parameters_fails() {
+    let mut client = Session::new(Role::Client, Config::default(), now());
+    let id = client.send_request(get("/"), true).unwrap();
+    drain_output(&mut client);
+    let mut input = BytesMut::from(
+        &b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;q=1\r\n\r\n2\r\nhi\r\n0\r\n\r\n"[..],
+    );
+    client.handle_input(now(), &mut input);
+    let violation = Violation::Http1(Http1Error::ChunkedWithParameters);
+    assert_failed(&drain_events(&mut client), id, violation);
+}
+
 #[test]
 fn close_delimited_response_ends_at_eof() {
     let mut client = Session::new(Role::Client, Config::default(), now());
