@@ -308,9 +308,8 @@ pub struct ClientFlags {
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio, help_heading = "Runtime")]
     pub runtime: Runtime,
-    /// Worker threads (tokio) or cores (glommio) [default: one per core]
-    #[arg(long, value_name = "N", value_parser = at_least_one,
-          help_heading = "Runtime")]
+    /// Worker threads (tokio) or cores (glommio); 0 or unset: one per core
+    #[arg(long, value_name = "N", help_heading = "Runtime")]
     pub threads: Option<u64>,
 }
 
@@ -329,8 +328,8 @@ pub struct BenchFlags {
     /// Run each cell for DURATION [default: 2s]
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub duration: Option<Duration>,
-    /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it [default: one per core]
-    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it; 0 or unset: one per core
+    #[arg(long, value_name = "N")]
     pub threads: Option<u64>,
 }
 

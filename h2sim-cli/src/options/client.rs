@@ -371,7 +371,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         timeout: flags.timeout,
         json: flags.json,
         runtime: flags.runtime,
-        threads: flags.threads.map(|n| n as usize),
+        threads: flags.threads.filter(|&n| n > 0).map(|n| n as usize),
         reconnect_max: flags.reconnect_max,
         requests_per_connection: flags.requests_per_connection,
         keepalive: flags.keepalive,
@@ -681,6 +681,16 @@ mod tests {
         assert_eq!(o.steps[0].method, "GET");
         assert_eq!(o.steps[0].path, "/user1k/nobody");
         assert_eq!(o.count, Some(1));
+    }
+
+    /// `--threads 0` is one per core, as on the server (it was refused
+    /// here while the server took it).
+    #[test]
+    fn zero_threads_is_one_per_core_as_on_the_server() {
+        let o = parse(args(&["--threads", "0", "http://h:80/x"])).unwrap();
+        assert_eq!(o.threads, None);
+        let o = parse(args(&["--threads", "3", "http://h:80/x"])).unwrap();
+        assert_eq!(o.threads, Some(3));
     }
 
     /// `-m POST -e 1k URI`, as curl and h2load users write a single
