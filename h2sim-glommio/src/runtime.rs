@@ -297,8 +297,10 @@ fn preflight() -> Result<(), RuntimeError> {
 /// kernel then waits for a grace period (9-10 ms measured here), which
 /// landed inside the first connection (a client's time to first byte went
 /// from 0.4 to 10 ms, and a `-T` run started 10 ms behind). Registered
-/// here, while the caller is most likely the only thread, it costs a
-/// system call; glommio's own registration then finds it done. Where the
+/// while the process has one thread, it costs a system call, and later
+/// registrations find it done; so [`probe`], which a front end calls
+/// first, registers too (a client's `start` runs on a thread of the front
+/// end's, where the wait was 6-24 ms of its measured run). Where the
 /// kernel has no such barrier glommio falls back on its own, so a failure
 /// here changes nothing.
 fn register_membarrier() {
@@ -319,6 +321,7 @@ pub(crate) fn io_error(e: GlommioError<()>) -> io::Error {
 /// glommio, so a machine without io_uring fails at start with the reason.
 pub fn probe(executors: &Executors) -> Result<(), RuntimeError> {
     preflight()?;
+    register_membarrier();
     let options = executors.clone();
     let cpus = options.cpu_list();
     let cpu = options.cpu_for(0, &cpus);
