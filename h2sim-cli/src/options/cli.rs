@@ -80,7 +80,8 @@ pub struct ServerFlags {
     /// Trace HTTP/2 frames
     #[arg(short, long)]
     pub verbose: bool,
-    /// Close connections idle for DURATION (30s, 500ms, 2m)
+    /// Close connections idle for DURATION (30s, 500ms, 2m); one that never
+    /// sends is accepted 1s after it connected (TCP_DEFER_ACCEPT)
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub idle_timeout: Option<Duration>,
     /// End a connection whose request head (or HTTP/2 preface) is still
@@ -88,7 +89,8 @@ pub struct ServerFlags {
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub head_read_timeout: Option<Duration>,
     /// Drop a TLS connection whose handshake is not done within DURATION
-    /// [default: 10s]
+    /// of its accept [default: 10s]; one that sends nothing is accepted 1s
+    /// after it connected (the kernel holds it back: TCP_DEFER_ACCEPT)
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub handshake_timeout: Option<Duration>,
     /// Take N requests on a connection, then end it gracefully: HTTP/2 with
