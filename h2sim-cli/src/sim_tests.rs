@@ -524,7 +524,11 @@ fn a_paced_run_held_by_the_servers_stream_limit_says_it_missed() {
     let mut p = Plan::new(vec![step("GET", "/slow/x", "")], None, 1);
     p.interval = Some(Duration::from_millis(1));
     p.max_slots = 64;
-    p.stop_at = Some(Instant::now() + Duration::from_millis(200));
+    // The sends are counted from the plan's own start, not from when the
+    // simulation begins (a busy machine put that 7 ms later: 193 intended).
+    let start = Instant::now();
+    p.paced_from = Some(start);
+    p.stop_at = Some(start + Duration::from_millis(200));
     let mut r = rule("GET", "/slow/", 200, Body::Empty);
     r.delay = Delay::parse("10");
     let (report, _, _, _) = run_with(Arc::new(p), shared(vec![r], None), false, |c| {
