@@ -3,6 +3,7 @@
 //! JSON) on loopback, driven by the client with 100 requests in flight and
 //! `-R __MDN__=01092%06d`, over h2c, h2 with TLS and HTTP/1.1.
 
+use crate::trace::{errln, outln};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
@@ -226,7 +227,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let interrupt = Arc::new(Interrupt::default());
     let stop = interrupt.clone();
     crate::signals::on_ctrl_c("h2sim bench", move || {
-        eprintln!(
+        errln!(
             "h2sim bench: stopping: the running cell ends early and no other starts (Ctrl-C again to quit at once)"
         );
         stop.stop();
@@ -243,12 +244,12 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let server = BenchServer::start(specs, rules(), placement).await?;
     let (plain, secure) = (server.addrs[0], server.addrs[1]);
     let amount = per_cell(args.duration, args.count);
-    println!(
+    outln!(
         "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process ({placement}); CPU: µs of the process's CPU (client and server) per request",
         args.parallel
     );
-    println!("{:<10}{:>35}{:>35}{:>35}", "", "1k", "4k", "10k");
-    println!(
+    outln!("{:<10}{:>35}{:>35}{:>35}", "", "1k", "4k", "10k");
+    outln!(
         "{:<10}{}",
         "",
         "        TPS  CPU/req     p50     p99".repeat(3)
@@ -268,7 +269,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         }
         // The cells measured, the one Ctrl-C cut short included.
         if !columns.is_empty() {
-            println!("{:<10}{columns}", row.name);
+            outln!("{:<10}{columns}", row.name);
         }
     }
     server.stop().await;
@@ -276,10 +277,10 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
         all_ok &= nf_section(&args, placement, &interrupt).await?;
     }
     if !all_ok {
-        println!("(!: some requests failed)");
+        outln!("(!: some requests failed)");
     }
     Ok(if interrupt.is_stopped() {
-        println!(
+        outln!(
             "(interrupted: the last cell shown may be cut short; the cells after it did not run)"
         );
         ExitCode::from(130)
@@ -612,11 +613,11 @@ async fn nf_section(
     let mut all_ok = crate::tokio_run::run_client(&store, Some(interrupt))
         .await?
         .is_success();
-    println!();
-    println!(
+    outln!("");
+    outln!(
         "NF rules (h2c, GET, 1k JSON answers): extra = CPU/req over the plain rule's, in the same run"
     );
-    println!("{:<16}        TPS  CPU/req     p50     p99   extra", "");
+    outln!("{:<16}        TPS  CPU/req     p50     p99   extra", "");
     let mut plain_cpu = None;
     for (name, path, captures) in NF_CELLS {
         let step = Step {
@@ -636,7 +637,7 @@ async fn nf_section(
             (Some(cpu), Some(plain)) if name != NF_CELLS[0].0 => format!("{:+.1}", cpu - plain),
             _ => String::new(),
         };
-        println!("{name:<16}{}{extra:>8}", cell.columns());
+        outln!("{name:<16}{}{extra:>8}", cell.columns());
     }
     server.stop().await;
     Ok(all_ok)

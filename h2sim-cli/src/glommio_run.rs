@@ -23,7 +23,7 @@ use crate::setup::output::print_client_report;
 use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
 };
-use crate::signals::interrupt_on_ctrl_c;
+use crate::signals::{interrupt_on_ctrl_c, stop_server_on_ctrl_c};
 
 /// `--threads N` executors, or one per CPU this process may use.
 fn executors(threads: Option<usize>) -> Executors {
@@ -100,10 +100,8 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         .notifier
         .set_launch(Box::new(Arc::clone(&launcher)));
     let server = Server::bind(parts.specs, parts.options).map_err(|e| usage(e.to_string()))?;
-    server
-        .shutdown()
-        .trigger_on_signals()
-        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
+    let shutdown = server.shutdown();
+    stop_server_on_ctrl_c(move || shutdown.trigger());
     let shared = parts.shared.clone();
     // "listening" only once every executor listens: a client started on
     // that line must not be refused.

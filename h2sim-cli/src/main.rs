@@ -26,6 +26,7 @@ mod sim_tests;
 mod tokio_run;
 mod trace;
 
+use crate::trace::errln;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -47,6 +48,13 @@ enum Command {
 fn main() -> ExitCode {
     limits::copy_without_rep_movsb();
     limits::keep_freed_heap();
+    let code = command_line();
+    trace::flush();
+    code
+}
+
+/// Reads the command line and runs what it asks for.
+fn command_line() -> ExitCode {
     let matches = match cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(e) => return clap_exit(&e),
@@ -126,7 +134,7 @@ fn without_glommio() -> UsageError {
 
 /// A usage error: one line, exit status 2.
 fn usage_exit(error: &UsageError) -> ExitCode {
-    eprintln!("h2sim: {error}");
+    errln!("h2sim: {error}");
     ExitCode::from(2)
 }
 
@@ -144,7 +152,7 @@ fn clap_exit(error: &clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
         _ => {
-            eprintln!("h2sim: {}", cli::one_line(error));
+            errln!("h2sim: {}", cli::one_line(error));
             ExitCode::from(2)
         }
     }

@@ -6,12 +6,13 @@
 //! twice. Reports of different protocols do add up (one scenario over h2c
 //! and over HTTP/1.1), and the merged report names them all.
 
+use crate::trace::errln;
 use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use crate::report::Report;
-use crate::setup::output::{check_json, write_json};
+use crate::setup::output::{check_json, print_report};
 
 /// Why the reports were not merged.
 #[derive(Debug, PartialEq, Eq)]
@@ -81,21 +82,18 @@ pub fn run(files: &[String], json: Option<&Path>) -> ExitCode {
     if let Some(path) = json
         && let Err(e) = check_json(path)
     {
-        eprintln!("h2sim: merge {e}");
+        errln!("h2sim: merge {e}");
         return ExitCode::from(2);
     }
     let report = match read_all(files).and_then(|reports| merge(&reports)) {
         Ok(report) => report,
         Err(e) => {
-            eprintln!("h2sim: {e}");
+            errln!("h2sim: {e}");
             return ExitCode::from(2);
         }
     };
-    print!("{}", report.render());
-    if let Some(path) = json
-        && let Err(e) = write_json(path, &report)
-    {
-        eprintln!("h2sim: merge {e}");
+    if let Err(e) = print_report(json, &report) {
+        errln!("h2sim: merge {e}");
         return ExitCode::from(2);
     }
     if report.is_success() {

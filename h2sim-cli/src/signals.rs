@@ -1,6 +1,7 @@
 //! Ctrl-C and SIGTERM during a client run or a bench, the same on both
 //! runtimes.
 
+use crate::trace::errln;
 use std::sync::Arc;
 
 use crate::client::app::Plan;
@@ -10,10 +11,23 @@ use crate::client::app::Plan;
 /// and the JSON); a second ends the process at once.
 pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
     on_ctrl_c("h2sim client", move || {
-        eprintln!(
+        errln!(
             "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
         );
         plan.stop(std::time::Instant::now());
+        stop();
+    });
+}
+
+/// The server's Ctrl-C (and SIGTERM): the first ends it gracefully (every
+/// connection gets its GOAWAY, the requests in flight their answers, then
+/// the summary), saying so at once, since that can take seconds; a second
+/// ends the process at once, as the client's does.
+pub fn stop_server_on_ctrl_c(stop: impl FnOnce() + Send + 'static) {
+    on_ctrl_c("h2sim server", move || {
+        errln!(
+            "h2sim server: stopping: GOAWAY to every connection, answering the requests in flight (Ctrl-C again to quit at once)"
+        );
         stop();
     });
 }
@@ -33,8 +47,7 @@ const ONE_SIGNAL: std::time::Duration = std::time::Duration::from_millis(100);
 /// then dies on the first, without its report).
 pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
     use signal_hook::consts::{SIGINT, SIGTERM};
-    let cannot =
-        || eprintln!("{who}: cannot watch for Ctrl-C; it will end the run without a report");
+    let cannot = || errln!("{who}: cannot watch for Ctrl-C; it will end the run without a report");
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         cannot();
         return;

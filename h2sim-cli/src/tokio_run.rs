@@ -2,6 +2,7 @@
 //! multi-threaded runtime. Everything else is shared with `glommio_run`
 //! through `setup`; only starting, connecting and waiting are here.
 
+use crate::trace::errln;
 use std::future::Future;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -23,7 +24,7 @@ use crate::setup::output::print_client_report;
 use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
 };
-use crate::signals::interrupt_on_ctrl_c;
+use crate::signals::{interrupt_on_ctrl_c, stop_server_on_ctrl_c};
 
 /// Runs `work` on [`runtime`]`(threads)`; the exit code says whether it
 /// went well, 2 for a usage error.
@@ -34,14 +35,14 @@ pub fn run(
     let rt = match runtime(threads) {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("h2sim: cannot start the tokio runtime: {e}");
+            errln!("h2sim: cannot start the tokio runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
     match rt.block_on(work) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("h2sim: {e}");
+            errln!("h2sim: {e}");
             ExitCode::from(2)
         }
     }
@@ -119,10 +120,8 @@ pub async fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| usage(e.to_string()))?;
     // Watch for signals before saying we listen: a script that stops the
     // server as soon as it sees that line must get a graceful stop.
-    server
-        .shutdown()
-        .trigger_on_signals()
-        .map_err(|e| usage(format!("cannot watch for signals: {e}")))?;
+    let shutdown = server.shutdown();
+    stop_server_on_ctrl_c(move || shutdown.trigger());
     print_listening("h2sim server", &server.local_addrs());
     let shared = parts.shared.clone();
     server

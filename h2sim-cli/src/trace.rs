@@ -1,7 +1,18 @@
 //! Where the simulator's human-readable output goes: the terminal in the
 //! binary, a buffer in tests. Lines are built only when tracing is on.
+//!
+//! Standard output and standard error are written by a thread of their
+//! own, from a bounded queue: a connection's thread only appends its lines.
+//! Written from the event loops, a reader that stopped reading (a pager, a
+//! terminal paused with Ctrl-S, `| (sleep 9; cat)`) blocked the loop in
+//! `write`, and with it every connection on that thread: the mock network
+//! function stopped answering. Past [`BACKLOG`] the lines are dropped and
+//! counted, and [`flush`] says so. A stream that cannot be written (a
+//! closed pipe, a full disk) loses its lines and never panics the process,
+//! as `println!` and `eprintln!` did.
 
 use std::io::Write;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use h2sim_proto::HeaderField;
 
@@ -10,31 +21,217 @@ pub trait Trace: Send + Sync {
     fn line(&self, text: &str);
 }
 
-/// Standard output, one locked write per block so lines of concurrent
+/// Standard output; each line is appended whole, so lines of concurrent
 /// connections do not interleave.
 #[derive(Debug, Default)]
 pub struct Stdout;
 
 impl Trace for Stdout {
     fn line(&self, text: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{text}");
+        queue(Stream::Out).push(text);
     }
 }
 
-/// Standard error, for connection summaries.
+/// Standard error, for connection summaries and the program's own lines.
 #[derive(Debug, Default)]
 pub struct Stderr;
 
 impl Trace for Stderr {
-    /// One write for the line and its newline: stderr is unbuffered, and
-    /// `writeln!` made two system calls of every line (a connection per
-    /// request prints one per connection).
     fn line(&self, text: &str) {
-        let mut line = String::with_capacity(text.len() + 1);
-        line.push_str(text);
-        line.push('\n');
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+        queue(Stream::Err).push(text);
+    }
+}
+
+/// A line on standard error, through its queue (see the module
+/// documentation): `eprintln!` that neither blocks nor panics.
+macro_rules! errln {
+    ($($arg:tt)*) => {
+        $crate::trace::Trace::line(&$crate::trace::Stderr, &format!($($arg)*))
+    };
+}
+pub(crate) use errln;
+
+/// A line on standard output, through its queue: `println!` that neither
+/// blocks nor panics.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::trace::Trace::line(&$crate::trace::Stdout, &format!($($arg)*))
+    };
+}
+pub(crate) use outln;
+
+/// Text on standard output, through its queue: the reports, which end in
+/// their own newline.
+pub fn print(text: &str) {
+    queue(Stream::Out).push(text.strip_suffix('\n').unwrap_or(text));
+}
+
+/// Writes out every queued line (waiting for a reader that is slow, as a
+/// direct write would), then says on standard error how many lines a
+/// stream that did not keep up lost. Called before the process ends and
+/// before output that must come after the lines already queued.
+pub fn flush() {
+    let lost: Vec<_> = [Stream::Out, Stream::Err]
+        .into_iter()
+        .filter_map(|stream| QUEUES[stream as usize].get().map(|q| (stream, q.flush())))
+        .filter(|&(_, dropped)| dropped > 0)
+        .collect();
+    for (stream, dropped) in lost {
+        let line = format!(
+            "h2sim: {dropped} lines of output dropped: {} was not read fast enough \
+             (at most {} MiB wait for it)",
+            stream.name(),
+            BACKLOG >> 20
+        );
+        // Straight out: the queue has just been emptied.
+        let _ = std::io::stderr()
+            .lock()
+            .write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+/// The output that may wait for a slow reader, per stream, before lines
+/// are dropped: a second of a fully traced run at 100,000 requests a second
+/// is about 20 MiB, so a reader that pauses loses lines, not the process's
+/// memory.
+const BACKLOG: usize = 8 << 20;
+
+#[derive(Debug, Clone, Copy)]
+enum Stream {
+    Out = 0,
+    Err = 1,
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Out => "standard output",
+            Stream::Err => "standard error",
+        }
+    }
+
+    /// Writes `bytes`, or fails for good (a closed pipe, a full disk).
+    fn write(self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Stream::Out => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes).and_then(|()| out.flush())
+            }
+            Stream::Err => std::io::stderr().lock().write_all(bytes),
+        }
+    }
+}
+
+static QUEUES: [OnceLock<Queue>; 2] = [OnceLock::new(), OnceLock::new()];
+
+fn queue(stream: Stream) -> &'static Queue {
+    QUEUES[stream as usize].get_or_init(|| Queue::new(stream))
+}
+
+/// One stream's lines waiting for its writer thread.
+struct Queue {
+    stream: Stream,
+    state: Mutex<Pending>,
+    /// The writer waits here for lines.
+    ready: Condvar,
+    /// [`Queue::flush`] waits here for the writer to be done.
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct Pending {
+    lines: Vec<u8>,
+    /// The writer holds lines it took and has not finished writing.
+    writing: bool,
+    dropped: u64,
+    /// The stream failed for good: lines are thrown away.
+    broken: bool,
+    /// The writer thread could not be started: lines are written in place.
+    direct: bool,
+    started: bool,
+}
+
+impl Queue {
+    fn new(stream: Stream) -> Self {
+        Queue {
+            stream,
+            state: Mutex::new(Pending::default()),
+            ready: Condvar::new(),
+            idle: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Pending> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&'static self, text: &str) {
+        let mut pending = self.lock();
+        if pending.broken {
+            return;
+        }
+        if !pending.started {
+            pending.started = true;
+            let spawned = std::thread::Builder::new()
+                .name(format!("h2sim-{}", self.stream.name()))
+                .spawn(|| self.write_out());
+            pending.direct = spawned.is_err();
+        }
+        if pending.direct {
+            drop(pending);
+            let mut line = Vec::with_capacity(text.len() + 1);
+            line.extend_from_slice(text.as_bytes());
+            line.push(b'\n');
+            let _ = self.stream.write(&line);
+            return;
+        }
+        if pending.lines.len() + text.len() + 1 > BACKLOG {
+            pending.dropped += 1;
+            return;
+        }
+        let wake = pending.lines.is_empty() && !pending.writing;
+        pending.lines.extend_from_slice(text.as_bytes());
+        pending.lines.push(b'\n');
+        if wake {
+            self.ready.notify_one();
+        }
+    }
+
+    /// The writer thread: takes every line queued, writes them in one go,
+    /// and again, for the life of the process.
+    fn write_out(&self) {
+        let mut taken = Vec::new();
+        loop {
+            let mut pending = self.lock();
+            pending.writing = false;
+            while pending.lines.is_empty() {
+                pending.writing = false;
+                self.idle.notify_all();
+                pending = self.ready.wait(pending).unwrap_or_else(|e| e.into_inner());
+            }
+            std::mem::swap(&mut pending.lines, &mut taken);
+            pending.writing = true;
+            drop(pending);
+            let written = self.stream.write(&taken);
+            taken.clear();
+            // A burst's buffer is not kept for the life of the process.
+            taken.shrink_to(64 * 1024);
+            if written.is_err() {
+                let mut pending = self.lock();
+                pending.broken = true;
+                pending.lines = Vec::new();
+            }
+        }
+    }
+
+    /// Waits until the writer has written everything queued; the lines
+    /// dropped so far, counted once.
+    fn flush(&self) -> u64 {
+        let mut pending = self.lock();
+        while !pending.direct && (!pending.lines.is_empty() || pending.writing) {
+            pending = self.idle.wait(pending).unwrap_or_else(|e| e.into_inner());
+        }
+        std::mem::take(&mut pending.dropped)
     }
 }
 

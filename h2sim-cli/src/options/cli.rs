@@ -234,7 +234,8 @@ pub struct ClientFlags {
     /// send time), numbered, with request and response
     #[arg(short = 'D', long, value_name = "MS", help_heading = "Output")]
     pub dump_slow: Option<u64>,
-    /// Write the report as JSON (histograms mergeable with `h2sim merge`)
+    /// Write the report as JSON (histograms mergeable with `h2sim merge`);
+    /// `-`: on standard output, the text report then on standard error
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// The steps from a scenario file (YAML or TOML; see
@@ -339,7 +340,8 @@ pub struct BenchFlags {
 #[derive(Debug, Args)]
 #[command(disable_version_flag = true)]
 pub struct MergeFlags {
-    /// Also write the merged report as JSON, so merged runs merge again
+    /// Also write the merged report as JSON, so merged runs merge again;
+    /// `-`: on standard output, the text report then on standard error
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Reports written by `h2sim client --json FILE`

@@ -1,5 +1,6 @@
 //! `h2sim client [options] [steps | URI]`.
 
+use crate::trace::errln;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -473,7 +474,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     if first.scheme == "http" && (opts.tls.key.is_some() || opts.tls.cert.is_some()) {
         // h2simple loads keys only for https targets; so do we, and say so:
         // `-c N` is also how h2load users ask for connections.
-        eprintln!(
+        errln!(
             "h2sim: -k/-c (the client's key and certificate) are for https targets; \
              this run is http, so they are not read (connections: -S or --connections)"
         );
@@ -494,7 +495,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
 /// `-H reconn_max=N` and friends: the flag's value unless the flag was
 /// given too, with one line saying which flag it is.
 fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
-    eprintln!("h2sim: -H {spec} is {} in h2sim", key.flag());
+    errln!("h2sim: -H {spec} is {} in h2sim", key.flag());
     match key {
         H2simpleKey::ReconnMax(n) => {
             opts.reconnect_max.get_or_insert(n);

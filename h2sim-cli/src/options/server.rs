@@ -1,5 +1,6 @@
 //! `h2sim server [options] [rules]`.
 
+use crate::trace::errln;
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::Duration;
@@ -65,7 +66,7 @@ fn limit_from_h2simple(spec: &str, key: H2simpleKey) -> Result<Option<NonZeroU32
             )));
         }
     };
-    eprintln!("h2sim: -H {spec} is {} in h2sim", key.flag());
+    errln!("h2sim: -H {spec} is {} in h2sim", key.flag());
     Ok(limit)
 }
 

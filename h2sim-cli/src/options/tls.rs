@@ -1,6 +1,7 @@
 //! `-k KEY -c CERT -V VERIFY`: TLS material and peer verification, in
 //! h2simple's vocabulary, and the rustls configurations built from them.
 
+use crate::trace::errln;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -114,7 +115,7 @@ pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, U
         }
         .load(),
         _ if !files.self_signed_for.is_empty() => {
-            eprintln!(
+            errln!(
                 "h2sim: no -k/-c and no ./eckey.pem, ./eccert.pem: using a throw-away self-signed certificate for {}",
                 files.self_signed_for.join(", ")
             );

@@ -2,6 +2,7 @@
 //! TLS, the servers it connects to, and the report merged from what became
 //! of every connection.
 
+use crate::trace::errln;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -293,13 +294,13 @@ pub fn finish_client(
                     }
                     report.unreachable += u64::from(slot.unreachable);
                     if let Some(e) = slot.error {
-                        eprintln!("h2sim client: {}: {e}", target.url);
+                        errln!("h2sim client: {}: {e}", target.url);
                     }
                 }
             }
             Err(e) => {
                 report.unreachable += target.connections as u64;
-                eprintln!("h2sim client: {}: {e}", target.url);
+                errln!("h2sim client: {}: {e}", target.url);
             }
         }
     }
@@ -320,7 +321,7 @@ pub fn finish_client(
         .last_done
         .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
     if interrupted {
-        eprintln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
+        errln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
     }
     report
 }

@@ -1,5 +1,6 @@
 //! A server's parts whatever the runtime, and its closing summary.
 
+use crate::trace::errln;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -59,7 +60,7 @@ pub fn server_parts<R: Default>(
         // Even with -q (which hides per-request output): a rejected
         // handshake is an error nothing else reports, as h2svr printed it.
         on_handshake_error: Some(HandshakeErrorHook::new(|peer, why| {
-            eprintln!("{peer} TLS handshake failed: {why}");
+            errln!("{peer} TLS handshake failed: {why}");
         })),
         config,
         runtime,
@@ -79,7 +80,7 @@ pub fn server_parts<R: Default>(
 /// client's notification listener), so a script can wait for the line.
 pub fn print_listening(who: &str, addrs: &[(std::net::SocketAddr, bool)]) {
     for (addr, secure) in addrs {
-        eprintln!(
+        errln!(
             "{who} listening on {}://{addr}",
             if *secure { "https" } else { "http" }
         );
@@ -89,9 +90,9 @@ pub fn print_listening(who: &str, addrs: &[(std::net::SocketAddr, bool)]) {
 /// The server's closing summary, once every connection ended.
 pub fn finish_server(args: &ServerArgs, shared: &Shared) -> ExitCode {
     let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
-    eprintln!("{}", server_summary(args, &totals));
+    errln!("{}", server_summary(args, &totals));
     if let Some(line) = nf_summary(args, shared) {
-        eprintln!("{line}");
+        errln!("{line}");
     }
     ExitCode::SUCCESS
 }

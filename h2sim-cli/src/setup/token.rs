@@ -9,6 +9,7 @@
 //! endpoint shows as renewal lines and, once that token expires, as the
 //! server's refusals, never as a client that waits for ever.
 
+use crate::trace::errln;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -72,7 +73,7 @@ pub fn start(
                             Some(at) if at <= Instant::now() => "the expired token",
                             _ => "the current token",
                         };
-                        eprintln!(
+                        errln!(
                             "h2sim client: --token-url {}: renewal failed ({e}); requests keep {kept}, next try in {RETRY:?}",
                             spec.url()
                         );

@@ -1,0 +1,225 @@
+//! Standard output and error that fail or stall, and `--json` paths that
+//! are not plain files: the process keeps serving, stops when told, loses
+//! no report file and never panics (exit 101), on both runtimes where a
+//! runtime is involved.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
+
+mod server_support;
+
+use server_support::{BIN, Server, kill, scratch_dir, wait};
+
+/// A client whose standard output is closed by its reader (`| head -1`)
+/// writes its `--json` and exits with the run's code. It panicked with
+/// "failed printing to stdout" (exit 101) before writing the file. `merge`
+/// likewise.
+#[test]
+fn a_closed_standard_output_loses_neither_the_exit_code_nor_the_json() {
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/x", server.url("http"));
+    let dir = scratch_dir("output-closed-stdout");
+    let json = dir.path().join("run.json");
+    let mut child = Command::new(BIN)
+        .args(["client", "-C", "2000", "-P", "10", "--json"])
+        .arg(&json)
+        .arg(&url)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The reader goes away at once, as `head -1` does after a line.
+    drop(child.stdout.take());
+    let status = wait(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["requests"]["succeeded"], 2000);
+
+    let merged = dir.path().join("merged.json");
+    let mut child = Command::new(BIN)
+        .args(["merge", "--json"])
+        .arg(&merged)
+        .arg(&json)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = wait(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(merged.exists());
+}
+
+/// `--json -` is standard output, as the convention goes, with the text
+/// report on standard error; it made a file named `-`.
+#[test]
+fn json_to_dash_is_standard_output() {
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/x", server.url("http"));
+    let dir = scratch_dir("output-json-dash");
+    let out = Command::new(BIN)
+        .args(["client", "-q", "-C", "10", "--json", "-", &url])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["requests"]["succeeded"], 10);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("requests: 10 total"));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// Ctrl-C reaches a client whose standard error cannot be written (a
+/// closed pipe): the run stops and exits 1. The signal thread wrote its
+/// "stopping" line with `eprintln!` first, which panicked, so that signal
+/// and every later one were swallowed and the run went on to its end.
+#[test]
+fn ctrl_c_stops_a_client_whose_standard_error_is_closed() {
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/x", server.url("http"));
+    for runtime in ["tokio", "glommio"] {
+        let mut child = Command::new(BIN)
+            .args([
+                "client",
+                "-q",
+                "--runtime",
+                runtime,
+                "--duration",
+                "60s",
+                &url,
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stderr.take());
+        std::thread::sleep(Duration::from_millis(500));
+        kill(&child, "-INT");
+        let status = wait(&mut child, Duration::from_secs(20));
+        assert_eq!(status.code(), Some(1), "{runtime}: {status:?}");
+        let out = child.wait_with_output().unwrap();
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(report.contains("requests:"), "{runtime}: {report}");
+    }
+}
+
+/// A server whose standard output is not read (a paused pager, a reader
+/// that sleeps) keeps answering: its per-request lines wait in a bounded
+/// queue, and what does not fit is dropped and counted at the end. Before,
+/// the first full pipe blocked the connection's thread in `write`, and
+/// with it every connection on that thread (about 360 answers here).
+#[test]
+fn a_server_whose_output_is_not_read_keeps_answering() {
+    for runtime in ["tokio", "glommio"] {
+        let mut server = Command::new(BIN)
+            .args(["server", "--runtime", runtime, "--threads", "1"])
+            .args([
+                "-S",
+                "http://127.0.0.1:0",
+                "-m",
+                "GET",
+                "-p",
+                "/",
+                "-s",
+                "200",
+            ])
+            .args(["-t", "hi"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Standard output is held open and never read.
+        let _unread = server.stdout.take();
+        let (url, _said) = listening_url(&mut server);
+        let out = Command::new(BIN)
+            .args([
+                "client",
+                "-q",
+                "-C",
+                "20000",
+                "-P",
+                "10",
+                "--timeout",
+                "10s",
+            ])
+            .arg(format!("{url}/x"))
+            .output()
+            .unwrap();
+        let report = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{runtime}: {report}");
+        assert!(report.contains("20000 succeeded"), "{runtime}: {report}");
+        kill(&server, "-KILL");
+        let _ = server.wait();
+    }
+}
+
+/// The server's first Ctrl-C says it is stopping (its GOAWAYs and the
+/// answers in flight can take seconds); a second, while it waits, ends it
+/// at once with 130, as the client's does. It said nothing, and ignored
+/// the second.
+#[test]
+fn a_servers_second_ctrl_c_ends_it_at_once() {
+    for runtime in ["tokio", "glommio"] {
+        let mut server = Command::new(BIN)
+            .args(["server", "--runtime", runtime, "--threads", "1", "-q"])
+            .args([
+                "-S",
+                "http://127.0.0.1:0",
+                "-m",
+                "GET",
+                "-p",
+                "/",
+                "-s",
+                "200",
+            ])
+            .args(["--delay", "20000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (url, said) = listening_url(&mut server);
+        let mut client = Command::new(BIN)
+            .args(["client", "-q", "-C", "1"])
+            .arg(format!("{url}/x"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        kill(&server, "-INT");
+        std::thread::sleep(Duration::from_millis(500));
+        kill(&server, "-INT");
+        let status = wait(&mut server, Duration::from_secs(10));
+        assert_eq!(status.code(), Some(130), "{runtime}: {status:?}");
+        let said = said.try_iter().collect::<Vec<_>>().join("\n");
+        assert!(
+            said.contains("h2sim server: stopping: GOAWAY to every connection"),
+            "{runtime}: {said}"
+        );
+        let _ = client.kill();
+        let _ = client.wait();
+    }
+}
+
+/// Reads the server's standard error up to its "listening on" line; the
+/// lines after it come on the channel, drained so that it never fills.
+fn listening_url(server: &mut std::process::Child) -> (String, Receiver<String>) {
+    use std::io::BufRead;
+    let stderr = server.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("the server said where it listens")
+            .unwrap();
+        if let Some(url) = line.strip_prefix("h2sim server listening on ") {
+            break url.to_owned();
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| drop(tx.send(l))));
+    (url, rx)
+}
