@@ -267,9 +267,15 @@ async fn accept_loop<A, F>(
         };
         let tcp = match accepted {
             Ok(tcp) => tcp,
-            Err(_) => {
+            Err(e) => {
                 // Out of descriptors, or a connection reset before accept:
                 // pause briefly rather than spin, and go on.
+                let error = crate::runtime::io_error(e);
+                let listener = listener.local_addr().ok();
+                local
+                    .shared
+                    .options
+                    .accept_failed(&local.stats, listener, &error);
                 Timer::new(Duration::from_millis(20)).await;
                 continue;
             }

@@ -152,9 +152,11 @@ async fn accept_loop<A, F>(
         };
         let (tcp, peer) = match accepted {
             Ok(pair) => pair,
-            Err(_) => {
+            Err(e) => {
                 // Out of descriptors or a connection reset before accept:
                 // pause briefly rather than spin, and go on.
+                let listener = bound.listener.local_addr().ok();
+                options.accept_failed(&stats, listener, &e);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 continue;
             }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use super::config::config_with;
-use h2sim_proto::host::{HandshakeErrorHook, ListenerSpec, ServerOptions};
+use h2sim_proto::host::{AcceptErrorHook, HandshakeErrorHook, ListenerSpec, ServerOptions};
 
 use crate::options::server::ServerArgs;
 use crate::options::tls::server_tls_files;
@@ -62,6 +62,7 @@ pub fn server_parts<R: Default>(
         on_handshake_error: Some(HandshakeErrorHook::new(|peer, why| {
             errln!("{peer} TLS handshake failed: {why}");
         })),
+        on_accept_error: Some(AcceptErrorHook::new(accept_failed)),
         config,
         runtime,
         ..ServerOptions::default()
@@ -85,6 +86,27 @@ pub fn print_listening(who: &str, addrs: &[(std::net::SocketAddr, bool)]) {
             if *secure { "https" } else { "http" }
         );
     }
+}
+
+/// Failing accepts, said even with -q (at most a line per 10 s): out of
+/// file descriptors, the server keeps serving what it has while new
+/// clients wait in the listen queue, and nothing else would say why.
+fn accept_failed(listener: Option<std::net::SocketAddr>, error: &std::io::Error, failures: u64) {
+    const ENFILE: i32 = 23;
+    const EMFILE: i32 = 24;
+    let on = listener.map(|a| format!(" on {a}")).unwrap_or_default();
+    let times = if failures > 1 {
+        format!(" ({failures} times since the last line)")
+    } else {
+        String::new()
+    };
+    let hint = match error.raw_os_error() {
+        Some(EMFILE | ENFILE) => {
+            "; new connections wait in the listen queue until some close (raise `ulimit -n`)"
+        }
+        _ => "",
+    };
+    errln!("h2sim server: cannot accept{on}: {error}{times}{hint}");
 }
 
 /// The server's closing summary, once every connection ended.

@@ -57,8 +57,8 @@ pub use lifecycle::{DriverOptions, Ending, FinalFlush, LINGER, LINGER_BYTES};
 pub use outbox::Outbox;
 pub use read_buf::{ReadBuf, ReadPool};
 pub use server::{
-    DEFER_ACCEPT_SECS, HandshakeErrorHook, LISTEN_BACKLOG, ListenerSpec, ServerCounters,
-    ServerError, ServerOptions, ServerStats, UNSENT_LIMIT,
+    ACCEPT_ERROR_EVERY, AcceptErrorHook, DEFER_ACCEPT_SECS, HandshakeErrorHook, LISTEN_BACKLOG,
+    ListenerSpec, ServerCounters, ServerError, ServerOptions, ServerStats, UNSENT_LIMIT,
 };
 #[cfg(feature = "tls")]
 pub use tls_session::TlsSession;

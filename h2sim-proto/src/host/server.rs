@@ -6,7 +6,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::addr::{AddrError, HostPort};
 use super::info::ServerConfigs;
@@ -28,6 +28,9 @@ pub struct ServerOptions<R = ()> {
     pub plain_protocol: Option<Protocol>,
     /// Told of every failed TLS handshake, once per connection.
     pub on_handshake_error: Option<HandshakeErrorHook>,
+    /// Told when accepting fails, at most once per [`ACCEPT_ERROR_EVERY`]
+    /// (see [`ServerCounters::accept_failed`]).
+    pub on_accept_error: Option<AcceptErrorHook>,
     /// What the runtime adapter adds (see the adapter's `ServerOptions`).
     pub runtime: R,
 }
@@ -40,6 +43,7 @@ impl<R: Default> Default for ServerOptions<R> {
             handshake_timeout: Duration::from_secs(10),
             plain_protocol: None,
             on_handshake_error: None,
+            on_accept_error: None,
             runtime: R::default(),
         }
     }
@@ -167,6 +171,57 @@ impl fmt::Debug for HandshakeErrorHook {
     }
 }
 
+impl<R> ServerOptions<R> {
+    /// An accept on `listener` failed: counted in `counters`, and told to
+    /// [`ServerOptions::on_accept_error`] when it is time; for both
+    /// adapters' accept loops.
+    pub fn accept_failed(
+        &self,
+        counters: &ServerCounters,
+        listener: Option<SocketAddr>,
+        error: &io::Error,
+    ) {
+        if let Some(hook) = &self.on_accept_error
+            && let Some(failures) = counters.accept_failed(Instant::now())
+        {
+            hook.call(listener, error, failures);
+        }
+    }
+}
+
+/// Called when a listener's accepts fail, with the listener's address,
+/// the error, and how many accepts failed since the last call. A server
+/// out of file descriptors fails every accept while the connections it has
+/// stay open, and its clients wait in the listen queue: without a word the
+/// operator cannot tell why. Runs on the accepting task: keep it short.
+#[derive(Clone)]
+pub struct AcceptErrorHook(Arc<AcceptErrorFn>);
+
+/// What an [`AcceptErrorHook`] calls.
+type AcceptErrorFn = dyn Fn(Option<SocketAddr>, &io::Error, u64) + Send + Sync;
+
+impl AcceptErrorHook {
+    pub fn new(hook: impl Fn(Option<SocketAddr>, &io::Error, u64) + Send + Sync + 'static) -> Self {
+        AcceptErrorHook(Arc::new(hook))
+    }
+
+    /// Tells the hook that accepting on `listener` failed with `error`,
+    /// `failures` times since it was last told.
+    pub fn call(&self, listener: Option<SocketAddr>, error: &io::Error, failures: u64) {
+        (self.0)(listener, error, failures);
+    }
+}
+
+impl fmt::Debug for AcceptErrorHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("AcceptErrorHook(..)")
+    }
+}
+
+/// How often failing accepts are told: the adapters pause 20 ms after
+/// each, so a full descriptor table fails 50 a second.
+pub const ACCEPT_ERROR_EVERY: Duration = Duration::from_secs(10);
+
 /// A running server's counters, updated by its connections and readable
 /// from any thread while it serves. A runtime with one event loop per
 /// thread keeps one per loop and adds their [`ServerCounters::snapshot`]s
@@ -179,6 +234,8 @@ pub struct ServerCounters {
     transport_errors: AtomicU64,
     last_tls_error: Mutex<Option<String>>,
     traffic: Mutex<Stats>,
+    /// Accepts failed since they were last told, and when that was.
+    accept_failures: Mutex<(u64, Option<Instant>)>,
 }
 
 impl ServerCounters {
@@ -194,6 +251,20 @@ impl ServerCounters {
         if let Ok(mut last) = self.last_tls_error.lock() {
             *last = Some(why);
         }
+    }
+
+    /// An accept failed at `now`: the failures to tell of (this one and
+    /// those not told yet) if it is time to tell, the first at once, then
+    /// at most once per [`ACCEPT_ERROR_EVERY`].
+    pub fn accept_failed(&self, now: Instant) -> Option<u64> {
+        let mut failures = self.accept_failures.lock().ok()?;
+        let (count, told) = &mut *failures;
+        *count += 1;
+        if told.is_some_and(|at| now.saturating_duration_since(at) < ACCEPT_ERROR_EVERY) {
+            return None;
+        }
+        *told = Some(now);
+        Some(std::mem::take(count))
     }
 
     /// A connection ended by a socket error (reset, broken pipe).
