@@ -202,10 +202,7 @@ fn hold(runtime: &tokio::runtime::Runtime, addr: SocketAddr, protocol: Protocol)
 
 /// The counts in the server's final report line: (connections, responses).
 fn reported(output: &str) -> (u64, u64) {
-    let line = output
-        .lines()
-        .find(|l| l.starts_with("h2sim server: "))
-        .unwrap_or_else(|| panic!("no report line in:\n{output}"));
+    let line = server_support::server_report(output);
     let words: Vec<&str> = line.split_whitespace().collect();
     let number = |name: &str| -> u64 {
         words

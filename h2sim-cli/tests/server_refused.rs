@@ -9,7 +9,7 @@
 
 mod server_support;
 
-use server_support::{Server, h2_client};
+use server_support::{Server, h2_client, server_report};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -19,17 +19,10 @@ fn start(runtime: &str) -> Server {
     Server::with_rules(runtime, "-m GET -p / -s 200 -e 1k")
 }
 
-/// The report's summary line.
-fn summary(out: &str) -> &str {
-    out.lines()
-        .find(|l| l.starts_with("h2sim server: "))
-        .unwrap_or_else(|| panic!("no summary in {out}"))
-}
-
 /// Checks the report's summary line: the one valid request answered, no
 /// resets, `refused` refused.
 fn assert_summary(runtime: &str, out: &str, refused: u32) {
-    let line = summary(out);
+    let line = server_report(out);
     assert!(
         line.contains(" 1 requests, 1 responses "),
         "{runtime}: {line}"
@@ -180,7 +173,7 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
         }
         // Both requests reached the server's application, which never
         // answered them: the core's statuses are no responses of its own.
-        let line = summary(&out);
+        let line = server_report(&out);
         assert!(
             line.contains(" 2 requests, 0 responses "),
             "{runtime}: {line}"

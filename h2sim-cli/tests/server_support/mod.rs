@@ -548,7 +548,7 @@ pub fn client_succeeds_at(
 /// The server's closing report line in `log`.
 pub fn server_report(log: &str) -> &str {
     log.lines()
-        .find(|l| l.starts_with("h2sim server:"))
+        .find(|l| l.starts_with("h2sim server: ") && l.contains(" connections, "))
         .unwrap_or_else(|| panic!("no report in {log}"))
 }
 
