@@ -453,37 +453,55 @@ impl<T: Copy> HeaderRoom<T> {
     }
 }
 
+/// Which start line a head begins with: where its HTTP-version sits.
+#[derive(Clone, Copy)]
+enum StartLine {
+    /// `method SP request-target SP HTTP-version` (RFC 9112 §3).
+    Request,
+    /// `HTTP-version SP status-code SP [ reason-phrase ]` (RFC 9112 §4).
+    Status,
+}
+
 /// Checks httparse's verdict on a whole head: it must end exactly where our
 /// scan found the empty line.
 fn complete(
     status: Result<httparse::Status<usize>, httparse::Error>,
     head: &[u8],
     max_headers: usize,
+    start: StartLine,
 ) -> Result<(), Http1Error> {
     match status {
         Ok(httparse::Status::Complete(n)) if n == head.len() => Ok(()),
         Ok(_) => Err(Http1Error::Syntax(HeadPart::LineEnding)),
-        Err(httparse::Error::Version) if version_well_formed(head) => {
-            Err(Http1Error::UnsupportedVersion)
-        }
+        Err(httparse::Error::Version) => Err(version_error(head, start)),
         Err(e) => Err(Http1Error::from_httparse(e, max_headers)),
     }
 }
 
-/// Whether the start line names a version in the syntax of RFC 9112 §2.3
-/// (`HTTP/` DIGIT `.` DIGIT): such a version that httparse refused is one
-/// we do not speak (505), anything else is garbage (400). The version ends
-/// a request line and begins a status line.
-fn version_well_formed(head: &[u8]) -> bool {
+/// What a start line whose version httparse refused is wrong with. Only a
+/// version in the syntax of RFC 9112 §2.3 (`HTTP/` DIGIT `.` DIGIT), in
+/// its place, is one we do not speak (505); anything else is a malformed
+/// line (400, RFC 9112 §3: "SHOULD respond with a 400"). In a request the
+/// version is the third and last word: httparse takes the word after the
+/// target for the version, so in `GET /a b HTTP/1.1` it refused `b`, and
+/// the line's fault is the space in its request-target.
+fn version_error(head: &[u8], start: StartLine) -> Http1Error {
     let line = head.split(|&b| b == b'\n').next().unwrap_or_default();
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let is_version = |token: &[u8]| {
         matches!(token, [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
             if major.is_ascii_digit() && minor.is_ascii_digit())
     };
-    let last = line.rsplit(|&b| b == b' ').next().unwrap_or_default();
-    let first = line.split(|&b| b == b' ').next().unwrap_or_default();
-    is_version(last) || is_version(first)
+    let mut words = line.split(|&b| b == b' ');
+    match start {
+        StartLine::Status if words.next().is_some_and(is_version) => Http1Error::UnsupportedVersion,
+        StartLine::Request if words.next_back().is_some_and(is_version) => match words.count() {
+            2 => Http1Error::UnsupportedVersion,
+            n if n > 2 => Http1Error::InvalidTarget,
+            _ => Http1Error::Syntax(HeadPart::Version),
+        },
+        _ => Http1Error::Syntax(HeadPart::Version),
+    }
 }
 
 /// A request head, parsed.
@@ -514,7 +532,7 @@ pub(super) fn parse_request(
     let mut room = HeaderRoom::new(MaybeUninit::uninit(), lines, max_headers);
     let mut req = httparse::Request::new(&mut []);
     let status = req.parse_with_uninit_headers(head, room.slots());
-    complete(status, head, max_headers)?;
+    complete(status, head, max_headers, StartLine::Request)?;
     let http10 = req.version == Some(0);
     let method = head.slice_ref(req.method.unwrap_or_default().as_bytes());
     let target = head.slice_ref(req.path.unwrap_or_default().as_bytes());
@@ -641,7 +659,7 @@ pub(super) fn parse_response(
 ) -> Result<ParsedResponse, Http1Error> {
     let mut room = HeaderRoom::new(httparse::EMPTY_HEADER, Lines::of(head), max_headers);
     let mut res = httparse::Response::new(room.slots());
-    complete(res.parse(head), head, max_headers)?;
+    complete(res.parse(head), head, max_headers, StartLine::Status)?;
     let http10 = res.version == Some(0);
     let status = res.code.unwrap_or_default();
     let mut controls = Controls::default();

@@ -1536,6 +1536,34 @@ fn unknown_version_gets_505() {
     }
 }
 
+/// RFC 9112 §3: "Recipients of an invalid request-line SHOULD respond with
+/// ... 400"; a raw space in the request-target is one (§3.2 allows none),
+/// though it leaves a well-formed version at the line's end. Only a
+/// well-formed version in its place is 505 (§2.3).
+#[test]
+fn a_space_in_the_target_gets_400_not_505() {
+    for wire in [
+        &b"GET /a b HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+        b"GET /a b HTTP/2.0\r\nHost: h\r\n\r\n",
+    ] {
+        let events = assert_rejected(Config::default(), wire, "HTTP/1.1 400 Bad Request");
+        assert!(
+            matches!(
+                &events[..],
+                [
+                    Event::Refused {
+                        answer: RefusedWith::Status(400),
+                        violation: Violation::Http1(Http1Error::InvalidTarget),
+                        ..
+                    },
+                    ..
+                ]
+            ),
+            "{events:?}"
+        );
+    }
+}
+
 #[test]
 fn rejection_waits_for_earlier_responses() {
     let (mut s, events, _) = serve(
