@@ -9,7 +9,7 @@
 
 mod server_support;
 
-use server_support::{Server, h2_client, server_report};
+use server_support::{Server, h2_client, run, server_report};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -179,5 +179,35 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
             "{runtime}: {line}"
         );
         assert!(line.contains(" 0 resets, 2 refused, "), "{runtime}: {line}");
+    }
+}
+
+/// `curl https://` at a plain listener, with the protocol told from the
+/// first bytes and with `-1`: its ClientHello (RFC 8446 §5.1) cannot begin
+/// a request-line (RFC 9112 §3), so it gets a 400 and the close at once
+/// (curl: "wrong version number"), not the 30 s request head timeout, and
+/// the REFUSED and DISCONNECTED lines say the client wants https://.
+#[test]
+fn a_tls_client_hello_on_a_plain_listener_is_refused_at_once() {
+    const NAMED: &str = "400: a TLS ClientHello on a plain listener: the client wants https://";
+    for runtime in RUNTIMES {
+        for flags in ["", "-1"] {
+            let server = Server::with_rules(runtime, &format!("{flags} -m GET -p / -t hi"));
+            let url = format!("{}/", server.url("http").replace("http:", "https:"));
+            // curl's own bound turns the old 30 s wait into its timeout (28).
+            let (code, said) = run("curl", &["-sSk", "--max-time", "10", &url]);
+            assert_eq!(code, Some(35), "{runtime} {flags}: {said}");
+            assert!(said.contains("wrong version number"), "{runtime}: {said}");
+            let (code, out, stderr) = server.stop_apart();
+            assert_eq!(code, Some(0), "{runtime} {flags}: {out}");
+            let named = stderr.lines().any(|l| {
+                l.starts_with("REFUSED[127.0.0.1:") && l.contains(&format!(", stream 1]: {NAMED}"))
+            });
+            assert!(named, "{runtime} {flags}: {out}");
+            let ended = stderr
+                .lines()
+                .any(|l| l.contains(" DISCONNECTED by error (") && l.contains(NAMED));
+            assert!(ended, "{runtime} {flags}: {out}");
+        }
     }
 }

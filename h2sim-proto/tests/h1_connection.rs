@@ -9,7 +9,8 @@ mod support;
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
 use h2sim_proto::{
-    Config, Connection, Event, Protocol, RequestHead, ResponseHead, StreamId, UserError,
+    Config, Connection, Event, Http1Error, Protocol, RequestHead, ResponseHead, StreamId,
+    UserError, Violation,
 };
 use support::{Pair, retryable, send_gets};
 
@@ -159,6 +160,45 @@ fn undecided_server_speaks_http2_to_prior_knowledge() {
     let events = exchange(&mut pair);
     assert_eq!(pair.server.protocol(), Some(Protocol::Http2));
     assert_eq!(bodies(&events), vec![(id, b"/h2".to_vec())]);
+}
+
+/// A TLS ClientHello (RFC 8446 §5.1: record type 22, version 3.x) sent to
+/// a plain listener that tells the protocol from the first bytes: it is
+/// not the HTTP/2 preface, so HTTP/1.1 takes it at its first byte, and no
+/// request-line can begin with it (RFC 9112 §3: a method is a token), so
+/// the 400 and the close come at once, named, not after the head timeout.
+#[test]
+fn a_tls_client_hello_on_an_undecided_server_is_refused_at_once() {
+    let now = Instant::now();
+    for first in [
+        &b"\x16"[..],
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
+    ] {
+        let mut server = Connection::server(Config::default(), now);
+        server.handle_input(now, &mut BytesMut::from(first));
+        assert_eq!(server.protocol(), Some(Protocol::Http1), "{first:?}");
+        let out = transmitted(&mut server, now);
+        assert!(
+            out.starts_with(b"HTTP/1.1 400 Bad Request\r\n"),
+            "{first:?}: {:?}",
+            String::from_utf8_lossy(&out)
+        );
+        let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+        let refused = events.iter().any(|e| {
+            matches!(
+                e,
+                Event::Refused {
+                    violation: Violation::Http1(Http1Error::TlsHandshake),
+                    ..
+                }
+            )
+        });
+        assert!(refused, "{first:?}: {events:?}");
+        assert!(
+            events.iter().any(|e| matches!(e, Event::Closed { .. })),
+            "{first:?}: {events:?}"
+        );
+    }
 }
 
 #[test]

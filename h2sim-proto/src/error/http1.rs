@@ -69,6 +69,10 @@ pub enum Http1Error {
     /// starts with `HTTP/` (RFC 9112 §4); told at once rather than once a
     /// head end that may never come has arrived.
     NotHttp,
+    /// Server: the client's first bytes are a TLS handshake record (a
+    /// ClientHello, RFC 8446 §5.1) on a plain listener: it wants https://,
+    /// and no request-line can begin with them (RFC 9112 §3).
+    TlsHandshake,
 }
 
 /// The part of a head that failed to parse.
@@ -137,7 +141,8 @@ impl Http1Error {
             | UnrequestedSwitch
             | IncompleteMessage { .. }
             | Http2Answer
-            | NotHttp => 400,
+            | NotHttp
+            | TlsHandshake => 400,
         }
     }
 }
@@ -197,6 +202,10 @@ impl fmt::Display for Http1Error {
                  it takes HTTP/2 with prior knowledge only (RFC 9113 §3.4)",
             ),
             NotHttp => f.write_str("the server's answer does not begin with HTTP/ (RFC 9112 §4)"),
+            TlsHandshake => f.write_str(
+                "a TLS ClientHello on a plain listener: the client wants https:// \
+                 (RFC 9112 §3, RFC 8446 §5.1)",
+            ),
         }
     }
 }

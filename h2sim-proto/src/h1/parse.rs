@@ -12,7 +12,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::error::{HeadPart, Http1Error};
 use crate::hpack::HeaderField;
-use crate::message::{RequestHead, ResponseHead, is_authority};
+use crate::message::{RequestHead, ResponseHead, is_authority, is_method};
 
 /// How the end of a body is found (RFC 9112 §6.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,6 +62,25 @@ pub(super) fn check_response_start(input: &[u8]) -> Result<(), Http1Error> {
         return Err(Http1Error::Http2Answer);
     }
     Ok(())
+}
+
+/// Whether a client's bytes (after any empty lines, RFC 9112 §2.2) can
+/// still begin a request-line, whose method is a token (RFC 9112 §3,
+/// RFC 9110 §5.6.2): `Err` names what they are instead, so a client that
+/// speaks something else gets its 400 at once, not when (if ever) a head
+/// end arrives. A TLS record (RFC 8446 §5.1: type 22, handshake, then
+/// version 3.x) is named, as a client that wants https:// sends one; a
+/// lone 22 is taken for one, since no request can follow it either way.
+/// A lone CR may be the start of an empty line: undecided.
+pub(super) fn check_request_start(input: &[u8]) -> Result<(), Http1Error> {
+    const HANDSHAKE: u8 = 0x16;
+    match input {
+        [] | [b'\r'] => Ok(()),
+        [first, ..] if is_method(&[*first]) => Ok(()),
+        [HANDSHAKE] | [HANDSHAKE, 0x03, ..] => Err(Http1Error::TlsHandshake),
+        [b'\r', ..] => Err(Http1Error::Syntax(HeadPart::LineEnding)),
+        _ => Err(Http1Error::Syntax(HeadPart::Method)),
+    }
 }
 
 /// How many bytes of empty lines (CRLF or a bare LF) `input` starts with,

@@ -197,6 +197,11 @@ impl Server {
                         self.blank = blank;
                         self.scanned = 0;
                     }
+                    let start = input.get(blank..).unwrap_or_default();
+                    if let Err(e) = parse::check_request_start(start) {
+                        self.reject(io, e);
+                        break;
+                    }
                     let max = limits.max_head_size;
                     let found = input
                         .get(blank..)

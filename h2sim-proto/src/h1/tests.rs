@@ -1564,6 +1564,60 @@ fn a_space_in_the_target_gets_400_not_505() {
     }
 }
 
+/// RFC 9112 §3: a request-line begins with a method, a token (RFC 9110
+/// §5.6.2), after the empty lines §2.2 lets a server ignore. A first byte
+/// that cannot begin one is answered 400 at once, fed a byte at a time,
+/// not once a head end that may never come arrives; a TLS record (RFC 8446
+/// §5.1) is named.
+#[test]
+fn a_request_that_cannot_begin_is_refused_at_once() {
+    let hello = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03";
+    for (wire, error) in [
+        (&hello[..], Http1Error::TlsHandshake),
+        (b"\r\n\x16\x03\x01", Http1Error::TlsHandshake),
+        (
+            b"\r\n\r\n\x00\x00\x12",
+            Http1Error::Syntax(HeadPart::Method),
+        ),
+        (b" GET / HTTP/1.1", Http1Error::Syntax(HeadPart::Method)),
+        (b"\rX", Http1Error::Syntax(HeadPart::LineEnding)),
+    ] {
+        let mut s = server(Config::default());
+        let mut input = BytesMut::new();
+        for &byte in wire {
+            input.extend_from_slice(&[byte]);
+            s.handle_input(now(), &mut input);
+            if s.is_closed() {
+                break;
+            }
+        }
+        let out = text(&drain_output(&mut s));
+        assert!(out.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{out}");
+        assert!(out.contains(&format!("\r\n\r\n{error}\n")), "{out}");
+        assert!(s.is_closed(), "{:?}", text(wire));
+        let events = drain_events(&mut s);
+        assert!(
+            matches!(
+                &events[..],
+                [Event::Refused { violation: Violation::Http1(e), .. }, ..] if *e == error
+            ),
+            "{:?}: {events:?}",
+            text(wire)
+        );
+    }
+    // Every prefix of empty lines and a request stays undecided.
+    let mut s = server(Config::default());
+    let mut input = BytesMut::new();
+    for &byte in b"\r\n\nGET / HTTP/1.1\r\nHost: h\r\n\r\n" {
+        input.extend_from_slice(&[byte]);
+        s.handle_input(now(), &mut input);
+    }
+    assert!(
+        matches!(&drain_events(&mut s)[..], [Event::Request { .. }]),
+        "a request after empty lines is read"
+    );
+}
+
 #[test]
 fn rejection_waits_for_earlier_responses() {
     let (mut s, events, _) = serve(
