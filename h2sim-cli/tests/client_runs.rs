@@ -975,3 +975,35 @@ fn an_http2_only_server_is_named_as_such() {
 fn count_lines(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
 }
+
+/// RFC 3986 §3.5, RFC 9110 §4.2.1, §7.1: the fragment is not part of the
+/// request-target; the server sees `/q?a=1` over HTTP/2 and HTTP/1.1, as
+/// curl, nghttp and h2load send it. A raw space in a URL, which no target
+/// may hold (RFC 3986 §3.3), is refused at start in one line naming it,
+/// exit 2, as curl refuses it, not sent for the server to refuse.
+#[test]
+fn a_url_fragment_is_not_sent_and_a_raw_space_is_refused_at_start() {
+    let server = server_support::Server::with_rules("tokio", "-m GET -t hi");
+    let url = format!("{}/q?a=1#frag", server.url("http"));
+    for flags in [&[][..], &["-1"]] {
+        let mut all = vec!["-q"];
+        all.extend_from_slice(flags);
+        all.push(&url);
+        let out = client(&all);
+        assert!(out.status.success(), "{flags:?}: {}", text(&out));
+    }
+    let bad = format!("{}/a b", server.url("http"));
+    let out = client(&[&bad]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(
+        said.contains(r#"path "/a b": ' ' is not allowed in a request-target"#),
+        "{said}"
+    );
+    let (code, log) = server.stop();
+    assert_eq!(code, Some(0), "{log}");
+    let gets: Vec<_> = log.lines().filter(|l| l.starts_with("REQUEST[")).collect();
+    assert_eq!(gets.len(), 2, "{log}");
+    assert!(gets.iter().all(|l| l.ends_with("]: GET /q?a=1")), "{log}");
+}

@@ -120,6 +120,10 @@ impl Step {
     ) -> (RequestHead, Bytes) {
         let plain = &self.plain;
         let texts = &mut reuse.texts;
+        let path = match plain.path {
+            true => self.path.clone(),
+            false => encode_values(values.apply(&self.path, texts), texts),
+        };
         let mut fill = |plain: bool, text: &Bytes| {
             if plain {
                 text.clone()
@@ -131,7 +135,7 @@ impl Step {
             method: self.method.clone(),
             scheme: self.scheme.clone(),
             authority: authority.clone(),
-            path: fill(plain.path, &self.path),
+            path,
             fields: {
                 // The step's fields, a bearer token and content-length.
                 fields.clear();
@@ -183,7 +187,9 @@ impl Reuse {
     }
 }
 
-/// Splits `scheme://authority/path` (the `-u URI` form).
+/// Splits `scheme://authority/path` (the `-u URI` form). The authority
+/// ends at the first `/`, `?` or `#` (RFC 3986 §3.2); the path keeps any
+/// fragment, which [`literal_target`] cuts off knowing the run's symbols.
 pub fn split_uri(uri: &str) -> Result<(String, String, String), String> {
     let (scheme, rest) = uri
         .split_once("://")
@@ -192,17 +198,82 @@ pub fn split_uri(uri: &str) -> Result<(String, String, String), String> {
     if scheme != "http" && scheme != "https" {
         return Err(format!("{uri:?}: scheme must be http or https"));
     }
-    let (authority, path) = match rest.find(['/', '?']) {
+    let (authority, path) = match rest.find(['/', '?', '#']) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "/"),
     };
     check_authority(authority).map_err(|why| format!("{uri:?}: {why}"))?;
-    let path = if path.starts_with('?') {
-        format!("/{path}")
-    } else {
+    let path = if path.starts_with('/') {
         path.to_owned()
+    } else {
+        format!("/{path}")
     };
     Ok((scheme, authority.to_owned(), path))
+}
+
+/// Whether a request-target may not hold `b` as it is: controls, space,
+/// DEL, and ``"<>\^`{|}``, none of which RFC 3986 has (§2, §3.3, §3.4; RFC
+/// 9112 §3.2 builds the target from its path and query). A server refuses
+/// them (an HTTP/2 `:path` with a space is malformed, RFC 9113 §8.3.1), and
+/// curl refuses such a URL. Octets above ASCII pass, as the core's
+/// `:path` check lets them: raw UTF-8 paths are met.
+fn not_in_target(b: u8) -> bool {
+    b < 0x21 || b == 0x7f || b"\"<>\\^`{|}".contains(&b)
+}
+
+/// A step's path as given (`-u`, the URI argument, `-p`, a scenario
+/// file's `uri` or `path`) made its request-target: the fragment cut off,
+/// as curl, nghttp and h2load do, since it is not part of the target
+/// (RFC 3986 §3.5, RFC 9110 §4.2.1, §7.1), and a byte that no target may
+/// hold refused, naming it, at start. Occurrences of `names` (the run's
+/// symbols: `-R`, captures, `__LISTEN__`) are skipped: their values come
+/// per request, and [`encode_values`] encodes what those bring.
+pub fn literal_target<'a>(path: &'a str, names: &[&str]) -> Result<&'a str, String> {
+    let bytes = path.as_bytes();
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if let Some(name) = names
+            .iter()
+            .find(|n| !n.is_empty() && bytes[i..].starts_with(n.as_bytes()))
+        {
+            i += name.len();
+        } else if b == b'#' {
+            return Ok(&path[..i]);
+        } else if not_in_target(b) {
+            return Err(format!(
+                "{:?} is not allowed in a request-target (RFC 3986 §3.3): write it as %{b:02X}",
+                char::from(b)
+            ));
+        } else {
+            i += 1;
+        }
+    }
+    Ok(path)
+}
+
+/// A path filled with a scenario's values, each byte of it that a target
+/// may not hold, and `#`, percent-encoded (RFC 3986 §2.1). The step's own
+/// text passed [`literal_target`] at start, so such bytes came with a
+/// value (a `-R` format's text, a captured field or JSON string): data,
+/// not URI syntax, encoded as a URI template's expansion encodes it
+/// (RFC 6570 §3.2.1), rather than sent for the server to refuse. Cut from
+/// `chunk` (left empty) as [`Values::apply`] does.
+fn encode_values(path: Bytes, chunk: &mut BytesMut) -> Bytes {
+    let bad = |b: u8| b == b'#' || not_in_target(b);
+    let count = path.iter().filter(|&&b| bad(b)).count();
+    if count == 0 {
+        return path;
+    }
+    chunk.reserve(path.len() + 2 * count);
+    for &b in path.iter() {
+        if bad(b) {
+            const HEX: &[u8; 16] = b"0123456789ABCDEF";
+            chunk.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
+        } else {
+            chunk.extend_from_slice(&[b]);
+        }
+    }
+    chunk.split().freeze()
 }
 
 /// `host[:port]` as RFC 3986 §3.2.2-3.2.3 has it, with h2sim's limits: a
@@ -308,6 +379,33 @@ mod tests {
         ] {
             split_uri(ok).unwrap();
         }
+    }
+
+    /// A value filled into a path may bring what no request-target may
+    /// hold (RFC 3986 §3.3): a captured JSON string with a space, a `-R`
+    /// format with one; it is percent-encoded (RFC 3986 §2.1), `#` too,
+    /// rather than sent for the server to refuse (RFC 9113 §8.3.1).
+    #[test]
+    fn values_filled_into_a_path_are_percent_encoded() {
+        let mut step = Step {
+            method: "GET".into(),
+            scheme: "http".into(),
+            authority: "h".into(),
+            path: "/u/{id}/__N__?q={id}".into(),
+            headers: vec![HeaderField::new("x-id", "{id}")],
+            ..Step::default()
+        };
+        step.find_symbols(&["{id}", "__N__"]);
+        let mut values = Values::new(&[Symbol::parse("__N__=a b%d").unwrap()], 7);
+        values.set(&Needle::new("{id}"), "x y#\"|".to_owned());
+        let mut reuse = Reuse::default();
+        let (head, _) = step.request(&values, &step.authority, &mut reuse, Vec::new());
+        assert_eq!(head.path, "/u/x%20y%23%22%7C/a%20b7?q=x%20y%23%22%7C");
+        assert_eq!(
+            head.fields[0].value, "x y#\"|",
+            "a field value is no target"
+        );
+        assert!(reuse.texts.is_empty());
     }
 
     #[test]

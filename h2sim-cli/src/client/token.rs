@@ -12,7 +12,7 @@ use bytes::Bytes;
 use h2sim_proto::{HeaderField, RequestHead};
 use serde_json::Value;
 
-use super::scenario::split_uri;
+use super::scenario::{literal_target, split_uri};
 
 /// Where and how to ask for a token.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +40,9 @@ impl TokenSpec {
     /// `--token-url URL`, the other fields unset.
     pub fn parse(url: &str) -> Result<TokenSpec, String> {
         let (scheme, authority, path) = split_uri(url)?;
+        let path = literal_target(&path, &[])
+            .map_err(|why| format!("{url:?}: {why}"))?
+            .to_owned();
         Ok(TokenSpec {
             scheme,
             authority,

@@ -14,7 +14,7 @@ use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, scenario_file, usage};
 use crate::body;
 use crate::client::capture::{Capture, Expect};
-use crate::client::scenario::{Step, split_uri};
+use crate::client::scenario::{Step, literal_target, split_uri};
 use crate::client::symbol::{Format, Symbol};
 use crate::client::token::TokenSpec;
 
@@ -193,13 +193,18 @@ struct Draft {
     body: Option<Bytes>,
     captures: Vec<Capture>,
     expect: Option<Expect>,
+    /// Where the path came from (`-u`, `-p`, the URI argument, a scenario
+    /// file's step), for a message about it.
+    target_from: String,
 }
 
 impl Draft {
+    /// The step, its path checked with `names` (the run's symbols) known.
     fn finish(
         self,
         default_scheme: &Option<String>,
         default_authority: &Option<String>,
+        names: &[&str],
     ) -> Result<Step, UsageError> {
         let method = self.method.unwrap_or_else(|| "GET".to_owned());
         check_method(&method).map_err(|why| usage(format!("-m {method:?}: {why}")))?;
@@ -224,6 +229,9 @@ impl Draft {
                 (scheme, authority, path)
             }
         };
+        let path = literal_target(&path, names)
+            .map_err(|why| usage(format!("{} {path:?}: {why}", self.target_from)))?
+            .to_owned();
         if scheme != "http" && scheme != "https" {
             return Err(usage(format!(
                 "-s {scheme:?}: scheme must be http or https"
@@ -436,9 +444,21 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
             let path = dir.join(file);
             let scenario = scenario_file::load(&path)?;
             opts.symbols.extend(scenario.symbols);
-            file_steps(&occurrences, &flags.target, &path, scenario.steps)?
+            let captured = scenario.steps.iter().flat_map(|s| &s.captures);
+            let names = symbol_names(&opts.symbols, captured.map(|c| c.symbol.as_str()));
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            file_steps(&occurrences, &flags.target, &path, scenario.steps, &names)?
         }
-        None => steps(&occurrences, &flags.target, dir)?,
+        None => {
+            // A capture's symbol, before the capture is parsed with its step.
+            let captured = occurrences
+                .iter()
+                .filter(|o| o.id == "capture")
+                .filter_map(|o| o.value.split_once('=').map(|(symbol, _)| symbol));
+            let names = symbol_names(&opts.symbols, captured);
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            steps(&occurrences, &flags.target, dir, &names)?
+        }
     };
     let first = &opts.steps[0];
     if opts
@@ -492,6 +512,16 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
     Ok(opts)
 }
 
+/// The names a step's texts may hold for a value to fill in: the `-R`
+/// symbols (with a scenario file's and `__LISTEN__`) and the captured ones.
+fn symbol_names<'a>(symbols: &[Symbol], captured: impl Iterator<Item = &'a str>) -> Vec<String> {
+    symbols
+        .iter()
+        .map(|s| s.name.clone())
+        .chain(captured.map(str::to_owned))
+        .collect()
+}
+
 /// `-H reconn_max=N` and friends: the flag's value unless the flag was
 /// given too, with one line saying which flag it is.
 fn apply_h2simple_key(opts: &mut ClientArgs, spec: &str, key: H2simpleKey) {
@@ -517,6 +547,7 @@ fn file_steps(
     uris: &[String],
     name: &Path,
     file: Vec<scenario_file::FileStep>,
+    names: &[&str],
 ) -> Result<Vec<Step>, UsageError> {
     let (mut default_scheme, mut default_authority) = (None, None);
     for Occurrence { id, flag, value } in occurrences {
@@ -561,7 +592,9 @@ fn file_steps(
         )));
     }
     file.into_iter()
-        .map(|step| {
+        .enumerate()
+        .map(|(i, step)| {
+            let word = if step.uri.is_some() { "uri" } else { "path" };
             Draft {
                 method: Some(step.method),
                 uri: step.uri,
@@ -570,16 +603,22 @@ fn file_steps(
                 body: step.body,
                 captures: step.captures,
                 expect: step.expect,
+                target_from: format!("--scenario {}: step {}: {word}", name.display(), i + 1),
                 ..Draft::default()
             }
-            .finish(&default_scheme, &default_authority)
+            .finish(&default_scheme, &default_authority, names)
         })
         .collect()
 }
 
 /// Replays the step grammar in order; `uris` are the positional arguments.
 /// `-f` files are read from `dir`.
-fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<Step>, UsageError> {
+fn steps(
+    occurrences: &[Occurrence],
+    uris: &[String],
+    dir: &Path,
+    names: &[&str],
+) -> Result<Vec<Step>, UsageError> {
     let (mut default_scheme, mut default_authority) = (None, None);
     let mut steps = Vec::new();
     let mut draft = Draft::default();
@@ -589,7 +628,7 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
             "method" => {
                 if draft.method.is_some() {
                     let done = std::mem::take(&mut draft);
-                    steps.push(done.finish(&default_scheme, &default_authority)?);
+                    steps.push(done.finish(&default_scheme, &default_authority, names)?);
                 }
                 // The first -m takes over what came before it (h2cli's step 0).
                 draft.method = Some(value);
@@ -602,10 +641,16 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
                 check_authority(flag, &value)?;
                 default_authority = Some(value)
             }
-            "uri" => draft.uri = Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?),
+            "uri" => {
+                draft.uri = Some(split_uri(&value).map_err(|e| usage(format!("{flag} {e}")))?);
+                draft.target_from = format!("{flag} {value:?}: path");
+            }
             "scheme" => draft.scheme = Some(value.to_ascii_lowercase()),
             "authority" => draft.authority = Some(value),
-            "path" => draft.path = Some(value),
+            "path" => {
+                draft.path = Some(value);
+                draft.target_from = flag.clone();
+            }
             "header" => draft.headers.push(header(&value)?),
             "text" => draft.body = Some(body::text(&value)),
             "hex" => draft.body = Some(body::hex(&value).map_err(|e| usage(e.to_string()))?),
@@ -635,7 +680,7 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
                 "nothing to request: give a URI, or steps with -m METHOD -u URI",
             ));
         }
-        [] => steps.push(draft.finish(&default_scheme, &default_authority)?),
+        [] => steps.push(draft.finish(&default_scheme, &default_authority, names)?),
         [uri] if numeric => {
             return Err(usage(format!(
                 "unexpected argument {uri:?} after -m {}: {}",
@@ -652,7 +697,8 @@ fn steps(occurrences: &[Occurrence], uris: &[String], dir: &Path) -> Result<Vec<
             // The options describe it, with or without its -m (h2cli's
             // step 0; `-m POST -e 1k URI` as curl users write it).
             draft.uri = Some(split_uri(uri).map_err(usage)?);
-            steps.push(draft.finish(&default_scheme, &default_authority)?);
+            draft.target_from = format!("URI {uri:?}: path");
+            steps.push(draft.finish(&default_scheme, &default_authority, names)?);
         }
         [uri] => {
             return Err(usage(format!(
@@ -1103,6 +1149,105 @@ mod tests {
         )
         .unwrap();
         assert!(err(&["--scenario", "half.yaml"]).ends_with("half.yaml: step 2: no target; give the URI argument (scheme://host:port), -a, or the step's uri"));
+    }
+
+    /// RFC 3986 §3.5, RFC 9110 §7.1: the fragment is not part of the
+    /// target; it is cut off every form a step's path is given in, as curl,
+    /// nghttp and h2load cut it off.
+    #[test]
+    fn a_fragment_is_not_sent() {
+        for (line, path) in [
+            (&["http://h:1/q?a=1#frag"][..], "/q?a=1"),
+            (&["http://h:1#frag"], "/"),
+            (&["-m", "GET", "-u", "http://h:1/x#f"], "/x"),
+            (&["-m", "GET", "-a", "h:1", "-p", "/p#f"], "/p"),
+            // A symbol's name is no URI syntax: its `#` stays.
+            (
+                &["-R", "#N#=%d", "-m", "GET", "-a", "h:1", "-p", "/u/#N##f"],
+                "/u/#N#",
+            ),
+        ] {
+            let o = parse(args(line)).unwrap();
+            assert_eq!(o.steps[0].path, path, "{line:?}");
+        }
+        let scratch = crate::scratch::scratch("fragment");
+        let dir = scratch.path();
+        std::fs::write(
+            dir.join("s.yaml"),
+            "step:\n  - method: GET\n    uri: http://h:1/x#f\n",
+        )
+        .unwrap();
+        let o = parse_in(args(&["--scenario", "s.yaml"]), dir).unwrap();
+        assert_eq!(o.steps[0].path, "/x");
+    }
+
+    /// A byte no request-target may hold (RFC 3986 §3.3; RFC 9112 §3.2)
+    /// is refused at start, in one line naming the option and the byte,
+    /// as curl refuses such a URL; inside a symbol's name (`-R`, a
+    /// capture) it is no part of the target and passes.
+    #[test]
+    fn a_byte_no_target_may_hold_is_refused_at_start() {
+        for (line, says) in [
+            (
+                &["http://h:1/a b"][..],
+                r#"URI "http://h:1/a b": path "/a b": ' ' is not allowed"#,
+            ),
+            (
+                &["-m", "GET", "-u", "http://h:1/a\"b"],
+                r#"-u "http://h:1/a\"b": path "/a\"b": '"' is not allowed"#,
+            ),
+            (
+                &["-m", "GET", "-a", "h:1", "-p", "/a{x}"],
+                r#"-p "/a{x}": '{' is not"#,
+            ),
+            (
+                &["-m", "GET", "-a", "h:1", "--path", "/a\tb"],
+                "-p \"/a\\tb\": '\\t' is not",
+            ),
+        ] {
+            let e = parse(args(line)).unwrap_err().0;
+            assert!(e.starts_with(says) && !e.contains('\n'), "{line:?}: {e}");
+        }
+        for (line, path) in [
+            (
+                &["-R", "{x}=%d", "-m", "GET", "-a", "h:1", "-p", "/a/{x}"][..],
+                "/a/{x}",
+            ),
+            (
+                &[
+                    "-m",
+                    "GET",
+                    "-a",
+                    "h:1",
+                    "--capture",
+                    "${id}=json:/id",
+                    "-m",
+                    "GET",
+                    "-a",
+                    "h:1",
+                    "-p",
+                    "/a/${id}",
+                ],
+                "/a/${id}",
+            ),
+        ] {
+            let o = parse(args(line)).unwrap();
+            assert_eq!(o.steps.last().unwrap().path, path, "{line:?}");
+        }
+        let scratch = crate::scratch::scratch("bad-target");
+        let dir = scratch.path();
+        std::fs::write(
+            dir.join("s.yaml"),
+            "step:\n  - method: GET\n    path: /x\n  - method: GET\n    path: /a|b\n",
+        )
+        .unwrap();
+        let e = parse_in(args(&["--scenario", "s.yaml", "http://h:1"]), dir)
+            .unwrap_err()
+            .0;
+        assert!(
+            e.contains(r#"s.yaml: step 2: path "/a|b": '|' is not allowed"#),
+            "{e}"
+        );
     }
 
     /// clap's errors come out as one line naming the option.
