@@ -321,12 +321,19 @@ fn check_authority(authority: &str) -> Result<(), String> {
             ));
         }
     }
-    if let Some(port) = port
-        && !port.parse::<u16>().is_ok_and(|p| p > 0)
-    {
-        return Err(format!("{authority:?}: port {port:?} is not 1-65535"));
+    if let Some(port) = port {
+        parse_port(port, 1).map_err(|why| format!("{authority:?}: {why}"))?;
     }
     Ok(())
+}
+
+/// A port (RFC 3986 §3.2.3) of `min`-65535: 1 for a server to reach, 0
+/// too for a listener (one the system picks). The one wording for both.
+pub fn parse_port(port: &str, min: u16) -> Result<u16, String> {
+    port.parse::<u16>()
+        .ok()
+        .filter(|&p| p >= min && port.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| format!("port {port:?} is not {min}-65535"))
 }
 
 #[cfg(test)]

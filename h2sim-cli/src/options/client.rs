@@ -390,12 +390,10 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         token: None,
     };
     if let Some(url) = &opts.listen {
-        let (_, _, path) = split_uri(url).map_err(|e| usage(format!("--listen {e}")))?;
-        if path != "/" {
-            return Err(usage(format!(
-                "--listen {url:?}: a listener is scheme://ip:port"
-            )));
-        }
+        // Checked here, to be named as the client's option: the listener
+        // is then built from a server command line (`setup::listen`).
+        super::server::parse_listen(url)
+            .map_err(|why| usage(format!("--listen {url:?}: {why}")))?;
     }
     if let Some(url) = &flags.token_url {
         let mut spec = TokenSpec::parse(url).map_err(|e| usage(format!("--token-url {e}")))?;
@@ -1248,6 +1246,23 @@ mod tests {
             e.contains(r#"s.yaml: step 2: path "/a|b": '|' is not allowed"#),
             "{e}"
         );
+    }
+
+    /// `--listen` is checked as `-S` is, and named as itself.
+    #[test]
+    fn listen_is_named_as_itself() {
+        let err = |url: &str| {
+            parse(args(&["--listen", url, "http://h:1/"]))
+                .unwrap_err()
+                .0
+        };
+        assert_eq!(
+            err("http://127.0.0.1"),
+            r#"--listen "http://127.0.0.1": "127.0.0.1": no port (ip:port, IPv6 as [addr]:port)"#
+        );
+        assert!(err("http://127.0.0.1:1/x").starts_with(r#"--listen "http://127.0.0.1:1/x": "#));
+        let o = parse(args(&["--listen", "HTTP://LOCALHOST:1", "http://h:1/"])).unwrap();
+        assert_eq!(o.listen.as_deref(), Some("HTTP://LOCALHOST:1"));
     }
 
     /// clap's errors come out as one line naming the option.

@@ -1,6 +1,6 @@
 //! `h2sim server [options] [rules]`.
 
-use crate::trace::errln;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::num::NonZeroU32;
 use std::path::Path;
 use std::time::Duration;
@@ -13,9 +13,11 @@ use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
 use super::{H2simpleKey, Runtime, UsageError, header, usage};
 use crate::body;
+use crate::client::scenario::parse_port;
 use crate::server::check;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 use crate::server::status::final_status;
+use crate::trace::errln;
 use crate::server::store::Limits;
 
 /// One `-S URL` listener.
@@ -209,30 +211,38 @@ pub fn add_grammar(command: Command) -> Command {
 pub const DEFAULT_KEY: &str = "eckey.pem";
 pub const DEFAULT_CERT: &str = "eccert.pem";
 
-/// Parses a listen URL: `http://ip:port`, `https://[v6]:port`.
-pub fn parse_listen(url: &str) -> Result<(bool, std::net::SocketAddr), UsageError> {
-    let (secure, rest) = if let Some(rest) = url.strip_prefix("https://") {
-        (true, rest)
-    } else if let Some(rest) = url.strip_prefix("http://") {
-        (false, rest)
+/// Parses a listen URL: `http://ip:port`, `https://[v6]:port`,
+/// `http://localhost:port` (127.0.0.1), a `/` after it allowed. Scheme and
+/// host are case-insensitive (RFC 3986 §3.1, §3.2.2), as the client takes
+/// them. `Err` says why, for the caller to prefix with its option (`-S`,
+/// the client's `--listen`).
+pub fn parse_listen(url: &str) -> Result<(bool, SocketAddr), String> {
+    let expected = || "expected http://ip:port or https://ip:port".to_owned();
+    let (scheme, rest) = url.split_once("://").ok_or_else(expected)?;
+    let secure = if scheme.eq_ignore_ascii_case("https") {
+        true
+    } else if scheme.eq_ignore_ascii_case("http") {
+        false
     } else {
-        return Err(usage(format!(
-            "-S {url:?}: expected http://ip:port or https://ip:port"
-        )));
+        return Err(expected());
     };
     let rest = rest.trim_end_matches('/');
-    let addr = rest
-        .parse()
-        .or_else(|_| match rest.rsplit_once(':') {
-            Some(("localhost", port)) => format!("127.0.0.1:{port}").parse(),
-            _ => rest.parse(),
-        })
-        .map_err(|_| {
-            usage(format!(
-                "-S {url:?}: {rest:?} is not ip:port (IPv6 as [addr]:port)"
-            ))
-        })?;
-    Ok((secure, addr))
+    if let Ok(addr) = rest.parse() {
+        return Ok((secure, addr));
+    }
+    let not_ip_port = || format!("{rest:?} is not ip:port (IPv6 as [addr]:port)");
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() => (host, port),
+        Some(_) => return Err(not_ip_port()),
+        None => return Err(format!("{rest:?}: no port (ip:port, IPv6 as [addr]:port)")),
+    };
+    let ip: IpAddr = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(v6) => v6.parse::<Ipv6Addr>().map_err(|_| not_ip_port())?.into(),
+        None if host.eq_ignore_ascii_case("localhost") => Ipv4Addr::LOCALHOST.into(),
+        None => host.parse::<Ipv4Addr>().map_err(|_| not_ip_port())?.into(),
+    };
+    let port = parse_port(port, 0)?;
+    Ok((secure, SocketAddr::new(ip, port)))
 }
 
 /// Parses the arguments after `server` (what `main` does through the
@@ -364,7 +374,8 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
         let value = value.as_str();
         match *id {
             "listen" => {
-                let (secure, addr) = parse_listen(value)?;
+                let (secure, addr) =
+                    parse_listen(value).map_err(|why| usage(format!("{flag} {value:?}: {why}")))?;
                 if secure {
                     untaken = None;
                 }
@@ -592,13 +603,41 @@ mod tests {
         assert_eq!(o.rules[1].method, "GET");
     }
 
+    /// Schemes and hosts are case-insensitive (RFC 3986 §3.1, §3.2.2), as
+    /// the client takes them; a port out of range is named in the client's
+    /// words.
+    #[test]
+    fn listen_forms() {
+        let addr = |s: &str| {
+            let o = parse(args(&format!("-S {s} -m GET"))).unwrap();
+            (o.listen[0].tls.is_some(), o.listen[0].addr.to_string())
+        };
+        for (url, secure, at) in [
+            ("HTTP://127.0.0.1:8080", false, "127.0.0.1:8080"),
+            ("http://LOCALHOST:8080", false, "127.0.0.1:8080"),
+            ("Https://localhost:8443/", true, "127.0.0.1:8443"),
+            ("http://0.0.0.0:8080", false, "0.0.0.0:8080"),
+            ("https://[::1]:8082", true, "[::1]:8082"),
+            ("http://[::]:0", false, "[::]:0"),
+        ] {
+            assert_eq!(addr(url), (secure, at.to_owned()), "{url}");
+        }
+        let err = |s: &str| parse(args(s)).unwrap_err().0;
+        assert_eq!(
+            err("-S http://127.0.0.1:99999 -m GET"),
+            r#"-S "http://127.0.0.1:99999": port "99999" is not 0-65535"#
+        );
+        assert!(err("-S http://127.0.0.1:+80 -m GET").contains(r#"port "+80" is not"#));
+    }
+
     #[test]
     fn bad_input_names_the_problem() {
         let err = |s: &str| parse(args(s)).unwrap_err().0;
         assert!(err("-S http://1.2.3.4:1 -p /x").contains("before the first -m"));
         assert!(err("-S http://1.2.3.4:1 --bogus").contains("unknown option --bogus"));
         assert!(err("-S ftp://x").contains("-S"));
-        assert!(err("-S http://nohost").contains("not ip:port"));
+        assert!(err("-S http://nohost:80").contains("not ip:port"));
+        assert!(err("-S http://nohost").contains("no port"));
         assert!(err("-m GET").contains("no listener"));
         assert!(err("-k only.key -S https://127.0.0.1:1").contains("-k KEY and -c CERT"));
         assert!(err("-S http://127.0.0.1:1 -m GET -s abc").contains("not a status"));
