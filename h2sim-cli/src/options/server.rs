@@ -376,6 +376,13 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
             "listen" => {
                 let (secure, addr) =
                     parse_listen(value).map_err(|why| usage(format!("{flag} {value:?}: {why}")))?;
+                // Port 0 is a new port each time; any other, bound twice,
+                // fails with "Address already in use" once the run starts.
+                if addr.port() != 0 && opts.listen.iter().any(|l| l.addr == addr) {
+                    return Err(usage(format!(
+                        "{flag} {value:?}: {addr} is given twice: each -S needs an address of its own"
+                    )));
+                }
                 if secure {
                     untaken = None;
                 }
@@ -605,7 +612,7 @@ mod tests {
 
     /// Schemes and hosts are case-insensitive (RFC 3986 §3.1, §3.2.2), as
     /// the client takes them; a port out of range is named in the client's
-    /// words.
+    /// words; the same address twice is a bad option, not a failed bind.
     #[test]
     fn listen_forms() {
         let addr = |s: &str| {
@@ -628,6 +635,13 @@ mod tests {
             r#"-S "http://127.0.0.1:99999": port "99999" is not 0-65535"#
         );
         assert!(err("-S http://127.0.0.1:+80 -m GET").contains(r#"port "+80" is not"#));
+        assert_eq!(
+            err("-S http://127.0.0.1:8080 -S https://127.0.0.1:8080 -m GET"),
+            r#"-S "https://127.0.0.1:8080": 127.0.0.1:8080 is given twice: each -S needs an address of its own"#
+        );
+        // Port 0 is a new port each time.
+        let o = parse(args("-S http://127.0.0.1:0 -S http://127.0.0.1:0 -m GET")).unwrap();
+        assert_eq!(o.listen.len(), 2);
     }
 
     #[test]
