@@ -63,14 +63,15 @@ fn cipher(suite: CipherSuite) -> String {
 }
 
 /// OpenSSL's `Server Temp Key:` wording: the key type, the curve for
-/// ECDH, and the key's bits.
+/// ECDH by OpenSSL's short name (`prime256v1`, not NIST's `P-256`, as
+/// h2load prints it with OpenSSL 3), and the key's bits.
 fn temp_key(group: NamedGroup) -> String {
     let known = match group {
         NamedGroup::X25519 => "X25519 253 bits",
         NamedGroup::X448 => "X448 448 bits",
-        NamedGroup::secp256r1 => "ECDH P-256 256 bits",
-        NamedGroup::secp384r1 => "ECDH P-384 384 bits",
-        NamedGroup::secp521r1 => "ECDH P-521 521 bits",
+        NamedGroup::secp256r1 => "ECDH prime256v1 256 bits",
+        NamedGroup::secp384r1 => "ECDH secp384r1 384 bits",
+        NamedGroup::secp521r1 => "ECDH secp521r1 521 bits",
         other => return format!("{other:?}"),
     };
     known.into()
@@ -98,7 +99,11 @@ mod tests {
             cipher(CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256),
             "ECDHE-RSA-AES128-GCM-SHA256"
         );
-        assert_eq!(temp_key(NamedGroup::secp256r1), "ECDH P-256 256 bits");
+        // h2load 1.x on OpenSSL 3 against `openssl s_server -groups P-256`
+        // (and P-384, P-521) prints these.
+        assert_eq!(temp_key(NamedGroup::secp256r1), "ECDH prime256v1 256 bits");
+        assert_eq!(temp_key(NamedGroup::secp384r1), "ECDH secp384r1 384 bits");
+        assert_eq!(temp_key(NamedGroup::secp521r1), "ECDH secp521r1 521 bits");
         assert_eq!(protocol(ProtocolVersion::TLSv1_2), "TLSv1.2");
     }
 }
