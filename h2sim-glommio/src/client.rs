@@ -183,21 +183,27 @@ impl Dialer {
         attempt: u32,
     ) -> Result<(Transport, ConnectionInfo), ClientError> {
         let started = Instant::now();
+        let mut dial = Dial::new(&self.addrs, &self.addr);
         let opening = async {
-            let mut dial = Dial::new(&self.addrs, &self.addr);
             while let Some(addr) = dial.next_addr() {
                 match TcpStream::connect(addr).await {
-                    Ok(tcp) => return self.handshake(tcp, addr, executor, attempt).await,
+                    Ok(tcp) => {
+                        dial.connected(addr);
+                        return Some(self.handshake(tcp, addr, executor, attempt).await);
+                    }
                     Err(e) => dial.refused(addr, runtime::io_error(e)),
                 }
             }
-            Err(dial.into_error())
+            Some(Err(dial.exhausted()))
         };
-        let timeout = async {
-            Timer::new(self.options.connect_timeout).await;
-            Err(Dial::timed_out(&self.addr))
+        let timeout = self.options.connect_timeout;
+        let timer = async {
+            Timer::new(timeout).await;
+            None
         };
-        let (transport, mut info) = future::or(opening, timeout).await?;
+        // The walk is gone once either ends: `dial` tells how far it got.
+        let opened = future::or(opening, timer).await;
+        let (transport, mut info) = opened.unwrap_or_else(|| Err(dial.timed_out(timeout)))?;
         info.connect_time = started.elapsed();
         Ok((transport, info))
     }
@@ -224,17 +230,14 @@ impl Dialer {
         let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
         };
-        let session = rustls::ClientConnection::new(config.clone(), name.clone()).map_err(|e| {
-            ClientError::Handshake {
-                addr: peer,
-                error: io::Error::other(e),
-            }
-        })?;
+        let handshake_error = |error| protocol.handshake_failed(peer, error);
+        let session = rustls::ClientConnection::new(config.clone(), name.clone())
+            .map_err(|e| handshake_error(io::Error::other(e)))?;
         let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
         transport::handshake(&mut tcp, &mut tls)
             .await
-            .map_err(|error| ClientError::Handshake { addr: peer, error })?;
-        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
+            .map_err(handshake_error)?;
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()))?;
         Ok((Transport::tls(tcp, tls), info))
     }
 

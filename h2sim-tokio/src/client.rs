@@ -117,18 +117,24 @@ impl Dialer {
         attempt: u32,
     ) -> Result<(Transport<TcpStream>, ConnectionInfo), ClientError> {
         let started = Instant::now();
+        let mut dial = Dial::new(&self.addrs, &self.addr);
         let opening = async {
-            let mut dial = Dial::new(&self.addrs, &self.addr);
             while let Some(addr) = dial.next_addr() {
                 match TcpStream::connect(addr).await {
-                    Ok(tcp) => return self.handshake(tcp, addr, attempt).await,
+                    Ok(tcp) => {
+                        dial.connected(addr);
+                        return self.handshake(tcp, addr, attempt).await;
+                    }
                     Err(error) => dial.refused(addr, error),
                 }
             }
-            Err(dial.into_error())
+            Err(dial.exhausted())
         };
-        let opened = tokio::time::timeout(self.options.connect_timeout, opening).await;
-        let (stream, mut info) = opened.unwrap_or_else(|_| Err(Dial::timed_out(&self.addr)))?;
+        // The walk is gone once the timeout returns: `dial` tells how far
+        // it got.
+        let timeout = self.options.connect_timeout;
+        let opened = tokio::time::timeout(timeout, opening).await;
+        let (stream, mut info) = opened.unwrap_or_else(|_| Err(dial.timed_out(timeout)))?;
         info.connect_time = started.elapsed();
         Ok((stream, info))
     }
@@ -150,14 +156,14 @@ impl Dialer {
         let Some((config, name)) = &self.tls else {
             return Ok((Transport::plain(tcp), info));
         };
-        let handshake_error = |error| ClientError::Handshake { addr: peer, error };
+        let handshake_error = |error| protocol.handshake_failed(peer, error);
         let session = rustls::ClientConnection::new(config.clone(), name.clone())
             .map_err(|e| handshake_error(io::Error::other(e)))?;
         let (mut tcp, mut tls) = (tcp, Box::new(TlsSession::new(session)));
         driver::handshake(&mut tcp, &mut tls)
             .await
             .map_err(handshake_error)?;
-        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()));
+        protocol.handshake_done(&mut info, TlsInfo::from_connection(tls.connection()))?;
         Ok((Transport::tls(tcp, tls), info))
     }
 

@@ -152,7 +152,10 @@ async fn wrong_host_name_is_rejected() {
     let server = TlsServer::start("server-ec", ClientAuth::None).await;
     let tls = client(ServerVerification::Verify(dev_ca()), None);
     let err = get(server.port, &tls, "wrong.example").await.unwrap_err();
-    assert!(err.contains("not valid for name"), "{err}");
+    assert!(
+        err.contains("is not valid for wrong.example, the name dialled"),
+        "{err}"
+    );
     server.stop().await;
 }
 
@@ -467,4 +470,57 @@ async fn curl_client_certificate() {
     let out = run_peer(without, Duration::from_secs(20)).await;
     assert!(!out.status.success(), "{}", text(&out));
     server.stop().await;
+}
+
+/// RFC 9113 §3.2: HTTP/2 over TLS exists only where ALPN selected `h2`. A
+/// server that selects nothing (an h2sim listener whose configuration
+/// offers no protocol; it would take the preface) fails a client that
+/// offered only `h2` at the handshake's end, and sends nothing of HTTP/2.
+#[tokio::test]
+async fn a_server_that_selects_no_protocol_is_not_spoken_h2_to() {
+    let mut config = (*server_tls("server-ec", ClientAuth::None)).clone();
+    config.alpn_protocols.clear();
+    let spec = ListenerSpec::tls("127.0.0.1:0", Arc::new(config)).unwrap();
+    let server = Server::bind(vec![spec], ServerOptions::default())
+        .await
+        .unwrap();
+    let port = server.local_addrs()[0].0.port();
+    let shutdown = server.shutdown();
+    let task = tokio::spawn(server.run(|_| HandlerApp::new(|_| Reply::new(200, "ok"))));
+    let tls = client(ServerVerification::Off, None);
+    let err = get(port, &tls, "localhost").await.unwrap_err();
+    assert!(err.contains("chose no application protocol"), "{err}");
+    shutdown.trigger();
+    tokio::time::timeout(Duration::from_secs(15), task)
+        .await
+        .unwrap()
+        .unwrap();
+}
+
+/// A TLS handshake that gets no answer (RFC 8446 §4.1.2: the server owes
+/// a ServerHello) is reported as the handshake's, not as the TCP connect
+/// that had succeeded.
+#[tokio::test]
+async fn a_silent_server_times_the_handshake_out() {
+    // Never accepted: the kernel completes the TCP handshake from its backlog.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = silent.local_addr().unwrap();
+    let options = ClientOptions {
+        tls: Some(tls::client_config(&client(ServerVerification::Off, None)).unwrap()),
+        server_name: Some("localhost".to_owned()),
+        connect_timeout: Duration::from_millis(300),
+        ..ClientOptions::default()
+    };
+    let request = FetchRequest::get("https", &format!("localhost:{}", addr.port()), "/");
+    let err = fetch(&addr.to_string(), options, 1, vec![request])
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|mut r| r.remove(0).map_err(|e| e.to_string()))
+        .unwrap_err();
+    assert!(
+        err.ends_with(&format!(
+            "TLS handshake with {addr} got no answer within 300ms"
+        )),
+        "{err}"
+    );
 }

@@ -6,7 +6,7 @@ use crate::trace::errln;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use h2sim_proto::host::{ClientError, ClientOutcome, ConnectionInfo};
+use h2sim_proto::host::{ClientError, ClientOutcome, ClientProtocol, ConnectionInfo};
 use h2sim_proto::{ConnectionError, Http1Error, Violation};
 
 use super::config::config_with;
@@ -260,20 +260,39 @@ impl TargetOutcome {
 
 /// A connection's error, with what to do about it where the command line
 /// can help: a server that answered HTTP/2 with prior knowledge in
-/// HTTP/1.1 takes HTTP/1.1 (`-1`), and one that answered `-1`'s HTTP/1.1
-/// with HTTP/2's SETTINGS takes HTTP/2 (no `-1`).
+/// HTTP/1.1, or over TLS took no `h2`, takes HTTP/1.1 (`-1`); one that
+/// answered `-1`'s HTTP/1.1 with HTTP/2's SETTINGS takes HTTP/2 (no
+/// `-1`); a certificate that did not verify is trusted by `-V`.
 fn describe(error: &ClientError) -> String {
-    match error {
+    let hint = match error {
         ClientError::Closed(ConnectionError::Local {
             violation: Violation::Http1Answer { .. },
             ..
-        }) => format!("{error}; -1 speaks HTTP/1.1 to it"),
+        })
+        | ClientError::NoApplicationProtocol { .. } => "; -1 speaks HTTP/1.1 to it",
         ClientError::Closed(ConnectionError::Local {
             violation: Violation::Http1(Http1Error::Http2Answer),
             ..
-        }) => format!("{error}; without -1 the client speaks HTTP/2 to it"),
-        _ => error.to_string(),
-    }
+        }) => "; without -1 the client speaks HTTP/2 to it",
+        ClientError::Handshake {
+            offered: ClientProtocol::Http2,
+            ..
+        } if error.tls_error()
+            == Some(&rustls::Error::AlertReceived(
+                rustls::AlertDescription::NoApplicationProtocol,
+            )) =>
+        {
+            "; -1 offers http/1.1"
+        }
+        _ => match error.tls_error() {
+            Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)) => {
+                "; -V verify,trust_file=PEM trusts the CA in PEM, -V none does not verify"
+            }
+            Some(rustls::Error::InvalidCertificate(_)) => "; -V none does not verify",
+            _ => "",
+        },
+    };
+    format!("{error}{hint}")
 }
 
 /// The merged report once every connection ended; connection-level
@@ -324,4 +343,58 @@ pub fn finish_client(
         errln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+    use std::net::SocketAddr;
+
+    use super::*;
+
+    fn peer() -> SocketAddr {
+        "127.0.0.1:443".parse().unwrap()
+    }
+
+    fn failed(offered: ClientProtocol, error: rustls::Error) -> ClientError {
+        offered.handshake_failed(peer(), io::Error::other(error))
+    }
+
+    /// RFC 9113 §3.2 and RFC 7301 §3.2: a TLS server that takes no `h2`
+    /// (it selects nothing, or refuses the offer with its alert) is told
+    /// apart, with `-1` as the way to HTTP/1.1; only a client that offered
+    /// `h2` alone is sent there.
+    #[test]
+    fn a_server_without_h2_points_to_minus_1() {
+        let none = ClientError::NoApplicationProtocol { addr: peer() };
+        assert!(describe(&none).ends_with("; -1 speaks HTTP/1.1 to it"));
+        let alert = rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol);
+        let refused = describe(&failed(ClientProtocol::Http2, alert.clone()));
+        assert!(refused.contains("offered (h2)"), "{refused}");
+        assert!(refused.ends_with("; -1 offers http/1.1"), "{refused}");
+        let refused = describe(&failed(ClientProtocol::Http1, alert));
+        assert!(!refused.contains("; -1"), "{refused}");
+    }
+
+    /// RFC 5280 §6.1: a chain that does not lead to a trust anchor is the
+    /// `-V` trust settings' business; other certificate failures can only
+    /// be let through.
+    #[test]
+    fn a_certificate_that_does_not_verify_points_to_minus_v() {
+        use rustls::CertificateError as C;
+        let unknown = rustls::Error::InvalidCertificate(C::UnknownIssuer);
+        let text = describe(&failed(ClientProtocol::Http2, unknown));
+        assert_eq!(
+            text,
+            "TLS handshake with 127.0.0.1:443 failed: the server's certificate is not signed \
+             by a trusted CA (UnknownIssuer); -V verify,trust_file=PEM trusts the CA in PEM, \
+             -V none does not verify"
+        );
+        let expired = rustls::Error::InvalidCertificate(C::Expired);
+        let text = describe(&failed(ClientProtocol::Http2, expired));
+        assert!(
+            text.ends_with("has expired (Expired); -V none does not verify"),
+            "{text}"
+        );
+    }
 }

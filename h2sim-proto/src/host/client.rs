@@ -92,14 +92,40 @@ impl ClientProtocol {
         }
     }
 
-    /// The protocol after a TLS handshake that agreed on `alpn`.
-    pub fn after_handshake(self, alpn: Option<&[u8]>) -> Protocol {
+    /// The protocol after a TLS handshake that agreed on `alpn`; `None`
+    /// when it is no protocol we can speak: HTTP/2 over TLS exists only
+    /// where ALPN selected `h2` (RFC 9113 §3.2), so a server that selected
+    /// nothing does not take it, whereas HTTP/1.1 needs no ALPN (RFC 7301
+    /// §3.2 lets a server ignore the extension). rustls refuses a protocol
+    /// we did not offer.
+    pub fn after_handshake(self, alpn: Option<&[u8]>) -> Option<Protocol> {
         match (alpn, self) {
-            (Some(ALPN_H2), _) => Protocol::Http2,
-            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate) => Protocol::Http1,
-            // Without ALPN the server took what we offered at face value.
-            (_, ClientProtocol::Http1) => Protocol::Http1,
-            (_, _) => Protocol::Http2,
+            (Some(ALPN_H2), _) => Some(Protocol::Http2),
+            (Some(ALPN_HTTP1), _) | (None, ClientProtocol::Negotiate | ClientProtocol::Http1) => {
+                Some(Protocol::Http1)
+            }
+            _ => None,
+        }
+    }
+
+    /// The names this protocol offers by ALPN, for messages: `h2, http/1.1`.
+    #[cfg(feature = "tls")]
+    fn offer(self) -> String {
+        let names: Vec<_> = self
+            .alpn()
+            .iter()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect();
+        names.join(", ")
+    }
+
+    /// The TLS handshake with `addr` failed with `error`: rustls's reason
+    /// (inside an `io::Error`) or the socket's.
+    pub fn handshake_failed(self, addr: SocketAddr, error: io::Error) -> ClientError {
+        ClientError::Handshake {
+            addr,
+            error,
+            offered: self,
         }
     }
 
@@ -120,11 +146,22 @@ impl ClientProtocol {
     }
 
     /// Completes `info` once the TLS handshake agreed on what `tls` tells:
-    /// the protocol follows its ALPN result.
+    /// the protocol follows its ALPN result. A server that selected no
+    /// protocol while we want HTTP/2 fails the connection here, before a
+    /// preface it cannot read goes out (it would time out waiting for
+    /// SETTINGS) and before anyone reports the connection as `h2`.
     #[cfg(feature = "tls")]
-    pub fn handshake_done(self, info: &mut ConnectionInfo, tls: super::info::TlsInfo) {
-        info.protocol = Some(self.after_handshake(tls.alpn.as_deref()));
+    pub fn handshake_done(
+        self,
+        info: &mut ConnectionInfo,
+        tls: super::info::TlsInfo,
+    ) -> Result<(), ClientError> {
+        let protocol = self
+            .after_handshake(tls.alpn.as_deref())
+            .ok_or(ClientError::NoApplicationProtocol { addr: info.peer })?;
+        info.protocol = Some(protocol);
         info.tls = Some(tls);
+        Ok(())
     }
 }
 
@@ -156,14 +193,30 @@ pub enum ClientError {
         addr: SocketAddr,
         error: io::Error,
     },
+    /// No TCP connection came up within the connect timeout.
     ConnectTimeout {
         addr: HostPort,
     },
+    /// TCP connected to `addr`, but the TLS handshake did not end within
+    /// what was left of the connect timeout, `after` in all: the server
+    /// read our ClientHello and said nothing (a plain port of a server
+    /// that waits for a request, a listener that never answers).
+    HandshakeTimeout {
+        addr: SocketAddr,
+        after: Duration,
+    },
     /// The TLS handshake failed: the error names the reason (unknown CA,
-    /// wrong name, revoked certificate, alert from the server…).
+    /// wrong name, revoked certificate, alert from the server…); `offered`
+    /// is the protocol whose ALPN list we sent.
     Handshake {
         addr: SocketAddr,
         error: io::Error,
+        offered: ClientProtocol,
+    },
+    /// The TLS server selected no protocol by ALPN while we offered only
+    /// `h2`: it does not take HTTP/2 (RFC 9113 §3.2, RFC 7301 §3.2).
+    NoApplicationProtocol {
+        addr: SocketAddr,
     },
     /// The connection failed once up (reset, broken pipe, a TLS alert).
     Transport(io::Error),
@@ -197,8 +250,20 @@ impl ClientError {
                 | ClientError::InvalidServerName(_)
                 | ClientError::Connect { .. }
                 | ClientError::ConnectTimeout { .. }
+                | ClientError::HandshakeTimeout { .. }
                 | ClientError::Handshake { .. }
+                | ClientError::NoApplicationProtocol { .. }
         )
+    }
+
+    /// The rustls error a TLS handshake failed with, for a caller that
+    /// adds what to do about it.
+    #[cfg(feature = "tls")]
+    pub fn tls_error(&self) -> Option<&rustls::Error> {
+        match self {
+            ClientError::Handshake { error, .. } => error.get_ref()?.downcast_ref(),
+            _ => None,
+        }
     }
 }
 
@@ -214,9 +279,25 @@ impl fmt::Display for ClientError {
             ClientError::InvalidServerName(name) => write!(f, "invalid TLS server name {name:?}"),
             ClientError::Connect { addr, error } => write!(f, "cannot connect to {addr}: {error}"),
             ClientError::ConnectTimeout { addr } => write!(f, "connecting to {addr} timed out"),
-            ClientError::Handshake { addr, error } => {
-                write!(f, "TLS handshake with {addr} failed: {error}")
+            ClientError::HandshakeTimeout { addr, after } => {
+                write!(
+                    f,
+                    "TLS handshake with {addr} got no answer within {after:?}"
+                )
             }
+            ClientError::Handshake {
+                addr,
+                error,
+                offered,
+            } => {
+                write!(f, "TLS handshake with {addr} failed: ")?;
+                handshake_reason(f, error, *offered)
+            }
+            ClientError::NoApplicationProtocol { addr } => write!(
+                f,
+                "the TLS server at {addr} chose no application protocol: it does not take h2, \
+                 which over TLS needs ALPN to select it (RFC 9113 §3.2, RFC 7301)"
+            ),
             ClientError::Transport(e) => write!(f, "connection failed: {e}"),
             ClientError::PeerClosed {
                 after_goaway: false,
@@ -233,6 +314,35 @@ impl fmt::Display for ClientError {
 }
 
 impl std::error::Error for ClientError {}
+
+/// Why a TLS handshake failed, in plain words where rustls's own are its
+/// Debug output (see [`super::tls::plain_words`]); an alert refusing every
+/// protocol we offered names them.
+fn handshake_reason(
+    f: &mut fmt::Formatter<'_>,
+    error: &io::Error,
+    offered: ClientProtocol,
+) -> fmt::Result {
+    #[cfg(feature = "tls")]
+    if let Some(e) = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>())
+    {
+        use rustls::AlertDescription::NoApplicationProtocol;
+        if *e == rustls::Error::AlertReceived(NoApplicationProtocol) {
+            return write!(
+                f,
+                "the server takes none of the protocols offered ({}): it sent the alert \
+                 NoApplicationProtocol (RFC 7301 §3.2)",
+                offered.offer()
+            );
+        }
+        return f.write_str(&super::tls::plain_words(e, "server"));
+    }
+    #[cfg(not(feature = "tls"))]
+    let _ = offered; // without rustls no alert names what we offered
+    write!(f, "{error}")
+}
 
 /// A client's target, checked and ready to dial: its address (still to be
 /// resolved, the adapter's way) and, with TLS, the configuration and the
@@ -310,12 +420,16 @@ impl<R> ClientOptions<R> {
 /// One connection attempt's walk over a target's resolved addresses: each
 /// is tried in turn, and when none answers the attempt reports the last
 /// refusal, or a timeout if there was none. The adapter supplies only the
-/// connect call and the timer around the whole walk.
+/// connect call and the timer around the whole walk, and tells the walk
+/// when a TCP connection came up ([`Dial::connected`]), so that a timeout
+/// names the phase it cut short: the connect, or the TLS handshake after it.
 #[derive(Debug)]
 pub struct Dial<'a> {
     addrs: std::slice::Iter<'a, SocketAddr>,
     target: &'a HostPort,
     last: Option<ClientError>,
+    /// The address whose TCP connection came up, its handshake under way.
+    connected: Option<SocketAddr>,
 }
 
 impl<'a> Dial<'a> {
@@ -324,6 +438,7 @@ impl<'a> Dial<'a> {
             addrs: addrs.iter(),
             target,
             last: None,
+            connected: None,
         }
     }
 
@@ -337,15 +452,32 @@ impl<'a> Dial<'a> {
         self.last = Some(ClientError::Connect { addr, error });
     }
 
-    /// Why the walk failed once every address was tried.
-    pub fn into_error(self) -> ClientError {
-        self.last.unwrap_or_else(|| Self::timed_out(self.target))
+    /// The TCP connection to `addr` came up: what is left is its TLS
+    /// handshake, if any.
+    pub fn connected(&mut self, addr: SocketAddr) {
+        self.connected = Some(addr);
     }
 
-    /// What the walk reports when its timer fires first.
-    pub fn timed_out(target: &HostPort) -> ClientError {
-        ClientError::ConnectTimeout {
-            addr: target.clone(),
+    /// Why the walk failed once every address was tried: the last
+    /// refusal, or a timeout if there was none.
+    pub fn exhausted(&mut self) -> ClientError {
+        let target = self.target;
+        self.last
+            .take()
+            .unwrap_or_else(|| ClientError::ConnectTimeout {
+                addr: target.clone(),
+            })
+    }
+
+    /// What the walk reports when its timer, `after`, fires first: a
+    /// connect that timed out, or a handshake that got no answer once
+    /// the TCP connection was up.
+    pub fn timed_out(&self, after: Duration) -> ClientError {
+        match self.connected {
+            Some(addr) => ClientError::HandshakeTimeout { addr, after },
+            None => ClientError::ConnectTimeout {
+                addr: self.target.clone(),
+            },
         }
     }
 }
@@ -578,14 +710,105 @@ mod tests {
             dial.refused(addr, io::Error::from(io::ErrorKind::ConnectionRefused));
         }
         assert_eq!(tried, addrs);
-        match dial.into_error() {
+        match dial.exhausted() {
             ClientError::Connect { addr, .. } => assert_eq!(addr, addrs[1]),
             other => panic!("expected the last refusal, got {other:?}"),
         }
-        let none = Dial::new(&[], &target);
+        let mut none = Dial::new(&[], &target);
         assert!(matches!(
-            none.into_error(),
+            none.exhausted(),
             ClientError::ConnectTimeout { .. }
         ));
+    }
+
+    /// A timeout names the phase it cut short: the TCP connect, or the TLS
+    /// handshake once the connection was up (a server that read our
+    /// ClientHello and said nothing, RFC 8446 §4.1.2).
+    #[test]
+    fn a_timeout_after_the_connect_is_the_handshakes() {
+        let target: HostPort = "localhost:443".parse().unwrap();
+        let addrs: Vec<SocketAddr> = vec!["127.0.0.1:443".parse().unwrap()];
+        let mut dial = Dial::new(&addrs, &target);
+        let after = Duration::from_secs(10);
+        let connecting = dial.timed_out(after);
+        assert!(matches!(connecting, ClientError::ConnectTimeout { .. }));
+        assert_eq!(
+            connecting.to_string(),
+            "connecting to localhost:443 timed out"
+        );
+        let addr = dial.next_addr().unwrap();
+        dial.connected(addr);
+        let handshaking = dial.timed_out(after);
+        assert_eq!(
+            handshaking.to_string(),
+            "TLS handshake with 127.0.0.1:443 got no answer within 10s"
+        );
+        assert!(handshaking.is_connect_failure());
+    }
+
+    /// RFC 9113 §3.2: HTTP/2 over TLS is only what ALPN selected as `h2`;
+    /// a server that selected nothing takes HTTP/1.1 at most (RFC 7301 §3.2).
+    #[test]
+    fn no_alpn_is_http1_or_nothing() {
+        use ClientProtocol::*;
+        assert_eq!(Http2.after_handshake(None), None);
+        assert_eq!(Http1.after_handshake(None), Some(Protocol::Http1));
+        assert_eq!(Negotiate.after_handshake(None), Some(Protocol::Http1));
+        for protocol in [Http2, Http1, Negotiate] {
+            assert_eq!(
+                protocol.after_handshake(Some(ALPN_H2)),
+                Some(Protocol::Http2)
+            );
+            assert_eq!(
+                protocol.after_handshake(Some(ALPN_HTTP1)),
+                Some(Protocol::Http1)
+            );
+        }
+    }
+
+    /// RFC 9113 §3.2: the connection fails at the handshake's end, before a
+    /// preface goes out, and its info is not marked HTTP/2 over TLS.
+    #[cfg(feature = "tls")]
+    #[test]
+    fn a_handshake_without_alpn_fails_a_client_that_wants_h2() {
+        let peer: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        let tls = super::super::info::TlsInfo {
+            alpn: None,
+            server_name: None,
+            version: None,
+            cipher_suite: None,
+            key_exchange: None,
+            peer_certificates: Vec::new(),
+        };
+        let protocol = ClientProtocol::Http2;
+        let mut info = protocol.connection_info(peer, peer, 0);
+        let error = protocol.handshake_done(&mut info, tls.clone()).unwrap_err();
+        assert!(matches!(error, ClientError::NoApplicationProtocol { .. }));
+        assert!(error.to_string().contains("chose no application protocol"));
+        assert!(info.tls.is_none());
+        let mut info = ClientProtocol::Http1.connection_info(peer, peer, 0);
+        ClientProtocol::Http1
+            .handshake_done(&mut info, tls)
+            .unwrap();
+        assert_eq!(info.protocol, Some(Protocol::Http1));
+    }
+
+    /// RFC 7301 §3.2: a server that takes none of the protocols offered
+    /// answers with the alert no_application_protocol; the message names
+    /// what was offered.
+    #[cfg(feature = "tls")]
+    #[test]
+    fn the_no_application_protocol_alert_names_the_offer() {
+        let alert = rustls::Error::AlertReceived(rustls::AlertDescription::NoApplicationProtocol);
+        let peer: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        let error = ClientProtocol::Http2.handshake_failed(peer, io::Error::other(alert.clone()));
+        assert_eq!(error.tls_error(), Some(&alert));
+        assert_eq!(
+            error.to_string(),
+            "TLS handshake with 127.0.0.1:443 failed: the server takes none of the protocols \
+             offered (h2): it sent the alert NoApplicationProtocol (RFC 7301 §3.2)"
+        );
+        let error = ClientProtocol::Negotiate.handshake_failed(peer, io::Error::other(alert));
+        assert!(error.to_string().contains("(h2, http/1.1)"), "{error}");
     }
 }

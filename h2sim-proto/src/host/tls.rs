@@ -256,6 +256,78 @@ impl fmt::Display for TlsError {
 
 impl std::error::Error for TlsError {}
 
+/// A TLS error as a person reads it, `peer` ("server" or "client") being
+/// whose certificate or answer it concerns. rustls's Display shows the
+/// common failures in their Debug form (`invalid peer certificate:
+/// Other(OtherError(CaUsedAsEndEntity))`, `received corrupt message of
+/// type InvalidContentType`): those get plain words, with rustls's name
+/// in parentheses for searching; the rest stay as rustls says them.
+pub fn plain_words(error: &rustls::Error, peer: &str) -> String {
+    use rustls::CertificateError as C;
+    use rustls::{Error as E, InvalidMessage};
+    let cert = |what: &str, code: &str| format!("the {peer}'s certificate {what} ({code})");
+    match error {
+        E::InvalidCertificate(C::UnknownIssuer) => {
+            cert("is not signed by a trusted CA", "UnknownIssuer")
+        }
+        E::InvalidCertificate(C::NotValidForNameContext {
+            expected,
+            presented,
+        }) => {
+            let names = match presented.as_slice() {
+                [] => "none".to_owned(),
+                names => names
+                    .iter()
+                    .map(|n| presented_name(n))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let what = format!(
+                "is not valid for {}, the name dialled: it names {names}",
+                expected.to_str()
+            );
+            cert(&what, "NotValidForName")
+        }
+        E::InvalidCertificate(C::NotValidForName) => {
+            cert("is not valid for the name dialled", "NotValidForName")
+        }
+        E::InvalidCertificate(C::Expired | C::ExpiredContext { .. }) => {
+            cert("has expired", "Expired")
+        }
+        E::InvalidCertificate(C::NotValidYet | C::NotValidYetContext { .. }) => {
+            cert("is not valid yet (is a clock wrong?)", "NotValidYet")
+        }
+        E::InvalidCertificate(C::Revoked) => cert("is revoked by a CRL", "Revoked"),
+        E::InvalidCertificate(C::Other(other))
+            if matches!(
+                other.0.downcast_ref::<webpki::Error>(),
+                Some(webpki::Error::CaUsedAsEndEntity)
+            ) =>
+        {
+            let what = format!("is a CA's: the {peer} must present one the CA issued to it");
+            cert(&what, "CaUsedAsEndEntity")
+        }
+        E::InvalidMessage(InvalidMessage::InvalidContentType) => {
+            format!("the {peer} did not answer in TLS (a plain http:// port?)")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A name rustls presents in its Debug form (`DnsName("localhost")`,
+/// `IpAddress(127.0.0.1)`) as it was written in the certificate.
+fn presented_name(debug: &str) -> &str {
+    let inner = debug
+        .strip_prefix("DnsName(\"")
+        .and_then(|n| n.strip_suffix("\")"))
+        .or_else(|| {
+            debug
+                .strip_prefix("IpAddress(")
+                .and_then(|n| n.strip_suffix(')'))
+        });
+    inner.unwrap_or(debug)
+}
+
 /// The ring provider with every suite it has: all of them are in the 3GPP
 /// profile (see the module docs), so there is nothing to remove. They are
 /// offered in [`suite_rank`]'s order; a server takes the client's order.
@@ -518,7 +590,9 @@ impl ServerCertVerifier for PassServer {
                 .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
         if let Err(e) = &outcome {
             eprintln!(
-                "h2sim: TLS: server certificate of {server_name:?} not valid ({e}); accepted anyway (pass)"
+                "h2sim: TLS: {}: {}; accepted anyway (pass)",
+                server_name.to_str(),
+                plain_words(e, "server")
             );
         }
         Ok(ServerCertVerified::assertion())
@@ -572,7 +646,8 @@ impl ClientCertVerifier for PassClient {
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
         if let Err(e) = self.0.verify_client_cert(end_entity, intermediates, now) {
-            eprintln!("h2sim: TLS: client certificate not valid ({e}); accepted anyway (pass)");
+            let e = plain_words(&e, "client");
+            eprintln!("h2sim: TLS: {e}; accepted anyway (pass)");
         }
         Ok(ClientCertVerified::assertion())
     }
@@ -734,6 +809,58 @@ mod tests {
             ..trust
         };
         trust.load().unwrap();
+    }
+
+    /// The handshake failures one meets most read as plain words with
+    /// rustls's name for them; the rest stay as rustls says them. The
+    /// certificate checks are RFC 5280 §6.1.3 (validity, issuer) and
+    /// RFC 6125 §6 (the name); a peer that answers not in TLS breaks
+    /// RFC 8446 §5.1 (the record's content type).
+    #[test]
+    fn handshake_errors_in_plain_words() {
+        use rustls::CertificateError as C;
+        use rustls::Error as E;
+        let words = |e: E| plain_words(&e, "server");
+        assert_eq!(
+            words(E::InvalidCertificate(C::UnknownIssuer)),
+            "the server's certificate is not signed by a trusted CA (UnknownIssuer)"
+        );
+        let wrong_name = C::NotValidForNameContext {
+            expected: ServerName::try_from("wrong.example").unwrap(),
+            presented: vec![
+                "DnsName(\"localhost\")".to_owned(),
+                "IpAddress(127.0.0.1)".to_owned(),
+            ],
+        };
+        assert_eq!(
+            words(E::InvalidCertificate(wrong_name)),
+            "the server's certificate is not valid for wrong.example, the name dialled: \
+             it names localhost, 127.0.0.1 (NotValidForName)"
+        );
+        assert_eq!(
+            words(E::InvalidCertificate(C::Expired)),
+            "the server's certificate has expired (Expired)"
+        );
+        assert_eq!(
+            words(E::InvalidCertificate(C::NotValidYet)),
+            "the server's certificate is not valid yet (is a clock wrong?) (NotValidYet)"
+        );
+        let ca = C::Other(rustls::OtherError(Arc::new(
+            webpki::Error::CaUsedAsEndEntity,
+        )));
+        assert_eq!(
+            words(E::InvalidCertificate(ca)),
+            "the server's certificate is a CA's: the server must present one the CA \
+             issued to it (CaUsedAsEndEntity)"
+        );
+        assert_eq!(
+            words(E::InvalidMessage(
+                rustls::InvalidMessage::InvalidContentType
+            )),
+            "the server did not answer in TLS (a plain http:// port?)"
+        );
+        let other = E::General("something else".to_owned());
+        assert_eq!(words(other.clone()), other.to_string());
     }
 
     #[test]
