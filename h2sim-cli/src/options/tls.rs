@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use h2sim_proto::host::tls::{
-    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerVerification, Trust,
+    self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerTls, ServerVerification,
+    Trust,
 };
 
 use super::{UsageError, usage};
@@ -108,24 +109,28 @@ pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, U
         VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
         VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify)),
     };
-    let identity = match (&files.key, &files.cert) {
-        (Some(key), Some(cert)) => Identity {
-            chain: cert.clone(),
-            key: key.clone(),
-        }
-        .load(),
+    let versions = tls::TlsVersions::default();
+    let config = match (&files.key, &files.cert) {
+        // Built from the files, so that an error names them.
+        (Some(key), Some(cert)) => tls::server_config(&ServerTls {
+            identity: Identity {
+                chain: cert.clone(),
+                key: key.clone(),
+            },
+            client_auth,
+            versions,
+        }),
         _ if !files.self_signed_for.is_empty() => {
             errln!(
                 "h2sim: no -k/-c and no ./eckey.pem, ./eccert.pem: using a throw-away self-signed certificate for {}",
                 files.self_signed_for.join(", ")
             );
             Certified::self_signed(&files.self_signed_for)
+                .and_then(|identity| tls::server_config_for(identity, &client_auth, versions))
         }
         _ => return Err(usage("an https listener needs -k KEY and -c CERT")),
     };
-    let identity = identity.map_err(|e| usage(e.to_string()))?;
-    tls::server_config_for(identity, &client_auth, tls::TlsVersions::default())
-        .map_err(|e| usage(e.to_string()))
+    config.map_err(|e| usage(e.to_string()))
 }
 
 /// The client's TLS configuration.

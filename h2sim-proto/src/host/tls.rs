@@ -104,6 +104,22 @@ impl Identity {
             key: load_key(&self.key)?,
         })
     }
+
+    /// `error` from building a configuration with this identity, with a
+    /// key that does not match its certificate told by the two files:
+    /// rustls says only `keys may not be consistent: KeyMismatch`.
+    fn named(&self, error: TlsError) -> TlsError {
+        use rustls::{Error, InconsistentKeys};
+        match error {
+            TlsError::Config(Error::InconsistentKeys(InconsistentKeys::KeyMismatch)) => {
+                TlsError::KeyMismatch {
+                    key: self.key.clone(),
+                    chain: self.chain.clone(),
+                }
+            }
+            error => error,
+        }
+    }
 }
 
 /// A certificate chain and its key in memory: read from an [`Identity`],
@@ -213,6 +229,18 @@ pub enum TlsError {
     NoPrivateKey {
         path: PathBuf,
     },
+    /// The key file holds an encrypted key (PKCS#8 `ENCRYPTED PRIVATE
+    /// KEY`, or a legacy PEM key with `Proc-Type: 4,ENCRYPTED`): there is
+    /// no way to give a passphrase, so it must be decrypted beforehand.
+    EncryptedKey {
+        path: PathBuf,
+    },
+    /// The private key in `key` is not the one of the certificate that
+    /// begins `chain` (rustls's `KeyMismatch`).
+    KeyMismatch {
+        key: PathBuf,
+        chain: PathBuf,
+    },
     /// The trust settings name no CA certificate at all.
     NoTrustAnchors,
     /// Revocation checking was asked for but no CRL was found.
@@ -240,6 +268,18 @@ impl fmt::Display for TlsError {
             TlsError::NoPrivateKey { path } => {
                 write!(f, "{}: no private key in the file", path.display())
             }
+            TlsError::EncryptedKey { path } => write!(
+                f,
+                "{0}: the private key is encrypted, which is not supported: decrypt it \
+                 with `openssl pkey -in {0} -out KEYFILE`",
+                path.display()
+            ),
+            TlsError::KeyMismatch { key, chain } => write!(
+                f,
+                "the key in {} does not match the certificate in {}",
+                key.display(),
+                chain.display()
+            ),
             TlsError::NoTrustAnchors => {
                 f.write_str("no CA certificate found in the trust file or directory")
             }
@@ -378,16 +418,20 @@ pub fn load_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError>
     Ok(certs)
 }
 
-/// The first private key in a PEM file.
+/// The first private key in a PEM file. One that is there but encrypted
+/// is told apart from none at all, since rustls reads past it unseen.
 pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>, TlsError> {
-    PrivateKeyDer::from_pem_file(path).map_err(|error| match error {
-        pem::Error::NoItemsFound => TlsError::NoPrivateKey {
-            path: path.to_owned(),
-        },
-        error => TlsError::Pem {
-            path: path.to_owned(),
-            error,
-        },
+    PrivateKeyDer::from_pem_file(path).map_err(|error| {
+        let encrypted = std::fs::read_to_string(path).is_ok_and(|text| {
+            text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+                || text.contains("Proc-Type: 4,ENCRYPTED")
+        });
+        let path = path.to_owned();
+        match error {
+            _ if encrypted => TlsError::EncryptedKey { path },
+            pem::Error::NoItemsFound => TlsError::NoPrivateKey { path },
+            error => TlsError::Pem { path, error },
+        }
     })
 }
 
@@ -471,6 +515,7 @@ impl Loaded {
 /// A rustls server configuration offering `h2` and `http/1.1` by ALPN.
 pub fn server_config(tls: &ServerTls) -> Result<Arc<rustls::ServerConfig>, TlsError> {
     server_config_for(tls.identity.load()?, &tls.client_auth, tls.versions)
+        .map_err(|e| tls.identity.named(e))
 }
 
 /// [`server_config`] with the identity already in memory (a generated or
@@ -545,7 +590,7 @@ pub fn client_config(tls: &ClientTls) -> Result<Arc<rustls::ClientConfig>, TlsEr
     let config = match &tls.identity {
         Some(identity) => builder
             .with_client_auth_cert(load_certs(&identity.chain)?, load_key(&identity.key)?)
-            .map_err(TlsError::Config)?,
+            .map_err(|e| identity.named(TlsError::Config(e)))?,
         None => builder.with_no_client_auth(),
     };
     Ok(Arc::new(config))
@@ -871,5 +916,65 @@ mod tests {
         assert!(matches!(err, TlsError::NoPrivateKey { .. }), "{err}");
         let err = Trust::default().load().unwrap_err();
         assert!(matches!(err, TlsError::NoTrustAnchors));
+    }
+
+    /// RFC 5280 §4.1.2.7: the certificate carries the public key of the
+    /// private key that must go with it; when they differ, both files are
+    /// named, on a server as on a client presenting its certificate.
+    #[test]
+    fn a_key_that_does_not_match_names_both_files() {
+        let identity = Identity {
+            chain: certs().join("server-ec.crt"),
+            key: certs().join("server-rsa.key"),
+        };
+        let wanted = format!(
+            "the key in {} does not match the certificate in {}",
+            identity.key.display(),
+            identity.chain.display()
+        );
+        let err = server_config(&ServerTls {
+            identity: identity.clone(),
+            client_auth: ClientAuth::None,
+            versions: TlsVersions::default(),
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), wanted);
+        let err = client_config(&ClientTls {
+            verification: ServerVerification::Off,
+            identity: Some(identity),
+            versions: TlsVersions::default(),
+        })
+        .unwrap_err();
+        assert_eq!(err.to_string(), wanted);
+    }
+
+    /// RFC 5958 §3 (EncryptedPrivateKeyInfo) and RFC 1421's legacy
+    /// `Proc-Type: 4,ENCRYPTED`: an encrypted key is named as such, not
+    /// as a file without a key.
+    #[test]
+    fn an_encrypted_key_is_not_a_missing_one() {
+        let dir = std::env::temp_dir().join(format!("h2sim-enc-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pkcs8 = dir.join("pkcs8.key");
+        std::fs::write(
+            &pkcs8,
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIGjMF8GCSqGSIb3DQEFDTBSMDEGCSqGSIb3\n\
+             -----END ENCRYPTED PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        let legacy = dir.join("legacy.key");
+        std::fs::write(
+            &legacy,
+            "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\
+             DEK-Info: AES-256-CBC,0123456789ABCDEF0123456789ABCDEF\n\nAAAA\n\
+             -----END EC PRIVATE KEY-----\n",
+        )
+        .unwrap();
+        for path in [pkcs8, legacy] {
+            let err = load_key(&path).unwrap_err();
+            assert!(matches!(err, TlsError::EncryptedKey { .. }), "{err}");
+            assert!(err.to_string().contains("is encrypted"), "{err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
