@@ -41,15 +41,32 @@ pub struct Verify {
 impl Verify {
     /// Parses comma-separated tokens: `none`, `verify`/`peer`, `pass`,
     /// `trust_file=PEM`, `trust_dir=DIR`, `crl`, `crl_all`, `purpose`.
+    ///
+    /// The mode is `none` unless `verify`, `peer` or `pass` is given (as in
+    /// h2simple), so trust settings without one verify nothing: that is
+    /// said once, on stderr. Two different modes are an error rather than
+    /// the last one silently winning.
     pub fn parse(spec: &str) -> Result<Verify, UsageError> {
         let mut v = Verify::default();
+        let mut mode: Option<(&str, VerifyMode)> = None;
+        let mut set_mode = |token, wanted| match mode {
+            Some((first, had)) if had != wanted => Err(usage(format!(
+                "-V {spec}: the modes {first} and {token} conflict (give one of none, verify, pass)"
+            ))),
+            _ => {
+                mode = Some((token, wanted));
+                Ok(wanted)
+            }
+        };
         for token in spec.split(',').map(str::trim).filter(|t| !t.is_empty()) {
             match token.split_once('=') {
                 Some(("trust_file", path)) if !path.is_empty() => v.trust_file = Some(path.into()),
                 Some(("trust_dir", path)) if !path.is_empty() => v.trust_dir = Some(path.into()),
-                None if token == "none" => v.mode = VerifyMode::None,
-                None if token == "verify" || token == "peer" => v.mode = VerifyMode::Verify,
-                None if token == "pass" => v.mode = VerifyMode::Pass,
+                None if token == "none" => v.mode = set_mode(token, VerifyMode::None)?,
+                None if token == "verify" || token == "peer" => {
+                    v.mode = set_mode(token, VerifyMode::Verify)?;
+                }
+                None if token == "pass" => v.mode = set_mode(token, VerifyMode::Pass)?,
                 None if token == "crl" => v.crl = true,
                 None if token == "crl_all" => v.crl_all = true,
                 None if token == "purpose" => v.purpose = true,
@@ -62,7 +79,32 @@ impl Verify {
         }
         // Verification without trust_file or trust_dir uses the system's
         // trust store (see `trust`).
+        if let Some(warning) = v.unused() {
+            eprintln!("h2sim: -V {spec}: {warning}");
+        }
         Ok(v)
+    }
+
+    /// The settings given that mode `none` does not use, and what to do.
+    fn unused(&self) -> Option<String> {
+        if self.mode != VerifyMode::None {
+            return None;
+        }
+        let given: Vec<&str> = [
+            ("trust_file", self.trust_file.is_some()),
+            ("trust_dir", self.trust_dir.is_some()),
+            ("crl", self.crl),
+            ("crl_all", self.crl_all),
+        ]
+        .into_iter()
+        .filter_map(|(name, given)| given.then_some(name))
+        .collect();
+        (!given.is_empty()).then(|| {
+            format!(
+                "{} given but the mode is none: the peer is not verified; add verify (or pass)",
+                given.join(", ")
+            )
+        })
     }
 
     /// The trust paths taken from `dir` when relative.
@@ -177,5 +219,42 @@ mod tests {
         assert!(!trust(&v).system_roots);
         assert!(Verify::parse("bogus").is_err());
         assert!(Verify::parse("trust_file=").is_err());
+    }
+
+    /// h2simple's semantics stay (the mode is none unless named), but trust
+    /// settings that mode ignores are pointed out.
+    #[test]
+    fn trust_without_a_mode_is_pointed_out() {
+        let v = Verify::parse("trust_file=ca.crt,crl").unwrap();
+        assert_eq!(v.mode, VerifyMode::None);
+        assert_eq!(
+            v.unused().unwrap(),
+            "trust_file, crl given but the mode is none: the peer is not verified; \
+             add verify (or pass)"
+        );
+        assert_eq!(
+            Verify::parse("verify,trust_file=ca.crt").unwrap().unused(),
+            None
+        );
+        assert_eq!(
+            Verify::parse("pass,trust_dir=certs").unwrap().unused(),
+            None
+        );
+        assert_eq!(Verify::parse("none").unwrap().unused(), None);
+    }
+
+    /// Two different modes are a bad option, not the last one winning;
+    /// `verify` and its alias `peer` are one mode.
+    #[test]
+    fn conflicting_modes_are_refused() {
+        for spec in ["none,verify", "verify,pass", "pass,none", "peer,none"] {
+            let err = Verify::parse(spec).unwrap_err().to_string();
+            assert!(err.contains("conflict"), "{spec}: {err}");
+            assert!(err.contains(spec), "{spec}: {err}");
+        }
+        assert_eq!(
+            Verify::parse("verify,peer").unwrap().mode,
+            VerifyMode::Verify
+        );
     }
 }
