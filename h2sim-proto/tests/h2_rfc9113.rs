@@ -157,15 +157,45 @@ fn s3_3_an_http1_answer_to_prior_knowledge_is_named() {
     );
 }
 
+/// §3.2 (h2 over TLS is the "https" scheme's) and RFC 8446 §5.1: a client
+/// that spoke h2c to a TLS port gets a TLS alert record, 7 bytes and then
+/// the end, shorter than a frame header: it is named from its first three
+/// bytes (alert, version 3.3), PROTOCOL_ERROR, not left waiting for a
+/// frame the server will never finish.
+#[test]
+fn s3_2_a_tls_answer_to_cleartext_is_named() {
+    for alert in [
+        &b"\x15\x03\x03\x00\x02\x02\x46"[..],
+        &b"\x15\x03\x01\x00\x02\x02\x32"[..],
+    ] {
+        let mut peer = RawPeer::client(Config::default());
+        peer.frames(); // the preface and our SETTINGS
+        peer.send_bytes(alert);
+        let error = peer.conn.error().expect("a connection error");
+        assert!(
+            matches!(
+                error,
+                ConnectionError::Local {
+                    reason: Reason::PROTOCOL_ERROR,
+                    violation: Violation::TlsAnswer,
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("answered in TLS"), "{error}");
+    }
+}
+
 /// §3.4: the first frame is told by its header's type and flags, before
-/// its length: a TLS alert at a client that spoke h2c (its length field
-/// reads as megabytes) and a SETTINGS ACK sent first are both "first frame
-/// not SETTINGS", PROTOCOL_ERROR, not FRAME_SIZE_ERROR.
+/// its length: a PING whose length field reads as a megabyte and a
+/// SETTINGS ACK sent first are both "first frame not SETTINGS",
+/// PROTOCOL_ERROR, not FRAME_SIZE_ERROR.
 #[test]
 fn s3_4_the_first_frame_is_judged_by_its_type_before_its_length() {
     let mut peer = RawPeer::client(Config::default());
     peer.frames();
-    peer.send_bytes(b"\x15\x03\x03\x00\x02\x02\x46\x00\x00");
+    peer.send_bytes(b"\x10\x00\x00\x06\x00\x00\x00\x00\x00");
     assert!(
         matches!(
             peer.conn.error(),

@@ -28,6 +28,9 @@ pub enum Violation {
     /// A server answered our HTTP/2 with prior knowledge in HTTP/1.1
     /// (§3.3): `status_line` is the start of its first line.
     Http1Answer { status_line: Bytes },
+    /// A server answered our cleartext HTTP/2 with a TLS record (an alert,
+    /// as a rule): its port speaks TLS (RFC 8446 §5.1; RFC 9113 §3.2).
+    TlsAnswer,
     /// A frame failed its frame-level checks (§4, §6).
     Frame(FrameErrorKind),
     /// A field block could not be decompressed (RFC 7541; §4.3).
@@ -185,6 +188,9 @@ impl fmt::Display for Violation {
                 "the server answered in HTTP/1.1 ({:?}), not with SETTINGS: it does not take \
                  HTTP/2 with prior knowledge here (RFC 9113 §3.3)",
                 String::from_utf8_lossy(status_line)
+            ),
+            TlsAnswer => f.write_str(
+                "the server answered in TLS: it takes https://, not http:// (RFC 9113 §3.2)",
             ),
             Frame(kind) => write!(f, "{kind}"),
             Compression(e) => write!(f, "HPACK: {e}"),

@@ -31,6 +31,15 @@ const WINDOW_UPDATE: u8 = 0x8;
 /// How an HTTP/1.1 server's answer begins.
 const HTTP1_ANSWER: &[u8] = b"HTTP/1.";
 
+/// Whether `input` begins as a TLS record does (RFC 8446 §5.1): content
+/// type alert (21) or handshake (22), then protocol version 3.x. Read as a
+/// frame header, those bytes give a length above 1 MB, more than any first
+/// frame may have (§4.2: 16,384 until SETTINGS says otherwise), so no
+/// HTTP/2 server's answer is taken for one.
+fn is_tls_record(input: &[u8]) -> bool {
+    matches!(input, [0x15 | 0x16, 0x03, minor, ..] if *minor <= 0x04)
+}
+
 /// How an id that has no live stream relates to the connection's history.
 enum Gone {
     /// Never used: the frame is out of order (§5.1, "idle").
@@ -138,9 +147,17 @@ impl Session {
     /// not speak HTTP/2 is named for what it sent: an HTTP/1.1 server's
     /// answer to our preface (a 400, as a rule) read as a frame of some
     /// 4 MB, a FRAME_SIZE_ERROR that said nothing of what happened.
+    ///
+    /// A TLS record (a server on a TLS port answering our cleartext
+    /// preface, with an alert as a rule) is told from its first three
+    /// bytes, since the alert is shorter than a frame header and the
+    /// server closes behind it.
     fn first_frame_violation(&self, input: &[u8]) -> Option<Violation> {
         if self.settings_received {
             return None;
+        }
+        if self.role == Role::Client && is_tls_record(input) {
+            return Some(Violation::TlsAnswer);
         }
         let head = Head::parse(input.first_chunk::<HEADER_LEN>()?);
         if head.kind == FrameKind::Settings && head.flags & flags::ACK == 0 {
