@@ -80,7 +80,7 @@ impl Verify {
         // Verification without trust_file or trust_dir uses the system's
         // trust store (see `trust`).
         if let Some(warning) = v.unused() {
-            eprintln!("h2sim: -V {spec}: {warning}");
+            errln!("h2sim: -V {spec}: {warning}");
         }
         Ok(v)
     }
