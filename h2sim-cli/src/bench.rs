@@ -3,7 +3,6 @@
 //! JSON) on loopback, driven by the client with 100 requests in flight and
 //! `-R __MDN__=01092%06d`, over h2c, h2 with TLS and HTTP/1.1.
 
-use crate::trace::{errln, outln};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,6 +27,7 @@ use crate::options::tls::TlsFiles;
 use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};
 use crate::server::rules::{Body, Reply, Rule};
+use crate::trace::{errln, outln};
 
 /// `h2sim bench` options.
 #[derive(Debug, Clone, PartialEq, Eq)]

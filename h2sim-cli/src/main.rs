@@ -26,7 +26,6 @@ mod sim_tests;
 mod tokio_run;
 mod trace;
 
-use crate::trace::errln;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -36,6 +35,8 @@ use options::cli::{self, CompletionsFlags, MergeFlags};
 use options::client::ClientArgs;
 use options::server::ServerArgs;
 use options::{Runtime, UsageError};
+
+use crate::trace::errln;
 
 /// A parsed command that runs on a runtime.
 enum Command {

@@ -6,13 +6,13 @@
 //! twice. Reports of different protocols do add up (one scenario over h2c
 //! and over HTTP/1.1), and the merged report names them all.
 
-use crate::trace::errln;
 use std::fmt;
 use std::path::Path;
 use std::process::ExitCode;
 
 use crate::report::Report;
 use crate::setup::output::{check_json, print_report};
+use crate::trace::errln;
 
 /// Why the reports were not merged.
 #[derive(Debug, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Ctrl-C and SIGTERM during a client run or a bench, the same on both
 //! runtimes.
 
-use crate::trace::errln;
 use std::sync::Arc;
 
 use crate::client::app::Plan;
+use crate::trace::errln;
 
 /// Ctrl-C (and SIGTERM): the first stops the run gracefully (no new
 /// requests, in-flight ones get the drain time to finish, then the report

@@ -2,7 +2,6 @@
 //! multi-threaded runtime. Everything else is shared with `glommio_run`
 //! through `setup`; only starting, connecting and waiting are here.
 
-use crate::trace::errln;
 use std::future::Future;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -25,6 +24,7 @@ use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
 };
 use crate::signals::{interrupt_on_ctrl_c, stop_server_on_ctrl_c};
+use crate::trace::errln;
 
 /// Runs `work` on [`runtime`]`(threads)`; the exit code says whether it
 /// went well, 2 for a usage error.

@@ -1,6 +1,5 @@
 //! `h2sim client [options] [steps | URI]`.
 
-use crate::trace::errln;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ use crate::client::capture::{Capture, Expect};
 use crate::client::scenario::{Step, literal_target, split_uri};
 use crate::client::symbol::{Format, Symbol};
 use crate::client::token::TokenSpec;
+use crate::trace::errln;
 
 /// Everything `h2sim client` was told.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,8 +17,8 @@ use crate::client::scenario::parse_port;
 use crate::server::check;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 use crate::server::status::final_status;
-use crate::trace::errln;
 use crate::server::store::Limits;
+use crate::trace::errln;
 
 /// One `-S URL` listener.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,6 @@
 //! `-k KEY -c CERT -V VERIFY`: TLS material and peer verification, in
 //! h2simple's vocabulary, and the rustls configurations built from them.
 
-use crate::trace::errln;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -11,6 +10,7 @@ use h2sim_proto::host::tls::{
 };
 
 use super::{UsageError, usage};
+use crate::trace::errln;
 
 /// How the peer's certificate is checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -2,7 +2,6 @@
 //! TLS, the servers it connects to, and the report merged from what became
 //! of every connection.
 
-use crate::trace::errln;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +18,7 @@ use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
 use crate::options::{UsageError, usage};
 use crate::report::{Report, Tls};
-use crate::trace::{self, Trace};
+use crate::trace::{self, Trace, errln};
 
 /// One server a client run connects to, and how many connections it gets.
 pub struct Target {

@@ -1,6 +1,5 @@
 //! A server's parts whatever the runtime, and its closing summary.
 
-use crate::trace::errln;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -12,7 +11,7 @@ use crate::options::tls::server_tls_files;
 use crate::options::{UsageError, usage};
 use crate::server::app::{Shared, Totals};
 use crate::server::rules::Kind;
-use crate::trace::{self, Trace};
+use crate::trace::{self, Trace, errln};
 
 /// What a server needs whatever the runtime: the listeners, the adapter
 /// options (all but the runtime's own part), and the rules' shared state.

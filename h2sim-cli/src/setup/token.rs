@@ -9,7 +9,6 @@
 //! endpoint shows as renewal lines and, once that token expires, as the
 //! server's refusals, never as a client that waits for ever.
 
-use crate::trace::errln;
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -17,6 +16,7 @@ use std::time::{Duration, Instant};
 use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest};
 
 use crate::client::token::{Bearer, Grant, TokenError, TokenSpec, parse_grant};
+use crate::trace::errln;
 
 /// The run's token; dropping it stops the renewals.
 pub struct Renewal {
