@@ -1,7 +1,8 @@
-//! Standard output and error that fail or stall, and `--json` paths that
-//! are not plain files: the process keeps serving, stops when told, loses
-//! no report file and never panics (exit 101), on both runtimes where a
-//! runtime is involved.
+//! Standard output and error that fail or stall, `--json` paths that are
+//! not plain files, and a server out of file descriptors: the process
+//! keeps serving, says what is wrong, stops when told, loses no report
+//! file and never panics (exit 101), on both runtimes where a runtime is
+//! involved.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::process::{Command, Stdio};
@@ -201,6 +202,81 @@ fn a_servers_second_ctrl_c_ends_it_at_once() {
         );
         let _ = client.kill();
         let _ = client.wait();
+    }
+}
+
+/// A server out of file descriptors (`prlimit --nofile=40`) says so once,
+/// even with -q, naming the limit's way out, and goes on serving the
+/// connections it has; it said nothing while new clients waited in the
+/// listen queue. 60 connections are made, each sending a request.
+#[test]
+fn a_server_out_of_descriptors_says_so_once() {
+    use std::io::{Read, Write};
+    for runtime in ["tokio", "glommio"] {
+        let mut server = Command::new("prlimit")
+            .args([
+                "--nofile=40",
+                BIN,
+                "server",
+                "--runtime",
+                runtime,
+                "--threads",
+                "1",
+                "-q",
+            ])
+            .args([
+                "-S",
+                "http://127.0.0.1:0",
+                "-m",
+                "GET",
+                "-p",
+                "/",
+                "-s",
+                "200",
+                "-t",
+                "hi",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("prlimit (util-linux) runs the server");
+        let (url, said) = listening_url(&mut server);
+        let addr = url.trim_start_matches("http://").to_owned();
+        let mut held = Vec::new();
+        for _ in 0..60 {
+            let mut tcp = std::net::TcpStream::connect(&addr).unwrap();
+            tcp.write_all(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n").unwrap();
+            held.push(tcp);
+        }
+        // The first connection was accepted with room to spare: answered.
+        held[0]
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut answer = [0; 64];
+        let n = held[0].read(&mut answer).unwrap();
+        assert!(answer[..n].starts_with(b"HTTP/1.1 200"), "{runtime}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut lines = Vec::new();
+        while std::time::Instant::now() < deadline {
+            lines.extend(said.try_iter());
+            if lines.iter().any(|l| l.contains("cannot accept")) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(300));
+        lines.extend(said.try_iter());
+        let told: Vec<_> = lines
+            .iter()
+            .filter(|l| l.contains("cannot accept"))
+            .collect();
+        assert_eq!(told.len(), 1, "{runtime}: {lines:?}");
+        assert!(
+            told[0].contains("Too many open files") && told[0].contains("ulimit -n"),
+            "{runtime}: {told:?}"
+        );
+        kill(&server, "-KILL");
+        let _ = server.wait();
     }
 }
 
