@@ -162,6 +162,10 @@ pub enum RuntimeError {
     Executor { executor: usize, reason: String },
     /// An executor thread could not be started, or ended before it was ready.
     Thread { executor: usize, reason: String },
+    /// Building executor `executor` ran out of file descriptors (its rings
+    /// and eventfds take some): the open-file limit, not io_uring, is what
+    /// to change, and tokio would meet the same limit.
+    OutOfDescriptors { executor: usize, error: io::Error },
 }
 
 const ALTERNATIVE: &str = "use `--runtime tokio`, which does not need io_uring";
@@ -200,6 +204,11 @@ impl fmt::Display for RuntimeError {
             RuntimeError::Thread { executor, reason } => {
                 write!(f, "executor thread {executor}: {reason}")
             }
+            RuntimeError::OutOfDescriptors { executor, error } => write!(
+                f,
+                "glommio executor {executor} could not start: {error}: raise the open-file \
+                 limit (ulimit -n) or use fewer connections"
+            ),
         }
     }
 }
@@ -209,6 +218,8 @@ impl std::error::Error for RuntimeError {}
 const ENOSYS: i32 = 38;
 const EPERM: i32 = 1;
 const EACCES: i32 = 13;
+const ENFILE: i32 = 23;
+const EMFILE: i32 = 24;
 
 fn io_uring_disabled_sysctl() -> Option<u8> {
     std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
@@ -227,6 +238,11 @@ impl RuntimeError {
             }
             GlommioError::BuilderError(BuilderErrorKind::NonExistentCpus { cpu }) => {
                 RuntimeError::NoSuchCpu { cpu }
+            }
+            GlommioError::IoError(error)
+                if matches!(error.raw_os_error(), Some(EMFILE | ENFILE)) =>
+            {
+                RuntimeError::OutOfDescriptors { executor, error }
             }
             GlommioError::IoError(error)
                 if matches!(error.raw_os_error(), Some(ENOSYS | EPERM | EACCES)) =>
@@ -482,6 +498,22 @@ where
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// An executor that cannot get its descriptors names the open-file
+    /// limit; it named io_uring's absence, with tokio as the way out,
+    /// which has the same limit.
+    #[test]
+    fn out_of_descriptors_names_the_open_file_limit() {
+        let error = GlommioError::IoError(io::Error::from_raw_os_error(EMFILE));
+        let told = RuntimeError::from_glommio(1, Some(1), error);
+        assert!(matches!(
+            told,
+            RuntimeError::OutOfDescriptors { executor: 1, .. }
+        ));
+        let text = told.to_string();
+        assert!(text.contains("ulimit -n"), "{text}");
+        assert!(!text.contains("io_uring"), "{text}");
+    }
 
     #[test]
     fn cpu_lists() {
