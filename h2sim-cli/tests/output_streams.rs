@@ -5,7 +5,7 @@
 //! involved.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
@@ -115,26 +115,9 @@ fn ctrl_c_stops_a_client_whose_standard_error_is_closed() {
 #[test]
 fn a_server_whose_output_is_not_read_keeps_answering() {
     for runtime in ["tokio", "glommio"] {
-        let mut server = Command::new(BIN)
-            .args(["server", "--runtime", runtime, "--threads", "1"])
-            .args([
-                "-S",
-                "http://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/",
-                "-s",
-                "200",
-            ])
-            .args(["-t", "hi"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         // Standard output is held open and never read.
+        let (mut server, url, _said) = serve(&[], runtime, &["-t", "hi"], Stdio::piped());
         let _unread = server.stdout.take();
-        let (url, _said) = listening_url(&mut server);
         let out = Command::new(BIN)
             .args([
                 "client",
@@ -164,24 +147,8 @@ fn a_server_whose_output_is_not_read_keeps_answering() {
 #[test]
 fn a_servers_second_ctrl_c_ends_it_at_once() {
     for runtime in ["tokio", "glommio"] {
-        let mut server = Command::new(BIN)
-            .args(["server", "--runtime", runtime, "--threads", "1", "-q"])
-            .args([
-                "-S",
-                "http://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/",
-                "-s",
-                "200",
-            ])
-            .args(["--delay", "20000"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (url, said) = listening_url(&mut server);
+        let (mut server, url, said) =
+            serve(&[], runtime, &["-q", "--delay", "20000"], Stdio::null());
         let mut client = Command::new(BIN)
             .args(["client", "-q", "-C", "1"])
             .arg(format!("{url}/x"))
@@ -213,34 +180,8 @@ fn a_servers_second_ctrl_c_ends_it_at_once() {
 fn a_server_out_of_descriptors_says_so_once() {
     use std::io::{Read, Write};
     for runtime in ["tokio", "glommio"] {
-        let mut server = Command::new("prlimit")
-            .args([
-                "--nofile=40",
-                BIN,
-                "server",
-                "--runtime",
-                runtime,
-                "--threads",
-                "1",
-                "-q",
-            ])
-            .args([
-                "-S",
-                "http://127.0.0.1:0",
-                "-m",
-                "GET",
-                "-p",
-                "/",
-                "-s",
-                "200",
-                "-t",
-                "hi",
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("prlimit (util-linux) runs the server");
-        let (url, said) = listening_url(&mut server);
+        let limit = ["prlimit", "--nofile=40"];
+        let (mut server, url, said) = serve(&limit, runtime, &["-q", "-t", "hi"], Stdio::null());
         let addr = url.trim_start_matches("http://").to_owned();
         let mut held = Vec::new();
         for _ in 0..60 {
@@ -280,10 +221,41 @@ fn a_server_out_of_descriptors_says_so_once() {
     }
 }
 
-/// Reads the server's standard error up to its "listening on" line; the
-/// lines after it come on the channel, drained so that it never fills.
-fn listening_url(server: &mut std::process::Child) -> (String, Receiver<String>) {
+/// `h2sim server --runtime RUNTIME --threads 1 -S http://127.0.0.1:0 -m
+/// GET -p / -s 200 EXTRA…`, run through `launcher` (a program and its
+/// arguments, such as `prlimit`, or none), its standard output as given:
+/// the process, where it listens, and the lines of its standard error
+/// after that, drained so that it never fills.
+fn serve(
+    launcher: &[&str],
+    runtime: &str,
+    extra: &[&str],
+    stdout: Stdio,
+) -> (Child, String, Receiver<String>) {
     use std::io::BufRead;
+    let (program, before) = match launcher {
+        [program, before @ ..] => (*program, before),
+        [] => (BIN, &[][..]),
+    };
+    let mut server = Command::new(program)
+        .args(before)
+        .args((!launcher.is_empty()).then_some(BIN))
+        .args(["server", "--runtime", runtime, "--threads", "1"])
+        .args([
+            "-S",
+            "http://127.0.0.1:0",
+            "-m",
+            "GET",
+            "-p",
+            "/",
+            "-s",
+            "200",
+        ])
+        .args(extra)
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program} runs the server: {e}"));
     let stderr = server.stderr.take().unwrap();
     let mut lines = std::io::BufReader::new(stderr).lines();
     let url = loop {
@@ -297,5 +269,5 @@ fn listening_url(server: &mut std::process::Child) -> (String, Receiver<String>)
     };
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| drop(tx.send(l))));
-    (url, rx)
+    (server, url, rx)
 }
