@@ -30,8 +30,9 @@ pub enum CloseCause {
     /// went away.
     RequestLimit,
     /// Server: a request head was still incomplete
-    /// `Config::head_read_timeout` after its first byte (slowloris), and
-    /// the connection was cut.
+    /// `Config::head_read_timeout` after its first byte (slowloris), or
+    /// the connection had sent nothing that long after it began, and it
+    /// was cut.
     HeadReadTimeout,
     /// HTTP/2 keep-alive: our PING went unanswered (`Config::keepalive`).
     KeepaliveTimeout,

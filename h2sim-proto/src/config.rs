@@ -58,7 +58,8 @@ pub struct Config {
     pub drain_timeout: Duration,
     /// Server: how long a request head may take to arrive once its first
     /// byte came (HTTP/1.1, and the bytes a server reads to tell the
-    /// protocol). A head still incomplete then ends the connection
+    /// protocol), and how long a new connection may stay without a byte.
+    /// A head still incomplete then ends the connection
     /// (`CloseCause::HeadReadTimeout`): a peer trickling a head byte by
     /// byte (slowloris) keeps the idle timer from firing, not this one.
     /// `None`: no bound.

@@ -85,6 +85,9 @@ pub struct Connection {
     /// Bytes taken from and given to the transport.
     bytes_received: u64,
     bytes_sent: u64,
+    /// Input has arrived (taken or not): a server's head-read timer then
+    /// runs from the first byte, not from the start.
+    heard: bool,
     /// Input an HTTP/1.1 server left unread while its pipeline was full;
     /// offered to it again on every poll, ahead of newer input.
     held: BytesMut,
@@ -148,6 +151,13 @@ impl Connection {
         if let Some(idle) = config.idle_timeout {
             timers.set(ConnectionTimer::Idle, now + idle);
         }
+        // A server's first head is awaited from the start: a connection
+        // that never sends a byte ends at the head-read timeout too.
+        if role == Role::Server
+            && let Some(limit) = config.head_read_timeout
+        {
+            timers.set(ConnectionTimer::HeadRead, now + limit);
+        }
         Connection {
             timers,
             inner,
@@ -156,6 +166,7 @@ impl Connection {
             handover: None,
             bytes_received: 0,
             bytes_sent: 0,
+            heard: false,
             held: BytesMut::new(),
             cause: CauseSlot::default(),
         }
@@ -171,20 +182,25 @@ impl Connection {
         }
     }
 
-    /// Keeps the head-read timer: it runs from the first byte of a request
-    /// head (or of what tells the protocol) until the head is read.
-    /// `consumed`: input was taken, so any head in progress is a new one;
-    /// `unread`: bytes left waiting for more.
+    /// Keeps the head-read timer: on a server it runs from the start until
+    /// the first byte, then from the first byte of a request head (or of
+    /// what tells the protocol) until the head is read. A connection that
+    /// never sent a byte held its descriptor for good without an idle
+    /// timeout (nginx's `client_header_timeout` counts from the accept
+    /// too). `consumed`: input was taken, so any head in progress is a new
+    /// one; `unread`: bytes left waiting for more.
     fn watch_head(&mut self, now: Instant, consumed: bool, unread: usize) {
         let Some(limit) = self.config.head_read_timeout else {
             return;
         };
-        let in_head = unread > 0
-            && match &self.inner {
-                Inner::Undecided { .. } => true,
-                Inner::Http1(s) => s.reading_head(),
-                Inner::Http2(_) => false,
-            };
+        let silent = self.role == Role::Server && !self.heard;
+        let in_head = silent
+            || unread > 0
+                && match &self.inner {
+                    Inner::Undecided { .. } => true,
+                    Inner::Http1(s) => s.reading_head(),
+                    Inner::Http2(_) => false,
+                };
         if !in_head {
             self.timers.stop(ConnectionTimer::HeadRead);
         } else if consumed || !self.timers.is_set(ConnectionTimer::HeadRead) {
@@ -300,10 +316,12 @@ impl Connection {
         }
         let taken = before - input.len();
         self.bytes_received += taken as u64;
+        let first = before > 0 && !self.heard;
         if before > 0 {
+            self.heard = true;
             self.activity(now);
         }
-        self.watch_head(now, taken > 0, input.len() + self.held.len());
+        self.watch_head(now, taken > 0 || first, input.len() + self.held.len());
     }
 
     /// False while an HTTP/1.1 server holds back more than a read's worth of

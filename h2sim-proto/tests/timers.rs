@@ -187,11 +187,12 @@ fn h1_idle_connection_closes() {
 }
 
 /// A server still waiting for the bytes that tell HTTP/2 from HTTP/1.1 has
-/// the same idle timer: a connection that never says anything is closed.
+/// the same idle timer: a connection that never says anything is closed
+/// (with no head-read timeout, which would close it first when shorter).
 #[test]
 fn undecided_server_idle_connection_closes() {
     let t0 = Instant::now();
-    let mut server = Connection::server(server_config(Some(IDLE), Some(HEAD)), t0);
+    let mut server = Connection::server(server_config(Some(IDLE), None), t0);
     assert_eq!(server.protocol(), None);
     assert_eq!(server.poll_timeout(), Some(t0 + IDLE));
     server.handle_timeout(t0 + IDLE);
@@ -349,6 +350,40 @@ fn h1_dripped_empty_lines_are_cut_at_the_head_read_deadline() {
         }
         assert_eq!(closed(&events).1, CloseCause::HeadReadTimeout, "{line:?}");
     }
+}
+
+/// A connection that never sends a byte is cut at the head-read timeout
+/// from its start, as nginx's `client_header_timeout` counts from the
+/// accept: without an idle timeout (h2sim's default) it held its
+/// descriptor for good. Whatever the protocol was set to; and a first
+/// byte restarts the time, as for any head.
+#[test]
+fn a_silent_connection_is_cut_at_the_head_read_deadline() {
+    let t0 = Instant::now();
+    for protocol in [None, Some(Protocol::Http1), Some(Protocol::Http2)] {
+        let config = server_config(None, Some(HEAD));
+        let mut server = match protocol {
+            None => Connection::server(config, t0),
+            Some(p) => Connection::server_for(p, config, t0),
+        };
+        assert_eq!(server.poll_timeout(), Some(t0 + HEAD), "{protocol:?}");
+        server.handle_timeout(t0 + HEAD);
+        let events = events_of(&mut server);
+        assert_eq!(
+            closed(&events).1,
+            CloseCause::HeadReadTimeout,
+            "{protocol:?}"
+        );
+    }
+    let mut server = Connection::server(server_config(None, Some(HEAD)), t0);
+    let t1 = t0 + Duration::from_secs(3);
+    let mut input = BytesMut::from(&b"GE"[..]);
+    server.handle_input(t1, &mut input);
+    assert_eq!(
+        server.poll_timeout(),
+        Some(t1 + HEAD),
+        "from the first byte"
+    );
 }
 
 /// The same for a server still telling the protocol apart: bytes that

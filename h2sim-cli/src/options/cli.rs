@@ -85,7 +85,8 @@ pub struct ServerFlags {
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub idle_timeout: Option<Duration>,
     /// End a connection whose request head (or HTTP/2 preface) is still
-    /// incomplete DURATION after its first byte (slowloris) [default: 30s]
+    /// incomplete DURATION after its first byte (slowloris), or that sent
+    /// nothing DURATION after its accept [default: 30s]
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub head_read_timeout: Option<Duration>,
     /// Drop a TLS connection whose handshake is not done within DURATION
