@@ -110,7 +110,9 @@ where
     F: Fn(&ConnectionInfo) -> A + Send + Sync + 'static,
     A: Application + 'static,
 {
-    let _ = ready.send((index, Ok(())));
+    if !ready.report(index, Ok(())) {
+        return Vec::new();
+    }
     let signal = LocalSignal::relay(&dialer.options.runtime.shutdown);
     let tasks: Vec<_> = (index..dialer.options.connections)
         .step_by(executors)

@@ -13,8 +13,8 @@
 
 use std::fmt;
 use std::io;
-use std::sync::Arc;
 use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -364,9 +364,55 @@ pub fn probe(executors: &Executors) -> Result<(), RuntimeError> {
         })
 }
 
-/// What an executor tells the starting thread once it is set up: `Ok`,
-/// or why it cannot serve.
-pub(crate) type Ready<E> = mpsc::Sender<(usize, Result<(), E>)>;
+/// How an executor tells the starting thread that it is set up (`Ok`) or
+/// why it cannot serve, and hears whether every executor came up: only
+/// then does its work begin. An executor that began at once did work a
+/// failed start then threw away (a client out of descriptors reported
+/// `0 started` for requests one executor had made).
+pub(crate) struct Ready<E> {
+    tx: mpsc::Sender<(usize, Result<(), E>)>,
+    start: Arc<StartGate>,
+}
+
+impl<E> Ready<E> {
+    /// Reports executor `index`'s set-up, then, if it came up, waits until
+    /// every executor has reported: `true` when the work may begin.
+    pub(crate) fn report(self, index: usize, result: Result<(), E>) -> bool {
+        let up = result.is_ok();
+        let Ready { tx, start } = self;
+        let _ = tx.send((index, result));
+        // Gone before the wait: an executor that died without reporting
+        // is then told by the channel's end, not waited for for ever.
+        drop(tx);
+        up && start.wait()
+    }
+}
+
+/// Whether a start went through, decided once every executor reported.
+#[derive(Default)]
+struct StartGate {
+    decided: Mutex<Option<bool>>,
+    told: Condvar,
+}
+
+impl StartGate {
+    fn decide(&self, go: bool) {
+        let mut decided = self.decided.lock().unwrap_or_else(|e| e.into_inner());
+        *decided = Some(go);
+        self.told.notify_all();
+    }
+
+    /// Blocks the executor's thread, which runs nothing else yet.
+    fn wait(&self) -> bool {
+        let mut decided = self.decided.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match *decided {
+                Some(go) => return go,
+                None => decided = self.told.wait(decided).unwrap_or_else(|e| e.into_inner()),
+            }
+        }
+    }
+}
 
 /// Waits for every thread and gives back what each returned; an executor
 /// that panicked passes its panic on (an application bug is not ours to hide).
@@ -378,10 +424,11 @@ pub(crate) fn join_all<T>(threads: Vec<JoinHandle<Option<T>>>) -> Vec<T> {
 }
 
 /// Starts `count` executors. Executor `i` runs `body(i, ready)`, which must
-/// send exactly one message on `ready` once it is set up (or has failed)
-/// and then runs to its end. Returns once every executor reported; if one
-/// failed, `stop` is triggered, all threads are joined, and the first
-/// error comes back.
+/// call [`Ready::report`] once it is set up (or has failed), and begin its
+/// work only if that says so, then run to its end. Returns once every
+/// executor reported; if one failed, the others are told not to begin,
+/// `stop` is triggered, all threads are joined, and the first error comes
+/// back.
 pub(crate) fn start<E, T, B, Fut>(
     executors: &Executors,
     count: usize,
@@ -399,12 +446,19 @@ where
     let cpus = executors.cpu_list();
     let body = Arc::new(body);
     let (tx, rx) = mpsc::channel();
+    let gate = Arc::new(StartGate::default());
     let mut threads = Vec::with_capacity(count);
     let mut spawn_error = None;
     for index in 0..count {
         let cpu = executors.cpu_for(index, &cpus);
         let builder = executors.builder(cpu);
-        let (body, ready) = (body.clone(), tx.clone());
+        let (body, ready) = (
+            body.clone(),
+            Ready {
+                tx: tx.clone(),
+                start: gate.clone(),
+            },
+        );
         let spawned = std::thread::Builder::new()
             .name(format!("h2sim-glommio-{index}"))
             .spawn(move || run_executor(index, cpu, builder, ready, &*body));
@@ -441,6 +495,7 @@ where
             reason: "ended before it was ready".into(),
         }));
     }
+    gate.decide(first_error.is_none());
     if let Some(error) = first_error {
         stop.trigger();
         // A thread that panicked before it was ready has no panic worth
@@ -474,7 +529,7 @@ where
         Ok(Ok(executor)) => executor,
         Ok(Err(e)) => {
             let error = RuntimeError::from_glommio(index, cpu, e);
-            let _ = ready.send((index, Err(E::from(error))));
+            ready.report(index, Err(E::from(error)));
             return None;
         }
         Err(panic) => {
@@ -487,7 +542,7 @@ where
                 executor: index,
                 reason,
             };
-            let _ = ready.send((index, Err(E::from(error))));
+            ready.report(index, Err(E::from(error)));
             return None;
         }
     };
@@ -572,13 +627,53 @@ mod tests {
             1,
             &Shutdown::new(),
             |index, ready| async move {
-                let _ = ready.send((index, Ok(())));
+                ready.report(index, Ok(()));
                 membarrier(MembarrierCommand::PrivateExpedited)
             },
         )
         .unwrap();
         let barriers = join_all(threads);
         assert!(matches!(barriers[..], [Ok(())]), "{barriers:?}");
+    }
+
+    /// An executor that came up does not begin its work until every one
+    /// has: when another fails, it is told not to. It began at once, and
+    /// a client out of descriptors lost what one executor had done.
+    #[test]
+    fn no_executor_begins_unless_all_came_up() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let began = Arc::new(AtomicBool::new(false));
+        let seen = began.clone();
+        let started = start::<RuntimeError, _, _, _>(
+            &Executors {
+                pin: false,
+                ..Executors::new(2)
+            },
+            2,
+            &Shutdown::new(),
+            move |index, ready| {
+                let began = seen.clone();
+                async move {
+                    if index == 1 {
+                        let reason = "out of descriptors".to_owned();
+                        ready.report(
+                            index,
+                            Err(RuntimeError::Thread {
+                                executor: 1,
+                                reason,
+                            }),
+                        );
+                    } else if ready.report(index, Ok(())) {
+                        began.store(true, Ordering::SeqCst);
+                    }
+                }
+            },
+        );
+        assert!(matches!(
+            started,
+            Err(RuntimeError::Thread { executor: 1, .. })
+        ));
+        assert!(!began.load(Ordering::SeqCst));
     }
 
     #[test]

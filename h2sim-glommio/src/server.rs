@@ -200,12 +200,14 @@ where
             Ok(listener) => listeners.push((listener, tls.clone())),
             Err(error) => {
                 let error = ServerError::Bind { addr: *addr, error };
-                let _ = ready.send((index, Err(error)));
+                ready.report(index, Err(error));
                 return ServerCounters::default().snapshot();
             }
         }
     }
-    let _ = ready.send((index, Ok(())));
+    if !ready.report(index, Ok(())) {
+        return ServerCounters::default().snapshot();
+    }
     let signal = LocalSignal::relay(&shared.shutdown);
     let local = Rc::new(Local {
         index,
