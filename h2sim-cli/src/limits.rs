@@ -99,12 +99,19 @@ pub fn copy_without_rep_movsb() {
     let Some(arg0) = args.next() else {
         return;
     };
-    // `exec` only returns when it failed: glibc's own copies stay.
-    let _ = std::process::Command::new("/proc/self/exe")
-        .arg0(arg0)
-        .args(args)
-        .env("GLIBC_TUNABLES", tunables)
-        .exec();
+    // The executable's own path first: the kernel names the process after
+    // the file it runs (`/proc/PID/comm`, what `ps`, `top` and `pgrep -x`
+    // show), and `/proc/self/exe` made every h2sim an `exe`. That link
+    // still runs a binary since replaced or removed. `exec` only returns
+    // when it failed: with neither, glibc's own copies stay.
+    let args: Vec<_> = args.collect();
+    for program in [exe.as_path(), std::path::Path::new("/proc/self/exe")] {
+        let _ = std::process::Command::new(program)
+            .arg0(&arg0)
+            .args(&args)
+            .env("GLIBC_TUNABLES", &tunables)
+            .exec();
+    }
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")))]
