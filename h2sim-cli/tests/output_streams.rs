@@ -1,5 +1,6 @@
 //! Standard output and error that fail or stall, `--json` paths that are
-//! not plain files, and a server out of file descriptors: the process
+//! not plain files, a server out of file descriptors or holding silent
+//! connections: the process
 //! keeps serving, says what is wrong, stops when told, loses no report
 //! file and never panics (exit 101), on both runtimes where a runtime is
 //! involved.
@@ -162,7 +163,7 @@ fn a_servers_second_ctrl_c_ends_it_at_once() {
         kill(&server, "-INT");
         let status = wait(&mut server, Duration::from_secs(10));
         assert_eq!(status.code(), Some(130), "{runtime}: {status:?}");
-        let said = said.try_iter().collect::<Vec<_>>().join("\n");
+        let said = said.iter().collect::<Vec<_>>().join("\n");
         assert!(
             said.contains("h2sim server: stopping: GOAWAY to every connection"),
             "{runtime}: {said}"
@@ -218,6 +219,34 @@ fn a_server_out_of_descriptors_says_so_once() {
         );
         kill(&server, "-KILL");
         let _ = server.wait();
+    }
+}
+
+/// A connection that never sends a byte is closed at the head-read
+/// timeout (counted from the accept, which the kernel holds back 1 s for
+/// such a client), and the server's line names it; without an idle
+/// timeout, h2sim's default, it was held for good, a descriptor each.
+#[test]
+fn a_connection_that_sends_nothing_is_closed() {
+    use std::io::Read;
+    for runtime in ["tokio", "glommio"] {
+        let extra = ["--head-read-timeout", "1s", "-t", "hi"];
+        let (mut server, url, said) = serve(&[], runtime, &extra, Stdio::null());
+        let addr = url.trim_start_matches("http://");
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        // Bounds the wait only: the server closes in about 2 s.
+        tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut byte = [0; 1];
+        assert_eq!(tcp.read(&mut byte).unwrap(), 0, "{runtime}: closed");
+        kill(&server, "-TERM");
+        wait(&mut server, Duration::from_secs(10));
+        let lines: Vec<_> = said.iter().collect();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("DISCONNECTED by request head timeout")),
+            "{runtime}: {lines:?}"
+        );
     }
 }
 
