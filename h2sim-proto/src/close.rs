@@ -82,7 +82,7 @@ impl CloseCause {
 impl fmt::Display for CloseCause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CloseCause::PeerClosed => f.write_str("peer closed"),
+            CloseCause::PeerClosed => f.write_str("by peer close"),
             CloseCause::GoAwayReceived { reason } if *reason == Reason::NO_ERROR => {
                 f.write_str("by peer GOAWAY")
             }

@@ -294,7 +294,7 @@ fn undecided_server_idle_timeout_and_end_of_stream() {
 
 #[test]
 fn causes_print_as_h2simple_lines_do() {
-    assert_eq!(CloseCause::PeerClosed.to_string(), "peer closed");
+    assert_eq!(CloseCause::PeerClosed.to_string(), "by peer close");
     assert_eq!(CloseCause::IdleTimeout.to_string(), "by idle timeout");
     assert_eq!(
         CloseCause::GoAwayReceived {
