@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 use super::addr::{AddrError, HostPort};
 use super::info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
 use super::lifecycle::{DriverOptions, Ending};
-use crate::{Application, Config, Connection, ConnectionError, Event, Protocol, Reason};
+use crate::{
+    Application, CloseCause, Config, Connection, ConnectionError, Event, Protocol, Reason,
+};
 
 /// How a client connects: everything but what its runtime adds, which is
 /// `runtime` (the adapter's shutdown signal, and on a thread-per-core
@@ -227,6 +229,11 @@ pub enum ClientError {
     PeerClosed {
         after_goaway: bool,
     },
+    /// The server closed the connection before its SETTINGS, the first
+    /// thing an HTTP/2 server sends (RFC 9113 §3.4): it does not speak
+    /// HTTP/2 with prior knowledge there (a TLS port that dropped our
+    /// cleartext, a server that closes whatever it gets).
+    ClosedBeforeSettings,
     /// The server sent GOAWAY: it will take no more requests on this connection.
     WentAway {
         reason: Reason,
@@ -253,6 +260,7 @@ impl ClientError {
                 | ClientError::HandshakeTimeout { .. }
                 | ClientError::Handshake { .. }
                 | ClientError::NoApplicationProtocol { .. }
+                | ClientError::ClosedBeforeSettings
         )
     }
 
@@ -305,6 +313,11 @@ impl fmt::Display for ClientError {
             ClientError::PeerClosed { after_goaway: true } => f.write_str(
                 "the server closed the connection with requests unanswered that its \
                  GOAWAY had taken (at or below its last stream, RFC 9113 §6.8)",
+            ),
+            ClientError::ClosedBeforeSettings => f.write_str(
+                "the server closed the connection before its SETTINGS, the first thing an \
+                 HTTP/2 server sends (RFC 9113 §3.4): it does not take HTTP/2 with prior \
+                 knowledge here (a TLS port, if https:// is what it wants)",
             ),
             ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
             ClientError::Closed(e) => write!(f, "{e}"),
@@ -622,6 +635,11 @@ pub struct Watched<A> {
     error: Option<ConnectionError>,
     /// A final response arrived on this connection.
     progress: bool,
+    /// The server's connection came up (its first SETTINGS, or at once
+    /// over HTTP/1.1).
+    connected: bool,
+    /// The server closed the transport.
+    peer_closed: bool,
 }
 
 impl<A> Watched<A> {
@@ -631,6 +649,8 @@ impl<A> Watched<A> {
             goaway: None,
             error: None,
             progress: false,
+            connected: false,
+            peer_closed: false,
         }
     }
 
@@ -661,6 +681,11 @@ impl<A> Watched<A> {
             (Some(_), goaway) => Err(ClientError::PeerClosed {
                 after_goaway: goaway.is_some(),
             }),
+            // It closed before saying a word of HTTP/2, its requests never
+            // sent: nothing else would say why the run got nowhere.
+            (None, _) if self.peer_closed && !self.connected => {
+                Err(ClientError::ClosedBeforeSettings)
+            }
             (None, _) => Ok(self.progress),
         }
     }
@@ -675,7 +700,11 @@ impl<A: Application> Application for Watched<A> {
         match &event {
             Event::GoAway { reason, .. } => self.goaway = Some(*reason),
             Event::Response { head, .. } if !head.is_informational() => self.progress = true,
-            Event::Closed { error, .. } => self.error.clone_from(error),
+            Event::Connected => self.connected = true,
+            Event::Closed { error, cause } => {
+                self.error.clone_from(error);
+                self.peer_closed = *cause == CloseCause::PeerClosed;
+            }
             _ => {}
         }
         self.app.on_event(now, event, conn);
@@ -697,6 +726,42 @@ impl<A: Application> Application for Watched<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An application that only takes events.
+    struct Quiet;
+
+    impl Application for Quiet {
+        fn on_event(&mut self, _: Instant, _: Event, _: &mut Connection) {}
+    }
+
+    /// RFC 9113 §3.4: a server's connection preface is its SETTINGS. One
+    /// that closes before sending it never spoke HTTP/2 (a TLS port that
+    /// dropped our cleartext): that is a connect failure with a name, where
+    /// it ended as quietly as a finished run. After the SETTINGS, a close
+    /// with nothing open is an orderly end.
+    #[test]
+    fn a_close_before_the_servers_settings_is_named() {
+        let now = Instant::now();
+        let mut conn = Connection::client(Config::default(), now);
+        let closed = || Event::Closed {
+            error: None,
+            cause: CloseCause::PeerClosed,
+        };
+        let mut watched = Watched::new(Quiet);
+        watched.on_event(now, closed(), &mut conn);
+        let error = watched.end(Ok(Ending::PeerClosed)).unwrap_err();
+        assert!(
+            matches!(error, ClientError::ClosedBeforeSettings),
+            "{error:?}"
+        );
+        assert!(error.is_connect_failure());
+        assert!(error.to_string().contains("before its SETTINGS"), "{error}");
+
+        let mut watched = Watched::new(Quiet);
+        watched.on_event(now, Event::Connected, &mut conn);
+        watched.on_event(now, closed(), &mut conn);
+        assert!(matches!(watched.end(Ok(Ending::PeerClosed)), Ok(false)));
+    }
 
     #[test]
     fn a_dial_reports_the_last_refusal_or_else_a_timeout() {
