@@ -82,14 +82,10 @@ impl Step {
     pub fn for_the_run(mut self) -> Self {
         // Not `authority`: requests carry their connection's, kept with
         // the run's targets.
-        for text in [
-            &mut self.method,
-            &mut self.scheme,
-            &mut self.path,
-            &mut self.body,
-        ] {
+        for text in [&mut self.method, &mut self.scheme, &mut self.path] {
             *text = for_the_run(text);
         }
+        self.body = lasting::body(&self.body);
         for field in &mut self.headers {
             *field = lasting::field(field);
         }

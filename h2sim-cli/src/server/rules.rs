@@ -16,7 +16,7 @@ use super::request::Request;
 use super::resource::{List, Resource};
 use super::status::final_status;
 use super::template::{Template, Vars};
-use crate::lasting::{self, for_the_run};
+use crate::lasting;
 
 /// A response the simulator gives: status, fields, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -148,7 +148,7 @@ impl Answer {
         // What every response carries as it is lasts as long as the server
         // (see `lasting`): responses copy it instead of counting references.
         let body = match reply.body.bind(names) {
-            Body::Fixed(bytes) => Body::Fixed(for_the_run(&bytes)),
+            Body::Fixed(bytes) => Body::Fixed(lasting::body(&bytes)),
             other => other,
         };
         Answer {
