@@ -156,3 +156,32 @@ fn a_204_or_304_from_a_template_sends_no_content() {
         assert_eq!(code, Some(0));
     }
 }
+
+/// A template that puts a request's value in a header (`-x
+/// 'x-echo=${query.x}'`, the query percent-decoded) cannot split the
+/// response: a CR LF in the value (RFC 9110 §5.5 allows none) gets a 500
+/// that says why, where it wrote `x-echo: a` and then `set-cookie: evil`
+/// as a header of its own (response splitting), over HTTP/1.1.
+#[test]
+fn a_template_cannot_split_the_response() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, "-1 -q -m GET -p / -x x-echo=${query.x} -t hi");
+        let answer = server.exchange(
+            b"GET /?x=a%0D%0Aset-cookie:%20evil HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+        );
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 500 "), "{runtime}: {answer}");
+        assert!(
+            answer.contains("field \"x-echo\" cannot be sent"),
+            "{runtime}: {answer}"
+        );
+        assert!(
+            !answer.to_ascii_lowercase().contains("\r\nset-cookie"),
+            "{runtime}: {answer}"
+        );
+        let answer =
+            server.exchange(b"GET /?x=ok HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.contains("\r\nx-echo: ok\r\n"), "{runtime}: {answer}");
+    }
+}

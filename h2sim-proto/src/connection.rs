@@ -14,7 +14,7 @@ use crate::event::Event;
 use crate::frame::{PREFACE, Reason, StreamId};
 use crate::h2::LocalSettings;
 use crate::hpack::HeaderField;
-use crate::message::{RequestHead, ResponseHead};
+use crate::message::{RequestHead, ResponseHead, check_fields, check_request};
 use crate::role::{Protocol, Role};
 use crate::stats::Stats;
 use crate::timers::{ConnectionTimer, ConnectionTimers};
@@ -456,7 +456,16 @@ impl Connection {
         head: RequestHead,
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
+        if self.writes_lines() {
+            check_request(&head)?;
+        }
         dispatch!(self, s => s.send_request(head, end_stream), undecided => Err(UserError::WrongRole))
+    }
+
+    /// HTTP/1.1 writes fields as lines, which a CR or LF in a value could
+    /// add to ([`crate::message::check_fields`]).
+    fn writes_lines(&self) -> bool {
+        matches!(self.inner, Inner::Http1(_))
     }
 
     /// Server: sends a response head: interim 1xx heads, any number,
@@ -472,6 +481,9 @@ impl Connection {
         head: ResponseHead,
         end_stream: bool,
     ) -> Result<(), UserError> {
+        if self.writes_lines() {
+            check_fields(&head.fields)?;
+        }
         dispatch!(self, s => s.send_response(stream, head, end_stream), undecided => Err(UserError::UnknownStream(stream)))
     }
 
@@ -484,8 +496,11 @@ impl Connection {
     /// that cannot have any (RFC 9113 §8.1.1). A head above the client's
     /// SETTINGS_MAX_HEADER_LIST_SIZE never leaves (RFC 9113 §10.5.1): the
     /// stream is reset with INTERNAL_ERROR instead of leaving the client
-    /// waiting for an answer, and the error says so; any other error means
-    /// nobody is waiting (the stream or the connection is gone).
+    /// waiting for an answer, and the error says so. Over HTTP/1.1 a field
+    /// that cannot go out as a line (`InvalidField`: CR, LF or NUL in a
+    /// value, a name with space, controls or `:`) sends nothing and leaves
+    /// the stream open for another answer. Any other error means nobody is waiting (the stream or the
+    /// connection is gone).
     pub fn send_reply(
         &mut self,
         stream: StreamId,
@@ -523,6 +538,9 @@ impl Connection {
         stream: StreamId,
         fields: Vec<HeaderField>,
     ) -> Result<(), UserError> {
+        if self.writes_lines() {
+            check_fields(&fields)?;
+        }
         dispatch!(self, s => s.send_trailers(stream, fields), undecided => Err(UserError::UnknownStream(stream)))
     }
 

@@ -231,6 +231,62 @@ fn push_is_refused_with_a_clear_error_under_http1() {
     );
 }
 
+/// RFC 9110 §5.5: a field value holds no CR, LF or NUL, and a name no
+/// space, control or `:` (§5.1). Over HTTP/1.1, which writes fields as
+/// lines, an application's field that breaks this is refused with
+/// `InvalidField` and nothing goes out: it wrote `x-a: v\r\nset-cookie:
+/// evil=1\r\n\r\nINJECTED` as given (response splitting), and a client's
+/// request line and fields likewise (request smuggling).
+#[test]
+fn fields_that_would_write_lines_of_their_own_are_refused() {
+    let now = Instant::now();
+    for (name, value) in [
+        ("x-a", "v\r\nset-cookie: evil=1\r\n\r\nINJECTED"),
+        ("x-a", "nul\0"),
+        ("bad name:", "y"),
+        ("", "y"),
+    ] {
+        let mut server = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
+        server.handle_input(now, &mut input);
+        let stream = std::iter::from_fn(|| server.poll_event())
+            .find_map(|e| match e {
+                Event::Request { stream, .. } => Some(stream),
+                _ => None,
+            })
+            .unwrap();
+        let head = ResponseHead::new(200).field(name, value);
+        let err = server.send_reply(stream, head, Bytes::new()).unwrap_err();
+        let named = Bytes::copy_from_slice(name.as_bytes());
+        assert_eq!(err, UserError::InvalidField(named));
+        assert!(server.poll_transmit(now).is_none(), "nothing went out");
+        // The stream waits for an answer that can go out.
+        let fine = ResponseHead::new(500).field("content-type", "text/plain");
+        server
+            .send_reply(stream, fine, Bytes::from_static(b"no"))
+            .unwrap();
+        let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
+            .flat_map(|b| b.to_vec())
+            .collect();
+        assert!(
+            out.starts_with(b"HTTP/1.1 500 "),
+            "{}",
+            String::from_utf8_lossy(&out)
+        );
+    }
+    let mut client = Connection::client_http1(Config::default(), now);
+    for head in [
+        RequestHead::new("GET", "http", "sim", "/a b\r\nX: y"),
+        RequestHead::new("GET", "http", "x\r\nevil: 1", "/"),
+        RequestHead::new("GE T", "http", "sim", "/"),
+        RequestHead::new("GET", "http", "sim", "/").field("x-a", "v\r\nevil: 1"),
+    ] {
+        let err = client.send_request(head, true).unwrap_err();
+        assert!(matches!(err, UserError::InvalidField(_)), "{err:?}");
+    }
+    assert!(client.poll_transmit(now).is_none(), "nothing went out");
+}
+
 /// An h2c upgrade of `GET /up` (RFC 7540 §3.2), as `curl --http2
 /// http://…` sends it; HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS =
 /// 100, INITIAL_WINDOW_SIZE = 65535.

@@ -316,19 +316,34 @@ impl Outlet<'_> {
         }
         let len = body.len() as u64;
         match conn.send_reply(stream, head, body) {
-            Ok(()) => {
-                let class = usize::from(status / 100).clamp(1, 5) - 1;
-                self.totals.status_classes[class] += 1;
-                self.totals.responses += 1;
-                self.totals.bytes_out += len;
-            }
+            Ok(()) => self.sent(status, len),
             // The head was above what the client accepts: the core reset
             // the stream.
             Err(UserError::HeaderListTooLarge { .. }) => self.totals.resets += 1,
+            // A template filled a field with CR, LF or NUL (a value from
+            // the request's JSON body, say), which the core does not send
+            // (it would write lines of its own over HTTP/1.1): the client
+            // gets a 500 that says so, not a stream left unanswered.
+            Err(e @ UserError::InvalidField(_)) => {
+                let why = Bytes::from(format!("h2sim server: the rule's answer: {e}\n"));
+                let len = why.len() as u64;
+                let head = ResponseHead::new(500).field("content-type", "text/plain");
+                if conn.send_reply(stream, head, why).is_ok() {
+                    self.sent(500, len);
+                }
+            }
             // The stream is gone (the client reset it) or the connection
             // is over: nobody is waiting.
             Err(_) => {}
         }
+    }
+
+    /// Counts a response sent.
+    fn sent(&mut self, status: u16, len: u64) {
+        let class = usize::from(status / 100).clamp(1, 5) - 1;
+        self.totals.status_classes[class] += 1;
+        self.totals.responses += 1;
+        self.totals.bytes_out += len;
     }
 }
 

@@ -345,6 +345,11 @@ pub enum UserError {
     /// final one (RFC 9110 §15.2); interim heads go with `send_response`,
     /// before the final one.
     InterimReply(u16),
+    /// HTTP/1.1: a field (or a request's method, authority or path) that
+    /// cannot go out as a line: a name with space, controls or `:`, a value
+    /// with NUL, CR or LF, which would let it write lines of its own
+    /// (RFC 9110 §5.1, §5.5). Nothing is sent.
+    InvalidField(Bytes),
 }
 
 impl fmt::Display for UserError {
@@ -366,6 +371,12 @@ impl fmt::Display for UserError {
             UserError::InvalidStatus(status) => write!(
                 f,
                 "status {status} cannot be sent: 100-599 (RFC 9110 §15), not 101 (RFC 9113 §8.6)"
+            ),
+            UserError::InvalidField(name) => write!(
+                f,
+                "field {:?} cannot be sent over HTTP/1.1: a name must be visible ASCII without \
+                 ':', a value must hold no NUL, CR or LF (RFC 9110 §5.1, §5.5)",
+                String::from_utf8_lossy(name)
             ),
             UserError::InterimReply(status) => write!(
                 f,
