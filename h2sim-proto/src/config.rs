@@ -135,7 +135,10 @@ pub struct Limits {
     /// while it is incomplete.
     pub max_header_block_size: usize,
     /// PING and SETTINGS acknowledgements waiting to be sent: a peer that
-    /// floods them while not reading would otherwise grow this queue.
+    /// floods them while not reading would otherwise grow this queue. The
+    /// count runs within one read too, before anything could be written, so
+    /// it is nghttp2's (`max_outbound_ack`, 1,000), not a handful: at 64, a
+    /// peer that sent 64 PINGs in one write was cut off though it read.
     pub max_pending_acks: usize,
     /// RST_STREAM frames of ours waiting to be sent. Streams refused
     /// before the peer acknowledged our SETTINGS are not its fault
@@ -166,7 +169,7 @@ impl Default for Limits {
         Limits {
             max_continuation_frames: 16,
             max_header_block_size: 128 * 1024,
-            max_pending_acks: 64,
+            max_pending_acks: 1000,
             max_pending_resets: 1024,
             max_resets_per_period: 200,
             max_local_resets_per_period: 200,

@@ -7,7 +7,7 @@ mod support;
 
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{
     Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
     StreamId, WindowUpdate,
@@ -1227,13 +1227,37 @@ fn limit_refusals_the_peer_never_reads_end_with_enhance_your_calm() {
 #[test]
 fn limit_ping_flood_without_reading_ends_with_enhance_your_calm() {
     let mut peer = server();
-    for i in 0..100u8 {
+    for i in 0..1100u32 {
         peer.send(Frame::Ping(Ping {
             ack: false,
-            payload: [i; 8],
+            payload: u64::from(i).to_be_bytes(),
         }));
     }
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
+
+/// §6.7: every PING gets its ACK. A hundred in one write, as a peer
+/// measuring round trips may send them, are all answered: the ack limit
+/// (a flood's, which counts within one read) was 64, and cut such a peer
+/// off with ENHANCE_YOUR_CALM though it read everything.
+#[test]
+fn s6_7_a_burst_of_pings_in_one_read_is_all_acknowledged() {
+    let mut peer = server();
+    let mut burst = BytesMut::new();
+    for i in 0..100u64 {
+        Frame::Ping(Ping {
+            ack: false,
+            payload: i.to_be_bytes(),
+        })
+        .encode(&mut burst);
+    }
+    peer.send_bytes(&burst);
+    let frames = peer.frames();
+    let acks = frames
+        .iter()
+        .filter(|f| matches!(f, Frame::Ping(p) if p.ack))
+        .count();
+    assert_eq!(acks, 100, "{:?}", frames.last());
 }
 
 #[test]
