@@ -256,7 +256,9 @@ impl fmt::Display for Violation {
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectionError {
-    /// The peer broke a rule; we sent GOAWAY with `reason`.
+    /// The peer broke a rule; we sent GOAWAY with `reason` (HTTP/2), or
+    /// closed the connection (HTTP/1.1, whose `violation` is `Http1`: it
+    /// has no GOAWAY and no codes, and `reason` is PROTOCOL_ERROR).
     Local {
         reason: Reason,
         violation: Violation,
@@ -288,6 +290,11 @@ impl ConnectionError {
 impl fmt::Display for ConnectionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // HTTP/1.1 has no error codes: its rules say what was broken.
+            ConnectionError::Local {
+                violation: violation @ Violation::Http1(_),
+                ..
+            } => write!(f, "connection error: {violation}"),
             ConnectionError::Local { reason, violation } => {
                 write!(f, "connection error {reason}: {violation}")
             }
