@@ -147,7 +147,11 @@ CONNECTIONS
   by connection: close received (the server's response said so, or was
   HTTP/1.0 without keep-alive), by connection: close sent (the client's last
   request said so: --requests-per-connection) or by local close (the client
-  closed with every request answered: the end of the run).
+  closed with every request answered: the end of the run). Either protocol
+  may also say by peer close (the server closed the transport), by error:
+  ... (a rule the server broke, named), by transport error: ... (a reset),
+  by keep-alive PING timeout, or aborted (CANCEL) (--timeout ran out on
+  every request in flight).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is
@@ -157,8 +161,9 @@ H2SIMPLE'S -H KEYS
 
 CTRL-C
   The first Ctrl-C (or SIGTERM) stops sending, lets the requests in flight
-  finish, then prints the report and writes the JSON; a second one exits at
-  once (130).
+  finish, then writes the JSON and prints the report; a second one, 100 ms
+  or more after the first, exits at once (130). Closer together they are
+  one: GNU timeout signals the process and then its group.
 
 TLS
   -V verify with no trust_file or trust_dir checks the server against the

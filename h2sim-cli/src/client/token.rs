@@ -137,11 +137,13 @@ pub struct Grant {
 
 impl Grant {
     /// When to ask for the next token: after three quarters of the
-    /// lifetime (at least a second), so the new one is there before the
-    /// old one expires; never for a token without `expires_in`.
+    /// lifetime (at least 100 ms, so a token of no lifetime is not asked
+    /// for in a loop), so the new one is there before the old one expires;
+    /// never for a token without `expires_in`. A floor of a second renewed
+    /// a one-second token as it expired: a request or two got 401.
     pub fn renew_after(&self) -> Option<Duration> {
         self.expires_in
-            .map(|life| (life * 3 / 4).max(Duration::from_secs(1)))
+            .map(|life| (life * 3 / 4).max(Duration::from_millis(100)))
     }
 }
 
@@ -310,13 +312,18 @@ mod tests {
                 String::from_utf8_lossy(bad)
             );
         }
-        assert_eq!(
+        let renewed = |life| {
             Grant {
                 access_token: "t".into(),
-                expires_in: Some(Duration::ZERO)
+                expires_in: Some(life),
             }
-            .renew_after(),
-            Some(Duration::from_secs(1))
+            .renew_after()
+        };
+        assert_eq!(renewed(Duration::ZERO), Some(Duration::from_millis(100)));
+        // Before it expires: a one-second token was renewed as it did.
+        assert_eq!(
+            renewed(Duration::from_secs(1)),
+            Some(Duration::from_millis(750))
         );
     }
 }

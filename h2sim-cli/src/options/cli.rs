@@ -120,7 +120,10 @@ pub struct ServerFlags {
 #[derive(Debug, Args)]
 #[command(
     disable_version_flag = true,
-    after_long_help = help::CLIENT_AFTER
+    after_long_help = help::CLIENT_AFTER,
+    // One URI: the positional is a list only so that a second one gets
+    // "give one URI" rather than clap's own words.
+    override_usage = "h2sim client [OPTIONS] [URI]"
 )]
 pub struct ClientFlags {
     /// One request to this URI (GET unless -m says otherwise); step options
