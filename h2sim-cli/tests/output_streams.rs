@@ -24,35 +24,30 @@ fn a_closed_standard_output_loses_neither_the_exit_code_nor_the_json() {
     let url = format!("{}/x", server.url("http"));
     let dir = scratch_dir("output-closed-stdout");
     let json = dir.path().join("run.json");
-    let mut child = Command::new(BIN)
-        .args(["client", "-C", "2000", "-P", "10", "--json"])
-        .arg(&json)
-        .arg(&url)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // The reader goes away at once, as `head -1` does after a line.
-    drop(child.stdout.take());
-    let status = wait(&mut child, Duration::from_secs(30));
-    assert_eq!(status.code(), Some(0), "{status:?}");
+    let mut client = Command::new(BIN);
+    client.args(["client", "-C", "2000", "-P", "10", "--json"]);
+    assert_eq!(with_stdout_closed(client.arg(&json).arg(&url)), Some(0));
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["requests"]["succeeded"], 2000);
 
     let merged = dir.path().join("merged.json");
-    let mut child = Command::new(BIN)
-        .args(["merge", "--json"])
-        .arg(&merged)
-        .arg(&json)
+    let mut merge = Command::new(BIN);
+    merge.args(["merge", "--json"]).arg(&merged).arg(&json);
+    assert_eq!(with_stdout_closed(&mut merge), Some(0));
+    assert!(merged.exists());
+}
+
+/// Runs `command` with its standard output's reader gone at once, as
+/// `head -1` is after a line: its exit code.
+fn with_stdout_closed(command: &mut Command) -> Option<i32> {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     drop(child.stdout.take());
-    let status = wait(&mut child, Duration::from_secs(30));
-    assert_eq!(status.code(), Some(0), "{status:?}");
-    assert!(merged.exists());
+    wait(&mut child, Duration::from_secs(30)).code()
 }
 
 /// `--json -` is standard output, as the convention goes, with the text

@@ -201,9 +201,9 @@ fn a_tls_client_hello_on_an_undecided_server_is_refused_at_once() {
     }
 }
 
-#[test]
-fn push_is_refused_with_a_clear_error_under_http1() {
-    let now = Instant::now();
+/// A server that told HTTP/1.1 from a `GET /` it read, and that request's
+/// stream, to be answered.
+fn asked(now: Instant) -> (Connection, StreamId) {
     let mut server = Connection::server(Config::default(), now);
     let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
     server.handle_input(now, &mut input);
@@ -213,6 +213,13 @@ fn push_is_refused_with_a_clear_error_under_http1() {
             _ => None,
         })
         .unwrap();
+    (server, stream)
+}
+
+#[test]
+fn push_is_refused_with_a_clear_error_under_http1() {
+    let now = Instant::now();
+    let (mut server, stream) = asked(now);
     let err = server
         .push_promise(stream, RequestHead::new("GET", "http", "sim", "/x"))
         .unwrap_err();
@@ -246,15 +253,7 @@ fn fields_that_would_write_lines_of_their_own_are_refused() {
         ("bad name:", "y"),
         ("", "y"),
     ] {
-        let mut server = Connection::server_for(Protocol::Http1, Config::default(), now);
-        let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
-        server.handle_input(now, &mut input);
-        let stream = std::iter::from_fn(|| server.poll_event())
-            .find_map(|e| match e {
-                Event::Request { stream, .. } => Some(stream),
-                _ => None,
-            })
-            .unwrap();
+        let (mut server, stream) = asked(now);
         let head = ResponseHead::new(200).field(name, value);
         let err = server.send_reply(stream, head, Bytes::new()).unwrap_err();
         let named = Bytes::copy_from_slice(name.as_bytes());
