@@ -278,6 +278,13 @@ fn unreachable_server_instance_fails_the_run() {
     assert_eq!(out.status.code(), Some(1), "{t}");
     assert!(t.contains("1 unreachable"), "{t}");
     assert!(t.contains(&dead[7..]), "names the instance: {t}");
+    // Connections that fail alike are one line, with their count: a
+    // client out of descriptors printed a line for each of 148.
+    let out = client(&["-q", "-S", "5", "-C", "10", &format!("{dead}/x")]);
+    let t = text(&out);
+    let lines: Vec<_> = t.lines().filter(|l| l.contains("cannot connect")).collect();
+    assert_eq!(lines.len(), 1, "{t}");
+    assert!(lines[0].ends_with("(5 connections)"), "{t}");
 }
 
 /// Issue 10 item 12: fixed bodies carry content-length on both protocols

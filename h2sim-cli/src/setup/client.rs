@@ -306,14 +306,29 @@ pub fn finish_client(
     for target in outcomes {
         match target.slots {
             Ok(slots) => {
+                // One line per distinct error, with how many connections
+                // ended in it: 148 connections out of file descriptors
+                // printed 148 identical lines.
+                let mut errors: Vec<(String, usize)> = Vec::new();
                 for slot in slots {
                     if let Some(app) = slot.app {
                         report.merge(&app.into_report());
                     }
                     report.unreachable += u64::from(slot.unreachable);
                     if let Some(e) = slot.error {
-                        errln!("h2sim client: {}: {e}", target.url);
+                        match errors.iter_mut().find(|(seen, _)| *seen == e) {
+                            Some((_, n)) => *n += 1,
+                            None => errors.push((e, 1)),
+                        }
                     }
+                }
+                for (e, n) in errors {
+                    let times = if n > 1 {
+                        format!(" ({n} connections)")
+                    } else {
+                        String::new()
+                    };
+                    errln!("h2sim client: {}: {e}{times}", target.url);
                 }
             }
             Err(e) => {
