@@ -652,7 +652,10 @@ impl Connection {
 
     /// HTTP/2: advertises new settings mid-connection (SETTINGS). Larger
     /// sizes apply at once; smaller ones once the peer acknowledges them
-    /// (RFC 9113 §6.5.3).
+    /// (RFC 9113 §6.5.3). Values the RFC bounds (§6.5.2: the initial
+    /// window, the frame size) are checked first: `InvalidSetting`, and
+    /// nothing is sent, rather than a SETTINGS the peer ends the
+    /// connection over.
     pub fn update_settings(
         &mut self,
         now: Instant,
@@ -660,6 +663,7 @@ impl Connection {
     ) -> Result<(), UserError> {
         match &mut self.inner {
             Inner::Http2(s) => {
+                settings.check()?;
                 s.update_settings(now, settings);
                 Ok(())
             }

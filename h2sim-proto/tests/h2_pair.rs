@@ -10,7 +10,10 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::Frame;
 use h2sim_proto::pair::Dir;
-use h2sim_proto::{Config, Event, HeaderField, Reason, RequestHead, ResponseHead, StreamId};
+use h2sim_proto::{
+    Config, Event, HeaderField, LocalSettings, Reason, RequestHead, ResponseHead, StreamId,
+    UserError,
+};
 use support::{Pair, retryable, send_gets};
 
 fn get(path: &str) -> RequestHead {
@@ -402,6 +405,48 @@ fn settings_timeout_ends_the_connection() {
         e,
         Event::Closed { error: Some(err), .. } if err.reason() == Reason::SETTINGS_TIMEOUT
     )));
+}
+
+/// RFC 9113 §6.5.2 bounds SETTINGS_INITIAL_WINDOW_SIZE (2^31-1) and
+/// SETTINGS_MAX_FRAME_SIZE (2^14 to 2^24-1), and a peer answers a value
+/// outside them with a connection error: `update_settings` refuses it, and
+/// sends nothing, where it sent it and the connection died.
+#[test]
+fn settings_out_of_the_rfcs_range_are_refused() {
+    let mut pair = Pair::with_defaults(0);
+    pair.connect();
+    let now = pair.now;
+    let good = pair.server.local_settings().unwrap();
+    for (bad, name) in [
+        (
+            LocalSettings {
+                initial_window_size: u32::MAX,
+                ..good
+            },
+            "SETTINGS_INITIAL_WINDOW_SIZE",
+        ),
+        (
+            LocalSettings {
+                max_frame_size: 5,
+                ..good
+            },
+            "SETTINGS_MAX_FRAME_SIZE",
+        ),
+        (
+            LocalSettings {
+                max_frame_size: 1 << 24,
+                ..good
+            },
+            "SETTINGS_MAX_FRAME_SIZE",
+        ),
+    ] {
+        let err = pair.server.update_settings(now, bad).unwrap_err();
+        assert!(
+            matches!(err, UserError::InvalidSetting { name: n, .. } if n == name),
+            "{err}"
+        );
+        assert!(pair.server.poll_transmit(now).is_none(), "nothing sent");
+    }
 }
 
 #[test]

@@ -5,7 +5,11 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use crate::config::Config;
-use crate::frame::{DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Setting, Settings};
+use crate::error::UserError;
+use crate::frame::{
+    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, MAX_FRAME_SIZE_LIMIT, MAX_WINDOW_SIZE,
+    Setting, Settings,
+};
 use crate::trim::Trim;
 
 /// The values an endpoint advertises (RFC 9113 §6.5.2, RFC 8441 §3).
@@ -45,6 +49,25 @@ impl LocalSettings {
             max_header_list_size: c.max_header_list_size,
             enable_connect_protocol: c.enable_connect_protocol,
         }
+    }
+
+    /// Checks the values RFC 9113 §6.5.2 bounds, which a peer would answer
+    /// with a connection error: SETTINGS_INITIAL_WINDOW_SIZE at most
+    /// 2^31-1, SETTINGS_MAX_FRAME_SIZE from 2^14 to 2^24-1.
+    pub(crate) fn check(&self) -> Result<(), UserError> {
+        if self.initial_window_size > MAX_WINDOW_SIZE {
+            return Err(UserError::InvalidSetting {
+                name: "SETTINGS_INITIAL_WINDOW_SIZE",
+                value: self.initial_window_size,
+            });
+        }
+        if !(DEFAULT_MAX_FRAME_SIZE..=MAX_FRAME_SIZE_LIMIT).contains(&self.max_frame_size) {
+            return Err(UserError::InvalidSetting {
+                name: "SETTINGS_MAX_FRAME_SIZE",
+                value: self.max_frame_size,
+            });
+        }
+        Ok(())
     }
 
     /// The SETTINGS frame carrying every value, so a trace shows them all.
