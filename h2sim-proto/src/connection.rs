@@ -395,6 +395,17 @@ impl Connection {
         }
     }
 
+    /// A server that never learned the protocol ends as an HTTP/1.1 server
+    /// with no request would. The peer said nothing, so it never connected:
+    /// the session's `Connected` is not reported.
+    fn settle_undecided(&mut self) {
+        if let Inner::Undecided { since } = self.inner {
+            let mut session = h1::Session::new(Role::Server, Arc::clone(&self.config), since);
+            let _connected = session.poll_event();
+            self.inner = Inner::Http1(Box::new(session));
+        }
+    }
+
     /// The peer closed its side of the transport.
     pub fn handle_eof(&mut self, now: Instant) {
         if !self.held.is_empty() {
@@ -402,14 +413,7 @@ impl Connection {
             self.take_input(now, &mut held, usize::MAX);
             self.held = held;
         }
-        if let Inner::Undecided { since } = self.inner {
-            // Nothing was said: close as an HTTP/1.1 server with no request would.
-            self.inner = Inner::Http1(Box::new(h1::Session::new(
-                Role::Server,
-                Arc::clone(&self.config),
-                since,
-            )));
-        }
+        self.settle_undecided();
         dispatch!(self, s => s.handle_eof(), undecided => ())
     }
 
@@ -607,13 +611,7 @@ impl Connection {
             self.timers
                 .set(ConnectionTimer::Drain, now + self.config.drain_timeout);
         }
-        if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(Box::new(h1::Session::new(
-                Role::Server,
-                Arc::clone(&self.config),
-                since,
-            )));
-        }
+        self.settle_undecided();
         dispatch!(self, s => s.go_away(now), undecided => ())
     }
 
@@ -627,13 +625,7 @@ impl Connection {
     /// `CloseCause::DrainExpired`, which `Event::Closed` names.
     pub fn abort_because(&mut self, reason: Reason, cause: CloseCause) {
         self.cause.note(cause);
-        if let Inner::Undecided { since } = self.inner {
-            self.inner = Inner::Http1(Box::new(h1::Session::new(
-                Role::Server,
-                Arc::clone(&self.config),
-                since,
-            )));
-        }
+        self.settle_undecided();
         dispatch!(self, s => s.abort(reason), undecided => ())
     }
 

@@ -15,7 +15,11 @@ use crate::message::{RequestHead, ResponseHead};
 /// protocol order: head, data…, trailers or end, or a reset.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
-    /// The peer's first SETTINGS arrived: the connection is up.
+    /// The connection is up: the peer's first SETTINGS arrived (HTTP/2),
+    /// or, as HTTP/1.1 has no handshake, its session began (at once for a
+    /// client, and for a server told HTTP/1.1 by ALPN, its configuration
+    /// or the first bytes). A server that closes before it learned the
+    /// protocol, the peer having said nothing, never reports it.
     Connected,
     /// Server: a request head. `end_stream` means it has no body. The head
     /// comes boxed, which keeps every event small to move; give the box

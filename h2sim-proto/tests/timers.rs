@@ -374,7 +374,17 @@ fn a_silent_connection_is_cut_at_the_head_read_deadline() {
             CloseCause::HeadReadTimeout,
             "{protocol:?}"
         );
+        // A server still telling the protocol apart heard nothing to
+        // connect on: it closes without a `Connected`.
+        if protocol.is_none() {
+            assert!(!events.contains(&Event::Connected), "{events:?}");
+        }
     }
+    let mut server = Connection::server(server_config(None, Some(HEAD)), t0);
+    server.handle_eof(t0);
+    let events = events_of(&mut server);
+    assert_eq!(closed(&events).1, CloseCause::PeerClosed);
+    assert!(!events.contains(&Event::Connected), "{events:?}");
     let mut server = Connection::server(server_config(None, Some(HEAD)), t0);
     let t1 = t0 + Duration::from_secs(3);
     let mut input = BytesMut::from(&b"GE"[..]);
