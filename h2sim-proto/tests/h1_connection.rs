@@ -228,9 +228,7 @@ fn push_is_refused_with_a_clear_error_under_http1() {
     server
         .send_response(stream, ResponseHead::new(200), true)
         .unwrap();
-    let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
-        .flat_map(|b| b.to_vec())
-        .collect();
+    let out = transmitted(&mut server, now);
     assert!(
         out.starts_with(b"HTTP/1.1 200 OK\r\n"),
         "{}",
@@ -264,9 +262,7 @@ fn fields_that_would_write_lines_of_their_own_are_refused() {
         server
             .send_reply(stream, fine, Bytes::from_static(b"no"))
             .unwrap();
-        let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
-            .flat_map(|b| b.to_vec())
-            .collect();
+        let out = transmitted(&mut server, now);
         assert!(
             out.starts_with(b"HTTP/1.1 500 "),
             "{}",
@@ -630,9 +626,7 @@ fn a_connection_error_is_sticky() {
     let mut server = Connection::server(Config::default(), now);
     let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost sim\r\n\r\n"[..]);
     server.handle_input(now, &mut input);
-    let out: Vec<u8> = std::iter::from_fn(|| server.poll_transmit(now))
-        .flat_map(|b| b.to_vec())
-        .collect();
+    let out = transmitted(&mut server, now);
     assert!(
         out.starts_with(b"HTTP/1.1 400"),
         "{}",

@@ -33,6 +33,14 @@ fn sid(n: u32) -> StreamId {
     StreamId::new(n)
 }
 
+/// A client that sent `GET path` (its bytes taken), and its stream.
+fn asking(path: &str) -> (Session, StreamId) {
+    let mut client = Session::new(Role::Client, Config::default(), now());
+    let id = client.send_request(get(path), true).unwrap();
+    drain_output(&mut client);
+    (client, id)
+}
+
 fn drain_output(s: &mut Session) -> Vec<u8> {
     let mut wire = Vec::new();
     while let Some(chunk) = s.poll_transmit() {
@@ -709,9 +717,7 @@ fn body_cut_by_the_close_is_an_incomplete_message() {
             b"helloab",
         ),
     ] {
-        let mut client = Session::new(Role::Client, Config::default(), now());
-        let id = client.send_request(get("/"), true).unwrap();
-        drain_output(&mut client);
+        let (mut client, id) = asking("/");
         let mut input = BytesMut::from(wire);
         client.handle_input(now(), &mut input);
         client.handle_eof();
@@ -735,9 +741,7 @@ fn an_answer_that_is_not_http1_is_named_at_once() {
         (b"SSH-2.0-OpenSSH_9.2\r\n", Http1Error::NotHttp),
         (b"\r\n\x00\x00\x12\x07\x00\x00", Http1Error::NotHttp),
     ] {
-        let mut client = Session::new(Role::Client, Config::default(), now());
-        let id = client.send_request(get("/"), true).unwrap();
-        drain_output(&mut client);
+        let (mut client, id) = asking("/");
         let mut input = BytesMut::new();
         for &byte in wire {
             input.extend_from_slice(&[byte]);
@@ -746,9 +750,7 @@ fn an_answer_that_is_not_http1_is_named_at_once() {
         assert_failed(&drain_events(&mut client), id, Violation::Http1(error));
     }
     // Every prefix of a status line, and of an empty line, stays undecided.
-    let mut client = Session::new(Role::Client, Config::default(), now());
-    let id = client.send_request(get("/"), true).unwrap();
-    drain_output(&mut client);
+    let (mut client, id) = asking("/");
     let mut input = BytesMut::new();
     for &byte in b"\r\nHTTP/1.1 204 No Content\r\n\r\n" {
         input.extend_from_slice(&[byte]);
@@ -769,9 +771,7 @@ fn an_answer_that_is_not_http1_is_named_at_once() {
 /// request so framed gets 400, rather than being read as chunked.
 #[test]
 fn a_response_chunked_with_parameters_fails() {
-    let mut client = Session::new(Role::Client, Config::default(), now());
-    let id = client.send_request(get("/"), true).unwrap();
-    drain_output(&mut client);
+    let (mut client, id) = asking("/");
     let mut input = BytesMut::from(
         &b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;q=1\r\n\r\n2\r\nhi\r\n0\r\n\r\n"[..],
     );
@@ -782,9 +782,7 @@ fn a_response_chunked_with_parameters_fails() {
 
 #[test]
 fn close_delimited_response_ends_at_eof() {
-    let mut client = Session::new(Role::Client, Config::default(), now());
-    let id = client.send_request(get("/"), true).unwrap();
-    drain_output(&mut client);
+    let (mut client, id) = asking("/");
     let mut input = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhel"[..]);
     client.handle_input(now(), &mut input);
     input.extend_from_slice(b"lo");
@@ -948,9 +946,7 @@ fn malformed_response_resets_and_closes() {
             Violation::Http1(Http1Error::InvalidChunk),
         ),
     ] {
-        let mut client = Session::new(Role::Client, Config::default(), now());
-        let id = client.send_request(get("/"), true).unwrap();
-        drain_output(&mut client);
+        let (mut client, id) = asking("/");
         let mut input = BytesMut::from(wire);
         client.handle_input(now(), &mut input);
         let events = drain_events(&mut client);
@@ -980,9 +976,7 @@ fn unsolicited_response_closes() {
 /// not written yet is retryable.
 #[test]
 fn unsolicited_408_is_an_orderly_close() {
-    let mut client = Session::new(Role::Client, Config::default(), now());
-    let first = client.send_request(get("/"), true).unwrap();
-    drain_output(&mut client);
+    let (mut client, first) = asking("/");
     let mut input = BytesMut::from(&b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"[..]);
     client.handle_input(now(), &mut input);
     let next = client.send_request(get("/next"), true).unwrap();
