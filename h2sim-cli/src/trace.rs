@@ -205,7 +205,6 @@ impl Queue {
             let mut pending = self.lock();
             pending.writing = false;
             while pending.lines.is_empty() {
-                pending.writing = false;
                 self.idle.notify_all();
                 pending = self.ready.wait(pending).unwrap_or_else(|e| e.into_inner());
             }
