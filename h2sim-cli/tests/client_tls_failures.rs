@@ -8,29 +8,12 @@ mod server_support;
 
 use server_support::{BIN, Server, certs, run};
 
-/// An https listener of `h2sim server` with `key` and `cert` from `certs/`.
-fn tls_server(runtime: &str, key: &str, cert: &str) -> Server {
-    let flags = [
-        "-k",
-        key,
-        "-c",
-        cert,
-        "-S",
-        "https://127.0.0.1:0",
-        "-m",
-        "GET",
-        "-t",
-        "ok",
-    ];
-    Server::on_runtime(runtime, &certs(), &flags, 1)
-}
-
 /// RFC 9113 §3.2 and RFC 8446 §5.1: `http://` at a TLS port gets a TLS
 /// alert for its preface; the run names that, on a `h2sim client:` line.
 #[test]
 fn http_at_a_tls_port_says_the_server_answered_in_tls() {
     for runtime in ["tokio", "glommio"] {
-        let server = tls_server(runtime, "server-ec.key", "server-ec.crt");
+        let server = Server::tls(runtime, "server-ec.key", "server-ec.crt", &[]);
         let url = server.url("https").replacen("https://", "http://", 1);
         let (code, out) = run(BIN, &["client", "--runtime", runtime, "-q", &url]);
         assert_eq!(code, Some(1), "{runtime}: {out}");
@@ -46,7 +29,7 @@ fn http_at_a_tls_port_says_the_server_answered_in_tls() {
 /// so in plain words, with `-V none` as the way past the check.
 #[test]
 fn a_ca_certificate_as_the_servers_is_named() {
-    let server = tls_server("tokio", "ca.key", "ca.crt");
+    let server = Server::tls("tokio", "ca.key", "ca.crt", &[]);
     let ca = certs().join("ca.crt");
     let verify = format!("verify,trust_file={}", ca.display());
     let (code, out) = run(BIN, &["client", "-q", "-V", &verify, server.url("https")]);
@@ -79,7 +62,7 @@ fn a_key_that_is_not_the_certificates_names_both_files() {
 /// are a bad option.
 #[test]
 fn v_without_a_mode_warns_and_two_modes_are_refused() {
-    let server = tls_server("tokio", "server-ec.key", "server-ec.crt");
+    let server = Server::tls("tokio", "server-ec.key", "server-ec.crt", &[]);
     let (code, out) = run(
         BIN,
         &[

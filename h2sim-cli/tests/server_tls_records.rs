@@ -9,7 +9,7 @@ mod server_support;
 
 use std::process::Command;
 
-use server_support::{Server, certs, client, text};
+use server_support::{Server, client, text};
 
 /// Connects with TLS 1.3 and ALPN h2, sends the HTTP/2 preface and a
 /// SETTINGS frame, then 45 bytes of garbage as an application-data record
@@ -36,22 +36,8 @@ except ssl.SSLError as e:
 
 #[test]
 fn a_record_that_does_not_decrypt_gets_bad_record_mac() {
-    let certs = certs();
     for runtime in ["tokio", "glommio"] {
-        let flags = [
-            "-q",
-            "-k",
-            "server-rsa.key",
-            "-c",
-            "server-rsa.crt",
-            "-S",
-            "https://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-t",
-            "ok",
-        ];
-        let server = Server::on_runtime(runtime, &certs, &flags, 1);
+        let server = Server::tls(runtime, "server-rsa.key", "server-rsa.crt", &["-q"]);
         let url = server.url("https").to_owned();
         let authority = url.trim_start_matches("https://");
         let out = Command::new("python3")

@@ -5,27 +5,13 @@
 
 mod server_support;
 
-use server_support::{BIN, Server, certs, run};
+use server_support::{BIN, Server, run};
 
 #[test]
 fn a_client_without_a_certificate_is_logged_once_with_the_reason() {
-    let certs = certs();
     for runtime in ["tokio", "glommio"] {
-        let flags = [
-            "-k",
-            "server-ec.key",
-            "-c",
-            "server-ec.crt",
-            "-V",
-            "verify,trust_dir=trust",
-            "-S",
-            "https://127.0.0.1:0",
-            "-m",
-            "GET",
-            "-t",
-            "ok",
-        ];
-        let server = Server::on_runtime(runtime, &certs, &flags, 1);
+        let verify = ["-V", "verify,trust_dir=trust"];
+        let server = Server::tls(runtime, "server-ec.key", "server-ec.crt", &verify);
         let url = format!("{}/x", server.url("https"));
         let (code, out) = run(BIN, &["client", "-q", &url]);
         assert_eq!(code, Some(1), "{runtime}: refused: {out}");

@@ -106,6 +106,16 @@ impl Server {
         Server::start(dir, &args, listeners)
     }
 
+    /// `h2sim server --runtime RUNTIME --threads 1` in `certs/` with an
+    /// https listener of `key` and `cert`, `flags` before it (a `-V` for
+    /// it, `-q`), answering `ok` to GET; waited for.
+    pub fn tls(runtime: &str, key: &str, cert: &str, flags: &[&str]) -> Server {
+        let mut args = vec!["-k", key, "-c", cert];
+        args.extend_from_slice(flags);
+        args.extend(["-S", "https://127.0.0.1:0", "-m", "GET", "-t", "ok"]);
+        Server::on_runtime(runtime, &certs(), &args, 1)
+    }
+
     /// `h2sim server --runtime RUNTIME --threads 1 -q` in `dir`, answering
     /// by [`INTEROP_RULES`] on `listeners` (`-S` URLs, port 0 for one the
     /// system picks; an `https` one with the test certificate), waited for.
