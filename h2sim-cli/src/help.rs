@@ -160,10 +160,11 @@ H2SIMPLE'S -H KEYS
   so. enable_connect_protocol=1 is the HTTP/2 setting (RFC 8441).
 
 CTRL-C
-  The first Ctrl-C (or SIGTERM) stops sending, lets the requests in flight
-  finish, then writes the JSON and prints the report; a second one, 100 ms
-  or more after the first, exits at once (130). Closer together they are
-  one: GNU timeout signals the process and then its group.
+  The first Ctrl-C (or SIGTERM, or SIGHUP when the terminal or ssh session
+  goes away) stops sending, lets the requests in flight finish, then writes
+  the JSON and prints the report; a second one, 100 ms or more after the
+  first, exits at once (130). Closer together they are one: GNU timeout
+  signals the process and then its group. Under nohup, SIGHUP stays ignored.
 
 TLS
   -V verify with no trust_file or trust_dir checks the server against the
@@ -193,8 +194,8 @@ EXAMPLES
 
 Exit status: 0 when every request succeeded; 1 when any failed or was lost,
 a -T send was missed, a server could not be reached (at the start, or again
-after it went away), or Ctrl-C or SIGTERM cut the run short (its report then
-covers what it did); 2 on bad options.";
+after it went away), or Ctrl-C, SIGTERM or SIGHUP cut the run short (its
+report then covers what it did); 2 on bad options.";
 
 pub const BENCH: &str = "\
 Start a server on loopback with h2simple's performance rules (POST /user1k/,

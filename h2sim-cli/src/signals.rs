@@ -1,5 +1,5 @@
-//! Ctrl-C and SIGTERM during a client run or a bench, the same on both
-//! runtimes.
+//! Ctrl-C, SIGTERM and SIGHUP during a run of any command, the same on
+//! both runtimes.
 
 use std::sync::Arc;
 
@@ -39,16 +39,20 @@ pub fn stop_server_on_ctrl_c(stop: impl FnOnce() + Send + 'static) {
 /// press comes later than this.
 const ONE_SIGNAL: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Calls `first` on the first Ctrl-C (or SIGTERM), which winds the work
-/// down; a second (at least [`ONE_SIGNAL`] later) ends the process at once
-/// with 130. One signal thread,
+/// Calls `first` on the first Ctrl-C (or SIGTERM, or SIGHUP), which winds
+/// the work down; a second (at least [`ONE_SIGNAL`] later) ends the process
+/// at once with 130. One signal thread,
 /// for every command and both runtimes, so the behaviour is written once.
 /// `who` names the command when the signals cannot be watched (the process
 /// then dies on the first, without its report).
 pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
-    use signal_hook::consts::{SIGINT, SIGTERM};
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let cannot = || errln!("{who}: cannot watch for Ctrl-C; it will end the run without a report");
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    let mut watched = vec![SIGINT, SIGTERM];
+    if !hangup_ignored() {
+        watched.push(SIGHUP);
+    }
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(watched) else {
         cannot();
         return;
     };
@@ -70,4 +74,28 @@ pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
     if spawned.is_err() {
         cannot();
     }
+}
+
+/// Whether this process was started with SIGHUP ignored, as `nohup` starts
+/// it. SIGHUP comes when the terminal or ssh session that ran the command
+/// goes away; it then ends the run as SIGTERM does, so a dropped session
+/// still leaves the report and the JSON, where by default it killed the
+/// process with neither. Watching it replaces whatever was set, so under
+/// `nohup` it stays ignored: the run goes on, as the user asked.
+#[cfg(unix)]
+fn hangup_ignored() -> bool {
+    // SAFETY: with a null new action `sigaction` only reads the current
+    // disposition of SIGHUP into `current`, a zeroed plain-data struct
+    // this function owns; nothing is changed.
+    #[allow(unsafe_code)]
+    unsafe {
+        let mut current: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut current) == 0
+            && current.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+#[cfg(not(unix))]
+fn hangup_ignored() -> bool {
+    false
 }

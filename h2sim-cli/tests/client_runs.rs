@@ -631,6 +631,56 @@ fn a_signal_delivered_twice_at_once_is_one() {
     assert!(count(&t, "done") > 0, "{t}");
 }
 
+/// SIGHUP (the terminal or ssh session went away) ends a run as Ctrl-C
+/// does, with its report and JSON; it killed the process with neither.
+/// Under `nohup`, which starts the process with SIGHUP ignored, it stays
+/// ignored and the run goes on to its end.
+#[test]
+fn a_hangup_ends_the_run_with_its_report_unless_under_nohup() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/", "-s", "200", "-q"]);
+    let url = format!("{}/x", server.url);
+    let dir = scratch_dir("client-runs-hangup");
+    let json = dir.path().join("report.json");
+    let json_arg = json.to_str().unwrap();
+    let mut child = spawn_client(&[
+        "-q",
+        "-C",
+        "100000000",
+        "-P",
+        "10",
+        "--json",
+        json_arg,
+        &url,
+    ]);
+    std::thread::sleep(Duration::from_millis(500));
+    kill(&child, "-HUP");
+    let status = wait(&mut child, Duration::from_secs(10));
+    let t = text(&child.wait_with_output().unwrap());
+    assert_eq!(status.code(), Some(1), "interrupted, with its report: {t}");
+    assert!(t.contains("interrupted"), "{t}");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(
+        report["requests"]["succeeded"].as_u64() > Some(0),
+        "{report}"
+    );
+
+    let started = Instant::now();
+    let mut child = Command::new("nohup")
+        .args([BIN, "client", "-q", "-P", "1", "--duration", "2s", &url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("nohup (coreutils)");
+    std::thread::sleep(Duration::from_millis(500));
+    kill(&child, "-HUP");
+    let status = wait(&mut child, Duration::from_secs(10));
+    let t = text(&child.wait_with_output().unwrap());
+    assert_eq!(status.code(), Some(0), "ran to its end: {t}");
+    assert!(!t.contains("interrupted"), "{t}");
+    assert!(started.elapsed() >= Duration::from_secs(2), "{t}");
+}
+
 /// A Python h2 server (python-hyper/h2) that answers every request with
 /// 200 and an empty body, and never closes a connection itself, even
 /// after the client's GOAWAY.
