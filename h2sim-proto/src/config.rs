@@ -140,11 +140,13 @@ pub struct Limits {
     /// it is nghttp2's (`max_outbound_ack`, 1,000), not a handful: at 64, a
     /// peer that sent 64 PINGs in one write was cut off though it read.
     pub max_pending_acks: usize,
-    /// RST_STREAM frames of ours waiting to be sent. Streams refused
-    /// before the peer acknowledged our SETTINGS are not its fault
-    /// (RFC 9113 §5.1.2) and escape `max_local_resets_per_period`; a peer
-    /// that opens streams past our limit without reading would otherwise
-    /// grow this queue for as long as a driver reads on.
+    /// RST_STREAM frames of ours waiting to be sent: while this many wait,
+    /// the connection takes no more frames (the rest of a read is held
+    /// until they are written). Streams refused before the peer
+    /// acknowledged our SETTINGS are not its fault (RFC 9113 §5.1.2) and
+    /// escape `max_local_resets_per_period`, so a peer may open any number
+    /// in one write; it is refused this many at a time, and one that never
+    /// reads its refusals is no longer read from.
     pub max_pending_resets: usize,
     /// RST_STREAM frames the peer may send per `reset_period` (rapid reset,
     /// CVE-2023-44487).

@@ -41,8 +41,10 @@ use crate::{h1, h2};
 ///    make output by itself (the WINDOW_UPDATE that returns the bytes of a
 ///    `Data` event, with `WindowPolicy::Automatic`); and polling output can
 ///    raise events (an HTTP/1.1 server reading the pipelined requests it
-///    held back while its pipeline was full, a push refused because its
-///    parent ended, with `Config::trace_frames` the frames just written). A driver that writes and then blocks in a read with
+///    held back while its pipeline was full, an HTTP/2 session reading the
+///    frames it held back while its refusals waited, a push refused
+///    because its parent ended, with `Config::trace_frames` the frames
+///    just written). A driver that writes and then blocks in a read with
 ///    events still queued can wait for ever.
 /// 3. **Deadline**: [`poll_timeout`] once both are quiet; sleep until then,
 ///    or until input comes.
@@ -88,8 +90,9 @@ pub struct Connection {
     /// Input has arrived (taken or not): a server's head-read timer then
     /// runs from the first byte, not from the start.
     heard: bool,
-    /// Input an HTTP/1.1 server left unread while its pipeline was full;
-    /// offered to it again on every poll, ahead of newer input.
+    /// Input the session left unread while it could not take more (see
+    /// [`Connection::input_blocked`]); offered to it again on every poll,
+    /// ahead of newer input.
     held: BytesMut,
     /// What the driver and the application said ends the connection, and
     /// the peer's GOAWAY: refines the cause of `Event::Closed`.
@@ -131,7 +134,7 @@ impl Connection {
     }
 }
 
-/// Held-back HTTP/1.1 input beyond which `wants_input` turns false.
+/// Held-back input beyond which `wants_input` turns false.
 const HELD_INPUT_LIMIT: usize = 256 * 1024;
 
 /// Calls the same method on whichever session runs, or gives `$undecided`.
@@ -308,10 +311,7 @@ impl Connection {
             self.take_input(now, &mut held, max_events);
             self.held = held;
         }
-        if let Inner::Http1(s) = &self.inner
-            && s.input_blocked()
-            && !input.is_empty()
-        {
+        if self.input_blocked() && !input.is_empty() {
             self.held.unsplit(input.split());
         }
         let taken = before - input.len();
@@ -334,6 +334,17 @@ impl Connection {
     /// keep a driver that reads on busy for nothing.
     pub fn wants_input(&self) -> bool {
         self.held.len() < HELD_INPUT_LIMIT && !self.ended()
+    }
+
+    /// The session takes no more input until output goes out: an HTTP/1.1
+    /// server with its pipeline full, an HTTP/2 session with its queue of
+    /// refusals full. What it left is held and offered again on each poll.
+    fn input_blocked(&self) -> bool {
+        match &self.inner {
+            Inner::Http1(s) => s.input_blocked(),
+            Inner::Http2(s) => s.input_blocked(),
+            Inner::Undecided { .. } => false,
+        }
     }
 
     fn take_input(&mut self, now: Instant, input: &mut BytesMut, max_events: usize) {
@@ -684,11 +695,8 @@ impl Connection {
 
     /// The next chunk of bytes to write to the transport.
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Bytes> {
-        if !self.held.is_empty()
-            && let Inner::Http1(s) = &self.inner
-            && !s.input_blocked()
-        {
-            // Responses went out since: the held requests can be read now.
+        if !self.held.is_empty() && !self.input_blocked() {
+            // Output went out since: the held input can be read now.
             let mut held = std::mem::take(&mut self.held);
             let before = held.len();
             self.take_input(now, &mut held, usize::MAX);

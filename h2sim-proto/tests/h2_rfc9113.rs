@@ -1184,13 +1184,17 @@ fn limit_rapid_reset_ends_with_enhance_your_calm() {
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
 
-/// §5.1.2: streams refused before the peer acknowledged our SETTINGS are
-/// not its fault, so they escape the reset rate limit; but a peer that
-/// opens them without reading the refusals would grow their queue for as
-/// long as a driver reads on. Past `max_pending_resets` unsent, the
-/// connection ends; a peer that reads them is refused as often as it likes.
+/// §5.1.2: until the peer acknowledged our SETTINGS it may open as many
+/// streams as it likes, in one write too: those past our limit are refused
+/// (REFUSED_STREAM, not counted against the reset rate limit), the others
+/// served. The refusals wait in a bounded queue (`max_pending_resets`);
+/// once it is full no frame is taken until it was written. So a burst
+/// larger than the queue is refused a queue at a time (it ended the
+/// connection with ENHANCE_YOUR_CALM, the answers owed to the admitted
+/// streams with it: 2,000 GETs in one write did), and a peer that never
+/// reads its refusals is no longer read from, its queue bounded.
 #[test]
-fn limit_refusals_the_peer_never_reads_end_with_enhance_your_calm() {
+fn s5_1_2_a_burst_past_the_stream_limit_before_the_settings_ack_is_refused_in_turn() {
     let config = || Config {
         max_concurrent_streams: 2,
         limits: Limits {
@@ -1209,6 +1213,30 @@ fn limit_refusals_the_peer_never_reads_end_with_enhance_your_calm() {
         }));
         peer
     };
+    let refused = |frames: &[Frame]| {
+        frames
+            .iter()
+            .filter(|f| matches!(f, Frame::RstStream(r) if r.reason == Reason::REFUSED_STREAM))
+            .count()
+    };
+    let requests = |events: &[Event]| {
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::Request { .. }))
+            .count()
+    };
+
+    let mut burst = unacknowledged(config());
+    let mut write = BytesMut::new();
+    for i in 0..40 {
+        let block = burst.block(GET);
+        headers(1 + 2 * i, block, true).encode(&mut write);
+    }
+    burst.send_bytes(&write);
+    let frames = burst.frames();
+    assert!(goaway(&frames).is_none(), "{frames:?}");
+    assert_eq!(refused(&frames), 38, "{frames:?}");
+    assert_eq!(requests(&burst.events()), 2);
 
     let mut reading = unacknowledged(config());
     for i in 0..40 {
@@ -1220,8 +1248,19 @@ fn limit_refusals_the_peer_never_reads_end_with_enhance_your_calm() {
     let mut deaf = unacknowledged(config());
     for i in 0..40 {
         open(&mut deaf, 1 + 2 * i, false);
+        assert!(deaf.conn.wants_input());
     }
-    assert_connection_error(&mut deaf, Reason::ENHANCE_YOUR_CALM);
+    // What it wrote before reading on: the SETTINGS and one queue's worth.
+    let first = deaf.conn.poll_transmit(deaf.now).unwrap();
+    let mut first = BytesMut::from(&first[..]);
+    let first = support::decode_frames(
+        &mut h2sim_proto::frame::FrameDecoder::new(16_777_215),
+        &mut first,
+    );
+    assert_eq!(refused(&first), 10, "{first:?}");
+    let rest = deaf.frames();
+    assert!(goaway(&rest).is_none(), "{rest:?}");
+    assert_eq!(refused(&first) + refused(&rest), 38);
 }
 
 #[test]

@@ -79,9 +79,8 @@ pub enum Violation {
     AckFlood,
     /// More RST_STREAM frames per period than `Limits::max_resets_per_period`.
     ResetFlood,
-    /// More streams reset for the peer's errors per period than allowed, or
-    /// more of those resets waiting to be sent than
-    /// `Limits::max_pending_resets`.
+    /// More streams reset for the peer's errors per period than
+    /// `Limits::max_local_resets_per_period` allows.
     StreamErrorFlood,
     /// More empty DATA/CONTINUATION frames per period than allowed.
     EmptyFrameFlood,

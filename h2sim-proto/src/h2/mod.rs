@@ -400,6 +400,20 @@ impl Session {
         self.closed && self.out.is_empty()
     }
 
+    /// The queue of our unsent RST_STREAMs is full: no more frames are
+    /// taken until it is written. A peer may open any number of streams
+    /// before it acknowledged our SETTINGS (§5.1.2), all in one write, and
+    /// a whole read was decoded before anything could be written, so
+    /// refusing such a burst overflowed the queue and ended the connection
+    /// (ENHANCE_YOUR_CALM), the answers owed to the streams admitted with
+    /// it. Now it is refused a queue at a time, each written before more of
+    /// it is read; a peer that never reads them is simply not read from.
+    pub(crate) fn input_blocked(&self) -> bool {
+        self.control
+            .get()
+            .is_some_and(|q| q.resets.len() >= self.config.limits.max_pending_resets)
+    }
+
     /// Over (its `Closed` event raised), whether or not output is left.
     pub(crate) fn ended(&self) -> bool {
         self.closed
@@ -732,24 +746,19 @@ impl Session {
         }
     }
 
-    /// Counts a stream error we raised against the rate limit and the queue
-    /// of unsent resets; too many and the peer is only making us work, so
-    /// the connection ends.
+    /// Counts a stream error we raised against the rate limit; too many
+    /// and the peer is only making us work, so the connection ends. (The
+    /// queue of resets waiting to be written is bounded apart: no frame is
+    /// taken while it is full, see [`Session::input_blocked`].)
     fn note_local_reset(&mut self, now: Instant, reason: Reason) -> bool {
-        let queued = self.control.get().map_or(0, |q| q.resets.len());
-        if queued < self.config.limits.max_pending_resets {
-            // Streams refused before the peer acknowledged our limit are not
-            // its fault: it may open as many as it likes until then (§5.1.2),
-            // as long as it reads the refusals.
-            if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack() {
-                return true;
-            }
-            if self
+        // Streams refused before the peer acknowledged our limit are not
+        // its fault: it may open as many as it likes until then (§5.1.2).
+        if reason == Reason::REFUSED_STREAM && self.local.awaiting_first_ack()
+            || self
                 .local_resets
                 .hit(now, Rate::local_resets(&self.config.limits))
-            {
-                return true;
-            }
+        {
+            return true;
         }
         self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::StreamErrorFlood);
         false

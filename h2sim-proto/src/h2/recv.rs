@@ -92,7 +92,7 @@ impl Session {
             self.connection_error(Reason::PROTOCOL_ERROR, violation);
             return;
         }
-        while !self.closed && self.events.len() < max_events {
+        while !self.closed && self.events.len() < max_events && !self.input_blocked() {
             match self.decoder.decode(input) {
                 Ok(Some(frame)) => self.recv_frame(now, frame),
                 Ok(None) => break,
