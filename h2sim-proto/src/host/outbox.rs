@@ -69,9 +69,21 @@ impl Outbox {
 
     /// Points `iov` at the first chunks, as many as fit; returns how many.
     pub fn slices<'a>(&'a self, iov: &mut [IoSlice<'a>]) -> usize {
+        self.slices_within(iov, usize::MAX)
+    }
+
+    /// [`Outbox::slices`] of at most `limit` bytes in all, the last slice
+    /// cut short where the limit falls inside a chunk.
+    pub fn slices_within<'a>(&'a self, iov: &mut [IoSlice<'a>], limit: usize) -> usize {
         let mut count = 0;
+        let mut left = limit;
         for (slot, chunk) in iov.iter_mut().zip(&self.chunks) {
-            *slot = IoSlice::new(chunk);
+            if left == 0 {
+                break;
+            }
+            let take = chunk.len().min(left);
+            *slot = IoSlice::new(&chunk[..take]);
+            left -= take;
             count += 1;
         }
         count
@@ -111,6 +123,9 @@ mod tests {
         let mut iov = [IoSlice::new(&[]); 64];
         assert_eq!(out.slices(&mut iov), 2);
         assert_eq!(&*iov[1], b"fghij");
+        assert_eq!(out.slices_within(&mut iov, 3), 2);
+        assert_eq!((&*iov[0], &*iov[1]), (&b"e"[..], &b"fg"[..]));
+        assert_eq!(out.slices_within(&mut iov, 1), 1);
         out.advance(6);
         assert!(out.is_empty());
         assert_eq!(out.len(), 0);

@@ -100,16 +100,11 @@ impl TlsSession {
         if self.conn.wants_write() || out.is_empty() {
             return Ok(());
         }
+        // A turn may end inside a chunk, the rest of it left for the next:
+        // rustls encrypts all it is given at once (its limit is off), and a
+        // 200 MiB body handed whole was 200 MiB of records held at once.
         let mut iov = [IoSlice::new(&[]); MAX_CHUNKS];
-        let mut count = out.slices(&mut iov);
-        let mut total = 0;
-        for (i, slice) in iov[..count].iter().enumerate() {
-            total += slice.len();
-            if total >= TURN {
-                count = i + 1;
-                break;
-            }
-        }
+        let count = out.slices_within(&mut iov, TURN);
         let n = self.conn.writer().write_vectored(&iov[..count])?;
         out.advance(n);
         self.held = n;
@@ -466,7 +461,7 @@ mod tests {
         out.push(Bytes::from(large.clone()));
         let (turns, _, plaintext) = carry(&mut server, &mut out, &mut client);
         assert_eq!(plaintext, large);
-        assert_eq!(turns, 1, "a chunk is taken whole");
+        assert_eq!(turns, 1, "a chunk within a turn is taken whole");
         assert_eq!(server.backlog(), 0);
     }
 
@@ -500,6 +495,24 @@ mod tests {
         assert_eq!(socket.took, 16 * (CHUNK + 22));
         client.encrypt(&mut out).unwrap();
         assert!(out.is_empty());
+    }
+
+    /// A body larger than a turn, in one chunk (an HTTP/1.1 answer's
+    /// body is one): each turn encrypts a turn of it, so what rustls
+    /// holds stays about a turn. It took the chunk whole: a 200 MiB body
+    /// was 200 MiB of records at once.
+    #[test]
+    fn a_chunk_larger_than_a_turn_is_taken_a_turn_at_a_time() {
+        let (mut client, mut server) = handshake();
+        let large: Vec<u8> = (0..4 * TURN + 1000).map(|i| (i % 251) as u8).collect();
+        let mut out = Outbox::default();
+        out.push(Bytes::from(large.clone()));
+        client.encrypt(&mut out).unwrap();
+        assert_eq!(client.backlog(), TURN);
+        assert_eq!(out.len(), 3 * TURN + 1000);
+        let (turns, _, plaintext) = carry(&mut client, &mut out, &mut server);
+        assert_eq!(turns, 5);
+        assert_eq!(plaintext, large);
     }
 
     /// A socket with room for `room` more bytes.
