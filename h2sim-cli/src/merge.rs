@@ -161,7 +161,6 @@ fn merge(reports: &[(String, Report)]) -> Result<Report, MergeError> {
             });
         }
         total.merge(report);
-        total.total = total.total.zip(report.total).map(|(a, b)| a + b);
     }
     total.protocol = (!protocols.is_empty()).then(|| protocols.join(", "));
     Ok(total)

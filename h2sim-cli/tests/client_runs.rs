@@ -557,7 +557,8 @@ fn a_server_gone_for_good_leaves_its_requests_lost_and_its_sends_missed() {
 /// missed, whether or not a request was in flight when it came (they were
 /// when one was, not when none was), and the run exits 1 as it did not
 /// run what it was asked; likewise a `-C` run, whose requests never sent
-/// are not lost (total is what it started).
+/// are not lost (total is what it got to, its done, as a `--duration`
+/// run's).
 #[test]
 fn an_interrupted_run_counts_what_it_did_and_fails() {
     let server = Peer::h2sim(&[
@@ -585,7 +586,8 @@ fn an_interrupted_run_counts_what_it_did_and_fails() {
         // before it, while the window grows (seen: 1).
         assert!(figure(&t, "more counts:", "sends missed (-T)") < 10, "{t}");
         assert_eq!(figure(&t, "more counts:", "lost"), 0, "{t}");
-        assert_eq!(count(&t, "total"), count(&t, "started"), "{t}");
+        assert_eq!(count(&t, "total"), count(&t, "done"), "{t}");
+        assert_eq!(count(&t, "started"), count(&t, "done"), "{t}");
         assert!(count(&t, "done") > 0, "{t}");
     }
 }
@@ -729,7 +731,10 @@ fn the_clock_stops_at_the_last_response() {
     );
 }
 
-/// `h2sim merge --json FILE` writes the merged report, which merges again.
+/// `h2sim merge --json FILE` writes the merged report, which merges again,
+/// its total the sum of theirs: a `--duration` run's total, in the JSON
+/// as in the text, is what it got to, its done (h2load's total under
+/// `-D`); its JSON said null, and the merged total with it.
 #[test]
 fn merged_reports_merge_again() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
@@ -740,22 +745,47 @@ fn merged_reports_merge_again() {
         dir.path().join("b.json"),
         dir.path().join("m.json"),
     );
-    for (file, n) in [(&a, "3"), (&b, "5")] {
-        let out = client(&["-q", "-C", n, "--json", file.to_str().unwrap(), &url]);
-        assert!(out.status.success(), "{}", text(&out));
-    }
+    let read = |file: &std::path::Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
+    };
+    let out = client(&["-q", "-C", "3", "--json", a.to_str().unwrap(), &url]);
+    assert!(out.status.success(), "{}", text(&out));
+    let out = client(&[
+        "-q",
+        "--duration",
+        "300ms",
+        "-P",
+        "2",
+        "--json",
+        b.to_str().unwrap(),
+        &url,
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    let requests = &read(&b)["requests"];
+    let done = count(&t, "done");
+    assert!(done > 0, "{t}");
+    assert_eq!(count(&t, "total"), done, "{t}");
+    assert_eq!(requests["total"], done, "{requests}");
+    assert_eq!(requests["done"], done, "{requests}");
     let merge = |args: &[&std::path::Path]| {
         let out = Command::new(BIN).arg("merge").args(args).output().unwrap();
         assert!(out.status.success(), "{}", text(&out));
         text(&out)
     };
     let t = merge(&[&a, &b, std::path::Path::new("--json"), &m]);
-    assert_eq!(count(&t, "succeeded"), 8, "{t}");
+    assert_eq!(count(&t, "succeeded"), 3 + done, "{t}");
+    assert_eq!(count(&t, "total"), 3 + done, "{t}");
+    assert_eq!(read(&m)["requests"]["total"], 3 + done);
     let copy = dir.path().join("m2.json");
     std::fs::copy(&m, &copy).unwrap();
     let t = merge(&[&m, &copy]);
-    assert_eq!(count(&t, "succeeded"), 16, "{t}");
-    assert!(t.contains("status code counts: 16 200"), "{t}");
+    assert_eq!(count(&t, "succeeded"), 2 * (3 + done), "{t}");
+    assert_eq!(count(&t, "total"), 2 * (3 + done), "{t}");
+    assert!(
+        t.contains(&format!("status code counts: {} 200", 2 * (3 + done))),
+        "{t}"
+    );
 }
 
 /// `--keepalive`: a quiet HTTP/2 connection is PINGed (both runtimes).

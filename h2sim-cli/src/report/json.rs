@@ -183,7 +183,6 @@ pub fn from_json(value: &Value) -> Option<Report> {
     let mut report = Report {
         protocol: value["protocol"].as_str().map(str::to_owned),
         tls: tls_from_json(&value["tls"]),
-        total: r["total"].as_u64(),
         started: n(&r["started"]),
         done: n(&r["done"]),
         succeeded: n(&r["succeeded"]),
@@ -209,6 +208,9 @@ pub fn from_json(value: &Value) -> Option<Report> {
         elapsed: Duration::from_secs_f64(value["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
         ..Report::default()
     };
+    // A report with no total (null) is of a run that asked for no count:
+    // its total is what it got to, as `Report::settle` sets it.
+    report.total = r["total"].as_u64().unwrap_or(report.done + report.skipped);
     for (code, count) in value["status_code_counts"].as_object()? {
         report
             .status_codes
@@ -364,7 +366,7 @@ mod tests {
     #[test]
     fn reports_from_two_machines_merge() {
         let mut a = Report {
-            total: Some(2),
+            total: 2,
             started: 2,
             reconnects: 1,
             resent: 2,
@@ -375,7 +377,7 @@ mod tests {
         a.request_time.record(Duration::from_millis(1));
         a.request_time.record(Duration::from_millis(2));
         let mut b = Report {
-            total: Some(1),
+            total: 1,
             started: 1,
             resent: 3,
             ..Report::default()
@@ -386,11 +388,16 @@ mod tests {
         let b2 = from_json(&to_json(&b)).unwrap();
         let mut merged = a2;
         merged.merge(&b2);
-        assert_eq!(merged.done, 3);
+        assert_eq!((merged.total, merged.done), (3, 3));
         assert_eq!(merged.status_codes.get(&200), Some(&2));
         assert_eq!(merged.status_codes.get(&503), Some(&1));
         assert_eq!(merged.reconnects, 1);
         assert_eq!(merged.resent, 5);
+        // A report whose total is null (no count asked) totals its done
+        // and skipped, so that merged totals add up.
+        let mut null = to_json(&b);
+        null["requests"]["total"] = serde_json::Value::Null;
+        assert_eq!(from_json(&null).unwrap().total, 1);
         // A merged report written again reads back the same.
         let again = from_json(&to_json(&merged)).unwrap();
         assert_eq!(to_json(&again), to_json(&merged));

@@ -31,10 +31,12 @@ use h2sim_proto::Stats as Traffic;
 /// requests are counted in none of them (nor in `total`), only in `warmup`.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
-    /// Requests the run was asked for (`-C` times steps, less warm-up):
-    /// known for a `-C` run that ran to its end, not for a `--duration`
-    /// run nor one cut short by Ctrl-C (whose report covers what it did).
-    pub total: Option<u64>,
+    /// Once [`settle`](Report::settle)d: the requests the run was asked
+    /// for (`-C` times steps, less warm-up) when it ran to its end; of a
+    /// `--duration` run or one cut short by Ctrl-C, which asked for no
+    /// count they must reach, the requests they got to: `done` plus
+    /// `skipped`, as h2load's total under `-D` is its done.
+    pub total: u64,
     pub started: u64,
     pub done: u64,
     /// Completed with a 2xx or 3xx status (h2load's "succeeded").
@@ -117,6 +119,7 @@ pub struct Report {
 
 impl Report {
     pub fn merge(&mut self, other: &Report) {
+        self.total += other.total;
         self.started += other.started;
         self.done += other.done;
         self.succeeded += other.succeeded;
@@ -203,17 +206,20 @@ impl Report {
         classes
     }
 
-    /// Once the run's reports are merged and its `total` known: counts
-    /// the requests that never ended as `lost`, and as done, failed and
-    /// errored (see [`Report::lost`]).
-    pub fn settle(&mut self) {
-        let lost = self.total.map_or(self.abandoned, |t| {
+    /// Once the run's reports are merged: counts the requests that never
+    /// ended as `lost`, and as done, failed and errored (see
+    /// [`Report::lost`]), and sets `total` to `asked` (the count a `-C`
+    /// run that ran to its end was asked for) or, with none, to what the
+    /// run got to (see [`Report::total`]).
+    pub fn settle(&mut self, asked: Option<u64>) {
+        let lost = asked.map_or(self.abandoned, |t| {
             t.saturating_sub(self.done + self.skipped)
         });
         self.lost = lost;
         self.done += lost;
         self.failed += lost;
         self.errored += lost;
+        self.total = asked.unwrap_or(self.done + self.skipped);
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
@@ -250,7 +256,7 @@ impl Report {
         let _ = writeln!(
             out,
             "requests: {} total, {} started, {} done, {} succeeded, {} failed, {} errored, {} timeout",
-            self.total.unwrap_or(self.started),
+            self.total,
             self.started,
             self.done,
             self.succeeded,
@@ -411,7 +417,6 @@ mod tests {
 
     fn sample() -> Report {
         let mut a = Report {
-            total: Some(10),
             started: 6,
             ..Report::default()
         };
@@ -441,7 +446,7 @@ mod tests {
         assert_eq!((a.started, a.done, a.succeeded, a.failed), (10, 9, 7, 2));
         // The one of the ten asked for that never ended: lost, and done,
         // failed and errored as h2load counts it.
-        a.settle();
+        a.settle(Some(10));
         assert_eq!((a.done, a.failed, a.errored, a.lost), (10, 3, 2, 1));
         assert_eq!(
             a.done,
@@ -469,6 +474,26 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("1 lost"), "{text}");
+    }
+
+    /// A `--duration` or interrupted run asked for no count: its total is
+    /// what it got to, done (its lost among them) and skipped, as h2load's
+    /// under `-D` is its done; the JSON carries the same figure.
+    #[test]
+    fn a_run_without_a_count_totals_what_it_got_to() {
+        let mut a = Report {
+            started: 5,
+            abandoned: 2,
+            skipped: 1,
+            ..Report::default()
+        };
+        for _ in 0..4 {
+            a.record_status(200);
+        }
+        a.settle(None);
+        assert_eq!((a.total, a.done, a.lost), (7, 6, 2));
+        assert!(a.render().contains("requests: 7 total, 5 started, 6 done"));
+        assert_eq!(to_json(&a)["requests"]["total"], 7);
     }
 
     /// h2load counts received bytes only in `traffic: … total`.
@@ -508,7 +533,7 @@ mod tests {
     #[test]
     fn text_shows_every_json_counter() {
         let mut a = sample();
-        a.settle();
+        a.settle(Some(10));
         a.retried = 11;
         a.resent = 18;
         a.warmup = 12;

@@ -342,11 +342,11 @@ pub fn finish_client(
     report.interrupted = interrupted;
     // A `--duration` run (with a `-C` too, when time ran out first) and
     // one cut short asked for no count it must reach.
-    report.total = parts
+    let asked = parts
         .expected
         .filter(|_| args.duration.is_none() && !interrupted)
         .map(|e| e.saturating_sub(report.warmup));
-    report.settle();
+    report.settle(asked);
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     // The clock stops at the last response, not when the peers closed.
     let from = parts.started + args.warmup.unwrap_or_default();
