@@ -66,6 +66,12 @@ pub enum ClientSide {
     /// run), so no request was left to say `connection: close` and it
     /// closed the transport: the server's line says `by peer close`.
     LocalClose,
+    /// HTTP/1.1: `--timeout` ran out on a request already on the wire.
+    /// HTTP/1.1 has no way to give up one request but to close its
+    /// connection, which the core reports as an abort with CANCEL, an
+    /// HTTP/2 code that was never sent (over HTTP/2 the request's
+    /// RST_STREAM carries it and the connection stays).
+    RequestTimeout,
     /// The run ended with the connection still open.
     RunOver,
 }
@@ -111,6 +117,11 @@ impl Ending<ClientSide> {
             CloseCause::GoAwayReceived { .. } if http1 => Ending::CloseReceived,
             CloseCause::LocalGoAway if http1 && quiet => Ending::Side(ClientSide::LocalClose),
             CloseCause::LocalGoAway if http1 => Ending::Side(ClientSide::CloseSent),
+            // The client aborts nothing itself: a CANCEL is its reset of
+            // a request whose `--timeout` ran out.
+            CloseCause::Aborted {
+                reason: Reason::CANCEL,
+            } if http1 => Ending::Side(ClientSide::RequestTimeout),
             // A response that broke a rule: HTTP/1.1 has no code to send.
             CloseCause::Error(ConnectionError::Local { violation, .. }) if http1 => {
                 Ending::Answered {
@@ -160,6 +171,7 @@ impl fmt::Display for ClientSide {
         f.write_str(match self {
             ClientSide::CloseSent => "by connection: close sent",
             ClientSide::LocalClose => "by local close",
+            ClientSide::RequestTimeout => "by request timeout",
             ClientSide::RunOver => "at the end of the run",
         })
     }
@@ -217,6 +229,18 @@ mod tests {
         assert_eq!(
             words(Ending::server(&CloseCause::LocalGoAway, H1, None)),
             "by server shutdown"
+        );
+        // `--timeout`: HTTP/1.1 closes the connection, with no code sent.
+        let cancel = CloseCause::Aborted {
+            reason: Reason::CANCEL,
+        };
+        assert_eq!(
+            words(Ending::client(&cancel, H1, false)),
+            "by request timeout"
+        );
+        assert_eq!(
+            words(Ending::client(&cancel, H2, false)),
+            "aborted (CANCEL)"
         );
         // `--requests-per-connection`, on either protocol.
         for protocol in [H1, H2] {

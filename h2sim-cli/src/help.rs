@@ -147,11 +147,15 @@ CONNECTIONS
   by connection: close received (the server's response said so, or was
   HTTP/1.0 without keep-alive), by connection: close sent (the client's last
   request said so: --requests-per-connection) or by local close (the client
-  closed with every request answered: the end of the run). Either protocol
-  may also say by peer close (the server closed the transport), by error:
-  ... (a rule the server broke, named), by transport error: ... (a reset),
-  by keep-alive PING timeout, or aborted (CANCEL) (--timeout ran out on
-  every request in flight).
+  closed with every request answered: the end of the run) or by request
+  timeout (--timeout ran out on a request on the wire, which HTTP/1.1 can
+  give up only by closing; HTTP/2 resets its stream). Either protocol may
+  also say by peer close (the server closed the transport), by error: ...
+  (a rule the server broke, named), by transport error: ... (a reset), or
+  by keep-alive PING timeout. The counts in parentheses are h2simple's over
+  HTTP/2 (N reqs N rsps N rsts N streams); over HTTP/1.1, which has no
+  resets or streams, N reqs N rsps N unanswered (the requests left without
+  their response).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is

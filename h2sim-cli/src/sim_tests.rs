@@ -596,6 +596,43 @@ fn requests_per_connection_churns_connections() {
     }
 }
 
+/// `--timeout` on a request on the wire: HTTP/2 resets the stream and
+/// keeps h2simple's line; HTTP/1.1 can only close the connection, and
+/// its line says so in its own words, with no HTTP/2 code (`aborted
+/// (CANCEL)`) nor resets and streams (`rsts`, `streams`) it does not have.
+#[test]
+fn a_timed_out_request_is_told_in_the_words_of_the_protocol() {
+    let log = Arc::new(Memory::default());
+    let mut slow = rule("GET", "/slow/", 200, Body::Empty);
+    slow.delay = Delay::parse("500");
+    for http1 in [false, true] {
+        log.0.lock().unwrap().clear();
+        let mut p = plan(vec![step("GET", "/slow/__MDN__", "")], 1, 1);
+        p.timeout = Some(Duration::from_millis(50));
+        p.log = Some(log.clone());
+        let (report, _, _) = run(Arc::new(p), shared(vec![slow.clone()], None), http1);
+        assert_eq!((report.done, report.timed_out), (1, 1), "http1={http1}");
+        let lines = log.lines();
+        let line = lines
+            .iter()
+            .find(|l| l.contains("DISCONNECTED"))
+            .unwrap_or_else(|| panic!("no DISCONNECTED line: {lines:?}"));
+        if http1 {
+            assert!(
+                line.contains("DISCONNECTED by request timeout: ")
+                    && line.ends_with("for 1 reqs 0 rsps 1 unanswered)"),
+                "{line}"
+            );
+        } else {
+            assert!(
+                line.contains("DISCONNECTED by local GOAWAY: ")
+                    && line.ends_with("for 1 reqs 0 rsps 1 rsts 1 streams)"),
+                "{line}"
+            );
+        }
+    }
+}
+
 /// A server that takes 37 requests per connection (`Config::max_requests`)
 /// leaves the requests behind the 37th unprocessed: above its GOAWAY's last
 /// stream (RFC 9113 §6.8) or pipelined behind its `connection: close`

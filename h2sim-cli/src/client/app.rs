@@ -307,8 +307,13 @@ struct Link {
     first_byte: bool,
     requests: u64,
     responses: u64,
+    /// Requests that ended without their response while it lived: reset
+    /// over HTTP/2 (by the server, or by us at `--timeout`); over
+    /// HTTP/1.1, which resets nothing, timed out or cut off by its close.
     resets: u64,
     pushes: u64,
+    /// Its line counts in HTTP/1.1's words (see [`ClientApp::close_link`]).
+    http1: bool,
     /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
     going_away: bool,
     /// HTTP/1.1: we went away with nothing left to write, so no request
@@ -908,16 +913,30 @@ impl ClientApp {
         if secs > 0.0 {
             self.report.connection_rps.push(tps);
         }
-        if let Some(log) = &self.plan.log {
-            log.line(&format!(
-                "{} DISCONNECTED {cause}: {tps:.0} tps ({secs:.3} secs for {} reqs {} rsps {} rsts {} streams)",
-                String::from_utf8_lossy(&self.authority),
+        let Some(log) = &self.plan.log else {
+            return;
+        };
+        // HTTP/2 keeps h2simple's counts; HTTP/1.1 has neither resets nor
+        // streams (its requests are its streams), so it counts the
+        // requests left without their response.
+        let counts = if link.http1 {
+            format!(
+                "{} reqs {} rsps {} unanswered",
+                link.requests, link.responses, link.resets
+            )
+        } else {
+            format!(
+                "{} reqs {} rsps {} rsts {} streams",
                 link.requests,
                 link.responses,
                 link.resets,
                 link.requests + link.pushes
-            ));
-        }
+            )
+        };
+        log.line(&format!(
+            "{} DISCONNECTED {cause}: {tps:.0} tps ({secs:.3} secs for {counts})",
+            String::from_utf8_lossy(&self.authority),
+        ));
     }
 
     /// The warm-up is over: a connection open since before takes a
@@ -1036,7 +1055,7 @@ fn target(head: &RequestHead) -> String {
 
 impl Application for ClientApp {
     /// A new connection (the first, or a replacement).
-    fn start(&mut self, now: Instant, _conn: &mut Connection) {
+    fn start(&mut self, now: Instant, conn: &mut Connection) {
         // Given to `new` for the first connection, to `reconnected` for
         // each replacement.
         let connect_time = self.connect_time.take();
@@ -1057,6 +1076,7 @@ impl Application for ClientApp {
             responses: 0,
             resets: 0,
             pushes: 0,
+            http1: conn.protocol() == Some(Protocol::Http1),
             going_away: false,
             quiet_close: false,
             traffic: if self.plan.warmup_until.is_some_and(|t| now < t) {
