@@ -54,13 +54,15 @@ pub fn spawn_progress(plan: Arc<Plan>, expected: Option<u64>) -> Progress {
         );
         bar.set_style(style.progress_chars("#> "));
     }
+    // The lines written while it is shown clear it and draw it again.
+    crate::trace::show_bar(bar.clone());
     let thread = std::thread::spawn(move || {
         while !flag.load(Ordering::Relaxed) {
             std::thread::sleep(Duration::from_millis(200));
             bar.set_position(plan.completed.load(Ordering::Relaxed));
         }
         bar.set_position(plan.completed.load(Ordering::Relaxed));
-        bar.finish();
+        crate::trace::end_bar();
     });
     Progress {
         stop,

@@ -10,8 +10,12 @@
 //! counted, and [`flush`] says so. A stream that cannot be written (a
 //! closed pipe, a full disk) loses its lines and never panics the process,
 //! as `println!` and `eprintln!` did.
+//!
+//! The client's progress bar shares the terminal with these lines, so they
+//! meet here too: while [`show_bar`] has one shown, a line clears it and
+//! draws it again after itself (see [`Stream::write`]).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use h2sim_proto::HeaderField;
@@ -84,10 +88,39 @@ pub fn flush() {
             BACKLOG >> 20
         );
         // Straight out: the queue has just been emptied.
-        let _ = std::io::stderr()
-            .lock()
-            .write_all(format!("{line}\n").as_bytes());
+        let _ = Stream::Err.write(format!("{line}\n").as_bytes());
     }
+}
+
+/// The client's progress bar while it is on the terminal.
+static BAR: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+fn lock_bar() -> MutexGuard<'static, Option<indicatif::ProgressBar>> {
+    BAR.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Shows `bar` on standard error until [`end_bar`]. The bar draws itself
+/// there from a thread of its own, without a newline, and a line written
+/// meanwhile landed after it on its line, and its next draw went on below
+/// (`> req msgs: 40/400 |##>  | 10% 200/s ETA 2s  127.0.0.1:8080
+/// DISCONNECTED …`), so every line is written through the bar from now on.
+pub fn show_bar(bar: indicatif::ProgressBar) {
+    *lock_bar() = Some(bar);
+}
+
+/// Draws the bar a last time and ends its line, so that what follows (the
+/// report) starts on a line of its own; lines are written plainly again.
+pub fn end_bar() {
+    if let Some(bar) = lock_bar().take() {
+        bar.finish();
+        let _ = std::io::stderr().lock().write_all(b"\n");
+    }
+}
+
+/// Whether standard output is a terminal, looked up once.
+fn stdout_is_terminal() -> bool {
+    static TERMINAL: OnceLock<bool> = OnceLock::new();
+    *TERMINAL.get_or_init(|| std::io::stdout().is_terminal())
 }
 
 /// The output that may wait for a slow reader, per stream, before lines
@@ -111,7 +144,30 @@ impl Stream {
     }
 
     /// Writes `bytes`, or fails for good (a closed pipe, a full disk).
+    ///
+    /// While a bar is shown ([`show_bar`]), the write goes inside its
+    /// `suspend`, which clears it first and draws it again after, under
+    /// the bar's lock, so that it cannot draw in the middle; the lock on
+    /// [`BAR`] is held throughout, so that [`end_bar`] cannot finish the
+    /// bar in the middle either. Standard output goes so only when it is a
+    /// terminal: into a file or a pipe its lines never meet the bar, which
+    /// would be drawn again for every batch of them.
     fn write(self, bytes: &[u8]) -> std::io::Result<()> {
+        let bar = lock_bar();
+        let meets_bar = match self {
+            Stream::Out => stdout_is_terminal(),
+            Stream::Err => true,
+        };
+        match bar.as_ref().filter(|_| meets_bar) {
+            Some(bar) => bar.suspend(|| self.write_plain(bytes)),
+            None => {
+                drop(bar);
+                self.write_plain(bytes)
+            }
+        }
+    }
+
+    fn write_plain(self, bytes: &[u8]) -> std::io::Result<()> {
         match self {
             Stream::Out => {
                 let mut out = std::io::stdout().lock();

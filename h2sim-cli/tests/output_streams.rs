@@ -295,3 +295,134 @@ fn serve(
     std::thread::spawn(move || lines.map_while(Result::ok).for_each(|l| drop(tx.send(l))));
     (server, url, rx)
 }
+
+/// Runs `args` with standard output and error on one pseudo-terminal, as
+/// a user at a terminal runs it (Python's `pty`): what the terminal got.
+fn on_a_terminal(args: &[&str]) -> String {
+    const SCRIPT: &str = "
+import os, pty, subprocess, sys
+main, side = pty.openpty()
+child = subprocess.Popen(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=side, stderr=side)
+os.close(side)
+got = b''
+while True:
+    try:
+        chunk = os.read(main, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    got += chunk
+child.wait()
+sys.stdout.buffer.write(got)
+";
+    let out = Command::new("python3")
+        .args(["-c", SCRIPT])
+        .args(args)
+        .output()
+        .expect("python3 runs the pseudo-terminal");
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The screen a terminal shows after `output`: carriage returns, newlines,
+/// and the escapes a progress bar draws with (erase in line, cursor up,
+/// erase below); others are left out.
+fn screen(output: &str) -> Vec<String> {
+    let mut rows: Vec<Vec<char>> = vec![Vec::new()];
+    let (mut row, mut col) = (0, 0);
+    let mut chars = output.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => col = 0,
+            '\n' => {
+                row += 1;
+                col = 0;
+                if rows.len() <= row {
+                    rows.push(Vec::new());
+                }
+            }
+            '\u{1b}' if chars.peek() == Some(&'[') => {
+                chars.next();
+                let mut arg = String::new();
+                let end = loop {
+                    match chars.next() {
+                        Some(c) if c.is_ascii_digit() || c == ';' || c == '?' => arg.push(c),
+                        other => break other,
+                    }
+                };
+                let n = arg.parse::<usize>().unwrap_or(1);
+                match end {
+                    Some('K') if arg == "2" => rows[row].clear(),
+                    Some('K') => rows[row].truncate(col),
+                    Some('A') => row = row.saturating_sub(n),
+                    Some('J') => {
+                        rows[row].truncate(col);
+                        rows.truncate(row + 1);
+                    }
+                    _ => {}
+                }
+            }
+            c => {
+                let line = &mut rows[row];
+                if line.len() <= col {
+                    line.resize(col, ' ');
+                    line.push(c);
+                } else {
+                    line[col] = c;
+                }
+                col += 1;
+            }
+        }
+    }
+    rows.into_iter().map(|r| r.into_iter().collect()).collect()
+}
+
+/// `-q` on a terminal draws the progress bar on standard error, and the
+/// DISCONNECTED lines of a run that changes connections go there too: each
+/// clears the bar and has a line of its own, with the bar drawn again
+/// below, and the report starts on a line of its own after the last bar.
+/// They landed on the bar's line, after it (`> req msgs: 40/400 … ETA 2s
+/// 127.0.0.1:… DISCONNECTED …`), and the report too.
+#[test]
+fn lines_printed_under_the_progress_bar_clear_it_first() {
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/x", server.url("http"));
+    for runtime in ["tokio", "glommio"] {
+        let got = on_a_terminal(&[
+            BIN,
+            "client",
+            "-q",
+            "--runtime",
+            runtime,
+            "-T",
+            "200",
+            "-C",
+            "300",
+            "--requests-per-connection",
+            "30",
+            &url,
+        ]);
+        let rows = screen(&got);
+        let disconnected: Vec<_> = rows.iter().filter(|r| r.contains("DISCONNECTED")).collect();
+        assert_eq!(disconnected.len(), 10, "{runtime}: {rows:#?}");
+        assert!(
+            rows.iter().any(|r| r.starts_with("> req msgs: 300/300")),
+            "{runtime}: the bar was drawn: {rows:#?}"
+        );
+        for row in rows
+            .iter()
+            .filter(|r| r.contains("DISCONNECTED") || r.contains("> req msgs"))
+        {
+            assert!(
+                row.starts_with("127.0.0.1:") != row.starts_with("> req msgs: "),
+                "{runtime}: a line and the bar share a row: {row:?}\n{rows:#?}"
+            );
+        }
+        assert!(
+            rows.iter()
+                .any(|r| r.starts_with("Application protocol: h2c")),
+            "{runtime}: {rows:#?}"
+        );
+    }
+}
