@@ -328,7 +328,8 @@ fn traces_show_a_long_body_by_its_size() {
 
 /// `--connection-window` on both sides, as the other side sees it: the
 /// WINDOW_UPDATE on stream 0 each sends at start raises its window from
-/// 65,535 to the size given (RFC 9113 §6.9.2), and -v shows both.
+/// 65,535 to the size given (RFC 9113 §6.9.2), and -v shows both; so 64k
+/// (65,536) sends an increment of 1, and 65535, the least, none.
 #[test]
 fn connection_windows_are_announced_at_start() {
     let rules: Vec<&str> = "--connection-window 2m -m GET -p / -s 200"
@@ -348,6 +349,19 @@ fn connection_windows_are_announced_at_start() {
         shown.contains(&format!("recv WINDOW_UPDATE stream=0 increment={theirs}\n")),
         "{shown}"
     );
+    for (window, sent) in [("64k", Some(1)), ("65535", None)] {
+        let out = client(&["-v", "--connection-window", window, &url]);
+        let shown = text(&out);
+        assert!(out.status.success(), "{shown}");
+        let update = shown
+            .lines()
+            .find_map(|l| l.strip_prefix("send WINDOW_UPDATE stream=0 increment="));
+        assert_eq!(
+            update,
+            sent.map(|n: u32| n.to_string()).as_deref(),
+            "{window}: {shown}"
+        );
+    }
 }
 
 /// A server that answers every request with `hello` and two trailer

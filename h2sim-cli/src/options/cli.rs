@@ -100,11 +100,13 @@ pub struct ServerFlags {
     /// move to a new connection)
     #[arg(long, value_name = "N", value_parser = request_limit)]
     pub requests_per_connection: Option<NonZeroU32>,
-    /// HTTP/2: the connection's receive window, 64k to 1024m [default: 8m],
-    /// raised from 65,535 by a WINDOW_UPDATE at start (RFC 9113 §6.9.2; it
-    /// has no setting). 64k is nghttpd's: a client that queues all a
-    /// window lets out stays small (Node's http2 client refuses its own
-    /// streams past 10 MB queued, met by 100 uploads of 100 KiB against 8m)
+    /// HTTP/2: the connection's receive window, 65535 to 1024m [default:
+    /// 8m], raised from the 65,535 every connection starts with by a
+    /// WINDOW_UPDATE at start (RFC 9113 §6.9.2; it has no setting; 64k is
+    /// 65,536, an increment of 1). 65535, nghttpd's, sends none: a client
+    /// that queues all a window lets out stays small (Node's http2 client
+    /// refuses its own streams past 10 MB queued, met by 100 uploads of 100
+    /// KiB against 8m)
     #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window)]
     pub connection_window: Option<u32>,
     /// Which runtime drives the sockets (see below)
@@ -220,8 +222,9 @@ pub struct ClientFlags {
     /// HTTP/1.1 instead of HTTP/2
     #[arg(short = '1', long, help_heading = "Protocol")]
     pub http1: bool,
-    /// HTTP/2: the connection's receive window, 64k to 1024m [default: 8m],
-    /// raised from 65,535 by a WINDOW_UPDATE at start (h2load's -W)
+    /// HTTP/2: the connection's receive window, 65535 to 1024m [default:
+    /// 8m], raised from the 65,535 every connection starts with by a
+    /// WINDOW_UPDATE at start (h2load's -W; 64k is 65,536)
     #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window,
           help_heading = "Protocol")]
     pub connection_window: Option<u32>,
@@ -509,7 +512,11 @@ fn request_limit(value: &str) -> Result<NonZeroU32, String> {
 fn connection_window(value: &str) -> Result<u32, String> {
     match crate::body::parse_size(value) {
         Some(n) if n >= 65_535 => u32::try_from(n).map_err(|e| e.to_string()),
-        _ => Err("from 64k (65535) to 1024m, as N, Nk or Nm".to_owned()),
+        _ => Err(
+            "from 65535 (the window every connection starts with; 64k is 65536) to 1024m, \
+             as N, Nk or Nm"
+                .to_owned(),
+        ),
     }
 }
 

@@ -999,11 +999,14 @@ mod tests {
         );
         let o = parse(args(&["--connection-window", "1m", "http://h/"])).unwrap();
         assert_eq!(o.connection_window, Some(1 << 20));
+        // The least is 65,535, which 64k (65,536) is not: the line said
+        // "from 64k (65535)".
+        let line = parse(args(&["--connection-window", "60k", "http://h/"]))
+            .unwrap_err()
+            .0;
         assert!(
-            parse(args(&["--connection-window", "60k", "http://h/"]))
-                .unwrap_err()
-                .0
-                .contains("from 64k")
+            line.contains("from 65535 (the window every connection starts with; 64k is 65536)"),
+            "{line}"
         );
     }
 
