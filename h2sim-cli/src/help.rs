@@ -27,6 +27,12 @@ TLS
   are in the working directory (as h2svr did), and otherwise a throw-away
   self-signed certificate generated at start for localhost and the listener's
   address (one line on stderr says so). Clients that verify need -k/-c.
+  -V verify (peer is its other name, h2simple's) requires a client
+  certificate that verifies; pass asks for one and takes it even when it
+  does not verify, saying why. A certificate that verifies must be meant for its use:
+  its extended key usage, when it has one, must allow client authentication
+  (RFC 5280 §4.2.1.12). That check is part of every verification, as it is
+  of OpenSSL's, so h2simple's purpose token is accepted and adds nothing.
 
 DIRECTORIES (-d DIR)
   The rule's -p prefix is taken off the request path and the rest names a file
@@ -172,7 +178,11 @@ CTRL-C
 
 TLS
   -V verify with no trust_file or trust_dir checks the server against the
-  system's trust store.
+  system's trust store; peer is verify's other name (h2simple's). A
+  certificate that verifies must be meant for its use: its extended key
+  usage, when it has one, must allow server authentication (RFC 5280
+  §4.2.1.12). That check is part of every verification, as it is of
+  OpenSSL's, so h2simple's purpose token is accepted and adds nothing.
 
 DURATIONS
   30s, 500ms, 2m, or a plain number of seconds (1.5).

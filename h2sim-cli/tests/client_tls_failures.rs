@@ -90,3 +90,23 @@ fn v_without_a_mode_warns_and_two_modes_are_refused() {
         "{out}"
     );
 }
+
+/// RFC 5280 §4.2.1.12: a certificate whose extended key usage does not
+/// allow server authentication (the dev client certificate) does not
+/// authenticate a server, with h2simple's `purpose` token or without it:
+/// the check is part of every verification, as `--help` says.
+#[test]
+fn a_certificate_for_another_use_does_not_verify_with_purpose_or_without() {
+    let server = Server::tls("tokio", "client-ec.key", "client-ec.crt", &[]);
+    let url = server.url("https").replacen("127.0.0.1", "localhost", 1);
+    let ca = certs().join("ca.crt");
+    for spec in ["verify", "verify,purpose", "peer"] {
+        let verify = format!("{spec},trust_file={}", ca.display());
+        let (code, out) = run(BIN, &["client", "-q", "-V", &verify, &url]);
+        assert_eq!(code, Some(1), "{spec}: {out}");
+        assert!(
+            out.contains("does not allow extended key usage for server authentication"),
+            "{spec}: {out}"
+        );
+    }
+}

@@ -205,9 +205,9 @@ pub struct ClientFlags {
     /// Certificate chain (PEM) to present when the server asks (https only)
     #[arg(short = 'c', long, value_name = "FILE", help_heading = "TLS")]
     pub cert: Option<PathBuf>,
-    /// Server certificate check: none (default) | verify | pass, with
-    /// trust_file=PEM, trust_dir=DIR (else the system's trust store), crl,
-    /// crl_all, purpose; comma-separated
+    /// Server certificate check: none (default) | verify (or peer) | pass,
+    /// with trust_file=PEM, trust_dir=DIR (else the system's trust store),
+    /// crl, crl_all, purpose (see TLS below); comma-separated
     #[arg(short = 'V', long, value_name = "SPEC", help_heading = "TLS")]
     pub verify: Option<String>,
     /// HTTP/2 setting (as the server's -H), or h2simple's reconn_max,

@@ -102,7 +102,7 @@ const RULES: &[Spec] = &[
         short: Some('V'),
         long: "verify",
         value: "SPEC",
-        help: "Client certificates, for the listeners after it: none | verify | pass, trust_file=PEM, trust_dir=DIR, crl, crl_all, purpose (comma-separated)",
+        help: "Client certificates, for the listeners after it: none | verify (or peer) | pass, trust_file=PEM, trust_dir=DIR, crl, crl_all, purpose (comma-separated; see TLS below)",
     },
     Spec {
         id: "method",

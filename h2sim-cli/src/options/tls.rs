@@ -34,7 +34,14 @@ pub struct Verify {
     pub crl: bool,
     /// `crl_all`: check every certificate of the chain.
     pub crl_all: bool,
-    /// `purpose`: the certificate must be meant for its use (server or client auth).
+    /// `purpose`: h2simple's token for the check that the certificate is
+    /// meant for its use (its extended key usage allows server or client
+    /// authentication). Every verification here makes that check (rustls's
+    /// webpki, as OpenSSL by default), and none should skip it: a
+    /// certificate issued for another use does not authenticate this one.
+    /// So the token changes nothing, and is accepted because h2simple's
+    /// command lines are h2sim's; under mode none it is pointed out, as
+    /// the trust settings are.
     pub purpose: bool,
 }
 
@@ -95,6 +102,7 @@ impl Verify {
             ("trust_dir", self.trust_dir.is_some()),
             ("crl", self.crl),
             ("crl_all", self.crl_all),
+            ("purpose", self.purpose),
         ]
         .into_iter()
         .filter_map(|(name, given)| given.then_some(name))
@@ -241,6 +249,11 @@ mod tests {
             None
         );
         assert_eq!(Verify::parse("none").unwrap().unused(), None);
+        // `purpose` asks for a check that only verification makes.
+        assert_eq!(
+            Verify::parse("purpose").unwrap().unused().unwrap(),
+            "purpose given but the mode is none: the peer is not verified; add verify (or pass)"
+        );
     }
 
     /// Two different modes are a bad option, not the last one winning;
