@@ -183,6 +183,10 @@ TLS
   usage, when it has one, must allow server authentication (RFC 5280
   §4.2.1.12). That check is part of every verification, as it is of
   OpenSSL's, so h2simple's purpose token is accepted and adds nothing.
+  Over TLS 1.3 a server checks the client certificate (-k/-c) after the
+  client's side of the handshake is over, and refuses it, or its absence,
+  with an alert at the first read: such a connection counts as failed, not
+  made (unreachable), its line naming the alert.
 
 DURATIONS
   30s, 500ms, 2m, or a plain number of seconds (1.5).

@@ -110,3 +110,55 @@ fn a_certificate_for_another_use_does_not_verify_with_purpose_or_without() {
         );
     }
 }
+
+/// RFC 8446 §4.4.2.4: over TLS 1.3 the server checks the client's
+/// certificate after the client's handshake is over, so a server that
+/// requires one and refuses ours (none, or one for another use) says so
+/// with an alert at the client's first read. The connection never came
+/// up: it is a failed one (0 made, 1 unreachable) whose line names the
+/// alert, over either protocol, on both runtimes; it was counted as made
+/// and its DISCONNECTED line said "by transport error".
+#[test]
+fn a_client_certificate_refused_after_the_handshake_is_a_failed_connection() {
+    let server = Server::tls(
+        "tokio",
+        "server-ec.key",
+        "server-ec.crt",
+        &["-V", "verify,trust_file=ca.crt", "-q"],
+    );
+    let certs = certs();
+    let (key, cert) = (certs.join("server-ec.key"), certs.join("server-ec.crt"));
+    let (key, cert) = (key.to_str().unwrap(), cert.to_str().unwrap());
+    for runtime in ["tokio", "glommio"] {
+        let (required, refused) = (
+            ("CertificateRequired", "; -k KEY -c CERT present one"),
+            (
+                "UnsupportedCertificate",
+                "; it did not take the client certificate of -c",
+            ),
+        );
+        for (extra, (alert, hint)) in [
+            (&[][..], required),
+            (&["-1"][..], required),
+            (&["-k", key, "-c", cert][..], refused),
+        ] {
+            let mut args = vec!["client", "-q", "--runtime", runtime];
+            args.extend_from_slice(extra);
+            args.push(server.url("https"));
+            let (code, out) = run(BIN, &args);
+            let case = format!("{runtime} {extra:?}");
+            assert_eq!(code, Some(1), "{case}: {out}");
+            let line = format!(
+                "h2sim client: {}: TLS handshake failed: the server sent the alert {alert} once \
+                 it was over on our side (TLS 1.3 refuses a client certificate only then){hint}\n",
+                server.url("https")
+            );
+            assert!(out.contains(&line), "{case}: {out}");
+            assert!(
+                out.contains("connections: 0 made, 0 reconnects, 1 unreachable"),
+                "{case}: {out}"
+            );
+            assert!(!out.contains("DISCONNECTED"), "{case}: {out}");
+        }
+    }
+}

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats, StreamId,
-    StreamMap,
+    Application, CloseCause, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats,
+    StreamId, StreamMap,
 };
 
 use super::correlate::{Clock, Correlations};
@@ -314,6 +314,11 @@ struct Link {
     pushes: u64,
     /// Its line counts in HTTP/1.1's words (see [`ClientApp::close_link`]).
     http1: bool,
+    /// How long it took to set up, recorded when it ends unless the
+    /// server refused it then (see [`ClientApp::close_link`]).
+    connect_time: Option<Duration>,
+    /// It was counted as a reconnect.
+    reconnect: bool,
     /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
     going_away: bool,
     /// HTTP/1.1: we went away with nothing left to write, so no request
@@ -370,6 +375,9 @@ pub struct ClientApp {
     links: u64,
     /// How long the next connection took to set up, until it starts.
     connect_time: Option<Duration>,
+    /// Its last connection was refused by the server once the TLS
+    /// handshake was over on our side (see [`ClientApp::close_link`]).
+    refused: bool,
     /// The server this connection reaches (`--server`): its authority goes
     /// in every request instead of the steps'.
     authority: Bytes,
@@ -414,6 +422,7 @@ impl ClientApp {
             link: None,
             links: 0,
             connect_time: Some(connect_time),
+            refused: false,
             authority,
             pushed: StreamMap::default(),
             reuse: Reuse::default(),
@@ -441,7 +450,7 @@ impl ClientApp {
     pub fn into_report(mut self) -> Report {
         if self.link.is_some() {
             let now = self.last_now.unwrap_or_else(Instant::now);
-            self.close_link(now, None, &Ending::Side(ClientSide::RunOver));
+            self.close_link(now, None, &Ending::Side(ClientSide::RunOver), false);
         }
         self.exhaust();
         // A scenario's first step that never went out was not begun: a
@@ -887,7 +896,23 @@ impl ClientApp {
     /// The connection is over: what was in flight is lost with it (or owed
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
-    fn close_link(&mut self, now: Instant, stats: Option<Stats>, cause: &Ending<ClientSide>) {
+    ///
+    /// `alert`: it ended in a TLS alert from the server. One that came
+    /// before the server said anything (its SETTINGS, or an HTTP/1.1
+    /// response) refused the handshake: over TLS 1.3 the handshake is over
+    /// on the client's side before the server has checked the client's
+    /// certificate (RFC 8446 §4.4.2.4), so a refused certificate, or a
+    /// missing one, is told at the first read. Such a connection never came
+    /// up: it is not counted as made (nor its connect time), and prints no
+    /// line, as a failed handshake does not; the run's error line names
+    /// the alert, and the slot counts as unreachable.
+    fn close_link(
+        &mut self,
+        now: Instant,
+        stats: Option<Stats>,
+        cause: &Ending<ClientSide>,
+        alert: bool,
+    ) {
         let flights = self.slots.drain();
         self.pushed.clear();
         for flight in flights {
@@ -902,6 +927,16 @@ impl ClientApp {
                 self.report.traffic.merge(&stats.since(from));
             }
             (None, _) | (_, TrafficFrom::WarmupEnd) => {}
+        }
+        self.refused = alert && !link.first_byte;
+        if self.refused {
+            self.report.connections -= 1;
+            self.report.reconnects -= u64::from(link.reconnect);
+            return;
+        }
+        if let Some(t) = link.connect_time {
+            self.samples
+                .record(Figure::ConnectTime, t, &self.plan.latencies);
         }
         let lifetime = now.saturating_duration_since(link.opened);
         let secs = lifetime.as_secs_f64();
@@ -937,6 +972,12 @@ impl ClientApp {
             "{} DISCONNECTED {cause}: {tps:.0} tps ({secs:.3} secs for {counts})",
             String::from_utf8_lossy(&self.authority),
         ));
+    }
+
+    /// Its last connection was refused once the TLS handshake was over on
+    /// our side (see [`ClientApp::close_link`]): it never came up.
+    pub fn refused_at_handshake(&self) -> bool {
+        self.refused
     }
 
     /// The warm-up is over: a connection open since before takes a
@@ -1042,6 +1083,14 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
     true
 }
 
+/// Whether a transport error's words are those of a TLS alert the peer
+/// sent: the core passes the error on as its text, so it is compared with
+/// rustls's words for each alert (`Error::AlertReceived`), which it is
+/// when it is one. Only the end of a connection in a transport error asks.
+fn received_alert(detail: &str) -> bool {
+    (0..=u8::MAX).any(|code| rustls::Error::AlertReceived(code.into()).to_string() == detail)
+}
+
 /// `METHOD scheme://authority/path`, for dumps.
 fn target(head: &RequestHead) -> String {
     format!(
@@ -1060,17 +1109,15 @@ impl Application for ClientApp {
         // each replacement.
         let connect_time = self.connect_time.take();
         self.report.connections += 1;
-        if self.links > 0 {
-            self.report.reconnects += 1;
-        }
+        let reconnect = self.links > 0;
+        self.report.reconnects += u64::from(reconnect);
         self.links += 1;
-        if let Some(t) = connect_time {
-            self.samples
-                .record(Figure::ConnectTime, t, &self.plan.latencies);
-        }
-        let connect_time = connect_time.unwrap_or_default();
         self.link = Some(Link {
-            opened: now.checked_sub(connect_time).unwrap_or(now),
+            opened: now
+                .checked_sub(connect_time.unwrap_or_default())
+                .unwrap_or(now),
+            connect_time,
+            reconnect,
             first_byte: false,
             requests: 0,
             responses: 0,
@@ -1196,7 +1243,8 @@ impl Application for ClientApp {
             Event::Closed { cause, .. } => {
                 let quiet = self.link.as_ref().is_some_and(|l| l.quiet_close);
                 let ending = Ending::client(&cause, conn.protocol(), quiet);
-                self.close_link(now, Some(conn.stats()), &ending);
+                let alert = matches!(&cause, CloseCause::TransportError(e) if received_alert(e));
+                self.close_link(now, Some(conn.stats()), &ending, alert);
             }
             _ => {}
         }
@@ -1295,5 +1343,18 @@ mod tests {
     fn a_flight_moves_without_memcpy() {
         let size = std::mem::size_of::<Flight>();
         assert!(size <= 128, "a flight is {size} octets");
+    }
+
+    /// A transport error is taken for a TLS alert from the server only
+    /// when its words are rustls's for one, whatever the alert.
+    #[test]
+    fn a_received_alert_is_told_by_its_words() {
+        use rustls::AlertDescription as A;
+        for alert in [A::CertificateRequired, A::BadCertificate, A::from(200)] {
+            let words = rustls::Error::AlertReceived(alert).to_string();
+            assert!(received_alert(&words), "{words}");
+        }
+        assert!(!received_alert("Connection reset by peer (os error 104)"));
+        assert!(!received_alert(""));
     }
 }

@@ -238,13 +238,20 @@ impl TargetOutcome {
         let slots = outcomes
             .map(|o| {
                 o.into_iter()
-                    .map(|o| SlotOutcome {
-                        unreachable: o.app.is_none()
-                            || o.error
-                                .as_ref()
-                                .is_some_and(ClientError::is_connect_failure),
-                        error: o.error.as_ref().map(describe),
-                        app: o.app,
+                    .map(|o| {
+                        let refused = o.app.as_ref().is_some_and(ClientApp::refused_at_handshake);
+                        SlotOutcome {
+                            unreachable: o.app.is_none()
+                                || refused
+                                || o.error
+                                    .as_ref()
+                                    .is_some_and(ClientError::is_connect_failure),
+                            error: o.error.as_ref().map(|e| match refused_by(e) {
+                                Some(alert) if refused => refusal(alert),
+                                _ => describe(e),
+                            }),
+                            app: o.app,
+                        }
                     })
                     .collect()
             })
@@ -292,6 +299,42 @@ fn describe(error: &ClientError) -> String {
         },
     };
     format!("{error}{hint}")
+}
+
+/// The alert a connection ended in, if the server sent one.
+fn refused_by(error: &ClientError) -> Option<rustls::AlertDescription> {
+    match error {
+        ClientError::Transport(e) => match e.get_ref()?.downcast_ref::<rustls::Error>()? {
+            rustls::Error::AlertReceived(alert) => Some(*alert),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A connection the server refused with `alert` once the TLS handshake
+/// was over on our side, before it said anything else: over TLS 1.3 the
+/// server checks the client's certificate after the client has finished
+/// (RFC 8446 §4.4.2.4), so a refused or missing one is told at the first
+/// read. The handshake failed, as a TLS 1.2 server would have said in it.
+fn refusal(alert: rustls::AlertDescription) -> String {
+    use rustls::AlertDescription as A;
+    let hint = match alert {
+        // RFC 8446 §6.2: the server requires one and got none.
+        A::CertificateRequired => "; -k KEY -c CERT present one",
+        A::BadCertificate
+        | A::UnsupportedCertificate
+        | A::CertificateRevoked
+        | A::CertificateExpired
+        | A::CertificateUnknown
+        | A::UnknownCA
+        | A::AccessDenied => "; it did not take the client certificate of -c",
+        _ => "",
+    };
+    format!(
+        "TLS handshake failed: the server sent the alert {alert:?} once it was over on our \
+         side (TLS 1.3 refuses a client certificate only then){hint}"
+    )
 }
 
 /// The merged report once every connection ended; connection-level
