@@ -1,7 +1,8 @@
 //! Scale past one machine (issue 14): N client processes, each with
 //! `--json`, merged by `h2sim merge`, give the totals of their sum and the
 //! percentiles of their combined latency histogram. Runs the shipped
-//! `examples/scale/run-local.sh` as its README writes it.
+//! `examples/scale/run-local.sh` as its README writes it, and the scripts
+//! of its Kubernetes pods (`job.yaml`, `merge.yaml`) with `sh`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -119,5 +120,95 @@ fn merged_parts_give_the_sums_and_the_combined_percentiles() {
     assert_eq!(request["min_us"].as_u64(), Some(combined.min()));
     // What the script printed is the merged report.
     assert!(printed.contains("900 succeeded"), "{printed}");
+    let _ = server.stop();
+}
+
+/// The shell script of the one container of the Job in `file` (a
+/// Kubernetes manifest in examples/scale), made to run here: `/results`
+/// is `results`, `h2sim` the binary under test, the target `url`.
+fn pod_script(file: &str, results: &Path, url: &str) -> String {
+    use serde::Deserialize;
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scale/").to_owned() + file;
+    let text = std::fs::read_to_string(&path).unwrap();
+    let job = serde_norway::Deserializer::from_str(&text)
+        .map(|doc| Value::deserialize(doc).unwrap())
+        .find(|doc| doc["kind"] == "Job")
+        .unwrap_or_else(|| panic!("no Job in {path}"));
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(
+        container["command"],
+        serde_json::json!(["sh", "-c"]),
+        "{path}"
+    );
+    container["args"][0]
+        .as_str()
+        .unwrap()
+        .replace("/results", results.to_str().unwrap())
+        .replace("h2sim client ", &format!("{BIN} client "))
+        .replace("h2sim merge /", &format!("{BIN} merge /"))
+        .replace(
+            "http://nf-under-test:8080/nudm-sdm/v2/imsi-001010000000001/am-data",
+            url,
+        )
+        .replace("-C 25000", "-C 50")
+}
+
+/// The Kubernetes example's pods run its scripts: a client whose requests
+/// failed (here 404s) ran to its end, so its pod succeeds and the Job can
+/// complete (`kubectl wait --for=condition=complete` returned only when
+/// every request succeeded: the client exits 1 otherwise, and with
+/// `backoffLimit: 0` one failed pod failed the Job); the merge pod
+/// succeeds too, its last line the run's verdict. A bad option still
+/// fails a pod.
+#[test]
+fn the_kubernetes_pods_complete_whatever_their_requests_and_the_merge_judges() {
+    let scratch = scratch_dir("scale-kubernetes");
+    let dir = scratch.path();
+    let results = dir.join("results");
+    std::fs::create_dir(&results).unwrap();
+    let args = [
+        "server",
+        "-S",
+        "http://127.0.0.1:0",
+        "-m",
+        "GET",
+        "-p",
+        "/ok",
+        "-s",
+        "200",
+        "-q",
+    ];
+    let server = Server::start(dir, &args, 1);
+    let pod = |script: &str, index: &str| {
+        let out = Command::new("sh")
+            .args(["-c", script])
+            .env("JOB_COMPLETION_INDEX", index)
+            .output()
+            .unwrap();
+        (out.status.code(), text(&out))
+    };
+    let ok = format!("{}/ok", server.url("http"));
+    let missing = format!("{}/missing", server.url("http"));
+    let merge = pod_script("merge.yaml", &results, "");
+    for (url, verdict) in [
+        (&ok, "the run passed"),
+        (&missing, "the run failed: see the counts above"),
+    ] {
+        for index in ["0", "1"] {
+            let (code, out) = pod(&pod_script("job.yaml", &results, url), index);
+            assert_eq!(code, Some(0), "{url}: {out}");
+            assert!(results.join(format!("part-{index}.json")).exists());
+        }
+        let (code, out) = pod(&merge, "");
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(
+            out.lines().last(),
+            Some(format!("h2sim merge: {verdict}").as_str()),
+            "{out}"
+        );
+    }
+    let bad = pod_script("job.yaml", &results, &ok).replace("-C 50", "-C 0");
+    let (code, out) = pod(&bad, "0");
+    assert_eq!(code, Some(2), "{out}");
     let _ = server.stop();
 }
