@@ -6,7 +6,8 @@
 //!
 //! `h2` closes its side of a connection as soon as it receives a GOAWAY,
 //! and takes any later frame for a PROTOCOL_ERROR (python-hyper/h2 issues
-//! 1181 and 1199): a client's GOAWAY must be the last frame it sends.
+//! 1181 and 1199): a GOAWAY must be the last frame either side sends
+//! before the other answers it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod server_support;
@@ -16,8 +17,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use server_support::{
-    PeerServer, certs, client_succeeds_over, count, free_port, interrupt_after, moved_on,
-    peer_client_runs, run_says, scratch_dir, spawn_client, verify_test_ca,
+    PeerServer, Server, certs, client_succeeds_over, count, free_port, h2_client, interrupt_after,
+    moved_on, peer_client_runs, run_says, scratch_dir, spawn_client, verify_test_ca,
 };
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
@@ -169,5 +170,32 @@ fn httpx_against_the_server() {
     for runtime in RUNTIMES {
         let dir = scratch_dir("interop-httpx");
         peer_client_runs(runtime, dir.path(), &runs, httpx_succeeds);
+    }
+}
+
+/// §6.8: a server's graceful shutdown (here its idle timeout) writes a
+/// PING with its first GOAWAY, and then its final GOAWAY. Python's `h2`
+/// closes its side on a GOAWAY and takes any later frame for a
+/// PROTOCOL_ERROR, so the PING must come first: written after the GOAWAY,
+/// it made every Python client raise `Invalid input RECV_PING in state
+/// CLOSED` when the server went away.
+#[test]
+fn a_python_client_sees_the_server_go_away_cleanly() {
+    for runtime in RUNTIMES {
+        let server = Server::with_rules(runtime, "-m GET -p / -s 200 -e 1k --idle-timeout 1s");
+        let said = h2_client(server.authority(), "request GET /a linger");
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "response 1 200",
+                "ended",
+                "goaway 2147483647 0",
+                "goaway 1 0",
+                "closed"
+            ],
+            "{runtime}: {said}"
+        );
+        server.stop();
     }
 }

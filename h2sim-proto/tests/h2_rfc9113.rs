@@ -1453,10 +1453,12 @@ fn closed(events: &[Event]) -> Option<&Event> {
 }
 
 #[test]
-fn s6_8_server_shutdown_is_goaway_max_then_ping_then_final_goaway() {
+fn s6_8_server_shutdown_is_ping_and_goaway_max_then_final_goaway() {
     // §6.8: a server shutting down gracefully sends GOAWAY with the last
-    // stream 2^31-1, waits at least one round trip (timed by a PING that
-    // follows it), then a final GOAWAY with the last stream it took.
+    // stream 2^31-1, waits at least one round trip (timed by a PING
+    // written with it), then a final GOAWAY with the last stream it took.
+    // The PING goes first: Python's `h2` takes a PING after a GOAWAY for
+    // a PROTOCOL_ERROR.
     let mut peer = server();
     open(&mut peer, 1, false);
     peer.frames();
@@ -1471,7 +1473,7 @@ fn s6_8_server_shutdown_is_goaway_max_then_ping_then_final_goaway() {
             _ => None,
         })
         .collect();
-    assert_eq!(order, ["GOAWAY(max)", "PING"], "{frames:?}");
+    assert_eq!(order, ["PING", "GOAWAY(max)"], "{frames:?}");
     let ping = frames
         .iter()
         .find_map(|f| match f {

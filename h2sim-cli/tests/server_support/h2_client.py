@@ -8,9 +8,13 @@ The words describe the requests, each on a stream of its own, in order:
   field NAME VALUE      adds a field to its head, as given (Bad-Name stays)
   data TEXT             is its body
   trailer NAME VALUE    adds a trailer field, sent after the body
+  linger                (last) keeps the connection after the last stream
 All are sent at once; then it reads, printing `response STREAM STATUS` and
 `reset STREAM CODE` as they come, until the last request's stream has
 ended (`ended`), was reset (`reset`) or the server closed first (`cut`).
+With `linger` it then reads on, answering what the server sends, until the
+server closes, printing `goaway LAST CODE` for each GOAWAY, then `closed`;
+a frame h2 refuses (it takes any frame after a GOAWAY for an error) raises.
 """
 
 import socket
@@ -50,7 +54,9 @@ def main():
         client_side=True, validate_outbound_headers=False,
         normalize_outbound_headers=False))
     conn.initiate_connection()
-    streams = requests(sys.argv[2:])
+    words = sys.argv[2:]
+    linger = words[-1:] == ["linger"]
+    streams = requests(words[:-1] if linger else words)
     for i, (head, data, trailers) in enumerate(streams):
         stream = 1 + 2 * i
         conn.send_headers(stream, head, end_stream=data is None and not trailers)
@@ -76,6 +82,15 @@ def main():
                 outcome = "ended"
         sock.sendall(conn.data_to_send())
     print(outcome or "cut")
+    while linger and outcome is not None:
+        data = sock.recv(65536)
+        if not data:
+            print("closed")
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.ConnectionTerminated):
+                print("goaway", event.last_stream_id, int(event.error_code))
+        sock.sendall(conn.data_to_send())
     sock.close()
 
 

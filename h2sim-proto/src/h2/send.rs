@@ -538,9 +538,15 @@ impl Session {
         if self.closed {
             q.pings.clear();
         }
-        if is_client {
-            encode_pings(q, &mut self.wbuf);
-        }
+        // PINGs before GOAWAYs, whichever side we are: Python's `h2` and
+        // Ruby's `http-2` close their side on a GOAWAY they receive and
+        // take any later frame for a PROTOCOL_ERROR, and a server's
+        // graceful shutdown sends a PING with its first GOAWAY (§6.8).
+        // Written together, a peer that reads them in one go still sees
+        // the GOAWAY before its answer to the PING leaves; one that opens
+        // a stream between the two finds it above the final GOAWAY's last
+        // stream, which it may retry (§6.8).
+        encode_pings(q, &mut self.wbuf);
         while let Some((last_stream_id, reason, debug_data)) = q.goaways.pop_front() {
             Frame::GoAway(GoAway {
                 last_stream_id,
@@ -549,7 +555,6 @@ impl Session {
             })
             .encode(&mut self.wbuf);
         }
-        encode_pings(q, &mut self.wbuf);
     }
 
     /// Stream frames, round-robin: each turn a stream writes its head frames
