@@ -1111,3 +1111,32 @@ fn a_url_fragment_is_not_sent_and_a_raw_space_is_refused_at_start() {
     assert_eq!(gets.len(), 2, "{log}");
     assert!(gets.iter().all(|l| l.ends_with("]: GET /q?a=1")), "{log}");
 }
+
+/// `--connect-timeout`: a server that takes connections and never speaks
+/// is given up on after it, not after the fixed 10 s: over h2c at the
+/// SETTINGS acknowledgement (RFC 9113 §6.5.3), over TLS at the handshake.
+/// The error says how to wait longer.
+#[test]
+fn connect_timeout_bounds_a_connection_that_does_not_come_up() {
+    // Connections complete in the listen queue; nothing is ever accepted.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    for (url, said) in [
+        (
+            format!("http://127.0.0.1:{port}/x"),
+            "SETTINGS not acknowledged in time",
+        ),
+        (
+            format!("https://127.0.0.1:{port}/x"),
+            "got no answer within 1s",
+        ),
+    ] {
+        let started = Instant::now();
+        let out = client(&["-q", "-C", "1", "--connect-timeout", "1s", &url]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{t}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{t}");
+        assert!(t.contains(said), "{t}");
+        assert!(t.contains("; --connect-timeout waits longer"), "{t}");
+    }
+}

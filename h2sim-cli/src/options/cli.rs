@@ -199,6 +199,12 @@ pub struct ClientFlags {
     /// runs; HTTP/1.1 has no PING)
     #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
     pub keepalive: Option<Duration>,
+    /// How long a connection may take to come up: the TCP connect and the
+    /// TLS handshake, then the server's acknowledgement of our HTTP/2
+    /// SETTINGS (RFC 9113 §6.5.3) [default: 10s]; thousands of connections
+    /// to one busy server may need more
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
+    pub connect_timeout: Option<Duration>,
     /// Private key (PEM) to present when the server asks (https only)
     #[arg(short = 'k', long, value_name = "FILE", help_heading = "TLS")]
     pub key: Option<PathBuf>,

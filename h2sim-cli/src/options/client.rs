@@ -68,6 +68,9 @@ pub struct ClientArgs {
     pub requests_per_connection: Option<u64>,
     /// `--keepalive DURATION`: the PING interval on an idle connection.
     pub keepalive: Option<Duration>,
+    /// `--connect-timeout DURATION`: `ClientOptions::connect_timeout` and
+    /// `Config::settings_timeout`.
+    pub connect_timeout: Option<Duration>,
     /// `--listen URL`: serve notifications there during the run.
     pub listen: Option<String>,
     /// `--listen-rules FILE`: answer them by these rules, not 204.
@@ -384,6 +387,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         reconnect_max: flags.reconnect_max,
         requests_per_connection: flags.requests_per_connection,
         keepalive: flags.keepalive,
+        connect_timeout: flags.connect_timeout,
         listen: flags.listen,
         listen_rules: flags.listen_rules.map(|p| dir.join(p)),
         listen_linger: flags.listen_linger.unwrap_or_default(),

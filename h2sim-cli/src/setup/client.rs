@@ -53,6 +53,9 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     let mut config = config_with(&args.settings, args.connection_window)?;
     config.trace_frames = args.verbose && !args.no_trace;
     config.keepalive = args.keepalive;
+    if let Some(timeout) = args.connect_timeout {
+        config.settings_timeout = timeout;
+    }
     let step = &args.steps[0];
     let secure = step.scheme == "https";
     if args.http1 {
@@ -147,7 +150,9 @@ impl ClientParts {
         args: &ClientArgs,
         runtime: R,
     ) -> h2sim_proto::host::ClientOptions<R> {
+        let defaults = h2sim_proto::host::ClientOptions::default();
         h2sim_proto::host::ClientOptions {
+            connect_timeout: args.connect_timeout.unwrap_or(defaults.connect_timeout),
             protocol: if args.http1 {
                 h2sim_proto::host::ClientProtocol::Http1
             } else {
@@ -157,7 +162,7 @@ impl ClientParts {
             tls: self.tls.clone(),
             reconnect: reconnect_policy(args),
             runtime,
-            ..h2sim_proto::host::ClientOptions::default()
+            ..defaults
         }
     }
 }
@@ -268,7 +273,8 @@ impl TargetOutcome {
 /// can help: a server that answered HTTP/2 with prior knowledge in
 /// HTTP/1.1, or over TLS took no `h2`, takes HTTP/1.1 (`-1`); one that
 /// answered `-1`'s HTTP/1.1 with HTTP/2's SETTINGS takes HTTP/2 (no
-/// `-1`); a certificate that did not verify is trusted by `-V`.
+/// `-1`); a certificate that did not verify is trusted by `-V`; a
+/// connection that did not come up in time may be given longer.
 fn describe(error: &ClientError) -> String {
     let hint = match error {
         ClientError::Closed(ConnectionError::Local {
@@ -280,6 +286,12 @@ fn describe(error: &ClientError) -> String {
             violation: Violation::Http1(Http1Error::Http2Answer),
             ..
         }) => "; without -1 the client speaks HTTP/2 to it",
+        ClientError::ConnectTimeout { .. }
+        | ClientError::HandshakeTimeout { .. }
+        | ClientError::Closed(ConnectionError::Local {
+            violation: Violation::SettingsTimeout,
+            ..
+        }) => "; --connect-timeout waits longer",
         ClientError::Handshake {
             offered: ClientProtocol::Http2,
             ..
