@@ -505,17 +505,25 @@ impl Connection {
     /// Server: sends a whole response, its final head and `body` (none if
     /// empty). An interim (1xx) head is refused (`InterimReply`): it would
     /// leave the client waiting for the final one; send interim heads with
-    /// [`Connection::send_response`]. A 204 or 304 has no content (RFC 9110
-    /// §6.4.1): its head ends the stream and `body` is dropped, on HTTP/2
-    /// as the HTTP/1.1 framing does, so no client sees DATA on a response
-    /// that cannot have any (RFC 9113 §8.1.1). A head above the client's
-    /// SETTINGS_MAX_HEADER_LIST_SIZE never leaves (RFC 9113 §10.5.1): the
-    /// stream is reset with INTERNAL_ERROR instead of leaving the client
-    /// waiting for an answer, and the error says so. Over HTTP/1.1 a field
-    /// that cannot go out as a line (`InvalidField`: CR, LF or NUL in a
-    /// value, a name with space, controls or `:`) sends nothing and leaves
-    /// the stream open for another answer. Any other error means nobody is waiting (the stream or the
-    /// connection is gone).
+    /// [`Connection::send_response`]. Over HTTP/1.1 the body's size is
+    /// known, so the head says it in `content-length` (RFC 9110 §8.6) and
+    /// the body goes by that length, not in the chunked coding (RFC 9112
+    /// §6.1-§6.3), unless `head` has a `content-length` of its own; an
+    /// answer to HEAD given the GET's body says that body's size and sends
+    /// none of it (§9.3.2); a 204 or 304 says no size. HTTP/2 frames the
+    /// body by itself (END_STREAM) and sends `head` as given: a length
+    /// field would cost every response a value to allocate. A 204 or 304
+    /// has no content (RFC 9110 §6.4.1): its head ends the stream and
+    /// `body` is dropped, on HTTP/2 as the HTTP/1.1 framing does, so no
+    /// client sees DATA on a response that cannot have any (RFC 9113
+    /// §8.1.1). A head above the client's SETTINGS_MAX_HEADER_LIST_SIZE
+    /// never leaves (RFC 9113 §10.5.1): the stream is reset with
+    /// INTERNAL_ERROR instead of leaving the client waiting for an answer,
+    /// and the error says so. Over HTTP/1.1 a field that cannot go out as
+    /// a line (`InvalidField`: CR, LF or NUL in a value, a name with space,
+    /// controls or `:`) sends nothing and leaves the stream open for
+    /// another answer. Any other error means nobody is waiting (the stream
+    /// or the connection is gone).
     pub fn send_reply(
         &mut self,
         stream: StreamId,
@@ -526,7 +534,15 @@ impl Connection {
             return Err(UserError::InterimReply(head.status));
         }
         let empty = body.is_empty() || !head.may_have_content();
-        match self.send_response(stream, head, empty) {
+        let length = body.len() as u64;
+        let sent = match &mut self.inner {
+            Inner::Http1(s) => {
+                check_fields(&head.fields)?;
+                s.send_sized_response(stream, head, empty, length)
+            }
+            _ => self.send_response(stream, head, empty),
+        };
+        match sent {
             Ok(()) if empty => Ok(()),
             Ok(()) => self.send_data(stream, body, true),
             Err(e @ UserError::HeaderListTooLarge { .. }) => {

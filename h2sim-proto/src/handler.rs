@@ -124,7 +124,8 @@ fn respond(conn: &mut Connection, stream: StreamId, mut head: ResponseHead, body
 }
 
 /// The whole body is at hand, so its size goes in `content-length` (RFC
-/// 9110 §8.6): HTTP/1.1 then needs no chunked coding (RFC 9112 §6.1).
+/// 9110 §8.6) on HTTP/2 too, where `send_reply` sends the head as given
+/// (over HTTP/1.1 it says the size itself, and takes this one instead).
 /// Not in 1xx and 204 responses, which must not carry one, nor in 304 (the
 /// length of a body it does not send), nor where the handler set its own.
 fn with_length(head: &mut ResponseHead, len: usize) {

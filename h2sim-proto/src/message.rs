@@ -215,6 +215,17 @@ impl ResponseHead {
     }
 }
 
+/// Whether `fields` hold a `content-length`, its name in any case: an
+/// application writing HTTP/1.1 may spell it `Content-Length` (field names
+/// are case-insensitive, RFC 9110 §5.1). Its value then frames the body;
+/// adding a length of ours or the chunked coding besides would give the
+/// message two framings (RFC 9112 §6.1, §6.3).
+pub(crate) fn declares_length(fields: &[HeaderField]) -> bool {
+    fields
+        .iter()
+        .any(|f| f.name.eq_ignore_ascii_case(b"content-length"))
+}
+
 fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {
     fields.iter().find(|f| f.name == name).map(|f| &f.value)
 }

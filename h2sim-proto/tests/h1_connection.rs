@@ -282,6 +282,91 @@ fn fields_that_would_write_lines_of_their_own_are_refused() {
     assert!(client.poll_transmit(now).is_none(), "nothing went out");
 }
 
+/// What a server answers `request` with when the application gives
+/// `send_reply` the final `head` and `body`: the wire, as text.
+fn replied(request: &str, head: ResponseHead, body: &'static str) -> String {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now);
+    let stream = request_from(&mut server, now, request.as_bytes());
+    server
+        .send_reply(stream, head, Bytes::from_static(body.as_bytes()))
+        .unwrap();
+    String::from_utf8(transmitted(&mut server, now).to_vec()).unwrap()
+}
+
+/// How many `content-length` fields `wire` holds, in any case.
+fn lengths(wire: &str) -> usize {
+    wire.to_ascii_lowercase().matches("content-length:").count()
+}
+
+/// RFC 9110 §8.6: a server SHOULD send Content-Length when it knows the
+/// size before the head, and `send_reply` is given the whole body: the
+/// answer says its size and is not chunked (RFC 9112 §6.1-§6.3), where it
+/// was chunked. Not in a 204 (which must not say it) nor a 304 (the size
+/// of a body it does not send); an answer to HEAD says the size of the
+/// GET body it was given and sends none of it (§9.3.2), and given no body
+/// it says nothing it cannot know. A length the application set is the
+/// one (in any case of its name), not doubled.
+#[test]
+fn a_whole_reply_says_its_length_and_is_not_chunked() {
+    const GET: &str = "GET / HTTP/1.1\r\nHost: sim\r\n\r\n";
+    const HEAD: &str = "HEAD / HTTP/1.1\r\nHost: sim\r\n\r\n";
+    let ok = replied(GET, ResponseHead::new(200), "hello");
+    assert!(ok.contains("\r\ncontent-length: 5\r\n"), "{ok}");
+    assert!(!ok.contains("chunked"), "{ok}");
+    assert!(ok.ends_with("\r\n\r\nhello"), "{ok}");
+
+    let empty = replied(GET, ResponseHead::new(200), "");
+    assert!(empty.contains("\r\ncontent-length: 0\r\n"), "{empty}");
+    assert_eq!(lengths(&empty), 1, "{empty}");
+
+    let own = ResponseHead::new(200).field("Content-Length", "5");
+    let own = replied(GET, own, "hello");
+    assert_eq!(lengths(&own), 1, "{own}");
+    assert!(!own.contains("chunked"), "{own}");
+    assert!(own.ends_with("\r\n\r\nhello"), "{own}");
+
+    let head = replied(HEAD, ResponseHead::new(200), "hello");
+    assert!(head.contains("\r\ncontent-length: 5\r\n"), "{head}");
+    assert!(head.ends_with("\r\n\r\n"), "no content: {head}");
+    let head = replied(HEAD, ResponseHead::new(200), "");
+    assert_eq!(lengths(&head), 0, "{head}");
+
+    for status in [204, 304] {
+        let none = replied(GET, ResponseHead::new(status), "dropped");
+        assert_eq!(lengths(&none), 0, "{none}");
+        assert!(none.ends_with("\r\n\r\n"), "no content: {none}");
+    }
+
+    // An HTTP/1.0 client knows no chunked coding: the length frames the
+    // body, where the end of the connection did.
+    let old = replied("GET / HTTP/1.0\r\n\r\n", ResponseHead::new(200), "hello");
+    assert!(old.contains("\r\ncontent-length: 5\r\n"), "{old}");
+}
+
+/// RFC 9112 §6.1: a sender MUST NOT send Content-Length in a message with
+/// Transfer-Encoding. An application's own `Content-Length`, capitalised
+/// as HTTP/1.1 allows (RFC 9110 §5.1), frames the body it streams: it was
+/// missed, and the chunked coding went out beside it.
+#[test]
+fn an_applications_content_length_in_any_case_is_not_chunked_beside() {
+    let now = Instant::now();
+    let (mut server, stream) = asked(now);
+    server
+        .send_response(
+            stream,
+            ResponseHead::new(200).field("Content-Length", "2"),
+            false,
+        )
+        .unwrap();
+    server
+        .send_data(stream, Bytes::from_static(b"ok"), true)
+        .unwrap();
+    let wire = String::from_utf8(transmitted(&mut server, now).to_vec()).unwrap();
+    assert!(!wire.contains("chunked"), "{wire}");
+    assert!(wire.ends_with("\r\n\r\nok"), "{wire}");
+}
+
 /// An h2c upgrade of `GET /up` (RFC 7540 §3.2), as `curl --http2
 /// http://…` sends it; HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS =
 /// 100, INITIAL_WINDOW_SIZE = 65535.

@@ -13,7 +13,7 @@ use crate::close::CloseCause;
 use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::Event;
 use crate::frame::{Reason, StreamId};
-use crate::message::RequestHead;
+use crate::message::{RequestHead, declares_length};
 use crate::send_queue::SendQueue;
 use crate::trim::Trim;
 
@@ -539,7 +539,7 @@ fn write_queued(io: &mut Io, ex: &mut Exchange) {
                 let buf = io.out.buf();
                 encode::put_request_line(buf, &head);
                 encode::put_fields(buf, &head.fields, true);
-                ex.framing = if head.get(b"content-length").is_some() {
+                ex.framing = if declares_length(&head.fields) {
                     Framing::Length
                 } else if end_stream {
                     if encode::method_expects_content(&head.method) {

@@ -226,6 +226,14 @@ pub(super) fn put_field(buf: &mut BytesMut, name: &[u8], value: &[u8]) {
     buf.extend_from_slice(b"\r\n");
 }
 
+/// `content-length: <length>`, written straight into the head: a body
+/// whose whole size is known goes by it, allocating nothing.
+pub(super) fn put_content_length(buf: &mut BytesMut, length: u64) {
+    buf.extend_from_slice(b"content-length: ");
+    put_decimal(buf, length);
+    buf.extend_from_slice(b"\r\n");
+}
+
 /// The application's fields, less the connection-level ones this layer
 /// writes itself (and `host` on requests, written from the authority).
 pub(super) fn put_fields(buf: &mut BytesMut, fields: &[HeaderField], request: bool) {

@@ -17,7 +17,7 @@ use crate::config::Http1Config;
 use crate::error::{ConnectionError, Http1Error, UserError, Violation};
 use crate::event::{Event, RefusedWith};
 use crate::frame::{Reason, StreamId};
-use crate::message::ResponseHead;
+use crate::message::{ResponseHead, declares_length};
 use crate::send_queue::SendQueue;
 use crate::trim::Trim;
 
@@ -94,6 +94,9 @@ struct Exchange {
     /// The request body has been read completely.
     request_done: bool,
     queue: SendQueue<Outgoing<ResponseHead>>,
+    /// The size of the whole body the final response was given with
+    /// (`Connection::send_reply`), for its head to say.
+    length: Option<u64>,
     framing: Framing,
     final_queued: bool,
     final_written: bool,
@@ -118,6 +121,7 @@ impl Exchange {
             taken: false,
             request_done,
             queue: SendQueue::default(),
+            length: None,
             framing: Framing::None,
             final_queued: false,
             final_written: false,
@@ -349,6 +353,7 @@ impl Server {
                 taken: true,
                 request_done: true,
                 queue: SendQueue::default(),
+                length: None,
                 framing: Framing::None,
                 final_queued: false,
                 final_written: false,
@@ -461,12 +466,15 @@ impl Server {
         }
     }
 
+    /// Queues a response head; `length`: the size of the whole body a
+    /// final head comes with, if known.
     pub(super) fn send_response(
         &mut self,
         io: &mut Io,
         id: StreamId,
         head: ResponseHead,
         end_stream: bool,
+        length: Option<u64>,
     ) -> Result<(), UserError> {
         let ex = self.owned(id)?;
         let interim = head.is_informational();
@@ -483,6 +491,7 @@ impl Server {
             }
         } else {
             ex.final_queued = true;
+            ex.length = length;
             if ex.expect_continue {
                 // Answered before the body was asked for: the client may
                 // never send it, so the connection cannot be reused
@@ -698,7 +707,8 @@ fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
 /// The final response head, with the framing and persistence fields this
 /// layer owns (RFC 9112 §6.1, §6.2, §9.6). An application Content-Length
 /// is trusted: body bytes that do not add up to it break the framing, as
-/// they would for any sender.
+/// they would for any sender. A body whose size is known goes by that
+/// length; only one streamed in pieces of unknown total is chunked.
 fn write_final_head(
     io: &mut Io,
     ex: &mut Exchange,
@@ -707,12 +717,27 @@ fn write_final_head(
     closing: bool,
 ) {
     let no_body = ex.head_request || !head.may_have_content();
+    let declared = declares_length(&head.fields);
     let buf = io.out.buf();
     encode::put_status_line(buf, head.status);
     encode::put_fields(buf, &head.fields, false);
     ex.framing = if no_body {
+        // An answer to HEAD may say the size of the GET's content (RFC
+        // 9110 §9.3.2, §8.6), which is the body it was given; given none,
+        // that size is not known here. A 204 must not say one, a 304
+        // cannot know it (§8.6).
+        if ex.head_request
+            && head.may_have_content()
+            && !declared
+            && let Some(length) = ex.length.filter(|&n| n > 0)
+        {
+            encode::put_content_length(buf, length);
+        }
         Framing::None
-    } else if head.get(b"content-length").is_some() {
+    } else if declared {
+        Framing::Length
+    } else if let Some(length) = ex.length {
+        encode::put_content_length(buf, length);
         Framing::Length
     } else if end_stream {
         encode::put_field(buf, b"content-length", b"0");
