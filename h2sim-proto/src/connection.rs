@@ -699,14 +699,24 @@ impl Connection {
     }
 
     /// With `WindowPolicy::Manual`: the application is done with `n` bytes
-    /// received on `stream`, so the peer may send that many more.
+    /// received on `stream`, so the peer may send that many more. Bytes of
+    /// a stream that has closed since are released too: they still hold
+    /// the connection's window (RFC 9113 §6.9.1), which nothing else gives
+    /// back. An error releases nothing, and says what was wrong:
+    ///
+    /// - `UnknownStream`: `stream` never named a stream of this connection
+    ///   (an id not opened yet, 0, or any id on a server that has not told
+    ///   the protocol yet), so nothing was ever received on it.
+    /// - `ReleaseTooLarge`: `n` is more than was received and not released:
+    ///   on a live HTTP/2 stream, more than that stream holds; on a closed
+    ///   one, whose own count ended with it, more than the connection
+    ///   holds. With `WindowPolicy::Automatic` bytes are released as their
+    ///   `Data` events are taken, so any `n` above 0 is too large.
+    ///
+    /// HTTP/1.1 has no windows: there this only keeps the count, for the
+    /// connection as a whole rather than per exchange.
     pub fn release_capacity(&mut self, stream: StreamId, n: u32) -> Result<(), UserError> {
-        let released = dispatch!(self, s => s.release_capacity(stream, n), undecided => false);
-        if released {
-            Ok(())
-        } else {
-            Err(UserError::ReleaseTooLarge)
-        }
+        dispatch!(self, s => s.release_capacity(stream, n), undecided => Err(UserError::UnknownStream(stream)))
     }
 
     /// The next chunk of bytes to write to the transport.

@@ -367,6 +367,32 @@ fn an_applications_content_length_in_any_case_is_not_chunked_beside() {
     assert!(wire.ends_with("\r\n\r\nok"), "{wire}");
 }
 
+/// `release_capacity` for an id that never named an exchange, or on a
+/// server that has not told the protocol yet, is `UnknownStream`: nothing
+/// was received there (it said `ReleaseTooLarge`). HTTP/1.1 keeps the
+/// count for the connection as a whole.
+#[test]
+fn release_capacity_names_an_unknown_stream() {
+    let now = Instant::now();
+    let mut undecided = Connection::server(Config::default(), now);
+    let first = StreamId::new(1);
+    assert_eq!(
+        undecided.release_capacity(first, 0),
+        Err(UserError::UnknownStream(first))
+    );
+    let (mut server, stream) = asked(now);
+    let next = StreamId::new(stream.value() + 2);
+    assert_eq!(
+        server.release_capacity(next, 0),
+        Err(UserError::UnknownStream(next))
+    );
+    assert_eq!(server.release_capacity(stream, 0), Ok(()));
+    assert_eq!(
+        server.release_capacity(stream, 1),
+        Err(UserError::ReleaseTooLarge)
+    );
+}
+
 /// An h2c upgrade of `GET /up` (RFC 7540 §3.2), as `curl --http2
 /// http://…` sends it; HTTP2-Settings: SETTINGS_MAX_CONCURRENT_STREAMS =
 /// 100, INITIAL_WINDOW_SIZE = 65535.

@@ -12,7 +12,7 @@ use h2sim_proto::frame::Frame;
 use h2sim_proto::pair::Dir;
 use h2sim_proto::{
     Config, Event, HeaderField, LocalSettings, Reason, RequestHead, ResponseHead, StreamId,
-    UserError,
+    UserError, WindowPolicy,
 };
 use support::{Pair, retryable, send_gets};
 
@@ -901,5 +901,69 @@ fn a_response_to_head_sends_no_trailers() {
             .any(|e| matches!(e, Event::Trailers { .. } | Event::StreamReset { .. })),
         "{:?}",
         responses.other
+    );
+}
+
+/// `release_capacity` (flow control, RFC 9113 §5.2, §6.9) names what was
+/// wrong and releases nothing then: an id that never named a stream, or
+/// stream 0 (the connection's), is `UnknownStream`, where it took the bytes
+/// of other streams off the connection's count; more than a live stream
+/// received is `ReleaseTooLarge`, where the connection's share went back
+/// and the stream's stayed. The bytes of a stream that closed since still
+/// hold the connection's window (§6.9.1), and are released.
+#[test]
+fn release_capacity_says_what_was_wrong() {
+    let manual = Config {
+        window_policy: WindowPolicy::Manual,
+        ..Config::default()
+    };
+    let mut pair = Pair::new(manual, Config::default(), 11);
+    pair.connect();
+    let ids = send_gets(&mut pair, 2);
+    let (a, b) = (ids[0], ids[1]);
+    pair.drive();
+    for event in pair.server_events() {
+        if let Event::Request { stream, .. } = event {
+            let body = if stream == a {
+                &[0; 100][..]
+            } else {
+                &[0; 10][..]
+            };
+            pair.server
+                .send_response(stream, ResponseHead::new(200), false)
+                .unwrap();
+            pair.server
+                .send_data(stream, Bytes::copy_from_slice(body), false)
+                .unwrap();
+        }
+    }
+    pair.drive();
+    pair.client_events();
+    let never = StreamId::new(99);
+    assert_eq!(
+        pair.client.release_capacity(never, 1),
+        Err(UserError::UnknownStream(never))
+    );
+    assert_eq!(
+        pair.client.release_capacity(StreamId::ZERO, 1),
+        Err(UserError::UnknownStream(StreamId::ZERO))
+    );
+    assert_eq!(
+        pair.client.release_capacity(b, 11),
+        Err(UserError::ReleaseTooLarge)
+    );
+    assert_eq!(pair.client.release_capacity(b, 10), Ok(()));
+    // `a` closes with its 100 bytes still held.
+    pair.server.send_data(a, Bytes::new(), true).unwrap();
+    pair.drive();
+    pair.client_events();
+    assert_eq!(
+        pair.client.release_capacity(a, 101),
+        Err(UserError::ReleaseTooLarge)
+    );
+    assert_eq!(pair.client.release_capacity(a, 100), Ok(()));
+    assert_eq!(
+        pair.client.release_capacity(a, 1),
+        Err(UserError::ReleaseTooLarge)
     );
 }

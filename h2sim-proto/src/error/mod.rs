@@ -320,7 +320,8 @@ impl std::error::Error for ConnectionError {}
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum UserError {
-    /// No such stream, or it is already closed.
+    /// No such stream, or it is already closed; for `release_capacity`,
+    /// which still takes the bytes of a closed stream, one never opened.
     UnknownStream(StreamId),
     /// The stream cannot take this now (e.g. data after END_STREAM, a response
     /// on a client, a second final response).
@@ -335,7 +336,8 @@ pub enum UserError {
     StreamIdsExhausted,
     /// Too many streams queued behind MAX_CONCURRENT_STREAMS.
     QueueFull,
-    /// Released more receive capacity than was received.
+    /// Released more receive capacity than was received (and not yet
+    /// released) on the stream, or on the connection once it closed.
     ReleaseTooLarge,
     /// The head's field section (`size`, counted as RFC 9113 §6.5.2 does)
     /// is above the peer's SETTINGS_MAX_HEADER_LIST_SIZE (`max`): it is not

@@ -67,6 +67,11 @@ struct Exchange {
 }
 
 impl Client {
+    /// Whether `id` has been given to a request.
+    pub(super) fn issued(&self, id: StreamId) -> bool {
+        self.ids.issued(id)
+    }
+
     /// No exchange is under way.
     pub(super) fn is_idle(&self) -> bool {
         self.exchanges.is_empty()

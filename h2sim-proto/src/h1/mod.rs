@@ -177,6 +177,12 @@ impl Ids {
         }
     }
 
+    /// Whether `id` has been given to an exchange.
+    fn issued(&self, id: StreamId) -> bool {
+        let below_next = self.next.is_none_or(|next| id < next);
+        id.value() % 2 == 1 && below_next
+    }
+
     /// The next id, or None once 2^31-1 has been used.
     fn allocate(&mut self) -> Option<StreamId> {
         let id = self.next?;
@@ -476,14 +482,23 @@ impl Session {
 
     /// No windows to return in HTTP/1.1; the bytes are only checked against
     /// what was delivered and not yet released.
-    pub(crate) fn release_capacity(&mut self, _id: StreamId, n: u32) -> bool {
-        match self.unreleased.checked_sub(u64::from(n)) {
-            Some(left) => {
-                self.unreleased = left;
-                true
-            }
-            None => false,
+    /// The application is done with `n` body bytes (see
+    /// `Connection::release_capacity`): only bookkeeping, for the
+    /// connection as a whole, as HTTP/1.1 has no windows; `id` must name
+    /// an exchange this connection has had.
+    pub(crate) fn release_capacity(&mut self, id: StreamId, n: u32) -> Result<(), UserError> {
+        let issued = match &self.side {
+            Side::Client(c) => c.issued(id),
+            Side::Server(s) => s.issued(id),
+        };
+        if !issued {
+            return Err(UserError::UnknownStream(id));
         }
+        self.unreleased = self
+            .unreleased
+            .checked_sub(u64::from(n))
+            .ok_or(UserError::ReleaseTooLarge)?;
+        Ok(())
     }
 
     /// Over, and all output polled. After an h2c upgrade the session is

@@ -415,6 +415,11 @@ impl Server {
         self.exchanges.iter_mut().find(|ex| ex.id == id)
     }
 
+    /// Whether `id` has been given to a request.
+    pub(super) fn issued(&self, id: StreamId) -> bool {
+        self.ids.issued(id)
+    }
+
     /// The exchange the application may act on.
     fn owned(&mut self, id: StreamId) -> Result<&mut Exchange, UserError> {
         self.exchange_mut(id)

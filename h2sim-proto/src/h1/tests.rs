@@ -1139,11 +1139,23 @@ fn release_capacity_is_bookkeeping() {
     pair.drive();
     let (body, _) = body_of(&pair.client_events(), id);
     let n = body.len() as u32;
-    assert!(pair.client.release_capacity(id, n - 1));
-    assert!(!pair.client.release_capacity(id, 2));
-    assert!(pair.client.release_capacity(id, 1));
+    assert_eq!(pair.client.release_capacity(id, n - 1), Ok(()));
+    assert_eq!(
+        pair.client.release_capacity(id, 2),
+        Err(UserError::ReleaseTooLarge)
+    );
+    assert_eq!(pair.client.release_capacity(id, 1), Ok(()));
+    // An id no request had received nothing.
+    let never = sid(id.value() + 2);
+    assert_eq!(
+        pair.client.release_capacity(never, 0),
+        Err(UserError::UnknownStream(never))
+    );
     // Automatic: bytes are released as they are taken.
-    assert!(!pair.server.release_capacity(id, 1));
+    assert_eq!(
+        pair.server.release_capacity(id, 1),
+        Err(UserError::ReleaseTooLarge)
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ use self::store::Store;
 use self::stream::{State, Stream};
 use crate::close::CloseCause;
 use crate::config::Config;
-use crate::error::{ConnectionError, Violation};
+use crate::error::{ConnectionError, UserError, Violation};
 use crate::event::{Event, RefusedWith};
 use crate::frame::{
     DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, FrameKind,
@@ -511,8 +511,25 @@ impl Session {
         true
     }
 
-    pub(crate) fn release_capacity(&mut self, stream: StreamId, n: u32) -> bool {
-        self.release(stream, n)
+    /// The application is done with `n` bytes received on `stream` (see
+    /// `Connection::release_capacity`). A live stream is held to what it
+    /// received; a closed one only to what the connection holds, its own
+    /// count gone with it. Nothing is released on an error.
+    pub(crate) fn release_capacity(&mut self, stream: StreamId, n: u32) -> Result<(), UserError> {
+        let held = match self.store.get(stream) {
+            Some(s) => s.recv.unreleased.min(self.recv_window.unreleased),
+            // Stream 0 is the connection's own; an idle id never carried
+            // anything.
+            None if stream == StreamId::ZERO || !self.used(stream) => {
+                return Err(UserError::UnknownStream(stream));
+            }
+            None => self.recv_window.unreleased,
+        };
+        if n > held {
+            return Err(UserError::ReleaseTooLarge);
+        }
+        self.release(stream, n);
+        Ok(())
     }
 
     /// The earliest deadline the driver must call `handle_timeout` at.
@@ -739,6 +756,17 @@ impl Session {
     }
 
     /// True for stream ids of our own initiative.
+    /// Whether `id` has named a stream: one we opened or promised, or one
+    /// up to the highest the peer opened or promised. Others are idle
+    /// (RFC 9113 §5.1).
+    fn used(&self, id: StreamId) -> bool {
+        if self.is_local(id) {
+            id.value() < self.store.next_local
+        } else {
+            id <= self.store.last_peer
+        }
+    }
+
     fn is_local(&self, id: StreamId) -> bool {
         match self.role {
             Role::Client => id.is_client_initiated(),

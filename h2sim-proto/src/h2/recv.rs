@@ -263,12 +263,11 @@ impl Session {
         if self.store.ended_by_peer.contains(id) {
             return Gone::EndedByPeer;
         }
-        let used = if self.is_local(id) {
-            id.value() < self.store.next_local
+        if self.used(id) {
+            Gone::Closed
         } else {
-            id <= self.store.last_peer
-        };
-        if used { Gone::Closed } else { Gone::Idle }
+            Gone::Idle
+        }
     }
 
     /// HEADERS; `self_dependent` ones (§5.3.1) are decoded, then their
