@@ -84,7 +84,8 @@ pub fn server_connection(data: &[u8]) {
         max_requests: NonZeroU32::new(3).filter(|_| flags & 4 != 0),
         ..Config::default()
     };
-    let mut conn = Connection::server(config, reads.now);
+    let mut conn =
+        Connection::server(config, reads.now).expect("a configuration within RFC 9113 §6.5.2");
     let mut ledger = Ledger::new(Role::Server);
     let mut input = BytesMut::new();
     if flags & 1 != 0 {
@@ -174,9 +175,9 @@ pub fn client_connection(data: &[u8]) {
     };
     config.http1.max_pipeline = 4;
     let mut conn = if http1 {
-        Connection::client_http1(config, reads.now)
+        Connection::client_http1(config, reads.now).expect("a configuration within RFC 9113 §6.5.2")
     } else {
-        Connection::client(config, reads.now)
+        Connection::client(config, reads.now).expect("a configuration within RFC 9113 §6.5.2")
     };
     let mut ledger = Ledger::new(Role::Client);
     for (method, path, body) in [
@@ -278,11 +279,12 @@ pub fn http1_connection(data: &[u8]) {
     let now = Instant::now();
     let server = mode % 2 == 0;
     let mut conn = if server {
-        Connection::server(Config::default(), now)
+        Connection::server(Config::default(), now).expect("a configuration within RFC 9113 §6.5.2")
     } else {
         let mut config = Config::default();
         config.http1.max_pipeline = 4;
-        let mut conn = Connection::client_http1(config, now);
+        let mut conn =
+            Connection::client_http1(config, now).expect("a configuration within RFC 9113 §6.5.2");
         for path in ["/a", "/b", "/c"] {
             let _ = conn.send_request(RequestHead::new("GET", "http", "fuzz", path), true);
         }
@@ -834,8 +836,9 @@ impl World {
             // A server that knows it speaks HTTP/2: one still listening for
             // the protocol would take a GOAWAY before the preface as HTTP/1.1.
             pair: Pair::join(
-                Connection::client(client, now),
-                Connection::server_for(Protocol::Http2, server, now),
+                Connection::client(client, now).expect("a configuration within RFC 9113 §6.5.2"),
+                Connection::server_for(Protocol::Http2, server, now)
+                    .expect("a configuration within RFC 9113 §6.5.2"),
                 now,
             )
             .split(script.seed)

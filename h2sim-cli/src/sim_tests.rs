@@ -78,13 +78,13 @@ fn run_with(
         let mut config = Config::default();
         configure(&mut config);
         let conn = if http1 {
-            Connection::client_http1(config.clone(), now)
+            Connection::client_http1(config.clone(), now).unwrap()
         } else {
-            Connection::client(config.clone(), now)
+            Connection::client(config.clone(), now).unwrap()
         };
         let client = Endpoint::new(conn, client_app, now);
         let server = Endpoint::new(
-            Connection::server(config, now),
+            Connection::server(config, now).unwrap(),
             ServerApp::new(shared.clone(), peer()),
             now,
         );

@@ -253,7 +253,12 @@ impl Dialer {
     ) -> (io::Result<Ending>, A) {
         let now = Instant::now();
         let config = self.options.config.clone();
-        let conn = client_connection(info.protocol, config, now);
+        let conn = match client_connection(info.protocol, config, now) {
+            Ok(conn) => conn,
+            // `ClientOptions::target` refused such a configuration before
+            // any connection was made.
+            Err(e) => return (Err(io::Error::other(e)), app),
+        };
         let mut endpoint = Endpoint::new(conn, app, now);
         let result = driver::run(&mut transport, &mut endpoint, signal, &self.options.driver).await;
         (result, endpoint.into_parts().1)

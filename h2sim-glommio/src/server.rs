@@ -111,7 +111,7 @@ impl Server {
             .collect();
         let shared = Arc::new(Shared {
             factory,
-            configs: self.options.configs(),
+            configs: self.options.configs()?,
             options: self.options.clone(),
             shutdown: self.shutdown.clone(),
             listeners,

@@ -102,7 +102,7 @@ impl SimPair {
     /// connected: prefaces and SETTINGS exchanged and acknowledged.
     fn connect() -> Self {
         let now = Instant::now();
-        let pair = SimPair::joined(Connection::client(Config::default(), now), now);
+        let pair = SimPair::joined(Connection::client(Config::default(), now).unwrap(), now);
         for conn in [&pair.pair.client, &pair.pair.server] {
             assert_eq!(conn.protocol(), Some(h2sim_proto::Protocol::Http2));
         }
@@ -115,12 +115,12 @@ impl SimPair {
         let now = Instant::now();
         let mut config = Config::default();
         config.http1.max_pipeline = depth;
-        SimPair::joined(Connection::client_http1(config, now), now)
+        SimPair::joined(Connection::client_http1(config, now).unwrap(), now)
     }
 
     /// `client` joined to a server that tells the protocol from its bytes.
     fn joined(client: Connection, now: Instant) -> Self {
-        let server = Connection::server(Config::default(), now);
+        let server = Connection::server(Config::default(), now).unwrap();
         let mut pair = Pair::join(client, server, now);
         pair.drive();
         // HTTP/1.1 has nothing to exchange before the first request, so its

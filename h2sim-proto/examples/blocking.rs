@@ -92,7 +92,8 @@ fn drive(
 /// The server side: answers every request with its path.
 pub fn serve(mut sock: TcpStream) -> io::Result<()> {
     sock.set_nodelay(true)?;
-    let mut conn = Connection::server(Config::default(), Instant::now());
+    let mut conn =
+        Connection::server(Config::default(), Instant::now()).map_err(io::Error::other)?;
     drive(&mut conn, &mut sock, |conn, event| {
         match event {
             Event::Closed { error: Some(e), .. } => eprintln!("server closed: {e}"),
@@ -131,7 +132,7 @@ pub fn run(requests: usize) -> io::Result<String> {
     let mut sock = TcpStream::connect(addr)?;
     sock.set_nodelay(true)?;
     let started = Instant::now();
-    let mut conn = Connection::client(Config::default(), started);
+    let mut conn = Connection::client(Config::default(), started).map_err(io::Error::other)?;
     for i in 0..requests {
         let head = RequestHead::new("GET", "http", addr.to_string(), format!("/item/{i}"));
         conn.send_request(head, true).map_err(io::Error::other)?;

@@ -48,7 +48,7 @@ pub fn serve(mut listener: TcpListener) -> io::Result<()> {
         while let (Ok((mut tcp, _)), Some(token)) = (listener.accept(), tokens.next()) {
             let interest = Interest::READABLE | Interest::WRITABLE;
             poll.registry().register(&mut tcp, token, interest)?;
-            let conn = Connection::server(Config::default(), now);
+            let conn = Connection::server(Config::default(), now).map_err(io::Error::other)?;
             let app: Hello = HandlerApp::new(|_| Reply::new(200, "hello\n"));
             let driver = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
             conns.insert(token, (tcp, driver));

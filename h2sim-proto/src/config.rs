@@ -3,6 +3,9 @@
 use std::num::NonZeroU32;
 use std::time::Duration;
 
+use crate::LocalSettings;
+use crate::error::UserError;
+
 /// Connection settings and limits. `Config::default()` is safe to face an
 /// untrusted peer with; every limit can be raised for load tests.
 #[derive(Debug, Clone)]
@@ -101,9 +104,22 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Checks the settings RFC 9113 §6.5.2 bounds (the initial window, the
+    /// frame size) with [`LocalSettings::check`], as
+    /// `Connection::update_settings` does: a peer ends the connection over
+    /// a value out of range, so `Connection`'s constructors refuse such a
+    /// configuration (`UserError::InvalidSetting`) rather than start a
+    /// connection bound to fail on the wire. A host that shares one
+    /// configuration among its connections checks it once, at its start.
+    ///
+    /// [`LocalSettings::check`]: crate::LocalSettings::check
+    pub fn check(&self) -> Result<(), UserError> {
+        LocalSettings::from_config(self).check()
+    }
+
     /// Takes the advertised values from `settings` (what a
     /// `-H name=value` front end edits), leaving limits and policies.
-    pub fn set_local_settings(&mut self, settings: crate::LocalSettings) {
+    pub fn set_local_settings(&mut self, settings: LocalSettings) {
         self.header_table_size = settings.header_table_size;
         self.enable_push = settings.enable_push;
         self.max_concurrent_streams = settings.max_concurrent_streams;

@@ -134,6 +134,13 @@ impl Connection {
     }
 }
 
+/// `config`, shared, once [`Config::check`] passed.
+fn checked(config: impl Into<Arc<Config>>) -> Result<Arc<Config>, UserError> {
+    let config = config.into();
+    config.check()?;
+    Ok(config)
+}
+
 /// Held-back input beyond which `wants_input` turns false.
 const HELD_INPUT_LIMIT: usize = 256 * 1024;
 
@@ -224,39 +231,70 @@ impl Connection {
     }
 
     /// An HTTP/2 client (prior knowledge, or `h2` chosen by ALPN): its
-    /// preface and SETTINGS are the first output.
-    pub fn client(config: impl Into<Arc<Config>>, now: Instant) -> Self {
-        let config = config.into();
+    /// preface and SETTINGS are the first output. Every constructor checks
+    /// `config` ([`Config::check`]): a setting no peer accepts is refused
+    /// with `UserError::InvalidSetting` here, not met as the peer's GOAWAY.
+    pub fn client(config: impl Into<Arc<Config>>, now: Instant) -> Result<Self, UserError> {
+        let config = checked(config)?;
         let session = h2::Session::new(Role::Client, Arc::clone(&config), now);
-        Connection::with(Role::Client, Inner::Http2(Box::new(session)), config, now)
+        Ok(Connection::with(
+            Role::Client,
+            Inner::Http2(Box::new(session)),
+            config,
+            now,
+        ))
     }
 
     /// An HTTP/1.1 client.
-    pub fn client_http1(config: impl Into<Arc<Config>>, now: Instant) -> Self {
-        let config = config.into();
+    pub fn client_http1(config: impl Into<Arc<Config>>, now: Instant) -> Result<Self, UserError> {
+        let config = checked(config)?;
         let session = h1::Session::new(Role::Client, Arc::clone(&config), now);
-        Connection::with(Role::Client, Inner::Http1(Box::new(session)), config, now)
+        Ok(Connection::with(
+            Role::Client,
+            Inner::Http1(Box::new(session)),
+            config,
+            now,
+        ))
     }
 
     /// A server that tells the protocol from the first bytes: the HTTP/2
     /// preface selects HTTP/2 (prior knowledge, as 3GPP TS 29.500 uses it),
     /// anything else HTTP/1.1, which may still upgrade to HTTP/2 by
     /// `Upgrade: h2c`.
-    pub fn server(config: impl Into<Arc<Config>>, now: Instant) -> Self {
-        let config = config.into();
-        Connection::with(Role::Server, Inner::Undecided { since: now }, config, now)
+    pub fn server(config: impl Into<Arc<Config>>, now: Instant) -> Result<Self, UserError> {
+        Ok(Connection::server_checked(None, checked(config)?, now))
     }
 
     /// A server for a protocol already chosen, by TLS ALPN or configuration.
-    pub fn server_for(protocol: Protocol, config: impl Into<Arc<Config>>, now: Instant) -> Self {
-        let config = config.into();
+    pub fn server_for(
+        protocol: Protocol,
+        config: impl Into<Arc<Config>>,
+        now: Instant,
+    ) -> Result<Self, UserError> {
+        Ok(Connection::server_checked(
+            Some(protocol),
+            checked(config)?,
+            now,
+        ))
+    }
+
+    /// A server for `protocol`, or one that tells it from the first bytes,
+    /// with a configuration already checked: a host's shared one
+    /// ([`host::ServerConfigs`](crate::host::ServerConfigs)), checked once
+    /// at its start rather than at every connection.
+    pub(crate) fn server_checked(
+        protocol: Option<Protocol>,
+        config: Arc<Config>,
+        now: Instant,
+    ) -> Self {
         let inner = match protocol {
-            Protocol::Http1 => Inner::Http1(Box::new(h1::Session::new(
+            None => Inner::Undecided { since: now },
+            Some(Protocol::Http1) => Inner::Http1(Box::new(h1::Session::new(
                 Role::Server,
                 Arc::clone(&config),
                 now,
             ))),
-            Protocol::Http2 => Inner::Http2(Box::new(h2::Session::new(
+            Some(Protocol::Http2) => Inner::Http2(Box::new(h2::Session::new(
                 Role::Server,
                 Arc::clone(&config),
                 now,

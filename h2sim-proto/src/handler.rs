@@ -229,12 +229,12 @@ mod tests {
     ) -> Pair<Endpoint<Recorder>, Endpoint<HandlerApp<H>>> {
         let now = Instant::now();
         let client = Endpoint::new(
-            Connection::client(Config::default(), now),
+            Connection::client(Config::default(), now).unwrap(),
             Recorder::default(),
             now,
         );
         let server = Endpoint::new(
-            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now),
+            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now).unwrap(),
             app,
             now,
         );
@@ -262,14 +262,18 @@ mod tests {
             max_header_list_size: 200,
             ..Config::default()
         };
-        let client = Endpoint::new(Connection::client(small, now), Recorder::default(), now);
+        let client = Endpoint::new(
+            Connection::client(small, now).unwrap(),
+            Recorder::default(),
+            now,
+        );
         let app = HandlerApp::new(|_req: Request| {
             let mut reply = Reply::new(200, Bytes::new());
             reply.head = reply.head.field("x-large", "v".repeat(300));
             reply
         });
         let server = Endpoint::new(
-            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now),
+            crate::Connection::server_for(crate::Protocol::Http2, Config::default(), now).unwrap(),
             app,
             now,
         );
@@ -349,7 +353,7 @@ mod tests {
     fn http1_answers_carry_content_length_not_chunked() {
         let now = Instant::now();
         let mut server = Endpoint::new(
-            Connection::server_for(crate::Protocol::Http1, Config::default(), now),
+            Connection::server_for(crate::Protocol::Http1, Config::default(), now).unwrap(),
             HandlerApp::new(|_| Reply::new(200, "hello")),
             now,
         );

@@ -25,8 +25,8 @@
 //! use h2sim_proto::{Config, Connection, Event, RequestHead, ResponseHead};
 //!
 //! let now = Instant::now();
-//! let mut client = Connection::client(Config::default(), now);
-//! let mut server = Connection::server(Config::default(), now);
+//! let mut client = Connection::client(Config::default(), now)?;
+//! let mut server = Connection::server(Config::default(), now)?;
 //!
 //! let request = RequestHead::new("GET", "http", "example.com", "/hello");
 //! let stream = client.send_request(request, true)?;

@@ -38,6 +38,7 @@ use bytes::{Bytes, BytesMut};
 use crate::application::{Application, Endpoint};
 use crate::config::Config;
 use crate::connection::Connection;
+use crate::error::UserError;
 use crate::event::Event;
 
 /// Rounds [`Pair::drive`] takes before it calls the pair stuck.
@@ -202,11 +203,18 @@ pub struct Pair<C = Connection, S = Connection, O = ()> {
 impl Pair {
     /// `Connection::client` against an undecided `Connection::server`,
     /// deliveries split by `seed`.
+    ///
+    /// # Panics
+    ///
+    /// If [`Config::check`] refuses either configuration: a test harness
+    /// has no one to return the error to.
     pub fn new(client: Config, server: Config, seed: u64) -> Self {
         let now = Instant::now();
+        let connection =
+            |made: Result<Connection, UserError>| made.unwrap_or_else(|e| panic!("Pair::new: {e}"));
         Pair::join(
-            Connection::client(client, now),
-            Connection::server(server, now),
+            connection(Connection::client(client, now)),
+            connection(Connection::server(server, now)),
             now,
         )
         .split(seed)

@@ -32,7 +32,7 @@ fn cause(events: &[Event]) -> CloseCause {
 
 fn http1_pair(seed: u64) -> Pair {
     let mut pair = Pair::with_defaults(seed);
-    pair.client = Connection::client_http1(Config::default(), pair.now);
+    pair.client = Connection::client_http1(Config::default(), pair.now).unwrap();
     pair
 }
 
@@ -88,7 +88,8 @@ fn a_request_limit_is_the_servers_cause() {
                 ..Config::default()
             },
             pair.now,
-        );
+        )
+        .unwrap();
         if !http1 {
             pair.connect();
         }
@@ -281,12 +282,12 @@ fn h1_idle_timeout_and_local_go_away() {
 #[test]
 fn undecided_server_idle_timeout_and_end_of_stream() {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     server.go_away_because(now, CloseCause::IdleTimeout);
     let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
     assert_eq!(cause(&events), CloseCause::IdleTimeout);
 
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     server.handle_eof(now);
     let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
     assert_eq!(cause(&events), CloseCause::PeerClosed);

@@ -66,12 +66,12 @@ impl Application for Client {
 fn application_timers_drive_delayed_responses() {
     let start = Instant::now();
     let client = Endpoint::new(
-        Connection::client(Config::default(), start),
+        Connection::client(Config::default(), start).unwrap(),
         Client::default(),
         start,
     );
     let server = Endpoint::new(
-        Connection::server(Config::default(), start),
+        Connection::server(Config::default(), start).unwrap(),
         SlowServer::default(),
         start,
     );
@@ -109,7 +109,11 @@ impl Application for Immediate {
 #[test]
 fn held_pipelined_requests_reach_the_application_without_more_input() {
     let now = Instant::now();
-    let mut server = Endpoint::new(Connection::server(Config::default(), now), Immediate, now);
+    let mut server = Endpoint::new(
+        Connection::server(Config::default(), now).unwrap(),
+        Immediate,
+        now,
+    );
     let mut input = BytesMut::new();
     for i in 0..40 {
         input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
@@ -154,8 +158,12 @@ fn a_read_of_a_thousand_requests_reuses_a_batch_of_heads() {
         max_concurrent_streams: 1000,
         ..Config::default()
     };
-    let mut server = Endpoint::new(Connection::server(config, now), Recycler::default(), now);
-    let mut client = Connection::client(Config::default(), now);
+    let mut server = Endpoint::new(
+        Connection::server(config, now).unwrap(),
+        Recycler::default(),
+        now,
+    );
+    let mut client = Connection::client(Config::default(), now).unwrap();
     // SETTINGS both ways first, so the client may open 1,000 streams.
     let mut wire = BytesMut::new();
     while let Some(chunk) = client.poll_transmit(now) {

@@ -68,8 +68,8 @@ fn bodies(events: &[Event]) -> Vec<(StreamId, Vec<u8>)> {
 #[test]
 fn undecided_server_speaks_http1_to_an_http1_client_with_keep_alive() {
     let now = Instant::now();
-    let client = Connection::client_http1(Config::default(), now);
-    let server = Connection::server(Config::default(), now);
+    let client = Connection::client_http1(Config::default(), now).unwrap();
+    let server = Connection::server(Config::default(), now).unwrap();
     assert_eq!(server.protocol(), None);
     let mut pair = Pair::join(client, server, now).split(1);
     let a = pair
@@ -104,8 +104,8 @@ fn pipelined_requests_are_answered_in_order_at_any_split() {
         let now = Instant::now();
         let mut config = Config::default();
         config.http1.max_pipeline = depth;
-        let client = Connection::client_http1(config, now);
-        let server = Connection::server(Config::default(), now);
+        let client = Connection::client_http1(config, now).unwrap();
+        let server = Connection::server(Config::default(), now).unwrap();
         let mut pair = Pair::join(client, server, now).split(seed);
         let ids = send_gets(&mut pair, 50);
         let events = exchange(&mut pair);
@@ -127,12 +127,12 @@ fn a_request_limit_closes_after_the_last_request_and_reads_no_further() {
         let now = Instant::now();
         let mut client_config = Config::default();
         client_config.http1.max_pipeline = 10;
-        let client = Connection::client_http1(client_config, now);
+        let client = Connection::client_http1(client_config, now).unwrap();
         let server_config = Config {
             max_requests: std::num::NonZeroU32::new(3),
             ..Config::default()
         };
-        let server = Connection::server(server_config, now);
+        let server = Connection::server(server_config, now).unwrap();
         let mut pair = Pair::join(client, server, now).split(seed);
         let ids = send_gets(&mut pair, 10);
         let (events, taken) = serve(&mut pair);
@@ -150,8 +150,8 @@ fn a_request_limit_closes_after_the_last_request_and_reads_no_further() {
 #[test]
 fn undecided_server_speaks_http2_to_prior_knowledge() {
     let now = Instant::now();
-    let client = Connection::client(Config::default(), now);
-    let server = Connection::server(Config::default(), now);
+    let client = Connection::client(Config::default(), now).unwrap();
+    let server = Connection::server(Config::default(), now).unwrap();
     let mut pair = Pair::join(client, server, now).split(6);
     let id = pair
         .client
@@ -174,7 +174,7 @@ fn a_tls_client_hello_on_an_undecided_server_is_refused_at_once() {
         &b"\x16"[..],
         b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03",
     ] {
-        let mut server = Connection::server(Config::default(), now);
+        let mut server = Connection::server(Config::default(), now).unwrap();
         server.handle_input(now, &mut BytesMut::from(first));
         assert_eq!(server.protocol(), Some(Protocol::Http1), "{first:?}");
         let out = transmitted(&mut server, now);
@@ -204,7 +204,7 @@ fn a_tls_client_hello_on_an_undecided_server_is_refused_at_once() {
 /// A server that told HTTP/1.1 from a `GET /` it read, and that request's
 /// stream, to be answered.
 fn asked(now: Instant) -> (Connection, StreamId) {
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n"[..]);
     server.handle_input(now, &mut input);
     let stream = std::iter::from_fn(|| server.poll_event())
@@ -269,7 +269,7 @@ fn fields_that_would_write_lines_of_their_own_are_refused() {
             String::from_utf8_lossy(&out)
         );
     }
-    let mut client = Connection::client_http1(Config::default(), now);
+    let mut client = Connection::client_http1(Config::default(), now).unwrap();
     for head in [
         RequestHead::new("GET", "http", "sim", "/a b\r\nX: y"),
         RequestHead::new("GET", "http", "x\r\nevil: 1", "/"),
@@ -286,7 +286,7 @@ fn fields_that_would_write_lines_of_their_own_are_refused() {
 /// `send_reply` the final `head` and `body`: the wire, as text.
 fn replied(request: &str, head: ResponseHead, body: &'static str) -> String {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let stream = request_from(&mut server, now, request.as_bytes());
     server
         .send_reply(stream, head, Bytes::from_static(body.as_bytes()))
@@ -374,7 +374,7 @@ fn an_applications_content_length_in_any_case_is_not_chunked_beside() {
 #[test]
 fn release_capacity_names_an_unknown_stream() {
     let now = Instant::now();
-    let mut undecided = Connection::server(Config::default(), now);
+    let mut undecided = Connection::server(Config::default(), now).unwrap();
     let first = StreamId::new(1);
     assert_eq!(
         undecided.release_capacity(first, 0),
@@ -448,7 +448,7 @@ fn frames_after_the_101(mut out: BytesMut, decoder: &mut FrameDecoder) -> Vec<Fr
 #[test]
 fn h2c_upgrade_answers_the_upgrading_request_on_stream_1() {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let mut input = BytesMut::from(UPGRADE);
     input.extend_from_slice(&preface());
     server.handle_input(now, &mut input);
@@ -509,7 +509,7 @@ fn an_h2c_upgrade_request_counts_against_the_request_limit() {
         max_requests: std::num::NonZeroU32::new(1),
         ..Config::default()
     };
-    let mut server = Connection::server(config, now);
+    let mut server = Connection::server(config, now).unwrap();
     let mut input = BytesMut::from(UPGRADE);
     input.extend_from_slice(&preface());
     let stream = request_from(&mut server, now, &input);
@@ -547,7 +547,7 @@ fn an_h2c_upgrade_request_counts_against_the_request_limit() {
 #[test]
 fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let stream = request_from(&mut server, now, UPGRADE);
     server
         .send_response(stream, ResponseHead::new(200), false)
@@ -590,7 +590,7 @@ fn h2c_upgrade_holds_stream_1_until_the_client_preface() {
 #[test]
 fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let mut input = BytesMut::new();
     for i in 0..40 {
         input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
@@ -634,7 +634,7 @@ fn a_full_pipeline_is_held_and_served_once_answers_go_out() {
 #[test]
 fn answers_waiting_for_the_transport_hold_back_further_requests() {
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let request = b"GET / HTTP/1.1\r\nHost: sim\r\n\r\n";
     let body = Bytes::from(vec![b'a'; 64 * 1024]);
     let mut answered = 0;
@@ -678,7 +678,7 @@ fn the_server_reads_ahead_at_most_its_configured_depth() {
     let now = Instant::now();
     let mut config = Config::default();
     config.http1.server_max_pipeline = 4;
-    let mut server = Connection::server(config, now);
+    let mut server = Connection::server(config, now).unwrap();
     let mut input = BytesMut::new();
     for i in 1..=5 {
         input.extend_from_slice(format!("GET /{i} HTTP/1.1\r\nHost: sim\r\n\r\n").as_bytes());
@@ -734,7 +734,7 @@ fn a_connection_error_is_sticky() {
     // connection ends; the error stays what the connection reports after
     // `Closed` was polled, and later bytes are not read.
     let now = Instant::now();
-    let mut server = Connection::server(Config::default(), now);
+    let mut server = Connection::server(Config::default(), now).unwrap();
     let mut input = BytesMut::from(&b"GET / HTTP/1.1\r\nHost sim\r\n\r\n"[..]);
     server.handle_input(now, &mut input);
     let out = transmitted(&mut server, now);

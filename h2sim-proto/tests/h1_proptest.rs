@@ -324,8 +324,8 @@ impl World {
             server.idle_timeout = Some(Duration::from_millis(1500));
         }
         let pair = Pair::join(
-            Connection::client_http1(client, now),
-            Connection::server(server, now),
+            Connection::client_http1(client, now).unwrap(),
+            Connection::server(server, now).unwrap(),
             now,
         )
         .split(s.seed);

@@ -5,14 +5,15 @@
 mod support;
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::Frame;
+use h2sim_proto::host::{ClientError, ClientOptions, ServerConfigs};
 use h2sim_proto::pair::Dir;
 use h2sim_proto::{
-    Config, Event, HeaderField, LocalSettings, Reason, RequestHead, ResponseHead, StreamId,
-    UserError, WindowPolicy,
+    Config, Connection, Event, HeaderField, LocalSettings, Protocol, Reason, RequestHead,
+    ResponseHead, StreamId, UserError, WindowPolicy,
 };
 use support::{Pair, retryable, send_gets};
 
@@ -446,6 +447,56 @@ fn settings_out_of_the_rfcs_range_are_refused() {
             "{err}"
         );
         assert!(pair.server.poll_transmit(now).is_none(), "nothing sent");
+    }
+}
+
+/// The same bounds at the start (RFC 9113 §6.5.2): a `Config` with a
+/// value outside them makes no connection, `InvalidSetting` naming the
+/// setting and its range, by the check `update_settings` uses, where the
+/// connection was made, sent the value in its first SETTINGS and was ended
+/// by its peer. Hosts check once, when they start. The bounds themselves
+/// are taken.
+#[test]
+fn a_config_out_of_the_rfcs_range_makes_no_connection() {
+    let now = Instant::now();
+    let config = |initial_window_size, max_frame_size| Config {
+        initial_window_size,
+        max_frame_size,
+        ..Config::default()
+    };
+    for (bad, name) in [
+        (config(1 << 31, 16_384), "SETTINGS_INITIAL_WINDOW_SIZE"),
+        (config(65_535, 16_383), "SETTINGS_MAX_FRAME_SIZE"),
+        (config(65_535, 1 << 24), "SETTINGS_MAX_FRAME_SIZE"),
+    ] {
+        let refused = |made: Result<Connection, UserError>| matches!(made, Err(UserError::InvalidSetting { name: n, .. }) if n == name);
+        assert!(refused(Connection::client(bad.clone(), now)));
+        assert!(refused(Connection::client_http1(bad.clone(), now)));
+        assert!(refused(Connection::server(bad.clone(), now)));
+        for protocol in [Protocol::Http1, Protocol::Http2] {
+            assert!(refused(Connection::server_for(protocol, bad.clone(), now)));
+        }
+        assert!(matches!(
+            ServerConfigs::new(&bad, None),
+            Err(UserError::InvalidSetting { name: n, .. }) if n == name
+        ));
+        let mut options = ClientOptions::<()> {
+            config: bad,
+            ..ClientOptions::default()
+        };
+        assert!(matches!(
+            options.target("http://127.0.0.1:8080"),
+            Err(ClientError::Config(UserError::InvalidSetting { name: n, .. })) if n == name
+        ));
+    }
+    let err = Connection::server(config(65_535, 5), now).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "SETTINGS_MAX_FRAME_SIZE 5 is out of range: 16384 to 16777215 (RFC 9113 §6.5.2)"
+    );
+    for edge in [config((1 << 31) - 1, (1 << 24) - 1), config(0, 16_384)] {
+        assert!(Connection::client(edge.clone(), now).is_ok());
+        assert!(Connection::server(edge, now).is_ok());
     }
 }
 

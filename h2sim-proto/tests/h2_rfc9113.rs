@@ -1854,7 +1854,7 @@ fn s3_4_http2_only_listener_refuses_http1_detection_answers_it() {
     let request = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     let now = std::time::Instant::now();
 
-    let mut only = server_connection(Some(Protocol::Http2), Config::default(), now);
+    let mut only = server_connection(Some(Protocol::Http2), Config::default(), now).unwrap();
     let mut input = bytes::BytesMut::from(&request[..]);
     only.handle_input(now, &mut input);
     let mut out = bytes::BytesMut::new();
@@ -1871,7 +1871,7 @@ fn s3_4_http2_only_listener_refuses_http1_detection_answers_it() {
     assert_eq!(g.reason, Reason::PROTOCOL_ERROR);
     assert!(only.is_closed());
 
-    let mut detect = server_connection(None, Config::default(), now);
+    let mut detect = server_connection(None, Config::default(), now).unwrap();
     let mut input = bytes::BytesMut::from(&request[..]);
     detect.handle_input(now, &mut input);
     assert_eq!(detect.protocol(), Some(Protocol::Http1));

@@ -110,7 +110,7 @@ fn heap_per_connection(open: impl Fn(Instant) -> Connection) -> isize {
 }
 
 fn idle_h2(config: &Arc<Config>, now: Instant) -> Connection {
-    let mut conn = Connection::server(Arc::clone(config), now);
+    let mut conn = Connection::server(Arc::clone(config), now).unwrap();
     drain(&mut conn, now);
     conn.handle_input(now, &mut BytesMut::from(H2_CLIENT));
     drain(&mut conn, now);
@@ -122,7 +122,7 @@ fn idle_h2(config: &Arc<Config>, now: Instant) -> Connection {
 }
 
 fn idle_h1(config: &Arc<Config>, now: Instant) -> Connection {
-    let mut conn = Connection::server(Arc::clone(config), now);
+    let mut conn = Connection::server(Arc::clone(config), now).unwrap();
     conn.handle_input(
         now,
         &mut BytesMut::from(&b"GET / HTTP/1.1\r\nhost: a\r\n\r\n"[..]),
@@ -262,8 +262,8 @@ fn a_steady_http2_load_allocates_no_head_storage_per_exchange() {
 fn a_steady_http1_load_allocates_no_head_storage_per_exchange() {
     let _alone = alone();
     let now = Instant::now();
-    let client = Connection::client_http1(Config::default(), now);
-    let server = Connection::server(Config::default(), now);
+    let client = Connection::client_http1(Config::default(), now).unwrap();
+    let server = Connection::server(Config::default(), now).unwrap();
     let mut pair = Pair::join(client, server, now).split(7);
     let per_exchange = allocations_per_exchange(&mut pair, 1);
     assert_eq!(pair.server.protocol(), Some(Protocol::Http1));
@@ -322,7 +322,7 @@ fn assert_keeps_no_read_buffer(mut conn: Connection, before: isize, side: &str) 
 fn table_entries_do_not_keep_read_buffers() {
     let _alone = alone();
     let now = Instant::now();
-    let mut conn = Connection::server(Arc::new(Config::default()), now);
+    let mut conn = Connection::server(Arc::new(Config::default()), now).unwrap();
     conn.handle_input(now, &mut BytesMut::from(H2_CLIENT));
     drain(&mut conn, now);
     while conn.poll_event().is_some() {}
@@ -354,7 +354,7 @@ fn table_entries_do_not_keep_read_buffers() {
 fn a_client_table_does_not_keep_read_buffers() {
     let _alone = alone();
     let now = Instant::now();
-    let mut conn = Connection::client(Arc::new(Config::default()), now);
+    let mut conn = Connection::client(Arc::new(Config::default()), now).unwrap();
     drain(&mut conn, now);
     // The server's SETTINGS (empty) and its ACK of ours.
     conn.handle_input(

@@ -114,6 +114,6 @@ fn http1_has_no_keepalive_timer() {
         idle_timeout: None,
         ..with_keepalive()
     };
-    let conn = Connection::client_http1(config, Instant::now());
+    let conn = Connection::client_http1(config, Instant::now()).unwrap();
     assert_eq!(conn.poll_timeout(), None);
 }

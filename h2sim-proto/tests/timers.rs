@@ -134,8 +134,9 @@ fn output_of(conn: &mut Connection, now: Instant) -> Vec<u8> {
 #[test]
 fn h2_idle_connection_goes_away_and_closes() {
     let t0 = Instant::now();
-    let mut client = Connection::client(quiet_client(), t0);
-    let mut server = Connection::server_for(Protocol::Http2, server_config(Some(IDLE), None), t0);
+    let mut client = Connection::client(quiet_client(), t0).unwrap();
+    let mut server =
+        Connection::server_for(Protocol::Http2, server_config(Some(IDLE), None), t0).unwrap();
     let mut log = Default::default();
     settle(&mut client, &mut server, t0, &mut log);
     assert_eq!(server.poll_timeout(), Some(t0 + IDLE));
@@ -170,8 +171,9 @@ fn h2_idle_connection_goes_away_and_closes() {
 #[test]
 fn h1_idle_connection_closes() {
     let t0 = Instant::now();
-    let mut client = Connection::client_http1(quiet_client(), t0);
-    let mut server = Connection::server_for(Protocol::Http1, server_config(Some(IDLE), None), t0);
+    let mut client = Connection::client_http1(quiet_client(), t0).unwrap();
+    let mut server =
+        Connection::server_for(Protocol::Http1, server_config(Some(IDLE), None), t0).unwrap();
     let mut log = Default::default();
     let stream = client.send_request(get("/"), true).unwrap();
     settle(&mut client, &mut server, t0, &mut log);
@@ -192,7 +194,7 @@ fn h1_idle_connection_closes() {
 #[test]
 fn undecided_server_idle_connection_closes() {
     let t0 = Instant::now();
-    let mut server = Connection::server(server_config(Some(IDLE), None), t0);
+    let mut server = Connection::server(server_config(Some(IDLE), None), t0).unwrap();
     assert_eq!(server.protocol(), None);
     assert_eq!(server.poll_timeout(), Some(t0 + IDLE));
     server.handle_timeout(t0 + IDLE);
@@ -211,8 +213,9 @@ fn undecided_server_idle_connection_closes() {
 #[test]
 fn h2_drain_deadline_cuts_open_streams() {
     let t0 = Instant::now();
-    let mut client = Connection::client(quiet_client(), t0);
-    let mut server = Connection::server_for(Protocol::Http2, server_config(None, None), t0);
+    let mut client = Connection::client(quiet_client(), t0).unwrap();
+    let mut server =
+        Connection::server_for(Protocol::Http2, server_config(None, None), t0).unwrap();
     let mut log = Default::default();
     client.send_request(get("/never"), true).unwrap();
     settle(&mut client, &mut server, t0, &mut log);
@@ -250,8 +253,9 @@ fn h2_drain_deadline_cuts_open_streams() {
 #[test]
 fn h1_idle_then_drain_deadline_cuts_an_unanswered_request() {
     let t0 = Instant::now();
-    let mut client = Connection::client_http1(quiet_client(), t0);
-    let mut server = Connection::server_for(Protocol::Http1, server_config(Some(IDLE), None), t0);
+    let mut client = Connection::client_http1(quiet_client(), t0).unwrap();
+    let mut server =
+        Connection::server_for(Protocol::Http1, server_config(Some(IDLE), None), t0).unwrap();
     let mut log = Default::default();
     client.send_request(get("/slow"), true).unwrap();
     settle(&mut client, &mut server, t0, &mut log);
@@ -271,8 +275,9 @@ fn h1_idle_then_drain_deadline_cuts_an_unanswered_request() {
 #[test]
 fn h2_idle_then_drain_deadline_cuts_an_open_stream() {
     let t0 = Instant::now();
-    let mut client = Connection::client(quiet_client(), t0);
-    let mut server = Connection::server_for(Protocol::Http2, server_config(Some(IDLE), None), t0);
+    let mut client = Connection::client(quiet_client(), t0).unwrap();
+    let mut server =
+        Connection::server_for(Protocol::Http2, server_config(Some(IDLE), None), t0).unwrap();
     let mut log = Default::default();
     client.send_request(get("/slow"), true).unwrap();
     settle(&mut client, &mut server, t0, &mut log);
@@ -296,7 +301,7 @@ fn h1_slowloris_head_is_cut_at_the_head_read_deadline() {
     let t0 = Instant::now();
     let idle = Duration::from_secs(2);
     let mut server =
-        Connection::server_for(Protocol::Http1, server_config(Some(idle), Some(HEAD)), t0);
+        Connection::server_for(Protocol::Http1, server_config(Some(idle), Some(HEAD)), t0).unwrap();
     // One byte a second, well within the idle time each: the idle timer
     // never fires, and the head is still incomplete at the head deadline.
     assert_eq!(events_of(&mut server), [Event::Connected]);
@@ -328,7 +333,7 @@ fn h1_dripped_empty_lines_are_cut_at_the_head_read_deadline() {
     for line in [&b"\r\n"[..], b"\n"] {
         let t0 = Instant::now();
         let idle = Duration::from_secs(2);
-        let mut server = Connection::server(server_config(Some(idle), Some(HEAD)), t0);
+        let mut server = Connection::server(server_config(Some(idle), Some(HEAD)), t0).unwrap();
         let first = t0 + Duration::from_millis(300);
         let mut now = t0;
         let mut events = Vec::new();
@@ -363,8 +368,8 @@ fn a_silent_connection_is_cut_at_the_head_read_deadline() {
     for protocol in [None, Some(Protocol::Http1), Some(Protocol::Http2)] {
         let config = server_config(None, Some(HEAD));
         let mut server = match protocol {
-            None => Connection::server(config, t0),
-            Some(p) => Connection::server_for(p, config, t0),
+            None => Connection::server(config, t0).unwrap(),
+            Some(p) => Connection::server_for(p, config, t0).unwrap(),
         };
         assert_eq!(server.poll_timeout(), Some(t0 + HEAD), "{protocol:?}");
         server.handle_timeout(t0 + HEAD);
@@ -380,12 +385,12 @@ fn a_silent_connection_is_cut_at_the_head_read_deadline() {
             assert!(!events.contains(&Event::Connected), "{events:?}");
         }
     }
-    let mut server = Connection::server(server_config(None, Some(HEAD)), t0);
+    let mut server = Connection::server(server_config(None, Some(HEAD)), t0).unwrap();
     server.handle_eof(t0);
     let events = events_of(&mut server);
     assert_eq!(closed(&events).1, CloseCause::PeerClosed);
     assert!(!events.contains(&Event::Connected), "{events:?}");
-    let mut server = Connection::server(server_config(None, Some(HEAD)), t0);
+    let mut server = Connection::server(server_config(None, Some(HEAD)), t0).unwrap();
     let t1 = t0 + Duration::from_secs(3);
     let mut input = BytesMut::from(&b"GE"[..]);
     server.handle_input(t1, &mut input);
@@ -401,7 +406,7 @@ fn a_silent_connection_is_cut_at_the_head_read_deadline() {
 #[test]
 fn undecided_server_trickled_preface_is_cut_at_the_head_read_deadline() {
     let t0 = Instant::now();
-    let mut server = Connection::server(server_config(Some(IDLE), Some(HEAD)), t0);
+    let mut server = Connection::server(server_config(Some(IDLE), Some(HEAD)), t0).unwrap();
     let mut input = BytesMut::from(&PREFACE[..8]);
     server.handle_input(t0, &mut input);
     assert_eq!(server.protocol(), None);
@@ -419,7 +424,8 @@ fn undecided_server_trickled_preface_is_cut_at_the_head_read_deadline() {
 #[test]
 fn h1_heads_read_in_time_are_not_cut() {
     let t0 = Instant::now();
-    let mut server = Connection::server_for(Protocol::Http1, server_config(None, Some(HEAD)), t0);
+    let mut server =
+        Connection::server_for(Protocol::Http1, server_config(None, Some(HEAD)), t0).unwrap();
     let mut input = BytesMut::from(&b"GET /1 HTTP/1.1\r\nhost: a\r\n\r\nGET /2 HT"[..]);
     server.handle_input(t0, &mut input);
     assert_eq!(server.poll_timeout(), Some(t0 + HEAD));
@@ -451,7 +457,7 @@ fn unacknowledged_settings_end_the_connection() {
     let t0 = Instant::now();
     let config = server_config(None, None);
     let timeout = config.settings_timeout;
-    let mut server = Connection::server_for(Protocol::Http2, config, t0);
+    let mut server = Connection::server_for(Protocol::Http2, config, t0).unwrap();
     // The peer's preface and empty SETTINGS, and never an ACK of ours.
     let mut input = BytesMut::from(&PREFACE[..]);
     input.extend_from_slice(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]);

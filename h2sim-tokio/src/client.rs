@@ -176,7 +176,12 @@ impl Dialer {
     ) -> (io::Result<Ending>, A) {
         let now = Instant::now();
         let config = self.options.config.clone();
-        let conn = client_connection(info.protocol, config, now);
+        let conn = match client_connection(info.protocol, config, now) {
+            Ok(conn) => conn,
+            // `ClientOptions::target` refused such a configuration before
+            // any connection was made.
+            Err(e) => return (Err(io::Error::other(e)), app),
+        };
         let mut endpoint = Endpoint::new(conn, app, now);
         let (shutdown, driver) = (&self.options.runtime, &self.options.driver);
         let result = driver::run(transport, &mut endpoint, shutdown, driver).await;

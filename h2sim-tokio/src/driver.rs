@@ -509,7 +509,7 @@ mod tests {
             idle_timeout: Some(Duration::from_secs(60)),
             ..Config::default()
         };
-        let conn = Connection::server_for(Protocol::Http1, config, now);
+        let conn = Connection::server_for(Protocol::Http1, config, now).unwrap();
         let app = HandlerApp::new(|_| Reply::new(200, b"ok".to_vec()));
         let mut endpoint = Endpoint::new(conn, app, now);
         let shutdown = Shutdown::new();
@@ -533,7 +533,7 @@ mod tests {
     async fn a_shutdown_from_another_thread_wakes_a_sleeping_connection() {
         let (ours, mut theirs) = tokio::io::duplex(64 * 1024);
         let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app = HandlerApp::new(|_| Reply::new(200, b"ok".to_vec()));
         let shutdown = Shutdown::new();
         let server = tokio::spawn({
@@ -571,7 +571,7 @@ mod tests {
         const QUEUED: usize = 20_000;
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app = HandlerApp::new(|_| Reply::new(200, b"ok".to_vec()));
         let mut endpoint = Endpoint::new(conn, app, now);
         let shutdown = Shutdown::new();
@@ -631,7 +631,7 @@ mod tests {
     ) {
         let (ours, theirs) = tokio::io::duplex(16 * 1024);
         let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http2, Config::default(), now).unwrap();
         let app = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 16 * 1024]));
         let mut endpoint = Endpoint::new(conn, app, now);
         let options = DriverOptions {

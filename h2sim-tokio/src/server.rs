@@ -44,18 +44,22 @@ impl fmt::Debug for Bound {
 pub struct Server {
     listeners: Vec<Bound>,
     options: Arc<ServerOptions>,
+    /// The connections' configuration, checked when the server is bound.
+    configs: ServerConfigs,
     shutdown: Shutdown,
     stats: Arc<ServerCounters>,
 }
 
 impl Server {
-    /// Resolves and binds every listener (a name may stand for several
-    /// addresses, each bound). Port 0 picks a free port per socket; see
+    /// Checks the configuration (`ServerError::Config`), then resolves and
+    /// binds every listener (a name may stand for several addresses, each
+    /// bound). Port 0 picks a free port per socket; see
     /// [`Server::local_addrs`].
     pub async fn bind(
         specs: Vec<ListenerSpec>,
         options: ServerOptions,
     ) -> Result<Server, ServerError> {
+        let configs = options.configs()?;
         let mut listeners = Vec::new();
         for spec in specs {
             let addrs =
@@ -77,6 +81,7 @@ impl Server {
         Ok(Server {
             listeners,
             options: Arc::new(options),
+            configs,
             shutdown: Shutdown::new(),
             stats: Arc::default(),
         })
@@ -108,7 +113,7 @@ impl Server {
         A: Application + Send + 'static,
     {
         let factory = Arc::new(factory);
-        let configs = self.options.configs();
+        let configs = self.configs;
         let tracker = TaskTracker::new();
         let mut accepting = JoinSet::new();
         for bound in self.listeners {

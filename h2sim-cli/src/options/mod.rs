@@ -34,7 +34,11 @@ pub fn usage(message: impl Into<String>) -> UsageError {
     UsageError(message.into())
 }
 
-/// `-H name=value`: one HTTP/2 setting.
+/// `-H name=value`: one HTTP/2 setting. The ranges RFC 9113 §6.5.2 sets
+/// are the core's to check (`LocalSettings::check`, as every connection's
+/// configuration is checked), so a value a peer would refuse is the same
+/// one-line usage error here as in a library's hands; `settings` is left
+/// as it was.
 pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), UsageError> {
     let (name, value) = spec
         .split_once('=')
@@ -44,17 +48,16 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
         .parse()
         .map_err(|_| usage(format!("-H {spec:?}: {value:?} is not a number")))?;
     let bad = |why: &str| usage(format!("-H {spec:?}: {why}"));
+    let mut next = *settings;
     match name.trim().to_ascii_lowercase().as_str() {
-        "header_table_size" => settings.header_table_size = n,
-        "enable_push" if n <= 1 => settings.enable_push = n == 1,
+        "header_table_size" => next.header_table_size = n,
+        "enable_push" if n <= 1 => next.enable_push = n == 1,
         "enable_push" => return Err(bad("enable_push is 0 or 1")),
-        "max_concurrent_streams" => settings.max_concurrent_streams = n,
-        "initial_window_size" if n < (1 << 31) => settings.initial_window_size = n,
-        "initial_window_size" => return Err(bad("at most 2147483647")),
-        "max_frame_size" if (16_384..=16_777_215).contains(&n) => settings.max_frame_size = n,
-        "max_frame_size" => return Err(bad("between 16384 and 16777215")),
-        "max_header_list_size" => settings.max_header_list_size = n,
-        "enable_connect_protocol" if n <= 1 => settings.enable_connect_protocol = n == 1,
+        "max_concurrent_streams" => next.max_concurrent_streams = n,
+        "initial_window_size" => next.initial_window_size = n,
+        "max_frame_size" => next.max_frame_size = n,
+        "max_header_list_size" => next.max_header_list_size = n,
+        "enable_connect_protocol" if n <= 1 => next.enable_connect_protocol = n == 1,
         "enable_connect_protocol" => return Err(bad("enable_connect_protocol is 0 or 1")),
         _ => {
             return Err(bad(
@@ -62,6 +65,8 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
             ));
         }
     }
+    next.check().map_err(|e| bad(&e.to_string()))?;
+    *settings = next;
     Ok(())
 }
 
@@ -175,7 +180,18 @@ mod tests {
         apply_setting(&mut l, "enable_push=0").unwrap();
         assert_eq!(l.max_concurrent_streams, 1000);
         assert!(!l.enable_push);
-        assert!(apply_setting(&mut l, "max_frame_size=10").is_err());
+        // RFC 9113 §6.5.2's ranges, the core's check: one line naming
+        // the flag and the range, and the settings left as they were.
+        let err = apply_setting(&mut l, "max_frame_size=10").unwrap_err();
+        assert_eq!(
+            err.0,
+            "-H \"max_frame_size=10\": SETTINGS_MAX_FRAME_SIZE 10 is out of range: 16384 to 16777215 (RFC 9113 §6.5.2)"
+        );
+        assert_eq!(l.max_frame_size, 16_384);
+        let err = apply_setting(&mut l, "initial_window_size=2147483648").unwrap_err();
+        assert!(err.0.contains("0 to 2147483647"), "{err}");
+        apply_setting(&mut l, "initial_window_size=2147483647").unwrap();
+        apply_setting(&mut l, "max_frame_size=16777215").unwrap();
         assert!(apply_setting(&mut l, "bogus=1").is_err());
         assert!(apply_setting(&mut l, "noequals").is_err());
         s.set_local_settings(l);

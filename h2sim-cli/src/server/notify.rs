@@ -700,11 +700,15 @@ mod tests {
             Reply::new(204, "")
         });
         let client = Endpoint::new(
-            Connection::client(Config::default(), start),
+            Connection::client(Config::default(), start).unwrap(),
             notifier.app("http://amf:9000"),
             start,
         );
-        let server = Endpoint::new(Connection::server(Config::default(), start), server, start);
+        let server = Endpoint::new(
+            Connection::server(Config::default(), start).unwrap(),
+            server,
+            start,
+        );
         let mut pair = Pair::join(client, server, start);
         for _ in 0..100_000 {
             pair.drive();

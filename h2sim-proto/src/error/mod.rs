@@ -358,9 +358,15 @@ pub enum UserError {
     /// with NUL, CR or LF, which would let it write lines of its own
     /// (RFC 9110 §5.1, §5.5). Nothing is sent.
     InvalidField(Bytes),
-    /// A setting outside what RFC 9113 §6.5.2 allows (`name`, `value`):
-    /// the peer would end the connection over it. Nothing is sent.
-    InvalidSetting { name: &'static str, value: u32 },
+    /// A setting outside what RFC 9113 §6.5.2 allows (`name`, `value`, to
+    /// be within `min..=max`): the peer would end the connection over it.
+    /// Nothing is sent, and a connection is not made with it.
+    InvalidSetting {
+        name: &'static str,
+        value: u32,
+        min: u32,
+        max: u32,
+    },
 }
 
 impl fmt::Display for UserError {
@@ -389,9 +395,15 @@ impl fmt::Display for UserError {
                  ':', a value must hold no NUL, CR or LF (RFC 9110 §5.1, §5.5)",
                 String::from_utf8_lossy(name)
             ),
-            UserError::InvalidSetting { name, value } => {
-                write!(f, "{name} {value} is out of range (RFC 9113 §6.5.2)")
-            }
+            UserError::InvalidSetting {
+                name,
+                value,
+                min,
+                max,
+            } => write!(
+                f,
+                "{name} {value} is out of range: {min} to {max} (RFC 9113 §6.5.2)"
+            ),
             UserError::InterimReply(status) => write!(
                 f,
                 "status {status} is interim (RFC 9110 §15.2): a whole response needs a final one, 200-599"

@@ -53,21 +53,36 @@ impl LocalSettings {
 
     /// Checks the values RFC 9113 §6.5.2 bounds, which a peer would answer
     /// with a connection error: SETTINGS_INITIAL_WINDOW_SIZE at most
-    /// 2^31-1, SETTINGS_MAX_FRAME_SIZE from 2^14 to 2^24-1.
-    pub(crate) fn check(&self) -> Result<(), UserError> {
-        if self.initial_window_size > MAX_WINDOW_SIZE {
-            return Err(UserError::InvalidSetting {
-                name: "SETTINGS_INITIAL_WINDOW_SIZE",
-                value: self.initial_window_size,
-            });
-        }
-        if !(DEFAULT_MAX_FRAME_SIZE..=MAX_FRAME_SIZE_LIMIT).contains(&self.max_frame_size) {
-            return Err(UserError::InvalidSetting {
-                name: "SETTINGS_MAX_FRAME_SIZE",
-                value: self.max_frame_size,
-            });
-        }
-        Ok(())
+    /// 2^31-1, SETTINGS_MAX_FRAME_SIZE from 2^14 to 2^24-1 (ENABLE_PUSH's 0
+    /// or 1 is a `bool` here). The one check of what we advertise: for a
+    /// `Config` a connection starts with ([`Config::check`]), for
+    /// `Connection::update_settings`, and for a front end that reads
+    /// settings from its user.
+    pub fn check(&self) -> Result<(), UserError> {
+        let within = |name, value, min, max| {
+            if (min..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(UserError::InvalidSetting {
+                    name,
+                    value,
+                    min,
+                    max,
+                })
+            }
+        };
+        within(
+            "SETTINGS_INITIAL_WINDOW_SIZE",
+            self.initial_window_size,
+            0,
+            MAX_WINDOW_SIZE,
+        )?;
+        within(
+            "SETTINGS_MAX_FRAME_SIZE",
+            self.max_frame_size,
+            DEFAULT_MAX_FRAME_SIZE,
+            MAX_FRAME_SIZE_LIMIT,
+        )
     }
 
     /// The SETTINGS frame carrying every value, so a trace shows them all.

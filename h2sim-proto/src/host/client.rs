@@ -11,6 +11,7 @@ use super::info::{ALPN_H2, ALPN_HTTP1, ConnectionInfo};
 use super::lifecycle::{DriverOptions, Ending};
 use crate::{
     Application, CloseCause, Config, Connection, ConnectionError, Event, Protocol, Reason,
+    UserError,
 };
 
 /// How a client connects: everything but what its runtime adds, which is
@@ -243,6 +244,9 @@ pub enum ClientError {
     /// The runtime could not start its event loops (glommio: no io_uring,
     /// the memlock limit, CPUs); the error is the adapter's own.
     Runtime(Box<dyn std::error::Error + Send + Sync>),
+    /// The configuration has a setting no server accepts
+    /// (`UserError::InvalidSetting`, see [`Config::check`]).
+    Config(UserError),
 }
 
 impl ClientError {
@@ -322,6 +326,7 @@ impl fmt::Display for ClientError {
             ClientError::WentAway { reason } => write!(f, "the server sent GOAWAY ({reason})"),
             ClientError::Closed(e) => write!(f, "{e}"),
             ClientError::Runtime(e) => write!(f, "{e}"),
+            ClientError::Config(e) => write!(f, "{e}"),
         }
     }
 }
@@ -382,8 +387,10 @@ impl<R> ClientOptions<R> {
     /// URL), checks its scheme against whether TLS is configured
     /// (`https://` needs it, `http://` must not have it), builds the TLS
     /// configuration for it, and tells the core's HTTP/1.1 side whether
-    /// the connections are secure.
+    /// the connections are secure. The configuration is checked here
+    /// ([`Config::check`]), once for every connection to the target.
     pub fn target(&mut self, target: &str) -> Result<Target, ClientError> {
+        self.config.check().map_err(ClientError::Config)?;
         use super::addr::Scheme;
         #[cfg(feature = "tls")]
         let secure = self.tls.is_some();
@@ -742,7 +749,7 @@ mod tests {
     #[test]
     fn a_close_before_the_servers_settings_is_named() {
         let now = Instant::now();
-        let mut conn = Connection::client(Config::default(), now);
+        let mut conn = Connection::client(Config::default(), now).unwrap();
         let closed = || Event::Closed {
             error: None,
             cause: CloseCause::PeerClosed,

@@ -508,7 +508,7 @@ mod tests {
     type Hello = HandlerApp<fn(Request) -> Reply>;
 
     fn driver(now: Instant) -> Driver<Hello> {
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
         Driver::new(Endpoint::new(conn, app, now), DriverOptions::default())
     }
@@ -541,10 +541,10 @@ mod tests {
     #[test]
     fn reads_narrow_after_a_read_of_many_requests() {
         let now = Instant::now();
-        let conn = Connection::server(Config::default(), now);
+        let conn = Connection::server(Config::default(), now).unwrap();
         let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
         let mut d = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
-        let mut client = Connection::client(Config::default(), now);
+        let mut client = Connection::client(Config::default(), now).unwrap();
         let mut requests = |d: &mut Driver<Hello>, n: usize| {
             for _ in 0..n {
                 let head = crate::RequestHead::new("GET", "http", "sim", "/");
@@ -664,7 +664,7 @@ mod tests {
         assert!(d.settled());
 
         // Two answers behind a bound that takes one chunk at a time.
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
         let options = DriverOptions {
             max_output_backlog: 1,
@@ -705,7 +705,7 @@ mod tests {
     fn reads_go_on_once_writes_stand_still_on_a_full_backlog() {
         use super::super::stall::STALL;
         let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app: Hello = HandlerApp::new(|_| Reply::new(200, vec![b'z'; 4096]));
         let options = DriverOptions {
             max_output_backlog: 1024,
@@ -762,7 +762,7 @@ mod tests {
     #[test]
     fn shutdown_and_end_of_stream_walk_the_states() {
         let mut now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http2, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http2, Config::default(), now).unwrap();
         let app: Hello = HandlerApp::new(|_| Reply::new(200, "hi"));
         let mut d = Driver::new(Endpoint::new(conn, app, now), DriverOptions::default());
         read(&mut d, now, crate::frame::PREFACE);

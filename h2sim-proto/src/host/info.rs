@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::{Config, Connection, Protocol};
+use crate::{Config, Connection, Protocol, UserError};
 
 /// ALPN identifier of HTTP/2 (RFC 9113 §3.2), our first preference.
 pub const ALPN_H2: &[u8] = b"h2";
@@ -129,12 +129,12 @@ pub fn server_protocol(alpn: Option<&[u8]>) -> Option<Protocol> {
 }
 
 /// A server connection for `protocol`, or one that tells it from the
-/// first bytes.
+/// first bytes; `Err` for a configuration [`Config::check`] refuses.
 pub fn server_connection(
     protocol: Option<Protocol>,
     config: impl Into<Arc<Config>>,
     now: Instant,
-) -> Connection {
+) -> Result<Connection, UserError> {
     match protocol {
         Some(protocol) => Connection::server_for(protocol, config, now),
         None => Connection::server(config, now),
@@ -159,34 +159,40 @@ impl ServerConfigs {
     /// client that always asks for h2c (Java's `HttpClient` does) can be
     /// tested on its HTTP/1.1 path.
     ///
+    /// `config` is checked here ([`Config::check`]), once for all the
+    /// server's connections: a server whose settings no client accepts
+    /// does not start.
+    ///
     /// [`ServerOptions::plain_protocol`]: super::ServerOptions::plain_protocol
-    pub fn new(config: &Config, plain_protocol: Option<Protocol>) -> Self {
+    pub fn new(config: &Config, plain_protocol: Option<Protocol>) -> Result<Self, UserError> {
+        config.check()?;
         let mut plain = config.clone();
         if plain_protocol == Some(Protocol::Http1) {
             plain.http1.allow_h2c_upgrade = false;
         }
         let mut secure = config.clone();
         secure.http1.secure = true;
-        ServerConfigs {
+        Ok(ServerConfigs {
             plain: Arc::new(plain),
             secure: Arc::new(secure),
-        }
+        })
     }
 
     /// A server connection for `protocol` (see [`server_connection`]),
     /// over TLS or not.
     pub fn connection(&self, protocol: Option<Protocol>, tls: bool, now: Instant) -> Connection {
         let config = if tls { &self.secure } else { &self.plain };
-        server_connection(protocol, Arc::clone(config), now)
+        Connection::server_checked(protocol, Arc::clone(config), now)
     }
 }
 
-/// A client connection for `protocol` (HTTP/2 unless told HTTP/1.1).
+/// A client connection for `protocol` (HTTP/2 unless told HTTP/1.1);
+/// `Err` for a configuration [`Config::check`] refuses.
 pub fn client_connection(
     protocol: Option<Protocol>,
     config: impl Into<Arc<Config>>,
     now: Instant,
-) -> Connection {
+) -> Result<Connection, UserError> {
     match protocol {
         Some(Protocol::Http1) => Connection::client_http1(config, now),
         _ => Connection::client(config, now),
@@ -210,7 +216,7 @@ mod tests {
     #[test]
     fn a_plain_listener_fixed_to_http1_ignores_the_h2c_upgrade() {
         let upgrades = |protocol| {
-            let configs = ServerConfigs::new(&Config::default(), protocol);
+            let configs = ServerConfigs::new(&Config::default(), protocol).unwrap();
             (
                 configs.plain.http1.allow_h2c_upgrade,
                 configs.secure.http1.secure,

@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn the_final_flush_runs_only_once_the_core_is_closed_and_moves_with_writes() {
         let now = Instant::now();
-        let conn = Connection::server_for(Protocol::Http1, Config::default(), now);
+        let conn = Connection::server_for(Protocol::Http1, Config::default(), now).unwrap();
         let app = HandlerApp::new(|_| Reply::new(200, Vec::new()));
         let mut endpoint = Endpoint::new(conn, app, now);
         let mut flush = FinalFlush::default();

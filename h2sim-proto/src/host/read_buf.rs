@@ -336,7 +336,7 @@ mod tests {
             seed % n
         };
         let now = std::time::Instant::now();
-        let conn = Connection::server(Config::default(), now);
+        let conn = Connection::server(Config::default(), now).unwrap();
         let mut endpoint = Endpoint::new(conn, Check(0), now);
         let mut input = ReadBuf::default();
         let mut at = 0;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::addr::{AddrError, HostPort};
 use super::info::ServerConfigs;
 use super::lifecycle::DriverOptions;
-use crate::{Config, Protocol, Stats};
+use crate::{Config, Protocol, Stats, UserError};
 
 /// How a server treats its connections: everything but what its runtime
 /// adds, which is `runtime` (nothing on tokio, the executors on glommio).
@@ -50,9 +50,10 @@ impl<R: Default> Default for ServerOptions<R> {
 }
 
 impl<R> ServerOptions<R> {
-    /// The configurations its connections share (see [`ServerConfigs`]).
-    pub fn configs(&self) -> ServerConfigs {
-        ServerConfigs::new(&self.config, self.plain_protocol)
+    /// The configurations its connections share (see [`ServerConfigs`]);
+    /// `ServerError::Config` when [`Config::check`] refuses `config`.
+    pub fn configs(&self) -> Result<ServerConfigs, ServerError> {
+        ServerConfigs::new(&self.config, self.plain_protocol).map_err(ServerError::Config)
     }
 }
 
@@ -128,6 +129,9 @@ pub enum ServerError {
     /// The runtime could not start its event loops (glommio: no io_uring,
     /// the memlock limit, CPUs); the error is the adapter's own.
     Runtime(Box<dyn std::error::Error + Send + Sync>),
+    /// The configuration has a setting no client accepts
+    /// (`UserError::InvalidSetting`, see [`Config::check`]).
+    Config(UserError),
 }
 
 impl fmt::Display for ServerError {
@@ -136,6 +140,7 @@ impl fmt::Display for ServerError {
             ServerError::Resolve { addr, error } => write!(f, "cannot resolve {addr}: {error}"),
             ServerError::Bind { addr, error } => write!(f, "cannot listen on {addr}: {error}"),
             ServerError::Runtime(e) => write!(f, "{e}"),
+            ServerError::Config(e) => write!(f, "{e}"),
         }
     }
 }

@@ -53,7 +53,7 @@ impl RawPeer {
     pub fn server(config: Config) -> Self {
         let now = Instant::now();
         RawPeer {
-            conn: Connection::server_for(h2sim_proto::Protocol::Http2, config, now),
+            conn: Connection::server_for(h2sim_proto::Protocol::Http2, config, now).unwrap(),
             now,
             encoder: hpack::Encoder::new(),
             decoder: FrameDecoder::new(16_777_215),
@@ -66,13 +66,13 @@ impl RawPeer {
     /// Our client, with the raw peer as server.
     pub fn client(config: Config) -> Self {
         let mut peer = RawPeer::server(config);
-        peer.conn = Connection::client(Config::default(), peer.now);
+        peer.conn = Connection::client(Config::default(), peer.now).unwrap();
         peer
     }
 
     pub fn client_with(config: Config) -> Self {
         let mut peer = RawPeer::server(Config::default());
-        peer.conn = Connection::client(config, peer.now);
+        peer.conn = Connection::client(config, peer.now).unwrap();
         peer
     }
 

@@ -325,8 +325,8 @@ pub type Link = Pair<Connection, Connection, WireObserver>;
 pub fn link(client: Config, server: Config, seed: u64) -> Link {
     let now = Instant::now();
     Pair::join(
-        Connection::client(client, now),
-        Connection::server_for(h2sim_proto::Protocol::Http2, server, now),
+        Connection::client(client, now).unwrap(),
+        Connection::server_for(h2sim_proto::Protocol::Http2, server, now).unwrap(),
         now,
     )
     .split(seed)
