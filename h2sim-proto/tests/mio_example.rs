@@ -10,8 +10,10 @@
 #[allow(dead_code)]
 mod mio_server;
 
-use std::net::SocketAddr;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
+use std::time::Duration;
 
 /// Starts the example's server on a free port; its thread ends with the
 /// test process.
@@ -96,4 +98,51 @@ fn h2load_gets_every_answer() {
 #[test]
 fn h2load_pipelined_http1_gets_every_answer() {
     h2load(&["--h1", "-c", "1", "-m", "40"], 40);
+}
+
+/// The types of the HTTP/2 frames in `wire` (RFC 9113 §4.1), up to the
+/// first one cut short.
+fn frame_types(wire: &[u8]) -> Vec<u8> {
+    let mut types = Vec::new();
+    let mut at = 0;
+    while let Some(head) = wire.get(at..at + 9) {
+        types.push(head[3]);
+        at += 9 + (usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]));
+    }
+    types
+}
+
+/// A server whose connection ends while its peer may still send closes
+/// its side first (FIN) and reads the peer's rest, as the driver's docs
+/// say: dropped with input unread, the socket made the kernel answer with
+/// RST (RFC 9112 §9.6), which can destroy the last bytes before the peer
+/// reads them. A client whose first frame is not SETTINGS (RFC 9113 §3.4)
+/// and that goes on sending gets the GOAWAY and then an orderly end of
+/// stream, where it got a reset.
+#[test]
+fn a_connection_that_ends_with_input_coming_closes_without_a_reset() {
+    let addr = start();
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut writer = tcp.try_clone().unwrap();
+    // The preface, then zeros: a DATA frame on stream 0 where the SETTINGS
+    // must be, and a mebibyte more behind it. Write errors are the reset.
+    let sending = std::thread::spawn(move || {
+        let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        wire.resize(wire.len() + (1 << 20), 0);
+        let _ = writer.write_all(&wire);
+    });
+    let mut got = Vec::new();
+    let end = loop {
+        let mut buf = [0; 4096];
+        match tcp.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) => break Err(e),
+        }
+    };
+    sending.join().unwrap();
+    assert!(end.is_ok(), "{end:?} after {} bytes", got.len());
+    const GOAWAY: u8 = 0x7;
+    assert!(frame_types(&got).contains(&GOAWAY), "{got:?}");
 }
