@@ -77,6 +77,7 @@ mod hash;
 pub mod host;
 pub mod hpack;
 mod message;
+pub mod octets;
 // The crate's own unit tests use it too, feature or not.
 #[cfg(any(test, feature = "pair"))]
 pub mod pair;

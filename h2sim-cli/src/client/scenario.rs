@@ -2,6 +2,7 @@
 //! with symbols replaced by the scenario's number.
 
 use bytes::{Bytes, BytesMut};
+use h2sim_proto::octets;
 use h2sim_proto::{HeaderField, RequestHead};
 
 use super::capture::{Capture, Expect};
@@ -207,14 +208,15 @@ pub fn split_uri(uri: &str) -> Result<(String, String, String), String> {
     Ok((scheme, authority.to_owned(), path))
 }
 
-/// Whether a request-target may not hold `b` as it is: controls, space,
-/// DEL, and ``"<>\^`{|}``, none of which RFC 3986 has (§2, §3.3, §3.4; RFC
-/// 9112 §3.2 builds the target from its path and query). A server refuses
-/// them (an HTTP/2 `:path` with a space is malformed, RFC 9113 §8.3.1), and
-/// curl refuses such a URL. Octets above ASCII pass, as the core's
-/// `:path` check lets them: raw UTF-8 paths are met.
+/// Whether a request-target we send may not hold `b` as it is: what no
+/// target may hold (the core's rule, [`octets::not_in_target`]: controls,
+/// space, DEL), and RFC 3986's other excluded characters besides,
+/// ``"<>\^`{|}`` (§2, §3.3, §3.4; RFC 9112 §3.2 builds the target from its
+/// path and query). The core lets those through, as a receiver meets them;
+/// a client sends what every server takes, and curl refuses such a URL.
+/// Octets above ASCII pass, as the core lets them: raw UTF-8 paths are met.
 fn not_in_target(b: u8) -> bool {
-    b < 0x21 || b == 0x7f || b"\"<>\\^`{|}".contains(&b)
+    octets::not_in_target(b) || b"\"<>\\^`{|}".contains(&b)
 }
 
 /// A step's path as given (`-u`, the URI argument, `-p`, a scenario
@@ -359,6 +361,27 @@ mod tests {
 
     /// Issue 10 item 11: malformed authorities are bad options, not runs
     /// that fail (RFC 3986 §3.2.2, §3.2.3).
+    /// What a target we send may not hold is the core's rule (what no
+    /// receiver takes: controls, space, DEL) and RFC 3986's other excluded
+    /// characters (§2), octet by octet, and nothing else: the start-up
+    /// check builds on the core's, so the two cannot part.
+    #[test]
+    fn a_target_we_send_is_the_cores_and_rfc_3986s() {
+        for b in 0..=u8::MAX {
+            let excluded = b"\"<>\\^`{|}".contains(&b);
+            assert_eq!(
+                not_in_target(b),
+                octets::not_in_target(b) || excluded,
+                "{b:#04x}"
+            );
+            if b.is_ascii() {
+                let path = format!("/{}", char::from(b));
+                let refused = literal_target(&path, &[]).is_err();
+                assert_eq!(refused, not_in_target(b), "{b:#04x}");
+            }
+        }
+    }
+
     #[test]
     fn malformed_authorities() {
         for (uri, says) in [

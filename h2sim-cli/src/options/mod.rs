@@ -16,7 +16,7 @@ pub mod tls;
 
 use std::fmt;
 
-use h2sim_proto::{HeaderField, LocalSettings};
+use h2sim_proto::{HeaderField, LocalSettings, octets};
 
 /// A bad command line: the message names the flag or value at fault.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +70,9 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
     Ok(())
 }
 
-/// `-x name=value`.
+/// `-x name=value`: a name and a value the core would send
+/// ([`octets::is_field_name`], [`octets::is_field_value`]), refused here
+/// with the flag named rather than when the first message goes out.
 /// Built once as a `HeaderField` (lowercase name), so every request or
 /// response that carries it only clones two `Bytes`.
 pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
@@ -78,10 +80,10 @@ pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
         .split_once('=')
         .ok_or_else(|| usage(format!("-x {spec:?}: expected name=value")))?;
     let name = name.trim();
-    if name.is_empty() || name.bytes().any(|b| !b.is_ascii_graphic() || b == b':') {
+    if !octets::is_field_name(name.as_bytes()) {
         return Err(usage(format!("-x {spec:?}: {name:?} is not a field name")));
     }
-    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+    if !octets::is_field_value(value.as_bytes()) {
         return Err(usage(format!("-x {spec:?}: value has a control character")));
     }
     Ok(HeaderField::new(
@@ -197,6 +199,27 @@ mod tests {
         s.set_local_settings(l);
         assert!(!s.enable_push);
         assert_eq!(s.max_concurrent_streams, 1000);
+    }
+
+    /// `-x` takes what the core would send (`octets`): one line naming
+    /// the flag otherwise.
+    #[test]
+    fn header_fields() {
+        let field = header("X-Trace=a b").unwrap();
+        assert_eq!(
+            (&field.name[..], &field.value[..]),
+            (&b"x-trace"[..], &b"a b"[..])
+        );
+        for (spec, why) in [
+            ("a b=1", "is not a field name"),
+            ("a:b=1", "is not a field name"),
+            ("=1", "is not a field name"),
+            ("a=b\r\nevil: 1", "value has a control character"),
+            ("a=b\0", "value has a control character"),
+        ] {
+            let err = header(spec).unwrap_err();
+            assert!(err.0.starts_with("-x ") && err.0.ends_with(why), "{err}");
+        }
     }
 
     #[test]

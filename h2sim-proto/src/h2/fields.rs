@@ -9,18 +9,19 @@ use bytes::Bytes;
 use crate::error::Malformation;
 use crate::hpack::{FieldRef, HeaderField};
 use crate::message::{RequestHead, ResponseHead, is_authority, is_method};
+use crate::octets;
 use crate::spares::Spares;
 
 /// Byte classes of §8.2.1: `NAME` marks bytes an ordinary field's name may
-/// not hold (anything but visible ASCII, uppercase letters, `:`; RFC 9110
-/// §5.1 tchar is stricter, HTTP/2 only forbids these), `VALUE` those a
-/// value may not (NUL, CR, LF). The URI parts of §8.3.1 take their
-/// characters from RFC 3986: `NOT_PATH` marks the bytes a `:path` may not
-/// hold besides (space, controls, DEL: RFC 3986 has none of them, and
-/// octets above ASCII pass, as raw UTF-8 paths are met), checked in the
-/// same pass as its value; `NOT_SCHEME` marks those outside a scheme's
-/// (§3.1: letters, digits, `+`, `-`, `.`). An authority is checked by
-/// [`is_authority`], as HTTP/1.1 checks its Host.
+/// not hold (those no field name may, and uppercase letters: RFC 9110 §5.1
+/// tchar is stricter, HTTP/2 only forbids these), `VALUE` those a value
+/// may not. The URI parts of §8.3.1 take their characters from RFC 3986:
+/// `NOT_PATH` marks the bytes a `:path` may not hold besides, those no
+/// request-target may, checked in the same pass as its value;
+/// `NOT_SCHEME` marks those outside a scheme's (§3.1: letters, digits,
+/// `+`, `-`, `.`). An authority is checked by [`is_authority`], as
+/// HTTP/1.1 checks its Host. The rules are [`crate::octets`]'; the table
+/// holds them for one load a byte.
 const NAME: u8 = 1;
 const VALUE: u8 = 2;
 const NOT_PATH: u8 = 4;
@@ -30,17 +31,16 @@ const fn forbidden_table() -> [u8; 256] {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
-        let visible = b > 0x20 && b < 0x7f;
-        if !visible || (b >= b'A' as usize && b <= b'Z' as usize) || b == b':' as usize {
+        let c = b as u8;
+        if octets::not_in_field_name(c) || c.is_ascii_uppercase() {
             t[b] |= NAME;
         }
-        if b == 0 || b == b'\r' as usize || b == b'\n' as usize {
+        if octets::not_in_field_value(c) {
             t[b] |= VALUE;
         }
-        if b <= 0x20 || b == 0x7f {
+        if octets::not_in_target(c) {
             t[b] |= NOT_PATH;
         }
-        let c = b as u8;
         if !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')) {
             t[b] |= NOT_SCHEME;
         }
@@ -512,6 +512,41 @@ mod tests {
             request(&mut [get(), vec![f("host", "other")]].concat(), false),
             Err(Malformation::HostMismatch)
         );
+    }
+
+    /// §8.2.1 and §8.3.1 as `crate::octets` states them, octet by octet: a
+    /// name refused for what no field name may hold and for uppercase, a
+    /// value for what no value may hold, a `:path` for what no
+    /// request-target may hold; the HTTP/1.1 send checks take the same
+    /// rules (`message::check_request`).
+    #[test]
+    fn the_receive_checks_are_the_octet_rules() {
+        for b in 0..=u8::MAX {
+            let text = |before: &[u8]| {
+                let mut t = before.to_vec();
+                t.extend([b, b'a']);
+                Bytes::from(t)
+            };
+            let mut named = get();
+            named.push(HeaderField::new(text(b"x"), "v"));
+            let bad_name = octets::not_in_field_name(b) || b.is_ascii_uppercase();
+            assert_eq!(request(&mut named, false).is_err(), bad_name, "{b:#04x}");
+            let mut valued = get();
+            valued.push(HeaderField::new("x", text(b"v")));
+            let bad_value = octets::not_in_field_value(b);
+            assert_eq!(request(&mut valued, false).is_err(), bad_value, "{b:#04x}");
+            let mut pathed = get();
+            pathed.retain(|f| f.name != ":path");
+            pathed.push(HeaderField::new(":path", text(b"/")));
+            let bad_path = octets::not_in_target(b);
+            assert_eq!(request(&mut pathed, false).is_err(), bad_path, "{b:#04x}");
+            let sent = RequestHead::new("GET", "http", "a", text(b"/"));
+            assert_eq!(
+                crate::message::check_request(&sent).is_err(),
+                bad_path,
+                "{b:#04x}"
+            );
+        }
     }
 
     /// §8.3.1's URI parts, by RFC 3986's grammar: a scheme (§3.1), an
