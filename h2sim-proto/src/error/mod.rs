@@ -86,9 +86,6 @@ pub enum Violation {
     EmptyFrameFlood,
     /// An HTTP/1.1 message broke RFC 9112 or one of our limits.
     Http1(Http1Error),
-    /// The HTTP2-Settings of an h2c upgrade are not a SETTINGS payload
-    /// (RFC 7540 §3.2.1).
-    InvalidUpgradeSettings,
     /// A pushed stream's promise was refused by our own application, so its
     /// frames are unwanted (RFC 9113 §8.4.2).
     PushRefused,
@@ -245,9 +242,6 @@ impl fmt::Display for Violation {
             EmptyFrameFlood => f.write_str("too many empty frames"),
             PushRefused => f.write_str("frames on a refused push"),
             Http1(e) => write!(f, "{e}"),
-            InvalidUpgradeSettings => {
-                f.write_str("HTTP2-Settings is not a SETTINGS payload (RFC 7540 §3.2.1)")
-            }
         }
     }
 }

@@ -144,6 +144,30 @@ impl Setting {
 }
 
 impl Settings {
+    /// The settings a SETTINGS payload holds, each checked against its
+    /// range (§6.5.2): a frame's payload, and the client's HTTP2-Settings
+    /// of an h2c upgrade, which is one (RFC 7540 §3.2.1) and is checked
+    /// before the 101 goes out.
+    pub(crate) fn decode_values(payload: &[u8]) -> Result<Vec<Setting>, FrameError> {
+        // §6.5: a length that is not a multiple of 6 is a connection error
+        // FRAME_SIZE_ERROR.
+        let (entries, remainder) = payload.as_chunks::<SETTING_LEN>();
+        if !remainder.is_empty() {
+            return Err(FrameError::connection(FrameErrorKind::SettingsLength {
+                len: u32::try_from(payload.len()).unwrap_or(u32::MAX),
+            }));
+        }
+        entries
+            .iter()
+            .map(|&[i0, i1, v0, v1, v2, v3]| {
+                Setting::decode(
+                    u16::from_be_bytes([i0, i1]),
+                    u32::from_be_bytes([v0, v1, v2, v3]),
+                )
+            })
+            .collect()
+    }
+
     pub(crate) fn decode(head: &Head, payload: Bytes) -> Result<Settings, FrameError> {
         // §6.5: SETTINGS on a stream is a connection error PROTOCOL_ERROR.
         head.require_stream_zero()?;
@@ -154,23 +178,7 @@ impl Settings {
                 FrameErrorKind::SettingsAckWithPayload { len: head.len },
             ));
         }
-        // §6.5: a length that is not a multiple of 6 is a connection error
-        // FRAME_SIZE_ERROR.
-        let (entries, remainder) = payload.as_chunks::<SETTING_LEN>();
-        if !remainder.is_empty() {
-            return Err(FrameError::connection(FrameErrorKind::SettingsLength {
-                len: head.len,
-            }));
-        }
-        let values = entries
-            .iter()
-            .map(|&[i0, i1, v0, v1, v2, v3]| {
-                Setting::decode(
-                    u16::from_be_bytes([i0, i1]),
-                    u32::from_be_bytes([v0, v1, v2, v3]),
-                )
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let values = Settings::decode_values(&payload)?;
         Ok(Settings { ack, values })
     }
 

@@ -1993,6 +1993,16 @@ fn h2c_upgrade_ignored_when_not_acceptable() {
             Config::default(),
             upgrade.replace("AAMAAABkAAQAoAAAAAIAAAAA", "not*base64"),
         ),
+        // Settings out of their range (RFC 9113 §6.5.2): ENABLE_PUSH 2, an
+        // initial window of 2^31. Answered 101, then a GOAWAY for them.
+        (
+            Config::default(),
+            upgrade.replace("AAMAAABkAAQAoAAAAAIAAAAA", "AAIAAAAC"),
+        ),
+        (
+            Config::default(),
+            upgrade.replace("AAMAAABkAAQAoAAAAAIAAAAA", "AASAAAAA"),
+        ),
         (
             Config::default(),
             upgrade.replace("Accept: */*", "HTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA"),

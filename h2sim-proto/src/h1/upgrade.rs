@@ -6,6 +6,7 @@ use bytes::Bytes;
 use super::parse::BodyKind;
 use super::parse::ParsedRequest;
 use crate::config::Http1Config;
+use crate::frame::Settings;
 
 /// The whole 101 response we answer an accepted upgrade with.
 pub(super) const SWITCHING_PROTOCOLS: &[u8] =
@@ -20,7 +21,10 @@ pub(super) const SWITCHING_PROTOCOLS: &[u8] =
 /// - `Upgrade` lacks `h2c`, or `Connection` lacks `Upgrade` or
 ///   `HTTP2-Settings` (RFC 7540 §3.2);
 /// - there is not exactly one `HTTP2-Settings`, or it is not base64url, or
-///   not a whole number of settings (RFC 7540 §3.2.1: "MUST NOT upgrade");
+///   not a whole number of settings (RFC 7540 §3.2.1: "MUST NOT upgrade"),
+///   or a setting is out of its range (RFC 9113 §6.5.2): answering 101
+///   and then a GOAWAY for it would end a connection that HTTP/1.1 can
+///   serve;
 /// - the request has a body: it would have to be read in HTTP/1.1 before
 ///   the switch, and RFC 7540 §3.2 lets a server decline instead.
 pub(super) fn h2c_settings(request: &ParsedRequest, config: &Http1Config) -> Option<Bytes> {
@@ -38,7 +42,8 @@ pub(super) fn h2c_settings(request: &ParsedRequest, config: &Http1Config) -> Opt
         return None;
     };
     let settings = decode_base64url(value)?;
-    (settings.len() % 6 == 0).then_some(settings)
+    Settings::decode_values(&settings).ok()?;
+    Some(settings)
 }
 
 /// Decodes base64url (RFC 4648 §5). HTTP2-Settings omits the padding;

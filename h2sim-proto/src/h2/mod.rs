@@ -34,8 +34,7 @@ use crate::config::Config;
 use crate::error::{ConnectionError, UserError, Violation};
 use crate::event::{Event, RefusedWith};
 use crate::frame::{
-    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, Frame, FrameDecoder, FrameKind,
-    HEADER_LEN, Head, MAX_FRAME_SIZE_LIMIT, Reason, StreamId,
+    DEFAULT_INITIAL_WINDOW_SIZE, DEFAULT_MAX_FRAME_SIZE, FrameDecoder, Reason, Settings, StreamId,
 };
 use crate::hpack;
 use crate::message::RequestHead;
@@ -279,21 +278,11 @@ impl Session {
         request: RequestHead,
     ) -> Self {
         let mut session = Session::new(Role::Server, config, now);
-        let mut frame = BytesMut::with_capacity(HEADER_LEN + settings.len());
-        Head {
-            len: u32::try_from(settings.len()).unwrap_or(u32::MAX),
-            kind: FrameKind::Settings,
-            flags: 0,
-            stream_id: StreamId::ZERO,
-        }
-        .encode(&mut frame);
-        frame.extend_from_slice(settings);
-        let applied = match FrameDecoder::new(MAX_FRAME_SIZE_LIMIT).decode(&mut frame) {
-            Ok(Some(Frame::Settings(s))) => session.apply_peer_settings(s.values),
+        // HTTP/1.1 took only settings that decode (`h1::upgrade`); checked
+        // again here all the same, as a SETTINGS frame is.
+        let applied = match Settings::decode_values(settings) {
+            Ok(values) => session.apply_peer_settings(values),
             Err(e) => Err((e.reason, Violation::Frame(e.kind))),
-            // A whole SETTINGS frame was built above; anything else is a
-            // payload too long for one frame.
-            Ok(_) => Err((Reason::PROTOCOL_ERROR, Violation::InvalidUpgradeSettings)),
         };
         if let Err((reason, violation)) = applied {
             session.connection_error(reason, violation);
