@@ -38,6 +38,10 @@ DIRECTORIES (-d DIR)
   The rule's -p prefix is taken off the request path and the rest names a file
   under DIR: with -m GET -p /files/ -d ./www, GET /files/a/b.json serves
   ./www/a/b.json. A path leaving DIR (.., %2e%2e, a symlink out) is 404.
+  A GET reads the whole file into memory, on the connection's thread (-d is
+  for the bodies a test needs, not for large trees); the GETs of a file that
+  a response still holds share that copy while the file is unchanged. A HEAD
+  takes the file's size alone.
 
 RULES FILES (--rules FILE, .toml or .yaml/.yml)
   Each rule has the keys of the command line: method (required), authority,

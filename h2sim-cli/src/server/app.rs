@@ -134,7 +134,7 @@ impl Shared {
             trace,
             log,
             frames: None,
-            files: Arc::new(Disk),
+            files: Arc::new(Disk::default()),
             answers,
         }
     }
@@ -522,18 +522,30 @@ impl ServerApp {
                     }
                 }
                 let (reply, body) = match &rule.dir {
-                    // A HEAD reads the file as its GET would: its length
-                    // from the same read, so a file that GET cannot read
-                    // is not found for HEAD either.
+                    // A HEAD takes the file's size alone: its content
+                    // would be read only to be dropped (200 MiB for one
+                    // `curl -I`).
                     Some(dir) => {
                         let relative = request
                             .path
                             .strip_prefix(rule.prefix())
                             .unwrap_or(request.path);
-                        match shared.files.read(dir, relative) {
-                            Ok(bytes) => {
-                                answers.reply.render_file(&vars, bytes, conn.spare_fields())
-                            }
+                        let file = if out.head_request {
+                            shared
+                                .files
+                                .size(dir, relative)
+                                .map(|len| (len, Bytes::new()))
+                        } else {
+                            shared
+                                .files
+                                .read(dir, relative)
+                                .map(|bytes| (bytes.len() as u64, bytes))
+                        };
+                        match file {
+                            Ok((len, bytes)) => (
+                                answers.reply.render_file(&vars, len, conn.spare_fields()),
+                                bytes,
+                            ),
                             Err(_) => (rules::not_found(), Bytes::new()),
                         }
                     }

@@ -158,7 +158,7 @@ impl Answer {
             templated,
             fixed_length: body
                 .fixed_len()
-                .map(|len| lasting::field(&length_field(len))),
+                .map(|len| lasting::field(&length_field(len as u64))),
             body,
             add_length,
         }
@@ -186,18 +186,14 @@ impl Answer {
     /// vector saves allocating one per response).
     pub fn render(&self, vars: &Vars<'_>, fields: Vec<HeaderField>) -> (ResponseHead, Bytes) {
         let body = self.body.render_for(vars);
-        (self.head(vars, body.len(), true, fields), body)
+        (self.head(vars, body.len() as u64, true, fields), body)
     }
 
-    /// The head and body for one request answered with a file's bytes
-    /// (`-d DIR`) instead of the rule's body.
-    pub fn render_file(
-        &self,
-        vars: &Vars<'_>,
-        body: Bytes,
-        fields: Vec<HeaderField>,
-    ) -> (ResponseHead, Bytes) {
-        (self.head(vars, body.len(), false, fields), body)
+    /// The head for one request answered with a file of `len` bytes (`-d
+    /// DIR`) instead of the rule's body: the file's content goes with it,
+    /// or for a HEAD nothing, its length told all the same.
+    pub fn render_file(&self, vars: &Vars<'_>, len: u64, fields: Vec<HeaderField>) -> ResponseHead {
+        self.head(vars, len, false, fields)
     }
 
     /// The status for one request: the rule's, or its template's (500
@@ -212,7 +208,7 @@ impl Answer {
     fn head(
         &self,
         vars: &Vars<'_>,
-        len: usize,
+        len: u64,
         own_body: bool,
         mut fields: Vec<HeaderField>,
     ) -> ResponseHead {
@@ -251,7 +247,7 @@ fn may_have_length(status: u16) -> bool {
 /// Every reply whose size is known says so (RFC 9110 §8.6): HTTP/1.1 then
 /// needs no chunked coding, and SBI clients that log or reject responses
 /// without a length are content.
-fn length_field(len: usize) -> HeaderField {
+fn length_field(len: u64) -> HeaderField {
     HeaderField::new("content-length", len.to_string())
 }
 
@@ -788,9 +784,9 @@ mod tests {
         assert_eq!(length(&reply(204, vec![], Body::Empty)).len(), 0);
         let own = vec![HeaderField::new("content-length", "3")];
         assert_eq!(length(&reply(200, own, fixed)), ["3"]);
-        let (head, _) = Answer::new(&reply(200, vec![], Body::Empty), None, &[]).render_file(
+        let head = Answer::new(&reply(200, vec![], Body::Empty), None, &[]).render_file(
             &parts,
-            Bytes::from_static(b"file!"),
+            5,
             Vec::new(),
         );
         assert_eq!(&head.get(b"content-length").unwrap()[..], b"5");
