@@ -87,14 +87,32 @@ pub fn sized(s: &str) -> Result<Bytes, BodyError> {
 
 /// N, Nk or Nm (case-insensitive); at most 1 GiB.
 pub fn parse_size(s: &str) -> Option<usize> {
+    let (n, unit) = units(s)?;
+    if unit > 1 << 20 {
+        return None;
+    }
+    let size = usize::try_from(n.checked_mul(unit)?).ok()?;
+    (size <= 1 << 30).then_some(size)
+}
+
+/// N, Nk, Nm or Ng (case-insensitive), with no bound but the type's: a
+/// limit, which allocates nothing.
+pub fn parse_limit(s: &str) -> Option<u64> {
+    let (n, unit) = units(s)?;
+    n.checked_mul(unit)
+}
+
+/// The number and the unit it is counted in (1, or 2^10, 2^20, 2^30 for
+/// a k, m or g suffix).
+fn units(s: &str) -> Option<(u64, u64)> {
     let s = s.trim();
     let (digits, unit) = match s.as_bytes().last()? {
-        b'k' | b'K' => (&s[..s.len() - 1], 1024),
-        b'm' | b'M' => (&s[..s.len() - 1], 1024 * 1024),
+        b'k' | b'K' => (&s[..s.len() - 1], 1 << 10),
+        b'm' | b'M' => (&s[..s.len() - 1], 1 << 20),
+        b'g' | b'G' => (&s[..s.len() - 1], 1 << 30),
         _ => (s, 1),
     };
-    let n: usize = digits.parse().ok()?;
-    n.checked_mul(unit).filter(|&size| size <= 1 << 30)
+    Some((digits.parse().ok()?, unit))
 }
 
 #[cfg(test)]
@@ -110,6 +128,15 @@ mod tests {
         assert_eq!(parse_size("k"), None);
         assert_eq!(parse_size("-1"), None);
         assert_eq!(parse_size("9999999999m"), None);
+        // Sizes that are allocated stop at 1 GiB, and have no g.
+        assert_eq!(parse_size("1024m"), Some(1 << 30));
+        assert_eq!(parse_size("1g"), None);
+        assert_eq!(parse_limit("64m"), Some(64 << 20));
+        assert_eq!(parse_limit("4G"), Some(4 << 30));
+        assert_eq!(parse_limit("0"), Some(0));
+        for bad in ["", "g", "-1", "1t", "99999999999999999999", "17179869184g"] {
+            assert_eq!(parse_limit(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -43,6 +43,18 @@ DIRECTORIES (-d DIR)
   a response still holds share that copy while the file is unchanged. A HEAD
   takes the file's size alone.
 
+REQUEST BODIES (--request-body-limit)
+  A request body above the limit (64m unless set; 0 takes none) is answered
+  413 with a line saying why (body of N bytes above the limit of M), over
+  HTTP/1.1 and HTTP/2 alike, and counted as refused: at once when its
+  content-length is above it, otherwise when the body grows past it.
+  HTTP/1.1 then closes the connection, mid-body if need be (after a 100
+  Continue, say); over HTTP/2 the 413 ends the stream (RFC 9113 §8.1), what
+  the client still sends of the body is dropped, and the connection goes on.
+  An h2c upgrade with a body is answered in HTTP/1.1 (curl --http2 to a
+  plain listener), under the same limit. The rules read at most the first
+  1 MiB of a body.
+
 RULES FILES (--rules FILE, .toml or .yaml/.yml)
   Each rule has the keys of the command line: method (required), authority,
   path (prefix), status, headers, one of text/hex/file/size, delay, dir, and
@@ -78,9 +90,9 @@ REPORT
   When it stops, the server prints its counts and each rule's hits on
   stderr; \"refused\" counts the requests turned down because the client
   broke a rule (a malformed head or body, a limit, MAX_CONCURRENT_STREAMS;
-  HTTP/1.1's 400, 413, 414, 431, 501, 505), apart from \"resets\", and
-  unless -q each gets a line naming it with what the client got, the
-  RST_STREAM's code or the core's status:
+  HTTP/1.1's 400, 413, 414, 431, 501, 505; HTTP/2's 413), apart from
+  \"resets\", and unless -q each gets a line naming it with what the client
+  got, the RST_STREAM's code or the status:
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)

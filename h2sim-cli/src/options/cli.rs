@@ -109,6 +109,11 @@ pub struct ServerFlags {
     /// KiB against 8m)
     #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window)]
     pub connection_window: Option<u32>,
+    /// The largest request body taken, over HTTP/1.1 and HTTP/2 alike
+    /// [default: 64m]; a larger one is answered 413 (see REQUEST BODIES
+    /// below)
+    #[arg(long, value_name = "N|Nk|Nm|Ng", value_parser = request_body_limit)]
+    pub request_body_limit: Option<u64>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
     pub runtime: Runtime,
@@ -524,6 +529,12 @@ fn connection_window(value: &str) -> Result<u32, String> {
                 .to_owned(),
         ),
     }
+}
+
+/// The server's `--request-body-limit`: any size, 0 included (a server
+/// that takes no body).
+fn request_body_limit(value: &str) -> Result<u64, String> {
+    crate::body::parse_limit(value).ok_or_else(|| "not a size (N, Nk, Nm or Ng)".to_owned())
 }
 
 /// `-T`: a rate within [`MIN_RATE`] and [`MAX_RATE`].

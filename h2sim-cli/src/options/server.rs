@@ -52,6 +52,9 @@ pub struct ServerArgs {
     pub requests_per_connection: Option<NonZeroU32>,
     /// `--connection-window`: `Config::connection_window_size`.
     pub connection_window: Option<u32>,
+    /// `--request-body-limit`: `Http1Config::max_body_size`, and the
+    /// application's own limit over HTTP/2 (`Shared::max_request_body`).
+    pub request_body_limit: Option<u64>,
 }
 
 /// h2simple's `-H req_max_per_sess=N` and `-H single_request=1`: the
@@ -288,6 +291,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ServerArgs, Usag
         handshake_timeout: flags.handshake_timeout,
         requests_per_connection: flags.requests_per_connection,
         connection_window: flags.connection_window,
+        request_body_limit: flags.request_body_limit,
     };
     for spec in flags.settings {
         if let Some(key) = H2simpleKey::parse(&spec) {
@@ -817,6 +821,41 @@ mod tests {
         ] {
             let o = parse(args(&format!("-S http://1.2.3.4:1 -H {spec}"))).unwrap();
             assert_eq!(o.requests_per_connection, limit, "{spec}");
+        }
+    }
+
+    /// `--request-body-limit`: N, Nk, Nm or Ng, 0 included, and past the
+    /// 1 GiB that sizes which are allocated stop at; anything else is one
+    /// line.
+    #[test]
+    fn request_body_limit_takes_any_size() {
+        let limit = |value: &str| {
+            parse(args(&format!(
+                "-S http://1.2.3.4:1 --request-body-limit {value}"
+            )))
+            .map(|o| o.request_body_limit)
+        };
+        assert_eq!(
+            parse(args("-S http://1.2.3.4:1"))
+                .unwrap()
+                .request_body_limit,
+            None
+        );
+        for (value, bytes) in [
+            ("0", 0),
+            ("100k", 100 << 10),
+            ("64m", 64 << 20),
+            ("4g", 4 << 30),
+        ] {
+            assert_eq!(limit(value).unwrap(), Some(bytes), "{value}");
+        }
+        for value in ["1.5m", "1t", "big", "99999999999g"] {
+            let line = limit(value).unwrap_err().0;
+            assert!(
+                line.starts_with("--request-body-limit ")
+                    && line.ends_with("not a size (N, Nk, Nm or Ng)"),
+                "{value}: {line}"
+            );
         }
     }
 

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, RefusedWith, RequestHead, ResponseHead, StreamId,
-    StreamMap, UserError, Violation,
+    Application, Connection, Event, HeaderField, Http1Config, Http1Error, RefusedWith, RequestHead,
+    ResponseHead, StreamId, StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -47,6 +47,12 @@ pub struct Shared {
     pub frames: Option<Arc<dyn Trace>>,
     /// Where `-d` rules read their files; [`Disk`] from [`Shared::new`].
     pub files: Arc<dyn Files>,
+    /// The largest request body taken (`--request-body-limit`; the
+    /// core's default from [`Shared::new`]). Over HTTP/1.1 the core
+    /// answers a larger one with 413 (`Http1Config::max_body_size`, set
+    /// from the same value); over HTTP/2, whose bodies it does not bound,
+    /// the application does, the same way.
+    pub max_request_body: u64,
     pub totals: Mutex<Totals>,
     /// What resource rules keep, for every connection.
     pub store: Store,
@@ -135,6 +141,7 @@ impl Shared {
             log,
             frames: None,
             files: Arc::new(Disk::default()),
+            max_request_body: Http1Config::default().max_body_size,
             answers,
         }
     }
@@ -222,6 +229,11 @@ struct Pending {
     /// trace (up to [`trace::SHOWN_BODY`], what a dump can show).
     body: Vec<u8>,
     body_len: u64,
+    /// Its body is above the limit, declared so or grown past it, and it
+    /// was answered 413 ([`ServerApp::too_large`]): the rest of the body
+    /// is not kept, and how the client then ends the stream is not
+    /// counted again.
+    too_large: bool,
 }
 
 /// REFUSED lines a connection prints at most. A client that sends
@@ -609,10 +621,16 @@ impl ServerApp {
     }
 
     /// A request turned down because the client broke `violation`, and
-    /// `answer`ed by the core: counted, and named in the log in the style
-    /// of the REQUEST dumps, since the application has no other trace of
-    /// it.
-    fn refused(&mut self, stream: StreamId, answer: RefusedWith, violation: &Violation) {
+    /// `answer`ed by the core (or, for a body above the limit over HTTP/2,
+    /// by [`ServerApp::too_large`]): counted, and named in the log in the
+    /// style of the REQUEST dumps, since the application has no other
+    /// trace of it.
+    fn refused(
+        &mut self,
+        stream: StreamId,
+        answer: RefusedWith,
+        violation: &dyn std::fmt::Display,
+    ) {
         self.totals.refused += 1;
         self.answered = match answer {
             RefusedWith::Status(status) => Some(status),
@@ -636,6 +654,27 @@ impl ServerApp {
             )),
             _ => {}
         }
+    }
+
+    /// A request whose body is `size` bytes, above the limit, answered as
+    /// the core answers one over HTTP/1.1 (RFC 9110 §15.5.14): a 413 that
+    /// says why, counted and named as a refusal. Only HTTP/2 gets here:
+    /// over HTTP/1.1 the core refuses such a body first, by the same
+    /// limit. The 413 ends the stream (RFC 9113 §8.1); what more of the
+    /// body comes is dropped.
+    fn too_large(&mut self, stream: StreamId, size: u64, conn: &mut Connection) {
+        // The core's words for the same limit over HTTP/1.1.
+        let error = Http1Error::BodyTooLarge {
+            size,
+            max: self.shared.max_request_body,
+        };
+        self.refused(stream, RefusedWith::Status(413), &error);
+        let why = Bytes::from(format!("{error}\n"));
+        let head = ResponseHead::new(413)
+            .field("content-type", "text/plain")
+            .field("content-length", why.len().to_string());
+        // Nobody waits for an answer on a stream already gone.
+        let _ = conn.send_reply(stream, head, why);
     }
 
     /// The per-connection line h2simple users know, printed when it
@@ -709,11 +748,30 @@ impl Application for ServerApp {
                 head,
                 end_stream,
             } => {
+                // A body declared above the limit is refused before it
+                // comes, as the core refuses it over HTTP/1.1 (where it is
+                // no request either).
+                if let Some(size) =
+                    declared_length(&head).filter(|&size| size > self.shared.max_request_body)
+                {
+                    self.too_large(stream, size, conn);
+                    if !end_stream {
+                        let refused = Pending {
+                            head,
+                            body: Vec::new(),
+                            body_len: 0,
+                            too_large: true,
+                        };
+                        self.pending.insert(stream, refused);
+                    }
+                    return;
+                }
                 self.totals.requests += 1;
                 let pending = Pending {
                     head,
                     body: Vec::new(),
                     body_len: 0,
+                    too_large: false,
                 };
                 if end_stream {
                     self.complete(now, stream, pending, &[], conn);
@@ -727,24 +785,41 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
-                if let Some(p) = self.pending.get_mut(&stream) {
+                let mut above = None;
+                if let Some(p) = self.pending.get_mut(&stream)
+                    && !p.too_large
+                {
                     p.body_len += data.len() as u64;
-                    let keep = if self.shared.needs_body {
-                        MAX_BODY
-                    } else if self.shared.trace.is_some() {
-                        trace::SHOWN_BODY
+                    if p.body_len > self.shared.max_request_body {
+                        p.too_large = true;
+                        p.body = Vec::new();
+                        above = Some(p.body_len);
                     } else {
-                        0
-                    };
-                    let room = keep.saturating_sub(p.body.len()).min(data.len());
-                    p.body.extend_from_slice(&data[..room]);
+                        let keep = if self.shared.needs_body {
+                            MAX_BODY
+                        } else if self.shared.trace.is_some() {
+                            trace::SHOWN_BODY
+                        } else {
+                            0
+                        };
+                        let room = keep.saturating_sub(p.body.len()).min(data.len());
+                        p.body.extend_from_slice(&data[..room]);
+                    }
                 }
-                if end_stream && let Some(p) = self.pending.remove(&stream) {
+                if let Some(size) = above {
+                    self.too_large(stream, size, conn);
+                }
+                if end_stream
+                    && let Some(p) = self.pending.remove(&stream)
+                    && !p.too_large
+                {
                     self.complete(now, stream, p, &[], conn);
                 }
             }
             Event::Trailers { stream, fields } => {
-                if let Some(p) = self.pending.remove(&stream) {
+                if let Some(p) = self.pending.remove(&stream)
+                    && !p.too_large
+                {
                     self.complete(now, stream, p, &fields, conn);
                 }
             }
@@ -758,11 +833,16 @@ impl Application for ServerApp {
                 // The answer the client got: the core's HTTP/1.1 status
                 // for a bad request body, else the RST_STREAM.
                 let answer = status.map_or(RefusedWith::Reset(reason), RefusedWith::Status);
+                // A client stops a body we answered 413 as it likes: with
+                // RST_STREAM, or (curl) an END_STREAM short of its
+                // content-length, which the core resets as malformed. The
+                // 413 was its refusal.
+                let answered = self.pending.remove(&stream).is_some_and(|p| p.too_large);
                 match violation {
+                    _ if answered => {}
                     Some(violation) => self.refused(stream, answer, &violation),
                     None => self.totals.resets += 1,
                 }
-                self.pending.remove(&stream);
                 self.delayed.retain(|d| d.stream != stream);
             }
             Event::Refused {
@@ -803,6 +883,15 @@ impl Application for ServerApp {
             conn.recycle_request(d.head);
         }
     }
+}
+
+/// The request's `content-length`, when it has one that reads as a number
+/// (the core holds a body to it).
+fn declared_length(head: &RequestHead) -> Option<u64> {
+    std::str::from_utf8(head.get(b"content-length")?)
+        .ok()?
+        .parse()
+        .ok()
 }
 
 impl Drop for ServerApp {

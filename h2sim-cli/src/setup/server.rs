@@ -35,6 +35,9 @@ pub fn server_parts<R: Default>(
         config.head_read_timeout = args.head_read_timeout;
     }
     config.max_requests = args.requests_per_connection;
+    if let Some(limit) = args.request_body_limit {
+        config.http1.max_body_size = limit;
+    }
     let mut specs = Vec::new();
     for listen in &args.listen {
         let addr = listen.addr.to_string();
@@ -50,6 +53,9 @@ pub fn server_parts<R: Default>(
         (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
     )
     .with_store(args.store);
+    // One limit for both protocols: the core keeps HTTP/1.1's, the
+    // application HTTP/2's.
+    shared.max_request_body = config.http1.max_body_size;
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
