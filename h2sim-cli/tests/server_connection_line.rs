@@ -185,3 +185,93 @@ fn open_connections_end_by_server_shutdown() {
         );
     }
 }
+
+/// Python's h2 as a client that asks for PATH with a stream window of 0,
+/// so that no byte of the body may come, and closes once the response's
+/// head is in; it prints its own address.
+const STALLED_CLIENT: &str = r#"
+import socket, sys
+import h2.config, h2.connection, h2.events, h2.settings
+host, port = sys.argv[1].rsplit(":", 1)
+sock = socket.create_connection((host, int(port)))
+sock.settimeout(20)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.local_settings = h2.settings.Settings(
+    client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+conn.initiate_connection()
+conn.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":authority", "x"),
+                      (":path", sys.argv[2])], end_stream=True)
+sock.sendall(conn.data_to_send())
+answered = False
+while not answered:
+    data = sock.recv(65536)
+    if not data:
+        sys.exit("closed before the response")
+    for event in conn.receive_data(data):
+        answered = answered or isinstance(event, h2.events.ResponseReceived)
+    sock.sendall(conn.data_to_send())
+print("%s:%d" % sock.getsockname())
+sock.close()
+"#;
+
+/// A response the client never let out (its window stayed 0) is counted
+/// as given to the connection, and the line says that none of its body
+/// left: the core tells the application when a response is queued, not
+/// when its last frame went, so the bytes are what shows it. A response
+/// read to its end says nothing more.
+#[test]
+fn a_body_the_client_never_let_out_is_said_unsent() {
+    let server = Server::start(
+        std::env::temp_dir().as_path(),
+        &[
+            "server",
+            "-S",
+            "http://127.0.0.1:0",
+            "-m",
+            "GET",
+            "-p",
+            "/big",
+            "-e",
+            "100k",
+        ],
+        1,
+    );
+    let addr = server.url("http").trim_start_matches("http://").to_owned();
+    let (code, local) = run("python3", &["-c", STALLED_CLIENT, &addr, "/big"]);
+    assert_eq!(code, Some(0), "{local}");
+    let line = server.wait_for(&format!("{} DISCONNECTED", local.trim()));
+    assert!(
+        line.contains("DISCONNECTED by peer close: ")
+            && line.ends_with(
+                "for 1 reqs 1 rsps 0 rsts 1 streams) 102400 of 102400 body bytes unsent"
+            ),
+        "{line}"
+    );
+    let (code, out) = run(
+        "curl",
+        &[
+            "-sv",
+            "-o",
+            "/dev/null",
+            "--http2-prior-knowledge",
+            &format!("http://{addr}/big"),
+        ],
+    );
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = server.stop();
+    assert_eq!(code, Some(0), "{out}");
+    let lines: Vec<_> = out
+        .lines()
+        .filter(|l| l.contains(" DISCONNECTED "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[1].ends_with("for 1 reqs 1 rsps 0 rsts 1 streams)"),
+        "{out}"
+    );
+    let report = server_support::server_report(&out);
+    assert!(
+        report.ends_with(" 0 unmatched, 102400 of 204800 body bytes unsent"),
+        "{report}"
+    );
+}

@@ -194,7 +194,16 @@ pub struct Totals {
     /// Hits per rule, in rule order.
     pub rule_hits: Vec<u64>,
     pub bytes_in: u64,
+    /// Body bytes given to the connection to send: responses', pushed
+    /// ones' and the 413s'.
     pub bytes_out: u64,
+    /// Of those, what the core had not written when the connection
+    /// ended: held back by HTTP/2 flow control (a client that never opens
+    /// its window) or queued behind what was. `responses` counts the
+    /// answers given to the connection, as the RESPONSE dumps show them:
+    /// the core raises no event when a response's last frame leaves, so
+    /// an answer that never left in full shows here, in its bytes.
+    pub bytes_unsent: u64,
 }
 
 impl Totals {
@@ -217,6 +226,7 @@ impl Totals {
         }
         self.bytes_in += other.bytes_in;
         self.bytes_out += other.bytes_out;
+        self.bytes_unsent += other.bytes_unsent;
     }
 }
 
@@ -670,6 +680,7 @@ impl ServerApp {
         };
         self.refused(stream, RefusedWith::Status(413), &error);
         let why = Bytes::from(format!("{error}\n"));
+        self.totals.bytes_out += why.len() as u64;
         let head = ResponseHead::new(413)
             .field("content-type", "text/plain")
             .field("content-length", why.len().to_string());
@@ -705,6 +716,13 @@ impl ServerApp {
         );
         if self.totals.refused > 0 {
             let _ = write!(line, " {} refused", self.totals.refused);
+        }
+        if self.totals.bytes_unsent > 0 {
+            let _ = write!(
+                line,
+                " {} of {} body bytes unsent",
+                self.totals.bytes_unsent, self.totals.bytes_out
+            );
         }
         line
     }
@@ -860,6 +878,10 @@ impl Application for ServerApp {
                 }
             }
             Event::Closed { cause, .. } => {
+                // What the core wrote of the bodies by now is all it ever
+                // will: after the end it writes no stream's frames.
+                let written = conn.stats().data_bytes_sent;
+                self.totals.bytes_unsent = self.totals.bytes_out.saturating_sub(written);
                 let ending = Ending::server(&cause, conn.protocol(), self.answered);
                 self.finish(ending, Some(now));
             }

@@ -189,6 +189,12 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
         t.refused,
         t.not_found
     );
+    if t.bytes_unsent > 0 {
+        out.push_str(&format!(
+            ", {} of {} body bytes unsent",
+            t.bytes_unsent, t.bytes_out
+        ));
+    }
     for (i, rule) in args.rules.iter().enumerate() {
         out.push_str(&format!(
             "\n  rule {}: {} {}{} -> {}: {} hits",
