@@ -1,6 +1,7 @@
-//! What ended a connection, in the words of the `DISCONNECTED` line that
-//! each side prints when it closes (h2simple's line). The words of both
-//! sides live here, because they follow the connection's protocol alike:
+//! What ended a connection, and what it carried, in the words of the
+//! `DISCONNECTED` line that each side prints when it closes (h2simple's
+//! line). The words of both sides live here, because they follow the
+//! connection's protocol alike:
 //! the core's `CloseCause` is the same for HTTP/2 and HTTP/1.1, and names
 //! a GOAWAY where HTTP/1.1 had a `connection: close`, and a PROTOCOL_ERROR
 //! where it had an error status, so an HTTP/1.1 line names what was on the
@@ -9,8 +10,71 @@
 //! client the core's (`by peer GOAWAY`, `CloseCause`'s `Display`).
 
 use std::fmt;
+use std::time::Duration;
 
 use h2sim_proto::{CloseCause, ConnectionError, Protocol, Reason, Violation};
+
+/// A connection's counts over its life, as its `DISCONNECTED` line gives
+/// them after its lifetime, in the same words on both sides: h2simple's
+/// over HTTP/2 (`N reqs N rsps N rsts N streams`); over HTTP/1.1, which
+/// has neither resets nor streams (its requests are its streams), the
+/// requests left without their response (`N reqs N rsps N unanswered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counts {
+    pub requests: u64,
+    pub responses: u64,
+    /// Requests that ended without their response while it lived: reset
+    /// over HTTP/2 (by the peer, or by us); over HTTP/1.1, which resets
+    /// nothing, cut off by its end (or a client's `--timeout`).
+    pub resets: u64,
+    /// Streams the server pushed (HTTP/2 only).
+    pub pushes: u64,
+    pub http1: bool,
+}
+
+impl Counts {
+    /// The responses a second over `life` (0 for a connection that lived
+    /// no measurable time).
+    pub fn tps(&self, life: Duration) -> f64 {
+        let secs = life.as_secs_f64();
+        if secs > 0.0 {
+            self.responses as f64 / secs
+        } else {
+            0.0
+        }
+    }
+
+    /// h2simple's line, `WHO DISCONNECTED CAUSE: N tps (S secs for
+    /// COUNTS)`, for a connection to or from `who` that lived `life`.
+    pub fn line(&self, who: impl fmt::Display, cause: impl fmt::Display, life: Duration) -> String {
+        format!(
+            "{who} DISCONNECTED {cause}: {:.0} tps ({:.3} secs for {self})",
+            self.tps(life),
+            life.as_secs_f64()
+        )
+    }
+}
+
+impl fmt::Display for Counts {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Counts {
+            requests,
+            responses,
+            resets,
+            pushes,
+            http1,
+        } = *self;
+        if http1 {
+            write!(f, "{requests} reqs {responses} rsps {resets} unanswered")
+        } else {
+            let streams = requests + pushes;
+            write!(
+                f,
+                "{requests} reqs {responses} rsps {resets} rsts {streams} streams"
+            )
+        }
+    }
+}
 
 /// What ended a connection, as its `DISCONNECTED` line says it, after
 /// `DISCONNECTED ` and before the colon: the words both sides say alike,
@@ -279,6 +343,31 @@ mod tests {
             "by error (connection error PROTOCOL_ERROR: invalid connection preface \
              (RFC 9113 §3.4))"
         );
+    }
+
+    /// Both sides count in the words of the connection's protocol.
+    #[test]
+    fn counts_are_told_in_the_words_of_the_protocol() {
+        let counts = Counts {
+            requests: 2000,
+            responses: 1998,
+            resets: 2,
+            pushes: 3,
+            http1: false,
+        };
+        let life = Duration::from_millis(2072);
+        assert_eq!(
+            counts.line("127.0.0.1:8080", "by local GOAWAY", life),
+            "127.0.0.1:8080 DISCONNECTED by local GOAWAY: 964 tps (2.072 secs for 2000 reqs \
+             1998 rsps 2 rsts 2003 streams)"
+        );
+        let http1 = Counts {
+            pushes: 0,
+            http1: true,
+            ..counts
+        };
+        assert_eq!(http1.to_string(), "2000 reqs 1998 rsps 2 unanswered");
+        assert_eq!(http1.tps(Duration::ZERO), 0.0);
     }
 
     /// The server's line says a timeout or a transport failure once, in the

@@ -102,12 +102,15 @@ REPORT
   counted, not printed (see its DISCONNECTED line)
   Unless -q, each connection prints h2svr's line when it closes,
   ADDR DISCONNECTED by CAUSE: N tps (S secs for N reqs N rsps N rsts N
-  streams), followed by \"N refused\" when it refused any, and by \"N of M
-  body bytes unsent\" when some of the bodies it was given never left:
-  rsps counts the answers given to the connection (as the RESPONSE dumps
-  show them), and HTTP/2 holds a body back while the client's window is
-  shut; over HTTP/1.1 the server holds nothing back, and what the socket
-  had not delivered when it closed is not known. CAUSE is one of:
+  streams); over HTTP/1.1, which has no resets or streams, the counts are
+  N reqs N rsps N unanswered (the requests left without their response,
+  cut off by the connection's end). \"N refused\" follows when it refused
+  any, and \"N of M body bytes unsent\" when some of the bodies it was
+  given never left: rsps counts the answers given to the connection (as
+  the RESPONSE dumps show them), and HTTP/2 holds a body back while the
+  client's window is shut; over HTTP/1.1 the server holds nothing back,
+  and what the socket had not delivered when it closed is not known.
+  CAUSE is one of:
   peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
   connection: close received (an HTTP/1.1 client's connection: close, or
   HTTP/1.0 without keep-alive); idle timeout; request head timeout; drain

@@ -22,7 +22,7 @@ use super::scenario::{Reuse, Step};
 use super::slots::Slots;
 use super::symbol::{Symbol, Values};
 use super::token::Bearer;
-use crate::ending::{ClientSide, Ending};
+use crate::ending::{ClientSide, Counts, Ending};
 use crate::report::{Figure, LatencySink, Report, Samples, StepStats, Tls};
 use crate::trace::{self, Trace};
 
@@ -312,7 +312,7 @@ struct Link {
     /// HTTP/1.1, which resets nothing, timed out or cut off by its close.
     resets: u64,
     pushes: u64,
-    /// Its line counts in HTTP/1.1's words (see [`ClientApp::close_link`]).
+    /// Its line counts in HTTP/1.1's words (see [`Counts`]).
     http1: bool,
     /// How long it took to set up, recorded when it ends unless the
     /// server refused it then (see [`ClientApp::close_link`]).
@@ -939,39 +939,19 @@ impl ClientApp {
                 .record(Figure::ConnectTime, t, &self.plan.latencies);
         }
         let lifetime = now.saturating_duration_since(link.opened);
-        let secs = lifetime.as_secs_f64();
-        let tps = if secs > 0.0 {
-            link.responses as f64 / secs
-        } else {
-            0.0
+        let counts = Counts {
+            requests: link.requests,
+            responses: link.responses,
+            resets: link.resets,
+            pushes: link.pushes,
+            http1: link.http1,
         };
-        if secs > 0.0 {
-            self.report.connection_rps.push(tps);
+        if !lifetime.is_zero() {
+            self.report.connection_rps.push(counts.tps(lifetime));
         }
-        let Some(log) = &self.plan.log else {
-            return;
-        };
-        // HTTP/2 keeps h2simple's counts; HTTP/1.1 has neither resets nor
-        // streams (its requests are its streams), so it counts the
-        // requests left without their response.
-        let counts = if link.http1 {
-            format!(
-                "{} reqs {} rsps {} unanswered",
-                link.requests, link.responses, link.resets
-            )
-        } else {
-            format!(
-                "{} reqs {} rsps {} rsts {} streams",
-                link.requests,
-                link.responses,
-                link.resets,
-                link.requests + link.pushes
-            )
-        };
-        log.line(&format!(
-            "{} DISCONNECTED {cause}: {tps:.0} tps ({secs:.3} secs for {counts})",
-            String::from_utf8_lossy(&self.authority),
-        ));
+        if let Some(log) = &self.plan.log {
+            log.line(&counts.line(String::from_utf8_lossy(&self.authority), cause, lifetime));
+        }
     }
 
     /// Its last connection was refused once the TLS handshake was over on

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, Http1Config, Http1Error, RefusedWith, RequestHead,
-    ResponseHead, StreamId, StreamMap, UserError,
+    Application, Connection, Event, HeaderField, Http1Config, Http1Error, Protocol, RefusedWith,
+    RequestHead, ResponseHead, StreamId, StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -28,7 +28,7 @@ use super::resource;
 use super::rules::{self, Answer, Found, Kind, Rule};
 use super::store::{Limits, Store};
 use super::template::{Text, Vars};
-use crate::ending::{Ending, ServerSide};
+use crate::ending::{Counts, Ending, ServerSide};
 use crate::trace::{self, Trace};
 
 /// What every connection of one server shares: the rules and where output goes.
@@ -389,6 +389,10 @@ pub struct ServerApp {
     /// names it (the core's error says PROTOCOL_ERROR, which no HTTP/1.1
     /// client sees).
     answered: Option<u16>,
+    /// The protocol its requests came in, for the words of its
+    /// `DISCONNECTED` line: a server tells it from the first bytes, and an
+    /// h2c upgrade turns HTTP/1.1 into HTTP/2 after its first request.
+    protocol: Option<Protocol>,
     closed: bool,
 }
 
@@ -410,6 +414,7 @@ impl ServerApp {
             last_seen: None,
             rng: 0x9E37_79B9_7F4A_7C15 ^ u64::from(peer.port()),
             answered: None,
+            protocol: None,
             closed: false,
         }
     }
@@ -698,22 +703,14 @@ impl ServerApp {
             (Some(a), Some(b)) => b.saturating_duration_since(a),
             _ => Duration::ZERO,
         };
-        let secs = life.as_secs_f64();
-        let tps = if secs > 0.0 {
-            self.totals.responses as f64 / secs
-        } else {
-            0.0
+        let counts = Counts {
+            requests: self.totals.requests,
+            responses: self.totals.responses,
+            resets: self.totals.resets,
+            pushes: self.totals.pushes,
+            http1: self.protocol == Some(Protocol::Http1),
         };
-        let mut line = format!(
-            "{} DISCONNECTED {cause}: {:.0} tps ({:.3} secs for {} reqs {} rsps {} rsts {} streams)",
-            self.peer,
-            tps,
-            secs,
-            self.totals.requests,
-            self.totals.responses,
-            self.totals.resets,
-            self.totals.requests + self.totals.pushes
-        );
+        let mut line = counts.line(self.peer, cause, life);
         if self.totals.refused > 0 {
             let _ = write!(line, " {} refused", self.totals.refused);
         }
@@ -766,6 +763,7 @@ impl Application for ServerApp {
                 head,
                 end_stream,
             } => {
+                self.protocol = conn.protocol();
                 // A body declared above the limit is refused before it
                 // comes, as the core refuses it over HTTP/1.1 (where it is
                 // no request either).
@@ -878,6 +876,7 @@ impl Application for ServerApp {
                 }
             }
             Event::Closed { cause, .. } => {
+                self.protocol = conn.protocol();
                 // What the core wrote of the bodies by now is all it ever
                 // will: after the end it writes no stream's frames.
                 let written = conn.stats().data_bytes_sent;
