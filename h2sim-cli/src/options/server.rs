@@ -84,7 +84,7 @@ const RULES: &[Spec] = &[
         short: Some('S'),
         long: "listen",
         value: "URL",
-        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected; -1, -2 choose one) or https://ip:port (ALPN); IPv6 as [addr]:port; repeatable",
+        help: "Listen on http://ip:port (HTTP/2 prior knowledge, HTTP/1.1 and h2c upgrade detected; -1, -2 choose one) or https://ip:port (ALPN); IPv6 as [addr]:port; localhost is 127.0.0.1 alone, and a client that tries localhost's ::1 is refused there: add -S http://[::1]:PORT to take ::1 too; repeatable",
     },
     Spec {
         id: "key",
@@ -215,7 +215,10 @@ pub const DEFAULT_KEY: &str = "eckey.pem";
 pub const DEFAULT_CERT: &str = "eccert.pem";
 
 /// Parses a listen URL: `http://ip:port`, `https://[v6]:port`,
-/// `http://localhost:port` (127.0.0.1), a `/` after it allowed. Scheme and
+/// `http://localhost:port`, a `/` after it allowed. localhost is
+/// 127.0.0.1 alone, not what the resolver says: a listener is one socket on
+/// one address, and `--help` says how to take ::1 as well (a second `-S
+/// http://[::1]:port`, which the same port allows). Scheme and
 /// host are case-insensitive (RFC 3986 §3.1, §3.2.2), as the client takes
 /// them. `Err` says why, for the caller to prefix with its option (`-S`,
 /// the client's `--listen`).
@@ -646,6 +649,10 @@ mod tests {
         // Port 0 is a new port each time.
         let o = parse(args("-S http://127.0.0.1:0 -S http://127.0.0.1:0 -m GET")).unwrap();
         assert_eq!(o.listen.len(), 2);
+        // localhost and ::1 on one port, as --help says to take both.
+        let o = parse(args("-S http://localhost:8080 -S http://[::1]:8080 -m GET")).unwrap();
+        let addrs: Vec<_> = o.listen.iter().map(|l| l.addr.to_string()).collect();
+        assert_eq!(addrs, ["127.0.0.1:8080", "[::1]:8080"]);
     }
 
     #[test]
