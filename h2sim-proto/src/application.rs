@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 
-use crate::close::CloseCause;
+use crate::close::{CloseCause, TransportFailure};
 use crate::connection::Connection;
 use crate::event::Event;
 
@@ -179,8 +179,8 @@ impl<A: Application> Endpoint<A> {
     }
 
     /// [`Connection::handle_transport_error`]: the transport failed.
-    pub fn handle_transport_error(&mut self, now: Instant, detail: String) {
-        self.conn.handle_transport_error(now, detail);
+    pub fn handle_transport_error(&mut self, now: Instant, failure: impl Into<TransportFailure>) {
+        self.conn.handle_transport_error(now, failure);
         self.dispatch(now);
     }
 

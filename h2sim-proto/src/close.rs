@@ -43,9 +43,42 @@ pub enum CloseCause {
     Aborted { reason: Reason },
     /// The peer broke a rule and we ended the connection (see the error).
     Error(ConnectionError),
-    /// The transport failed (reset, broken pipe, TLS alert): the driver's
-    /// description.
-    TransportError(String),
+    /// The transport failed (reset, broken pipe, TLS alert), as the
+    /// driver tells it.
+    TransportError(TransportFailure),
+}
+
+/// How the transport failed: the driver's words, and the TLS alert the
+/// peer sent when the failure was one. An application tells a refusal
+/// from a broken link by the alert, not by the words: over TLS 1.3 a
+/// client learns only at its first read that the server refused its
+/// certificate (RFC 8446 §4.4.2.4), as an alert.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransportFailure {
+    pub detail: String,
+    /// The alert's code (RFC 8446 §6), e.g. 116 for certificate_required.
+    pub alert: Option<u8>,
+}
+
+impl From<String> for TransportFailure {
+    fn from(detail: String) -> Self {
+        TransportFailure {
+            detail,
+            alert: None,
+        }
+    }
+}
+
+impl From<&str> for TransportFailure {
+    fn from(detail: &str) -> Self {
+        TransportFailure::from(detail.to_owned())
+    }
+}
+
+impl fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.detail)
+    }
 }
 
 impl CloseCause {

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
-use crate::close::{CauseSlot, CloseCause};
+use crate::close::{CauseSlot, CloseCause, TransportFailure};
 use crate::config::Config;
 use crate::error::{ConnectionError, UserError};
 use crate::event::Event;
@@ -467,9 +467,10 @@ impl Connection {
     }
 
     /// The transport failed (reset, broken pipe, TLS alert): the connection
-    /// ends as at end of stream, with `CloseCause::TransportError(detail)`.
-    pub fn handle_transport_error(&mut self, now: Instant, detail: String) {
-        self.cause.note(CloseCause::TransportError(detail));
+    /// ends as at end of stream, with `CloseCause::TransportError(failure)`
+    /// (its words alone convert into one).
+    pub fn handle_transport_error(&mut self, now: Instant, failure: impl Into<TransportFailure>) {
+        self.cause.note(CloseCause::TransportError(failure.into()));
         self.handle_eof(now);
     }
 

@@ -89,7 +89,7 @@ mod timers;
 mod trim;
 
 pub use application::{Application, Endpoint};
-pub use close::CloseCause;
+pub use close::{CloseCause, TransportFailure};
 pub use config::{Config, Http1Config, Limits, WindowPolicy};
 pub use connection::Connection;
 pub use error::{ConnectionError, Malformation, UserError, Violation};

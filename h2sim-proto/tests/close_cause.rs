@@ -167,7 +167,7 @@ fn h2_transport_error_is_named() {
     let mut pair = Pair::with_defaults(6);
     pair.connect();
     pair.client
-        .handle_transport_error(pair.now, "connection reset by peer".into());
+        .handle_transport_error(pair.now, "connection reset by peer");
     assert_eq!(
         cause(&pair.client_events()),
         CloseCause::TransportError("connection reset by peer".into())

@@ -1063,14 +1063,6 @@ fn capture(plan: &Plan, step: &Step, flight: &mut Flight) -> bool {
     true
 }
 
-/// Whether a transport error's words are those of a TLS alert the peer
-/// sent: the core passes the error on as its text, so it is compared with
-/// rustls's words for each alert (`Error::AlertReceived`), which it is
-/// when it is one. Only the end of a connection in a transport error asks.
-fn received_alert(detail: &str) -> bool {
-    (0..=u8::MAX).any(|code| rustls::Error::AlertReceived(code.into()).to_string() == detail)
-}
-
 /// `METHOD scheme://authority/path`, for dumps.
 fn target(head: &RequestHead) -> String {
     format!(
@@ -1223,7 +1215,7 @@ impl Application for ClientApp {
             Event::Closed { cause, .. } => {
                 let quiet = self.link.as_ref().is_some_and(|l| l.quiet_close);
                 let ending = Ending::client(&cause, conn.protocol(), quiet);
-                let alert = matches!(&cause, CloseCause::TransportError(e) if received_alert(e));
+                let alert = matches!(&cause, CloseCause::TransportError(f) if f.alert.is_some());
                 self.close_link(now, Some(conn.stats()), &ending, alert);
             }
             _ => {}
@@ -1323,18 +1315,5 @@ mod tests {
     fn a_flight_moves_without_memcpy() {
         let size = std::mem::size_of::<Flight>();
         assert!(size <= 128, "a flight is {size} octets");
-    }
-
-    /// A transport error is taken for a TLS alert from the server only
-    /// when its words are rustls's for one, whatever the alert.
-    #[test]
-    fn a_received_alert_is_told_by_its_words() {
-        use rustls::AlertDescription as A;
-        for alert in [A::CertificateRequired, A::BadCertificate, A::from(200)] {
-            let words = rustls::Error::AlertReceived(alert).to_string();
-            assert!(received_alert(&words), "{words}");
-        }
-        assert!(!received_alert("Connection reset by peer (os error 104)"));
-        assert!(!received_alert(""));
     }
 }

@@ -35,7 +35,7 @@ use bytes::buf::Limit;
 
 use super::stall::WriteStall;
 use super::{DriverOptions, Ending, FinalFlush, Outbox, ReadBuf};
-use crate::{Application, Endpoint};
+use crate::{Application, Endpoint, TransportFailure};
 
 /// How long a connection that has been busy stays idle before its queues
 /// give back their capacity. A busy connection is idle for a moment
@@ -412,10 +412,14 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     }
 
     /// The transport failed: the core and its application hear it as the
-    /// end of the connection.
+    /// end of the connection, with the TLS alert the peer sent if that is
+    /// what it was.
     pub fn transport_error(&mut self, now: Instant, error: &io::Error) {
-        self.endpoint_mut()
-            .handle_transport_error(now, error.to_string());
+        let failure = TransportFailure {
+            detail: error.to_string(),
+            alert: received_alert(error),
+        };
+        self.endpoint_mut().handle_transport_error(now, failure);
     }
 
     /// Writes from the outbox to a non-blocking `w` until it is empty or
@@ -497,10 +501,46 @@ impl<A: Application, E: BorrowMut<Endpoint<A>>> Driver<A, E> {
     }
 }
 
+/// The code of the TLS alert the peer sent, when `error` is one: the TLS
+/// session hands rustls's error on inside the I/O error it returns.
+#[cfg(feature = "tls")]
+fn received_alert(error: &io::Error) -> Option<u8> {
+    match error.get_ref()?.downcast_ref::<rustls::Error>()? {
+        rustls::Error::AlertReceived(alert) => Some(u8::from(*alert)),
+        _ => None,
+    }
+}
+
+#[cfg(not(feature = "tls"))]
+fn received_alert(_: &io::Error) -> Option<u8> {
+    None
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// The alert the peer sent is told by rustls's error inside the I/O
+    /// error, not by its words; any other failure has none.
+    #[cfg(feature = "tls")]
+    #[test]
+    fn a_received_alert_is_told_apart() {
+        use rustls::AlertDescription as A;
+        for alert in [A::CertificateRequired, A::BadCertificate, A::from(200)] {
+            let error = io::Error::new(
+                io::ErrorKind::InvalidData,
+                rustls::Error::AlertReceived(alert),
+            );
+            assert_eq!(received_alert(&error), Some(u8::from(alert)));
+        }
+        let sent = io::Error::new(
+            io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Expired),
+        );
+        assert_eq!(received_alert(&sent), None);
+        assert_eq!(received_alert(&io::ErrorKind::ConnectionReset.into()), None);
+    }
     use crate::handler::{HandlerApp, Reply, Request};
     use crate::{Config, Connection, Protocol};
     use std::time::Duration;
