@@ -40,8 +40,14 @@ pub(crate) fn check_fields(fields: &[HeaderField]) -> Result<(), UserError> {
 
 /// [`check_fields`] for a request, and its request line: a token for the
 /// method, an authority (RFC 3986 §3.2.2) and a path that is a
-/// request-target ([`octets::is_target`]), as a receiver checks them.
+/// request-target ([`octets::is_target`]), as a receiver checks them; and
+/// no `:protocol`, which a request line cannot carry.
 pub(crate) fn check_request(head: &RequestHead) -> Result<(), UserError> {
+    if !head.protocol.is_empty() {
+        return Err(UserError::Unsupported(
+            "extended CONNECT (:protocol, RFC 8441)",
+        ));
+    }
     let pseudo = [
         (is_method(&head.method), ":method"),
         (is_authority(&head.authority), ":authority"),
@@ -92,6 +98,12 @@ pub struct RequestHead {
     /// `:authority` (the `Host` field in HTTP/1.1); may be empty.
     pub authority: Bytes,
     pub path: Bytes,
+    /// `:protocol` of an HTTP/2 extended CONNECT (RFC 8441 §4): the
+    /// protocol the tunnel will carry (`websocket`); empty on every other
+    /// request. Received only where we advertised
+    /// SETTINGS_ENABLE_CONNECT_PROTOCOL, sent only where the peer did
+    /// (§3); HTTP/1.1 has no such field (its Upgrade is another mechanism).
+    pub protocol: Bytes,
     /// Ordinary fields, lowercase names, in the order they were sent.
     pub fields: Vec<HeaderField>,
 }
@@ -109,8 +121,16 @@ impl RequestHead {
             scheme: scheme.into(),
             authority: authority.into(),
             path: path.into(),
+            protocol: Bytes::new(),
             fields: Vec::new(),
         }
+    }
+
+    /// Sets `:protocol`, making this an extended CONNECT (RFC 8441 §4)
+    /// when the method is CONNECT (builder style).
+    pub fn protocol(mut self, protocol: impl Into<Bytes>) -> Self {
+        self.protocol = protocol.into();
+        self
     }
 
     /// Adds one field (builder style).

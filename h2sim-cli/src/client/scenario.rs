@@ -133,6 +133,7 @@ impl Step {
             scheme: self.scheme.clone(),
             authority: authority.clone(),
             path,
+            protocol: Bytes::new(),
             fields: {
                 // The step's fields, a bearer token and content-length.
                 fields.clear();

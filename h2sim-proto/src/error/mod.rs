@@ -140,6 +140,14 @@ pub enum Malformation {
     /// A `:path` with a space or control character, or, for "http" and
     /// "https", neither an absolute path nor `*` for OPTIONS (§8.3.1).
     InvalidPath,
+    /// `:protocol` where we did not advertise SETTINGS_ENABLE_CONNECT_PROTOCOL
+    /// = 1 (RFC 8441 §3, §4): an extended CONNECT we never offered.
+    ProtocolNotEnabled,
+    /// `:protocol` on a request whose method is not CONNECT (RFC 8441 §4).
+    ProtocolWithoutConnect,
+    /// An empty `:protocol`, or one with NUL, CR, LF or whitespace at an
+    /// end (RFC 8441 §4, RFC 9113 §8.2.1).
+    InvalidProtocol,
 }
 
 impl fmt::Display for Malformation {
@@ -169,6 +177,13 @@ impl fmt::Display for Malformation {
             InvalidScheme => f.write_str("invalid :scheme (RFC 9113 §8.3.1, RFC 3986 §3.1)"),
             InvalidAuthority => f.write_str("invalid :authority (RFC 9113 §8.3.1, RFC 3986 §3.2)"),
             InvalidPath => f.write_str("invalid :path (RFC 9113 §8.3.1)"),
+            ProtocolNotEnabled => {
+                f.write_str(":protocol without our SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3)")
+            }
+            ProtocolWithoutConnect => {
+                f.write_str(":protocol on a method other than CONNECT (RFC 8441 §4)")
+            }
+            InvalidProtocol => f.write_str("invalid :protocol (RFC 8441 §4)"),
         }
     }
 }
@@ -361,6 +376,13 @@ pub enum UserError {
         min: u32,
         max: u32,
     },
+    /// A request with `:protocol` (an extended CONNECT) to a server that has
+    /// not advertised SETTINGS_ENABLE_CONNECT_PROTOCOL = 1, or not yet:
+    /// "a client MUST NOT send" it then (RFC 8441 §3, §4). Nothing is sent.
+    ConnectProtocolNotEnabled,
+    /// A request with `:protocol` whose method is not CONNECT: RFC 8441 §4
+    /// defines it for CONNECT only, and the peer would find it malformed.
+    ProtocolWithoutConnect,
 }
 
 impl fmt::Display for UserError {
@@ -398,6 +420,12 @@ impl fmt::Display for UserError {
                 f,
                 "{name} {value} is out of range: {min} to {max} (RFC 9113 §6.5.2)"
             ),
+            UserError::ConnectProtocolNotEnabled => f.write_str(
+                ":protocol needs the server's SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 (RFC 8441 §3)",
+            ),
+            UserError::ProtocolWithoutConnect => {
+                f.write_str(":protocol is for CONNECT only (RFC 8441 §4)")
+            }
             UserError::InterimReply(status) => write!(
                 f,
                 "status {status} is interim (RFC 9110 §15.2): a whole response needs a final one, 200-599"

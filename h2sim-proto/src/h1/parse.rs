@@ -596,6 +596,7 @@ pub(super) fn parse_request(
             scheme: Bytes::from_static(scheme.as_bytes()),
             authority,
             path,
+            protocol: Bytes::new(),
             fields,
         },
         http10,

@@ -232,7 +232,9 @@ fn is_response_of(fields: &[HeaderField], memo: &[HeaderField], layout: &Layout)
 /// `head` is, string for string, the request head built from `memo`,
 /// whose `layout` is given.
 fn is_request_of(head: &RequestHead, memo: &[HeaderField], layout: &Layout) -> bool {
-    let Some(slots) = layout.request else {
+    // A list with `:protocol` has no layout; a head given back with one
+    // the application set is not the head its list builds.
+    let Some(slots) = layout.request.filter(|_| head.protocol.is_empty()) else {
         return false;
     };
     let strings = [&head.method, &head.scheme, &head.authority, &head.path];

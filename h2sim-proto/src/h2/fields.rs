@@ -162,17 +162,24 @@ fn set_once(slot: &mut Option<Bytes>, value: Bytes) -> Result<(), Malformation> 
 
 /// A request head from a decoded field section (§8.3.1), in the box it
 /// is handed on in (a spare one): built there, not moved into it.
+/// `extended_connect`: we advertised SETTINGS_ENABLE_CONNECT_PROTOCOL, so
+/// a CONNECT may carry `:protocol` (RFC 8441 §3, §4); otherwise that
+/// pseudo-header makes the request malformed, as any we do not define
+/// does (RFC 9113 §8.3), with the error naming the setting.
 pub(crate) fn request(
     fields: &mut Vec<HeaderField>,
     checked: bool,
+    extended_connect: bool,
     spares: &mut Spares,
 ) -> Result<Box<RequestHead>, Malformation> {
     let (mut method, mut scheme, mut authority, mut path) = (None, None, None, None);
+    let mut protocol = None;
     let fields = split(fields, checked, spares, |name, value| match name {
         b"method" => set_once(&mut method, value),
         b"scheme" => set_once(&mut scheme, value),
         b"authority" => set_once(&mut authority, value),
         b"path" => set_once(&mut path, value),
+        b"protocol" => set_once(&mut protocol, value),
         _ => Err(Malformation::UnknownPseudoHeader),
     })?;
     let method = method
@@ -186,7 +193,19 @@ pub(crate) fn request(
     {
         return Err(Malformation::InvalidAuthority);
     }
-    if method.as_ref() == b"CONNECT" {
+    let connect = method.as_ref() == b"CONNECT";
+    // One test on the common path: `:protocol` is rare, and only then are
+    // its rules (RFC 8441 §4) looked at.
+    let protocol = match protocol {
+        None => Bytes::new(),
+        // Not ours to accept: we never said we would (RFC 8441 §3).
+        Some(_) if !extended_connect => return Err(Malformation::ProtocolNotEnabled),
+        // RFC 8441 §4 defines it for CONNECT only.
+        Some(_) if !connect => return Err(Malformation::ProtocolWithoutConnect),
+        Some(p) if p.is_empty() || !valid_value(&p) => return Err(Malformation::InvalidProtocol),
+        Some(p) => p,
+    };
+    if connect && protocol.is_empty() {
         // §8.5: CONNECT carries only :method and :authority.
         if scheme.is_some() || path.is_some() {
             return Err(Malformation::UnknownPseudoHeader);
@@ -197,9 +216,12 @@ pub(crate) fn request(
             scheme: Bytes::new(),
             authority,
             path: Bytes::new(),
+            protocol,
             fields,
         }));
     }
+    // An extended CONNECT goes on as any request: RFC 8441 §4 requires
+    // :scheme and :path, and :authority is what §8.3.1 makes it.
     let scheme = scheme
         .filter(|s| !s.is_empty())
         .ok_or(Malformation::MissingPseudoHeader(":scheme"))?;
@@ -225,6 +247,7 @@ pub(crate) fn request(
         scheme,
         authority: authority.unwrap_or_default(),
         path,
+        protocol,
         fields,
     }))
 }
@@ -365,26 +388,32 @@ static METHOD: Bytes = Bytes::from_static(b":method");
 static SCHEME: Bytes = Bytes::from_static(b":scheme");
 static AUTHORITY: Bytes = Bytes::from_static(b":authority");
 static PATH: Bytes = Bytes::from_static(b":path");
+static PROTOCOL: Bytes = Bytes::from_static(b":protocol");
 
 /// The pseudo-header fields of a request, in the order §8.3.1 lists them:
 /// the first `count` of a fixed array of borrowed fields, so sending a
 /// request builds nothing for them (the rest repeat `:method`, unused).
-fn request_pseudo(head: &RequestHead) -> ([FieldRef<'_>; 4], usize) {
-    let mut fields = [FieldRef::new(&METHOD, &head.method); 4];
+/// A plain CONNECT has `:authority` alone (§8.5); an extended one is a
+/// request like others with `:protocol` after them (RFC 8441 §4).
+fn request_pseudo(head: &RequestHead) -> ([FieldRef<'_>; 5], usize) {
+    let mut fields = [FieldRef::new(&METHOD, &head.method); 5];
     let mut count = 1;
-    let connect = head.method.as_ref() == b"CONNECT";
+    let plain_connect = head.method.as_ref() == b"CONNECT" && head.protocol.is_empty();
     let mut push = |field| {
         fields[count] = field;
         count += 1;
     };
-    if !connect {
+    if !plain_connect {
         push(FieldRef::new(&SCHEME, &head.scheme));
     }
     if !head.authority.is_empty() {
         push(FieldRef::new(&AUTHORITY, &head.authority));
     }
-    if !connect {
+    if !plain_connect {
         push(FieldRef::new(&PATH, &head.path));
+    }
+    if !head.protocol.is_empty() {
+        push(FieldRef::new(&PROTOCOL, &head.protocol));
     }
     (fields, count)
 }
@@ -395,7 +424,7 @@ mod tests {
 
     // The checks under test, each with spares of its own.
     fn request(fields: &mut Vec<HeaderField>, checked: bool) -> Result<RequestHead, Malformation> {
-        super::request(fields, checked, &mut Spares::default()).map(|head| *head)
+        super::request(fields, checked, false, &mut Spares::default()).map(|head| *head)
     }
 
     fn response(

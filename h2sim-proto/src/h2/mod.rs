@@ -55,6 +55,9 @@ struct PeerSettings {
     /// peer that states a limit is likely to refuse what passes it, so no
     /// head of ours above it is sent (`UserError::HeaderListTooLarge`).
     max_header_list_size: u32,
+    /// The server advertised SETTINGS_ENABLE_CONNECT_PROTOCOL = 1: our
+    /// requests may carry `:protocol` (RFC 8441 §3).
+    enable_connect_protocol: bool,
 }
 
 impl Default for PeerSettings {
@@ -69,6 +72,8 @@ impl Default for PeerSettings {
             max_frame_size: DEFAULT_MAX_FRAME_SIZE,
             // Unlimited until the peer says otherwise (§6.5.2).
             max_header_list_size: u32::MAX,
+            // Absent means 0 (RFC 8441 §3).
+            enable_connect_protocol: false,
         }
     }
 }

@@ -609,7 +609,12 @@ impl Session {
         }
         let built = match echo {
             Some(head) => Ok(head),
-            None => fields::request(fields, self.repeat_checked, &mut self.spares),
+            None => fields::request(
+                fields,
+                self.repeat_checked,
+                self.local.effective.enable_connect_protocol,
+                &mut self.spares,
+            ),
         };
         let head = match built {
             Ok(head) => {
@@ -931,9 +936,13 @@ impl Session {
                 }
                 Setting::MaxFrameSize(size) => self.peer.max_frame_size = size,
                 Setting::MaxHeaderListSize(size) => self.peer.max_header_list_size = size,
-                // Nothing here sends extended CONNECT, so a server's
-                // permission changes nothing we do.
-                Setting::EnableConnectProtocol(_) | Setting::Unknown { .. } => {}
+                // A server's permission to send `:protocol` (RFC 8441 §3);
+                // a client's value means nothing, as only servers accept
+                // extended CONNECT.
+                Setting::EnableConnectProtocol(on) => {
+                    self.peer.enable_connect_protocol = on && self.role == Role::Client;
+                }
+                Setting::Unknown { .. } => {}
             }
         }
         Ok(())
@@ -1122,7 +1131,8 @@ impl Session {
             self.stream_error(now, promised, Reason::PROTOCOL_ERROR, violation);
             return;
         }
-        let request = match fields::request(fields, self.repeat_checked, &mut self.spares) {
+        // A promised request is a GET or HEAD: never an extended CONNECT.
+        let request = match fields::request(fields, self.repeat_checked, false, &mut self.spares) {
             Ok(head) => {
                 self.fields_checked = true;
                 head

@@ -54,6 +54,16 @@ impl Session {
         if self.closed || self.peer_goaway.is_some() || self.shutdown != Shutdown::Running {
             return Err(UserError::GoingAway);
         }
+        if !head.protocol.is_empty() {
+            // RFC 8441 §4: only on CONNECT, and "a client MUST NOT send" it
+            // unless the server's SETTINGS allowed it (§3).
+            if head.method.as_ref() != b"CONNECT" {
+                return Err(UserError::ProtocolWithoutConnect);
+            }
+            if !self.peer.enable_connect_protocol {
+                return Err(UserError::ConnectProtocolNotEnabled);
+            }
+        }
         if self.waiting_to_open.len() >= self.config.limits.max_queued_streams {
             return Err(UserError::QueueFull);
         }
