@@ -176,6 +176,12 @@ impl ResponseHead {
         (100..200).contains(&self.status)
     }
 
+    /// Whether the status is 2xx (RFC 9110 §15.3): the answer to a CONNECT
+    /// that opens its tunnel (§9.3.6).
+    pub fn is_success(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
     /// Whether a server may send this status: RFC 9110 §15 defines
     /// 100-599, and 101 switches protocols, which HTTP/2 does not do (RFC
     /// 9113 §8.6) and which HTTP/1.1's h2c upgrade sends by itself.

@@ -758,3 +758,138 @@ fn a_connection_error_is_sticky() {
     assert_eq!(server.poll_transmit(now), None);
     assert_eq!(server.error(), Some(&first));
 }
+
+const CONNECT: &str = "CONNECT upstream:443 HTTP/1.1\r\nHost: upstream:443\r\n\r\n";
+
+/// Feeds `input` to `server` and returns its events, but `Connected`.
+fn fed(server: &mut Connection, now: Instant, input: &[u8]) -> Vec<Event> {
+    server.handle_input(now, &mut BytesMut::from(input));
+    std::iter::from_fn(|| server.poll_event())
+        .filter(|e| !matches!(e, Event::Connected))
+        .collect()
+}
+
+/// RFC 9110 §9.3.6 (and §8.6): "A server MUST NOT send any
+/// Transfer-Encoding or Content-Length header fields in a 2xx (Successful)
+/// response to CONNECT", whether the application gave a body or a length
+/// of its own; curl said "Ignoring Content-Length in CONNECT 200
+/// response". A CONNECT's request stays open for the tunnel it may become
+/// (end_stream false), where it ended with its head.
+#[test]
+fn rfc9110_s9_3_6_a_2xx_to_connect_says_no_length() {
+    let now = Instant::now();
+    for head in [
+        ResponseHead::new(200),
+        ResponseHead::new(200).field("Content-Length", "0"),
+    ] {
+        let mut server = Connection::server(Config::default(), now).unwrap();
+        let events = fed(&mut server, now, CONNECT.as_bytes());
+        let stream = match &events[..] {
+            [
+                Event::Request {
+                    stream,
+                    head,
+                    end_stream: false,
+                },
+            ] if head.method == "CONNECT" && head.authority == "upstream:443" => *stream,
+            other => panic!("want the CONNECT, open: {other:?}"),
+        };
+        server.send_reply(stream, head, Bytes::new()).unwrap();
+        let wire = String::from_utf8(transmitted(&mut server, now).to_vec()).unwrap();
+        assert!(wire.starts_with("HTTP/1.1 200 OK\r\n"), "{wire}");
+        assert_eq!(lengths(&wire), 0, "{wire}");
+        assert!(
+            !wire.to_ascii_lowercase().contains("transfer-encoding"),
+            "{wire}"
+        );
+        assert!(wire.ends_with("\r\n\r\n"), "{wire}");
+    }
+}
+
+/// RFC 9110 §9.3.6: after a 2xx the connection is the tunnel, "the
+/// tunnel is closed when a tunnel intermediary detects that either side
+/// has closed its connection"; the client's side of it (RFC 9112 §6.3
+/// item 2) reads everything after the head as tunnel bytes. What the
+/// client sends, even in the same read as the CONNECT and even looking
+/// like a request, is the stream's Data, not parsed; what the
+/// application sends is written as is, unframed; the client's close ends
+/// the stream, and the application's end ends the connection.
+#[test]
+fn rfc9110_s9_3_6_after_a_2xx_the_connection_is_the_tunnel() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now).unwrap();
+    let early = format!("{CONNECT}GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let events = fed(&mut server, now, early.as_bytes());
+    let [Event::Request { stream, .. }] = events[..] else {
+        panic!("the tunnel's bytes wait for the answer: {events:?}");
+    };
+    server
+        .send_response(stream, ResponseHead::new(200), false)
+        .unwrap();
+    let head = transmitted(&mut server, now);
+    assert_eq!(&head[..], b"HTTP/1.1 200 OK\r\n\r\n");
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    let mut got = Vec::new();
+    for e in &events {
+        match e {
+            Event::Data {
+                data,
+                end_stream: false,
+                ..
+            } => got.extend_from_slice(data),
+            other => panic!("only tunnel data: {other:?}"),
+        }
+    }
+    assert_eq!(got, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+    let events = fed(&mut server, now, b"\x00\x01binary");
+    assert!(
+        matches!(&events[..], [Event::Data { data, end_stream: false, .. }] if data.as_ref() == b"\x00\x01binary"),
+        "{events:?}"
+    );
+    server
+        .send_data(stream, Bytes::from_static(b"echo \x00\r\n"), false)
+        .unwrap();
+    assert_eq!(&transmitted(&mut server, now)[..], b"echo \x00\r\n");
+    server.handle_eof(now);
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert!(
+        matches!(&events[..], [Event::Data { end_stream: true, data, .. }] if data.is_empty()),
+        "the client's close ends its side only: {events:?}"
+    );
+    server
+        .send_data(stream, Bytes::from_static(b"last"), true)
+        .unwrap();
+    assert_eq!(&transmitted(&mut server, now)[..], b"last");
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Closed { .. })),
+        "{events:?}"
+    );
+    assert!(server.is_closed() || server.ended());
+}
+
+/// RFC 9110 §9.3.6: a CONNECT answered otherwise than 2xx opens no
+/// tunnel: the answer is framed as any (its length said), the request
+/// ends there, and the connection goes on with the next request.
+#[test]
+fn rfc9110_s9_3_6_connect_refused_keeps_the_connection_http() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now).unwrap();
+    let input = format!("{CONNECT}GET /next HTTP/1.1\r\nHost: sim\r\n\r\n");
+    let events = fed(&mut server, now, input.as_bytes());
+    let [Event::Request { stream, .. }] = events[..] else {
+        panic!("{events:?}");
+    };
+    server
+        .send_reply(stream, ResponseHead::new(404), Bytes::from_static(b"no"))
+        .unwrap();
+    let wire = String::from_utf8(transmitted(&mut server, now).to_vec()).unwrap();
+    assert!(wire.starts_with("HTTP/1.1 404"), "{wire}");
+    assert!(wire.contains("\r\ncontent-length: 2\r\n"), "{wire}");
+    assert!(!wire.contains("connection: close"), "{wire}");
+    let events: Vec<Event> = std::iter::from_fn(|| server.poll_event()).collect();
+    assert!(
+        matches!(&events[..], [Event::Data { end_stream: true, .. }, Event::Request { head, .. }] if head.path == "/next"),
+        "{events:?}"
+    );
+}

@@ -245,6 +245,17 @@ pub(super) fn put_fields(buf: &mut BytesMut, fields: &[HeaderField], request: bo
     }
 }
 
+/// [`put_fields`] less any `content-length`: for a 2xx to CONNECT, which
+/// has no content and must not say a length (RFC 9110 §8.6).
+pub(super) fn put_fields_without_length(buf: &mut BytesMut, fields: &[HeaderField]) {
+    for f in fields {
+        if is_connection_specific(&f.name) || f.name.eq_ignore_ascii_case(b"content-length") {
+            continue;
+        }
+        put_field(buf, &f.name, &f.value);
+    }
+}
+
 /// Whether a request with this method and no content should still say
 /// `content-length: 0`: not for methods whose requests do not carry content
 /// (RFC 9110 §8.6: "SHOULD NOT send a Content-Length ... when the method

@@ -73,6 +73,18 @@ enum Read {
         id: StreamId,
         decoder: BodyDecoder,
     },
+    /// The CONNECT `id` awaits its answer: what follows its head is either
+    /// the tunnel's (a 2xx) or the next request (RFC 9110 §9.3.6), so
+    /// nothing is read until the application decides.
+    Connect {
+        id: StreamId,
+    },
+    /// The connection is the tunnel of the CONNECT `id`, answered with a
+    /// 2xx: every byte the client sends is that stream's Data, until it
+    /// closes its side (RFC 9110 §9.3.6, RFC 9112 §6.3 item 2).
+    Tunnel {
+        id: StreamId,
+    },
     /// Nothing more is read.
     Stopped,
 }
@@ -83,6 +95,8 @@ struct Exchange {
     id: StreamId,
     /// The response has no body whatever its fields say (RFC 9110 §9.3.2).
     head_request: bool,
+    /// A CONNECT: a 2xx answer opens a tunnel instead of carrying content.
+    connect: bool,
     http10: bool,
     /// The request lets the connection persist after this exchange.
     persistent: bool,
@@ -114,6 +128,7 @@ impl Exchange {
         Exchange {
             id,
             head_request: request.head.method.as_ref() == b"HEAD",
+            connect: request.head.method.as_ref() == b"CONNECT",
             http10: request.http10,
             persistent: request.controls.persistent(request.http10),
             // An HTTP/1.0 client cannot understand 100 (RFC 9110 §10.1.1).
@@ -227,6 +242,14 @@ impl Server {
                     io.stats.header_wire_bytes_received += head.len() as u64;
                     self.on_head(io, &head);
                 }
+                Read::Connect { .. } => break,
+                Read::Tunnel { id } => {
+                    if input.is_empty() {
+                        break;
+                    }
+                    let id = *id;
+                    io.data(id, input.split().freeze(), false);
+                }
                 Read::Body { id, decoder } => {
                     let id = *id;
                     match decoder.decode(input, &limits) {
@@ -290,7 +313,11 @@ impl Server {
             return;
         };
         let decoder = BodyDecoder::new(request.body);
-        let end_stream = decoder.is_none();
+        // A CONNECT without content leaves its stream open: what follows
+        // is the tunnel's if the answer opens one (RFC 9110 §9.3.6), as an
+        // HTTP/2 CONNECT's stream stays open for its DATA (RFC 9113 §8.5).
+        let connect = decoder.is_none() && request.head.method.as_ref() == b"CONNECT";
+        let end_stream = decoder.is_none() && !connect;
         let exchange = Exchange::new(id, &request, end_stream);
         if !exchange.persistent {
             // RFC 9112 §9.6: no request after one that asked to close.
@@ -314,6 +341,7 @@ impl Server {
         });
         self.read = match decoder {
             Some(decoder) => Read::Body { id, decoder },
+            None if connect => Read::Connect { id },
             None => self.next_read(),
         };
     }
@@ -347,6 +375,7 @@ impl Server {
             let mut ex = Exchange {
                 id,
                 head_request: false,
+                connect: false,
                 http10: false,
                 persistent: false,
                 expect_continue: false,
@@ -437,7 +466,9 @@ impl Server {
     /// up to [`ANSWERS_AHEAD`]: more input is left unread until some are
     /// answered, or written.
     pub(super) fn pipeline_full(&self, io: &Io) -> bool {
-        self.exchanges.len() >= read_ahead(&io.config.http1) || io.out.len() >= ANSWERS_AHEAD
+        matches!(self.read, Read::Connect { .. })
+            || self.exchanges.len() >= read_ahead(&io.config.http1)
+            || io.out.len() >= ANSWERS_AHEAD
     }
 
     /// No exchange is under way, and no request is being read.
@@ -506,8 +537,19 @@ impl Server {
                 abandon_body = true;
             }
         }
+        let tunnel = !interim && ex.connect && head.is_success();
         ex.send_ended = end_stream;
         ex.queue.push_back(Outgoing::Head { head, end_stream });
+        if !interim && matches!(self.read, Read::Connect { id: waiting } if waiting == id) {
+            if tunnel {
+                self.read = Read::Tunnel { id };
+            } else {
+                // No tunnel: the CONNECT was all of the request, and the
+                // connection goes on with the next one.
+                io.data(id, Bytes::new(), true);
+                self.request_done(id);
+            }
+        }
         if abandon_body {
             self.last_request = true;
             if matches!(self.read, Read::Body { id: reading, .. } if reading == id) {
@@ -591,7 +633,13 @@ impl Server {
             return;
         }
         self.peer_done = true;
-        if let Read::Body { id, .. } = self.read {
+        if let Read::Connect { id } | Read::Tunnel { id } = self.read {
+            // The client ended its side of the tunnel (or of a CONNECT not
+            // yet answered): its stream ends, and ours still may send until
+            // the application ends it.
+            io.data(id, Bytes::new(), true);
+            self.request_done(id);
+        } else if let Read::Body { id, .. } = self.read {
             io.reset(id, Reason::CANCEL, true, None);
             if self
                 .exchanges
@@ -721,9 +769,22 @@ fn write_final_head(
     end_stream: bool,
     closing: bool,
 ) {
+    let buf = io.out.buf();
+    if ex.connect && head.is_success() {
+        // "A server MUST NOT send any Transfer-Encoding or Content-Length
+        // header fields in a 2xx (Successful) response to CONNECT" (RFC
+        // 9110 §9.3.6, §8.6): the connection is the tunnel from here on,
+        // its bytes written as given, and it ends when the tunnel does.
+        encode::put_status_line(buf, head.status);
+        encode::put_fields_without_length(buf, &head.fields);
+        buf.extend_from_slice(b"\r\n");
+        ex.framing = Framing::Close;
+        ex.close_after = true;
+        ex.final_written = true;
+        return;
+    }
     let no_body = ex.head_request || !head.may_have_content();
     let declared = declares_length(&head.fields);
-    let buf = io.out.buf();
     encode::put_status_line(buf, head.status);
     encode::put_fields(buf, &head.fields, false);
     ex.framing = if no_body {
