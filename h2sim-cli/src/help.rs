@@ -83,6 +83,20 @@ RULES FILES (--rules FILE, .toml or .yaml/.yml)
         push:
           - { path: /user1k/name1, text: 1k_name1 }
 
+CONNECT (-m CONNECT)
+  A CONNECT is answered as soon as its head arrives, as its stream stays open
+  for the tunnel: by the first rule that matches it, or 404. A plain CONNECT
+  (HTTP/2's, RFC 9113 §8.5, or HTTP/1.1's CONNECT host:port) has no path:
+  -m CONNECT without -p (or with -p '') matches it, -a host:port one target.
+  An extended CONNECT (RFC 8441: WebSocket over HTTP/2, :protocol websocket)
+  has a path, which -p matches; the server takes one only after advertising
+  -H enable_connect_protocol=1. A 2xx answer is the head alone (no body and
+  no content-length, RFC 9110 §9.3.6) and makes the stream a tunnel that
+  echoes what the client sends until the client ends its side, then ends
+  ours; over HTTP/1.1 the connection is the tunnel and closes with it. Any
+  other status is answered as usual and opens no tunnel.
+    h2sim server -S http://127.0.0.1:8080 -H enable_connect_protocol=1 -m CONNECT -p /chat -s 200
+
 DURATIONS
   30s, 500ms, 2m, or a plain number of seconds (1.5).
 

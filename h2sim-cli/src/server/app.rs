@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, Http1Config, Http1Error, Protocol, RefusedWith,
-    RequestHead, ResponseHead, StreamId, StreamMap, UserError,
+    Application, Connection, Event, HeaderField, Http1Config, Http1Error, Protocol, Reason,
+    RefusedWith, RequestHead, ResponseHead, StreamId, StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -257,6 +257,22 @@ const REFUSED_LINES: u64 = 10;
 /// as cut there (and is not JSON).
 const MAX_BODY: usize = 1 << 20;
 
+/// A CONNECT's stream (RFC 9113 §8.5, RFC 8441, RFC 9110 §9.3.6), from
+/// its head until a 2xx opens it as a tunnel, which then echoes what the
+/// client sends until the client ends its side: a simulator's tunnel
+/// lets a WebSocket or tunnel client be tested end to end.
+#[derive(Default)]
+struct Tunnel {
+    /// A 2xx went out: what comes is echoed as it comes.
+    open: bool,
+    /// What came before the answer (a rule's delay), echoed once it opens,
+    /// dropped if the answer opens nothing; at most [`MAX_BODY`] bytes.
+    early: Vec<Bytes>,
+    early_len: usize,
+    /// The client ended its side before the answer.
+    ended: bool,
+}
+
 /// A response held back by a rule's delay.
 struct Delayed {
     due: Instant,
@@ -274,6 +290,11 @@ struct Outlet<'a> {
     totals: &'a mut Totals,
     /// The request is a HEAD: its answer goes without content.
     head_request: bool,
+    /// The request is a CONNECT whose stream is open: a 2xx answer makes
+    /// it a tunnel instead of carrying content.
+    tunnel: bool,
+    /// A 2xx opened the tunnel.
+    opened: bool,
 }
 
 impl Outlet<'_> {
@@ -307,13 +328,27 @@ impl Outlet<'_> {
     /// §9.3.2, §8.6), and no content; a 204 or 304 (a status template's)
     /// without content (§6.4.1). The core drops such content too; leaving
     /// it out here keeps it out of the trace and the byte counts.
-    fn answer(&mut self, stream: StreamId, head: ResponseHead, body: Bytes, conn: &mut Connection) {
-        let body = if self.head_request || !head.may_have_content() {
+    /// A 2xx to a CONNECT is the head alone, which leaves the stream open
+    /// as the tunnel; it has no content and says no length (RFC 9110
+    /// §9.3.6), so the rule's body and any `content-length` are left out.
+    fn answer(
+        &mut self,
+        stream: StreamId,
+        mut head: ResponseHead,
+        body: Bytes,
+        conn: &mut Connection,
+    ) {
+        let tunnel = self.tunnel && head.is_success();
+        let body = if self.head_request || !head.may_have_content() || tunnel {
             Bytes::new()
         } else {
             body
         };
-        self.send(stream, head, body, conn, "RESPONSE");
+        if tunnel {
+            head.fields
+                .retain(|f| !f.name.eq_ignore_ascii_case(b"content-length"));
+        }
+        self.deliver(stream, head, body, conn, "RESPONSE", tunnel);
     }
 
     fn send(
@@ -323,6 +358,19 @@ impl Outlet<'_> {
         body: Bytes,
         conn: &mut Connection,
         what: &str,
+    ) {
+        self.deliver(stream, head, body, conn, what, false);
+    }
+
+    /// Sends the response, or for a `tunnel` only its head.
+    fn deliver(
+        &mut self,
+        stream: StreamId,
+        head: ResponseHead,
+        body: Bytes,
+        conn: &mut Connection,
+        what: &str,
+        tunnel: bool,
     ) {
         let status = head.status;
         if let Some(trace) = &self.shared.trace {
@@ -337,8 +385,16 @@ impl Outlet<'_> {
             trace.line(&text);
         }
         let len = body.len() as u64;
-        match conn.send_reply(stream, head, body) {
-            Ok(()) => self.sent(status, len),
+        let sent = if tunnel {
+            conn.send_response(stream, head, false)
+        } else {
+            conn.send_reply(stream, head, body)
+        };
+        match sent {
+            Ok(()) => {
+                self.opened = tunnel;
+                self.sent(status, len);
+            }
             // The head was above what the client accepts: the core reset
             // the stream.
             Err(UserError::HeaderListTooLarge { .. }) => self.totals.resets += 1,
@@ -374,6 +430,8 @@ pub struct ServerApp {
     shared: Arc<Shared>,
     peer: SocketAddr,
     pending: StreamMap<Pending>,
+    /// CONNECT streams, answered or not.
+    tunnels: StreamMap<Tunnel>,
     /// Responses held back by a rule's delay.
     delayed: Vec<Delayed>,
     totals: Totals,
@@ -403,6 +461,7 @@ impl ServerApp {
             shared,
             peer,
             pending: StreamMap::default(),
+            tunnels: StreamMap::default(),
             delayed: Vec::new(),
             totals: Totals {
                 connections: 1,
@@ -457,9 +516,18 @@ impl ServerApp {
                 String::from_utf8_lossy(&head.path)
             );
             text.push('\n');
+            // An extended CONNECT's :protocol (RFC 8441) shows with it.
+            let pseudo: &[(&[u8], &[u8])] = if head.protocol.is_empty() {
+                &[(b":authority", &head.authority)]
+            } else {
+                &[
+                    (b":authority", &head.authority),
+                    (b":protocol", &head.protocol),
+                ]
+            };
             trace::dump_kept(
                 &mut text,
-                &[(b":authority", &head.authority)],
+                pseudo,
                 &head.fields,
                 &body,
                 usize::try_from(pending.body_len).unwrap_or(usize::MAX),
@@ -479,10 +547,50 @@ impl ServerApp {
                 });
             }
             None => {
-                self.respond(now, stream, &request, found, conn);
+                let opened = self.respond(now, stream, &request, found, conn);
+                self.answered_connect(stream, opened, conn);
                 // Its box and vector serve the next head decoded or answered.
                 conn.recycle_request(head);
             }
+        }
+    }
+
+    /// A CONNECT on `stream` was answered: a 2xx (`opened`) echoes what
+    /// came early, and the client's end if it came; anything else leaves
+    /// no tunnel, and what came is dropped.
+    fn answered_connect(&mut self, stream: StreamId, opened: bool, conn: &mut Connection) {
+        if !opened {
+            self.tunnels.remove(&stream);
+            return;
+        }
+        let Some(tunnel) = self.tunnels.get_mut(&stream) else {
+            return;
+        };
+        tunnel.open = true;
+        let early = std::mem::take(&mut tunnel.early);
+        let ended = tunnel.ended;
+        let n = early.len();
+        for (i, data) in early.into_iter().enumerate() {
+            self.echo(stream, data, ended && i + 1 == n, conn);
+        }
+        if ended && n == 0 {
+            self.echo(stream, Bytes::new(), true, conn);
+        }
+    }
+
+    /// Sends `data` back on the tunnel `stream`; its end ends ours, and a
+    /// stream that cannot take it (reset, the connection gone) is dropped.
+    fn echo(&mut self, stream: StreamId, data: Bytes, end_stream: bool, conn: &mut Connection) {
+        let len = data.len() as u64;
+        match conn.send_data(stream, data, end_stream) {
+            Ok(()) => self.totals.bytes_out += len,
+            Err(_) => {
+                self.tunnels.remove(&stream);
+                return;
+            }
+        }
+        if end_stream {
+            self.tunnels.remove(&stream);
         }
     }
 
@@ -491,6 +599,7 @@ impl ServerApp {
     /// matched is answered as that GET, rule hit, counter, delay and
     /// notifications included, but without content and without pushes:
     /// a client that asks for no content wants no pushed content either.
+    /// True when a 2xx opened a CONNECT's tunnel.
     fn respond(
         &mut self,
         now: Instant,
@@ -498,7 +607,7 @@ impl ServerApp {
         request: &Request<'_>,
         found: Option<Found>,
         conn: &mut Connection,
-    ) {
+    ) -> bool {
         let as_get;
         let request = match &found {
             Some(found) if self.shared.rules[found.rule].answers_as_get(request) => {
@@ -514,12 +623,14 @@ impl ServerApp {
             peer: self.peer,
             totals: &mut self.totals,
             head_request: request.is_head(),
+            tunnel: self.tunnels.contains_key(&stream),
+            opened: false,
         };
         let shared = out.shared;
         let Some(found) = found else {
             out.totals.not_found += 1;
             out.answer(stream, rules::not_found(), Bytes::new(), conn);
-            return;
+            return false;
         };
         let i = found.rule;
         out.totals.rule_hits[i] += 1;
@@ -535,7 +646,7 @@ impl ServerApp {
             && let Some((reply, body)) = oauth::check_bearer(&shared.tokens, request, now)
         {
             out.answer(stream, reply, body, conn);
-            return;
+            return out.opened;
         }
         if let Some(counter) = &answers.counter {
             vars.counter = counter.fetch_add(1, Ordering::Relaxed) + 1;
@@ -633,6 +744,7 @@ impl ServerApp {
                 shared.notifier.trigger(notify, &vars, now);
             }
         }
+        out.opened
     }
 
     /// A request turned down because the client broke `violation`, and
@@ -750,6 +862,9 @@ impl Application for ServerApp {
         if self.pending.is_empty() && self.pending.capacity() > 0 {
             self.pending = StreamMap::default();
         }
+        if self.tunnels.is_empty() && self.tunnels.capacity() > 0 {
+            self.tunnels = StreamMap::default();
+        }
         if self.delayed.is_empty() && self.delayed.capacity() > 0 {
             self.delayed = Vec::new();
         }
@@ -783,13 +898,19 @@ impl Application for ServerApp {
                     return;
                 }
                 self.totals.requests += 1;
+                // A CONNECT is answered on its head: what follows on its
+                // stream is the tunnel's, not a body (RFC 9113 §8.5).
+                let connect = head.method.as_ref() == b"CONNECT";
                 let pending = Pending {
                     head,
                     body: Vec::new(),
                     body_len: 0,
                     too_large: false,
                 };
-                if end_stream {
+                if connect && !end_stream {
+                    self.tunnels.insert(stream, Tunnel::default());
+                }
+                if end_stream || connect {
                     self.complete(now, stream, pending, &[], conn);
                 } else {
                     self.pending.insert(stream, pending);
@@ -801,6 +922,23 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
+                if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                    if tunnel.open {
+                        self.echo(stream, data, end_stream, conn);
+                    } else if tunnel.early_len + data.len() > MAX_BODY {
+                        // Held for an answer that is slow to come: a
+                        // client that sends this much before it has one
+                        // is not waiting for it.
+                        self.tunnels.remove(&stream);
+                        let _ = conn.reset(stream, Reason::CANCEL);
+                        self.totals.resets += 1;
+                    } else {
+                        tunnel.early_len += data.len();
+                        tunnel.early.push(data);
+                        tunnel.ended = end_stream;
+                    }
+                    return;
+                }
                 let mut above = None;
                 if let Some(p) = self.pending.get_mut(&stream)
                     && !p.too_large
@@ -833,6 +971,15 @@ impl Application for ServerApp {
                 }
             }
             Event::Trailers { stream, fields } => {
+                // Trailers end a tunnel's side as its last DATA would.
+                if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                    if tunnel.open {
+                        self.echo(stream, Bytes::new(), true, conn);
+                    } else {
+                        tunnel.ended = true;
+                    }
+                    return;
+                }
                 if let Some(p) = self.pending.remove(&stream)
                     && !p.too_large
                 {
@@ -859,6 +1006,7 @@ impl Application for ServerApp {
                     Some(violation) => self.refused(stream, answer, &violation),
                     None => self.totals.resets += 1,
                 }
+                self.tunnels.remove(&stream);
                 self.delayed.retain(|d| d.stream != stream);
             }
             Event::Refused {
@@ -900,7 +1048,8 @@ impl Application for ServerApp {
         self.delayed = later;
         for d in due {
             let request = Request::new(&d.head, &d.body);
-            self.respond(now, d.stream, &request, d.found, conn);
+            let opened = self.respond(now, d.stream, &request, d.found, conn);
+            self.answered_connect(d.stream, opened, conn);
             conn.recycle_request(d.head);
         }
     }
