@@ -769,6 +769,48 @@ fn fed(server: &mut Connection, now: Instant, input: &[u8]) -> Vec<Event> {
         .collect()
 }
 
+/// A tunnel's client that sends and never reads: what the application
+/// sends back waits in the connection, and past 256 KiB of it no more of
+/// the client's bytes are taken (the rest is held, then none is read), so
+/// an echo cannot grow without bound; once the output leaves, the held
+/// bytes come. Before, every byte was taken: 300 MiB sent to an echo
+/// tunnel held 320 MB.
+#[test]
+fn a_tunnel_stops_taking_input_while_its_answers_wait() {
+    let now = Instant::now();
+    let mut server = Connection::server(Config::default(), now).unwrap();
+    let events = fed(&mut server, now, CONNECT.as_bytes());
+    let [Event::Request { stream, .. }] = events[..] else {
+        panic!("{events:?}");
+    };
+    server
+        .send_response(stream, ResponseHead::new(200), false)
+        .unwrap();
+    let _ = transmitted(&mut server, now);
+    let chunk = vec![b'x'; 64 * 1024];
+    let (mut taken, mut fed_in) = (0, 0);
+    while server.wants_input() {
+        assert!(fed_in < 64 << 20, "{taken} taken of {fed_in}");
+        for event in fed(&mut server, now, &chunk) {
+            if let Event::Data { data, .. } = event {
+                taken += data.len();
+                server.send_data(stream, data, false).unwrap();
+            }
+        }
+        fed_in += chunk.len();
+    }
+    assert!(taken <= 256 * 1024 + chunk.len(), "{taken} taken");
+    assert!(fed_in - taken <= 256 * 1024 + chunk.len(), "{fed_in} fed");
+    // The answers leave: the held input is taken again.
+    let out = transmitted(&mut server, now);
+    assert_eq!(out.len(), taken);
+    let mut more = 0;
+    while let Some(Event::Data { data, .. }) = server.poll_event() {
+        more += data.len();
+    }
+    assert!(more > 0 && taken + more <= fed_in, "{more}");
+}
+
 /// RFC 9110 §9.3.6 (and §8.6): "A server MUST NOT send any
 /// Transfer-Encoding or Content-Length header fields in a 2xx (Successful)
 /// response to CONNECT", whether the application gave a body or a length

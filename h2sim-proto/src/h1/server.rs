@@ -244,7 +244,12 @@ impl Server {
                 }
                 Read::Connect { .. } => break,
                 Read::Tunnel { id } => {
-                    if input.is_empty() {
+                    // What the application sends back waits here while the
+                    // client does not read it: no more of the client's
+                    // bytes are taken past ANSWERS_AHEAD of it, so a client
+                    // that sends and never reads is no longer read from
+                    // (the Connection holds the rest, then stops reading).
+                    if input.is_empty() || io.out.len() >= ANSWERS_AHEAD {
                         break;
                     }
                     let id = *id;
