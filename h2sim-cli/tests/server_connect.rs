@@ -141,3 +141,19 @@ fn curl_tunnels_through_an_http1_connect() {
         assert!(said.contains("Received HTTP/0.9"), "{runtime}: {said}");
     }
 }
+
+/// A tunnel client that sends and never reads (its receive window 0, never
+/// opened): the echo waiting for it is bounded (1 MiB) and the stream is
+/// reset with CANCEL (0x8), where it grew without bound.
+#[test]
+fn a_tunnel_client_that_never_reads_is_cut_off() {
+    for runtime in RUNTIMES {
+        let server = Server::with_rules(runtime, "-q -m CONNECT -s 200");
+        let said = h2_connect(server.authority(), "deaf");
+        assert_eq!(
+            said, "settings enable_connect_protocol 0\nstatus 200\nreset 8\n",
+            "{runtime}"
+        );
+        drop(server);
+    }
+}

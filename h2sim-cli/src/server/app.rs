@@ -257,6 +257,10 @@ const REFUSED_LINES: u64 = 10;
 /// as cut there (and is not JSON).
 const MAX_BODY: usize = 1 << 20;
 
+/// Echoed bytes that may wait for an HTTP/2 client's window, on one
+/// connection, before its tunnel is reset (CANCEL).
+const ECHO_WAITING: u64 = 1 << 20;
+
 /// A CONNECT's stream (RFC 9113 §8.5, RFC 8441, RFC 9110 §9.3.6), from
 /// its head until a 2xx opens it as a tunnel, which then echoes what the
 /// client sends until the client ends its side: a simulator's tunnel
@@ -582,6 +586,23 @@ impl ServerApp {
     /// stream that cannot take it (reset, the connection gone) is dropped.
     fn echo(&mut self, stream: StreamId, data: Bytes, end_stream: bool, conn: &mut Connection) {
         let len = data.len() as u64;
+        // Over HTTP/2 the echo waits in the core for the client's window,
+        // while what the client sends is taken as it comes (its window
+        // given back at once): a client that sends and never reads would
+        // grow it without bound. Past ECHO_WAITING the tunnel is cut.
+        // (Over HTTP/1.1 the driver stops reading while output waits.)
+        if conn.protocol() == Some(Protocol::Http2) {
+            let waiting = self
+                .totals
+                .bytes_out
+                .saturating_sub(conn.stats().data_bytes_sent);
+            if waiting + len > ECHO_WAITING {
+                self.tunnels.remove(&stream);
+                let _ = conn.reset(stream, Reason::CANCEL);
+                self.totals.resets += 1;
+                return;
+            }
+        }
         match conn.send_data(stream, data, end_stream) {
             Ok(()) => self.totals.bytes_out += len,
             Err(_) => {

@@ -1,6 +1,6 @@
 """Python's h2 (python-hyper/h2) opening a CONNECT tunnel to `h2sim server`.
 
-Usage: h2_connect.py HOST:PORT websocket|plain
+Usage: h2_connect.py HOST:PORT websocket|plain|deaf
 
 websocket: an extended CONNECT (RFC 8441) to /chat with :protocol websocket,
 sent once the server's SETTINGS said ENABLE_CONNECT_PROTOCOL = 1 (h2 sends
@@ -9,6 +9,9 @@ Neither ends its stream with the head. It prints `settings enable_connect_protoc
 N`, then `status N` (or `reset CODE`); after a 2xx it sends "hello", waits for
 it to come back, sends " tunnel" with END_STREAM, and prints `echo BYTES`
 with all that came back and `ended` once the server ended its side.
+deaf: a plain CONNECT from a client whose receive window is 0 and never
+opens, which sends up to 4 MiB on the tunnel as the server's window lets it
+and prints `reset CODE` when the server resets the stream, else `sent all`.
 """
 
 import socket
@@ -25,6 +28,8 @@ sock = socket.create_connection((host, int(port)))
 sock.settimeout(20)
 conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
 conn.initiate_connection()
+if mode == "deaf":
+    conn.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
 sock.sendall(conn.data_to_send())
 
 
@@ -61,6 +66,26 @@ if isinstance(answer, h2.events.StreamReset):
 status = int(dict(answer.headers)[b":status"])
 print("status", status, flush=True)
 if not 200 <= status < 300:
+    sys.exit(0)
+if mode == "deaf":
+    sent, chunk = 0, b"x" * 16384
+    while sent < 4 << 20:
+        room = min(conn.local_flow_control_window(1), len(chunk))
+        if room == 0:
+            data = sock.recv(65536)
+            if not data:
+                print("cut", flush=True)
+                sys.exit(1)
+            for event in conn.receive_data(data):
+                if isinstance(event, h2.events.StreamReset):
+                    print("reset", int(event.error_code), flush=True)
+                    sys.exit(0)
+            sock.sendall(conn.data_to_send())
+            continue
+        conn.send_data(1, chunk[:room])
+        sock.sendall(conn.data_to_send())
+        sent += room
+    print("sent all", flush=True)
     sys.exit(0)
 echoed = bytearray()
 
