@@ -562,7 +562,17 @@ impl ServerApp {
     /// A CONNECT on `stream` was answered: a 2xx (`opened`) echoes what
     /// came early, and the client's end if it came; anything else leaves
     /// no tunnel, and what came is dropped.
+    /// `stream` is a CONNECT's: looked up only while some CONNECT is open,
+    /// so the requests of a connection without one (nearly all) pay one
+    /// test, not a hash each.
+    fn is_tunnel(&self, stream: StreamId) -> bool {
+        !self.tunnels.is_empty() && self.tunnels.contains_key(&stream)
+    }
+
     fn answered_connect(&mut self, stream: StreamId, opened: bool, conn: &mut Connection) {
+        if self.tunnels.is_empty() {
+            return;
+        }
         if !opened {
             self.tunnels.remove(&stream);
             return;
@@ -637,6 +647,7 @@ impl ServerApp {
             }
             _ => request,
         };
+        let tunnel = self.is_tunnel(stream);
         // Borrowed, not cloned: an `Arc` clone per request is two atomic
         // operations.
         let mut out = Outlet {
@@ -644,7 +655,7 @@ impl ServerApp {
             peer: self.peer,
             totals: &mut self.totals,
             head_request: request.is_head(),
-            tunnel: self.tunnels.contains_key(&stream),
+            tunnel,
             opened: false,
         };
         let shared = out.shared;
@@ -943,7 +954,9 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
-                if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                if self.is_tunnel(stream)
+                    && let Some(tunnel) = self.tunnels.get_mut(&stream)
+                {
                     if tunnel.open {
                         self.echo(stream, data, end_stream, conn);
                     } else if tunnel.early_len + data.len() > MAX_BODY {
@@ -993,7 +1006,9 @@ impl Application for ServerApp {
             }
             Event::Trailers { stream, fields } => {
                 // Trailers end a tunnel's side as its last DATA would.
-                if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                if self.is_tunnel(stream)
+                    && let Some(tunnel) = self.tunnels.get_mut(&stream)
+                {
                     if tunnel.open {
                         self.echo(stream, Bytes::new(), true, conn);
                     } else {
