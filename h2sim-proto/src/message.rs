@@ -202,9 +202,12 @@ impl ResponseHead {
 /// adding a length of ours or the chunked coding besides would give the
 /// message two framings (RFC 9112 §6.1, §6.3).
 pub(crate) fn declares_length(fields: &[HeaderField]) -> bool {
-    fields
-        .iter()
-        .any(|f| f.name.eq_ignore_ascii_case(b"content-length"))
+    const NAME: &[u8] = b"content-length";
+    // Lowercase, as this crate and HTTP/2 write it, compares as a whole;
+    // only a name of its length in other case is compared letter by letter.
+    fields.iter().any(|f| {
+        f.name.len() == NAME.len() && (f.name == NAME || f.name.eq_ignore_ascii_case(NAME))
+    })
 }
 
 fn find<'a>(fields: &'a [HeaderField], name: &[u8]) -> Option<&'a Bytes> {
