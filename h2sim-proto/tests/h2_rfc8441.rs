@@ -5,37 +5,12 @@
 
 mod support;
 
-use bytes::Bytes;
-use h2sim_proto::frame::{Data, Frame, Headers, Setting, Settings, StreamId};
+use h2sim_proto::frame::{Frame, Setting, Settings};
 use h2sim_proto::{
     Config, Event, Malformation, Reason, RefusedWith, RequestHead, ResponseHead, UserError,
     Violation,
 };
-use support::{Pair, RawPeer};
-
-fn sid(n: u32) -> StreamId {
-    StreamId::new(n)
-}
-
-fn headers(stream: u32, block: Bytes, end_stream: bool) -> Frame {
-    Frame::Headers(Headers {
-        stream_id: sid(stream),
-        fragment: block,
-        end_stream,
-        end_headers: true,
-        priority: None,
-        padding: None,
-    })
-}
-
-fn data(stream: u32, payload: &'static [u8], end_stream: bool) -> Frame {
-    Frame::Data(Data {
-        stream_id: sid(stream),
-        payload: Bytes::from_static(payload),
-        end_stream,
-        padding: None,
-    })
-}
+use support::{Pair, RawPeer, data, headers, sid};
 
 /// The request a WebSocket client opens over HTTP/2 (RFC 8441 §5).
 const WEBSOCKET: &[(&str, &str)] = &[

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use h2sim_proto::frame::{
-    Continuation, Data, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
+    Continuation, Frame, GoAway, Headers, Ping, PushPromise, RstStream, Setting, Settings,
     StreamId, WindowUpdate,
 };
 use h2sim_proto::hpack::HeaderField;
@@ -17,31 +17,7 @@ use h2sim_proto::{
     Config, ConnectionError, Event, Limits, Malformation, Reason, RefusedWith, ResponseHead,
     UserError, Violation,
 };
-use support::{GET, RawPeer};
-
-fn sid(n: u32) -> StreamId {
-    StreamId::new(n)
-}
-
-fn headers(stream: u32, block: Bytes, end_stream: bool) -> Frame {
-    Frame::Headers(Headers {
-        stream_id: sid(stream),
-        fragment: block,
-        end_stream,
-        end_headers: true,
-        priority: None,
-        padding: None,
-    })
-}
-
-fn data(stream: u32, payload: &'static [u8], end_stream: bool) -> Frame {
-    Frame::Data(Data {
-        stream_id: sid(stream),
-        payload: Bytes::from_static(payload),
-        end_stream,
-        padding: None,
-    })
-}
+use support::{GET, RawPeer, data, headers, sid};
 
 /// A server that has completed the handshake with the raw peer.
 fn server() -> RawPeer {

@@ -8,7 +8,7 @@ pub mod observer;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use h2sim_proto::frame::{Frame, FrameDecoder, PREFACE, Settings};
+use h2sim_proto::frame::{Data, Frame, FrameDecoder, Headers, PREFACE, Settings};
 use h2sim_proto::hpack::{self, HeaderField};
 use h2sim_proto::{Config, Connection, Event, RequestHead, StreamId};
 
@@ -34,6 +34,33 @@ pub fn retryable(events: &[Event]) -> Vec<StreamId> {
             _ => None,
         })
         .collect()
+}
+
+/// Stream `n`.
+pub fn sid(n: u32) -> StreamId {
+    StreamId::new(n)
+}
+
+/// A HEADERS frame carrying the whole field block `block`.
+pub fn headers(stream: u32, block: Bytes, end_stream: bool) -> Frame {
+    Frame::Headers(Headers {
+        stream_id: sid(stream),
+        fragment: block,
+        end_stream,
+        end_headers: true,
+        priority: None,
+        padding: None,
+    })
+}
+
+/// A DATA frame without padding.
+pub fn data(stream: u32, payload: &'static [u8], end_stream: bool) -> Frame {
+    Frame::Data(Data {
+        stream_id: sid(stream),
+        payload: Bytes::from_static(payload),
+        end_stream,
+        padding: None,
+    })
 }
 
 /// A hand-driven peer: writes frames we build (valid or not) to one of our
