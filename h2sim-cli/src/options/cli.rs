@@ -235,7 +235,8 @@ pub struct ClientFlags {
     pub http1: bool,
     /// HTTP/2: the connection's receive window, 65535 to 1024m [default:
     /// 8m], raised from the 65,535 every connection starts with by a
-    /// WINDOW_UPDATE at start (h2load's -W; 64k is 65,536)
+    /// WINDOW_UPDATE at start (h2load's -W N sets 2^N-1, e.g. -W 30 is
+    /// --connection-window 1024m less one; 64k is 65,536)
     #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window,
           help_heading = "Protocol")]
     pub connection_window: Option<u32>,
