@@ -323,7 +323,7 @@ impl Outlet<'_> {
         if let Ok(promised) = conn.push_promise(parent, request) {
             self.totals.pushes += 1;
             let (reply, body) = answer.render(vars, conn.spare_fields());
-            self.send(promised, reply, body, conn, "PUSH RESPONSE");
+            self.send(promised, reply, body, conn, "PUSH RESPONSE", false);
         }
     }
 
@@ -352,22 +352,11 @@ impl Outlet<'_> {
             head.fields
                 .retain(|f| !f.name.eq_ignore_ascii_case(b"content-length"));
         }
-        self.deliver(stream, head, body, conn, "RESPONSE", tunnel);
-    }
-
-    fn send(
-        &mut self,
-        stream: StreamId,
-        head: ResponseHead,
-        body: Bytes,
-        conn: &mut Connection,
-        what: &str,
-    ) {
-        self.deliver(stream, head, body, conn, what, false);
+        self.send(stream, head, body, conn, "RESPONSE", tunnel);
     }
 
     /// Sends the response, or for a `tunnel` only its head.
-    fn deliver(
+    fn send(
         &mut self,
         stream: StreamId,
         head: ResponseHead,
