@@ -900,6 +900,19 @@ impl Connection {
         }
     }
 
+    /// Body bytes `stream` holds that have not gone out: over HTTP/2, its
+    /// DATA waiting for flow control or its turn, which an application
+    /// that answers as it receives (an echo) bounds by it; 0 for a stream
+    /// that holds none or is gone. HTTP/1.1 writes what it is given into
+    /// the connection's output at once, whose driver stops reading while
+    /// it is full, so it says 0.
+    pub fn unsent(&self, stream: StreamId) -> u64 {
+        match &self.inner {
+            Inner::Http2(s) => s.unsent(stream),
+            Inner::Http1(_) | Inner::Undecided { .. } => 0,
+        }
+    }
+
     /// Nothing is under way: no HTTP/2 stream is open, no HTTP/1.1
     /// exchange is in progress (or the protocol is not known yet).
     pub fn is_idle(&self) -> bool {

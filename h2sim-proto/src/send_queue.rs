@@ -82,6 +82,14 @@ impl<T> SendQueue<T> {
         Some(front)
     }
 
+    /// The items, front first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.inline[self.head]
+            .iter()
+            .chain(self.inline[self.head ^ 1].iter())
+            .chain(self.rest.iter().flat_map(|rest| rest.iter()))
+    }
+
     /// Drops every item (its overflow keeps its capacity).
     pub(crate) fn clear(&mut self) {
         self.inline = [None, None];

@@ -257,8 +257,8 @@ const REFUSED_LINES: u64 = 10;
 /// as cut there (and is not JSON).
 const MAX_BODY: usize = 1 << 20;
 
-/// Echoed bytes that may wait for an HTTP/2 client's window, on one
-/// connection, before its tunnel is reset (CANCEL).
+/// Echoed bytes that may wait in a tunnel's stream for an HTTP/2 client's
+/// window before the tunnel is reset (CANCEL).
 const ECHO_WAITING: u64 = 1 << 20;
 
 /// A CONNECT's stream (RFC 9113 §8.5, RFC 8441, RFC 9110 §9.3.6), from
@@ -590,17 +590,11 @@ impl ServerApp {
         // given back at once): a client that sends and never reads would
         // grow it without bound. Past ECHO_WAITING the tunnel is cut.
         // (Over HTTP/1.1 the driver stops reading while output waits.)
-        if conn.protocol() == Some(Protocol::Http2) {
-            let waiting = self
-                .totals
-                .bytes_out
-                .saturating_sub(conn.stats().data_bytes_sent);
-            if waiting + len > ECHO_WAITING {
-                self.tunnels.remove(&stream);
-                let _ = conn.reset(stream, Reason::CANCEL);
-                self.totals.resets += 1;
-                return;
-            }
+        if conn.unsent(stream) + len > ECHO_WAITING {
+            self.tunnels.remove(&stream);
+            let _ = conn.reset(stream, Reason::CANCEL);
+            self.totals.resets += 1;
+            return;
         }
         match conn.send_data(stream, data, end_stream) {
             Ok(()) => self.totals.bytes_out += len,

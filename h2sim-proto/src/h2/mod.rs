@@ -28,7 +28,7 @@ use self::limits::{Rate, RateLimit};
 use self::settings::Local;
 pub use self::settings::LocalSettings;
 use self::store::Store;
-use self::stream::{State, Stream};
+use self::stream::{Outgoing, State, Stream};
 use crate::close::CloseCause;
 use crate::config::Config;
 use crate::error::{ConnectionError, UserError, Violation};
@@ -388,6 +388,20 @@ impl Session {
     /// The receive window a new stream starts with.
     fn stream_recv_initial(&self) -> u32 {
         self.local.effective.initial_window_size
+    }
+
+    /// See `Connection::unsent`.
+    pub(crate) fn unsent(&self, id: StreamId) -> u64 {
+        self.store.get(id).map_or(0, |stream| {
+            stream
+                .queue
+                .iter()
+                .map(|item| match item {
+                    Outgoing::Data { data, .. } => data.len() as u64,
+                    _ => 0,
+                })
+                .sum()
+        })
     }
 
     pub(crate) fn is_closed(&self) -> bool {
