@@ -124,11 +124,13 @@ struct Exchange {
 }
 
 impl Exchange {
-    fn new(id: StreamId, request: &ParsedRequest, request_done: bool) -> Self {
+    /// `connect`: a CONNECT without content, whose 2xx opens the tunnel
+    /// (one with content was read as a request like others).
+    fn new(id: StreamId, request: &ParsedRequest, request_done: bool, connect: bool) -> Self {
         Exchange {
             id,
             head_request: request.head.method.as_ref() == b"HEAD",
-            connect: request.head.method.as_ref() == b"CONNECT",
+            connect,
             http10: request.http10,
             persistent: request.controls.persistent(request.http10),
             // An HTTP/1.0 client cannot understand 100 (RFC 9110 §10.1.1).
@@ -249,10 +251,10 @@ impl Server {
                     // bytes are taken past ANSWERS_AHEAD of it, so a client
                     // that sends and never reads is no longer read from
                     // (the Connection holds the rest, then stops reading).
-                    if input.is_empty() || io.out.len() >= ANSWERS_AHEAD {
+                    let id = *id;
+                    if input.is_empty() || self.pipeline_full(io) {
                         break;
                     }
-                    let id = *id;
                     io.data(id, input.split().freeze(), false);
                 }
                 Read::Body { id, decoder } => {
@@ -323,7 +325,7 @@ impl Server {
         // HTTP/2 CONNECT's stream stays open for its DATA (RFC 9113 §8.5).
         let connect = decoder.is_none() && request.head.method.as_ref() == b"CONNECT";
         let end_stream = decoder.is_none() && !connect;
-        let exchange = Exchange::new(id, &request, end_stream);
+        let exchange = Exchange::new(id, &request, end_stream, connect);
         if !exchange.persistent {
             // RFC 9112 §9.6: no request after one that asked to close.
             self.last_request = true;
@@ -469,11 +471,19 @@ impl Server {
     /// Requests are waiting for their responses up to the pipelining cap
     /// (`Http1Config::server_max_pipeline`), or answers for the transport
     /// up to [`ANSWERS_AHEAD`]: more input is left unread until some are
-    /// answered, or written.
+    /// answered, or written. A CONNECT waiting for its answer takes
+    /// nothing; its tunnel takes input while what goes back is below
+    /// `ANSWERS_AHEAD`, whatever the pipelining cap, which counts requests
+    /// and has none behind a tunnel.
     pub(super) fn pipeline_full(&self, io: &Io) -> bool {
-        matches!(self.read, Read::Connect { .. })
-            || self.exchanges.len() >= read_ahead(&io.config.http1)
-            || io.out.len() >= ANSWERS_AHEAD
+        match self.read {
+            Read::Connect { .. } => true,
+            Read::Tunnel { .. } => io.out.len() >= ANSWERS_AHEAD,
+            _ => {
+                self.exchanges.len() >= read_ahead(&io.config.http1)
+                    || io.out.len() >= ANSWERS_AHEAD
+            }
+        }
     }
 
     /// No exchange is under way, and no request is being read.
