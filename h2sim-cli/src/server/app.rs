@@ -812,12 +812,14 @@ impl ServerApp {
         };
         self.refused(stream, RefusedWith::Status(413), &error);
         let why = Bytes::from(format!("{error}\n"));
-        self.totals.bytes_out += why.len() as u64;
+        let len = why.len() as u64;
         let head = ResponseHead::new(413)
             .field("content-type", "text/plain")
             .field("content-length", why.len().to_string());
         // Nobody waits for an answer on a stream already gone.
-        let _ = conn.send_reply(stream, head, why);
+        if conn.send_reply(stream, head, why).is_ok() {
+            self.totals.bytes_out += len;
+        }
     }
 
     /// The per-connection line h2simple users know, printed when it
@@ -937,7 +939,7 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
-                if self.is_tunnel(stream)
+                if !self.tunnels.is_empty()
                     && let Some(tunnel) = self.tunnels.get_mut(&stream)
                 {
                     if tunnel.open {
@@ -989,7 +991,7 @@ impl Application for ServerApp {
             }
             Event::Trailers { stream, fields } => {
                 // Trailers end a tunnel's side as its last DATA would.
-                if self.is_tunnel(stream)
+                if !self.tunnels.is_empty()
                     && let Some(tunnel) = self.tunnels.get_mut(&stream)
                 {
                     if tunnel.open {

@@ -130,7 +130,13 @@ impl Disk {
         // Read without the lock: a large file would hold up every other
         // thread's request for a file. Two first requests at once read
         // it twice, and the later takes the earlier's copy.
-        let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+        // Reserved fallibly: the size is the file's, which a request picks,
+        // and an allocation that fails must not abort the server.
+        let mut bytes = Vec::new();
+        let size = usize::try_from(len).map_err(|_| NotServed::Unreadable)?;
+        bytes
+            .try_reserve_exact(size)
+            .map_err(|_| NotServed::Unreadable)?;
         file.read_to_end(&mut bytes)
             .map_err(|_| NotServed::Unreadable)?;
         let mut sharing = self.sharing();

@@ -763,7 +763,6 @@ impl Session {
         self.close(None, CloseCause::Aborted { reason });
     }
 
-    /// True for stream ids of our own initiative.
     /// Whether `id` has named a stream: one we opened or promised, or one
     /// up to the highest the peer opened or promised. Others are idle
     /// (RFC 9113 §5.1).
@@ -775,6 +774,7 @@ impl Session {
         }
     }
 
+    /// True for stream ids of our own initiative.
     fn is_local(&self, id: StreamId) -> bool {
         match self.role {
             Role::Client => id.is_client_initiated(),
