@@ -668,6 +668,7 @@ fn a_hangup_ends_the_run_with_its_report_unless_under_nohup() {
         json_arg,
         &url,
     ]);
+    hangup_is(&child, "SigCgt");
     std::thread::sleep(Duration::from_millis(500));
     kill(&child, "-HUP");
     let status = wait(&mut child, Duration::from_secs(10));
@@ -688,13 +689,36 @@ fn a_hangup_ends_the_run_with_its_report_unless_under_nohup() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("nohup (coreutils)");
-    std::thread::sleep(Duration::from_millis(500));
+    hangup_is(&child, "SigIgn");
     kill(&child, "-HUP");
     let status = wait(&mut child, Duration::from_secs(10));
     let t = text(&child.wait_with_output().unwrap());
     assert_eq!(status.code(), Some(0), "ran to its end: {t}");
     assert!(!t.contains("interrupted"), "{t}");
     assert!(started.elapsed() >= Duration::from_secs(2), "{t}");
+}
+
+/// Waits (at most 10 s) until `child`'s SIGHUP is in its `mask` line of
+/// /proc (`SigCgt`: caught, `SigIgn`: ignored), so that a SIGHUP sent
+/// next is not taken by the default action of a process still starting.
+fn hangup_is(child: &Child, mask: &str) {
+    let started = Instant::now();
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let bits = status
+            .lines()
+            .find_map(|l| l.strip_prefix(mask).and_then(|v| v.strip_prefix(':')))
+            .map(|v| u64::from_str_radix(v.trim(), 16).unwrap())
+            .unwrap();
+        if bits & 1 == 1 {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{mask}: {bits:x}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// A Python h2 server (python-hyper/h2) that answers every request with
@@ -767,7 +791,7 @@ fn merged_reports_merge_again() {
     let out = client(&[
         "-q",
         "--duration",
-        "300ms",
+        "1s",
         "-P",
         "2",
         "--json",

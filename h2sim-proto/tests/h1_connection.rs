@@ -800,6 +800,8 @@ fn a_tunnel_stops_taking_input_while_its_answers_wait() {
         fed_in += chunk.len();
     }
     assert!(taken <= 256 * 1024 + chunk.len(), "{taken} taken");
+    // It stopped because its answers waited, not before, and held some.
+    assert!(taken >= 256 * 1024 && fed_in > taken, "{taken} of {fed_in}");
     assert!(fed_in - taken <= 256 * 1024 + chunk.len(), "{fed_in} fed");
     // The answers leave: the held input is taken again.
     let out = transmitted(&mut server, now);

@@ -1994,7 +1994,8 @@ fn h2c_upgrade_ignored_when_not_acceptable() {
             upgrade.replace("AAMAAABkAAQAoAAAAAIAAAAA", "not*base64"),
         ),
         // Settings out of their range (RFC 9113 §6.5.2): ENABLE_PUSH 2, an
-        // initial window of 2^31. Answered 101, then a GOAWAY for them.
+        // initial window of 2^31: declined before any 101 (they were
+        // answered 101, then a GOAWAY), the request served as HTTP/1.1.
         (
             Config::default(),
             upgrade.replace("AAMAAABkAAQAoAAAAAIAAAAA", "AAIAAAAC"),
