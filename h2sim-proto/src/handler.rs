@@ -9,8 +9,11 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
+use crate::message::declares_length;
 use crate::trim::Trim;
-use crate::{Application, Connection, Event, HeaderField, RequestHead, ResponseHead, StreamId};
+use crate::{
+    Application, Connection, Event, HeaderField, Protocol, RequestHead, ResponseHead, StreamId,
+};
 use bytes::{Bytes, BytesMut};
 
 /// A complete request.
@@ -117,20 +120,23 @@ fn send(conn: &mut Connection, stream: StreamId, reply: Reply) {
 }
 
 fn respond(conn: &mut Connection, stream: StreamId, mut head: ResponseHead, body: Bytes) {
-    with_length(&mut head, body.len());
+    if conn.protocol() == Some(Protocol::Http2) {
+        with_length(&mut head, body.len());
+    }
     // A failure has nothing left to do here: the core reset a stream
     // whose head was too large, or nobody is waiting any more.
     let _ = conn.send_reply(stream, head, body);
 }
 
 /// The whole body is at hand, so its size goes in `content-length` (RFC
-/// 9110 §8.6) on HTTP/2 too, where `send_reply` sends the head as given
-/// (over HTTP/1.1 it says the size itself, and takes this one instead).
-/// Not in 1xx and 204 responses, which must not carry one, nor in 304 (the
-/// length of a body it does not send), nor where the handler set its own.
+/// 9110 §8.6) on HTTP/2 too, where `send_reply` sends the head as given.
+/// (Over HTTP/1.1 `send_reply` says the size itself, writing it into the
+/// head without a field to allocate.) Not in 1xx and 204 responses, which
+/// must not carry one, nor in 304 (the length of a body it does not send),
+/// nor where the handler set its own, in any case.
 fn with_length(head: &mut ResponseHead, len: usize) {
     let status = head.status;
-    if status < 200 || status == 204 || status == 304 || head.get(b"content-length").is_some() {
+    if status < 200 || status == 204 || status == 304 || declares_length(&head.fields) {
         return;
     }
     head.fields

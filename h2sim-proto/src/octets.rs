@@ -98,7 +98,9 @@ fn any_word(s: &[u8], test: impl Fn(u64) -> bool) -> bool {
     };
     match s.len() {
         0..8 => test(word(s)),
-        len => s.chunks_exact(8).any(|c| test(word(c))) || test(word(&s[len - 8..])),
+        len => {
+            s.chunks_exact(8).any(|c| test(word(c))) || (len % 8 != 0 && test(word(&s[len - 8..])))
+        }
     }
 }
 
