@@ -270,7 +270,8 @@ struct Tunnel {
     /// A 2xx went out: what comes is echoed as it comes.
     open: bool,
     /// What came before the answer (a rule's delay), echoed once it opens,
-    /// dropped if the answer opens nothing; at most [`MAX_BODY`] bytes.
+    /// dropped if the answer opens nothing; at most [`MAX_BODY`] bytes for
+    /// all the connection's tunnels.
     early: Vec<Bytes>,
     early_len: usize,
     /// The client ended its side before the answer.
@@ -939,24 +940,29 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
-                if !self.tunnels.is_empty()
-                    && let Some(tunnel) = self.tunnels.get_mut(&stream)
-                {
-                    if tunnel.open {
-                        self.echo(stream, data, end_stream, conn);
-                    } else if tunnel.early_len + data.len() > MAX_BODY {
-                        // Held for an answer that is slow to come: a
-                        // client that sends this much before it has one
-                        // is not waiting for it.
-                        self.tunnels.remove(&stream);
-                        let _ = conn.reset(stream, Reason::CANCEL);
-                        self.totals.resets += 1;
-                    } else {
-                        tunnel.early_len += data.len();
-                        tunnel.early.push(data);
-                        tunnel.ended = end_stream;
+                if !self.tunnels.is_empty() {
+                    // What the connection's tunnels hold for answers still
+                    // to come (a rule's delay), all of them: bounded per
+                    // connection, not per tunnel, or 256 tunnels could
+                    // hold 256 times the bound.
+                    let early: usize = self.tunnels.values().map(|t| t.early_len).sum();
+                    if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                        if tunnel.open {
+                            self.echo(stream, data, end_stream, conn);
+                        } else if early + data.len() > MAX_BODY {
+                            // Held for an answer that is slow to come: a
+                            // client that sends this much before it has
+                            // one is not waiting for it.
+                            self.tunnels.remove(&stream);
+                            let _ = conn.reset(stream, Reason::CANCEL);
+                            self.totals.resets += 1;
+                        } else {
+                            tunnel.early_len += data.len();
+                            tunnel.early.push(data);
+                            tunnel.ended = end_stream;
+                        }
+                        return;
                     }
-                    return;
                 }
                 let mut above = None;
                 if let Some(p) = self.pending.get_mut(&stream)
