@@ -163,3 +163,21 @@ fn a_tunnel_client_that_never_reads_is_cut_off() {
         drop(server);
     }
 }
+
+/// What CONNECTs send before their answer (a rule's delay) is held for the
+/// connection's tunnels together, at most 1 MiB: of three tunnels sent
+/// 600 KiB each, the first is held and answered, the second and the third
+/// would pass the bound and are reset (CANCEL). Each tunnel had 1 MiB of
+/// its own, so all three were held, and 256 tunnels could hold 256 MiB.
+#[test]
+fn what_tunnels_hold_before_their_answers_is_bounded_per_connection() {
+    for runtime in RUNTIMES {
+        let server = Server::with_rules(runtime, "-q -m CONNECT -s 200 --delay 1000");
+        let said = h2_connect(server.authority(), "early");
+        assert_eq!(
+            said, "settings enable_connect_protocol 0\nreset 3 8\nreset 5 8\nanswered 1\n",
+            "{runtime}"
+        );
+        drop(server);
+    }
+}

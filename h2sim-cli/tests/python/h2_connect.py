@@ -1,6 +1,6 @@
 """Python's h2 (python-hyper/h2) opening a CONNECT tunnel to `h2sim server`.
 
-Usage: h2_connect.py HOST:PORT websocket|plain|deaf
+Usage: h2_connect.py HOST:PORT websocket|plain|deaf|early
 
 websocket: an extended CONNECT (RFC 8441) to /chat with :protocol websocket,
 sent once the server's SETTINGS said ENABLE_CONNECT_PROTOCOL = 1 (h2 sends
@@ -12,6 +12,9 @@ with all that came back and `ended` once the server ended its side.
 deaf: a plain CONNECT from a client whose receive window is 0 and never
 opens, which sends up to 4 MiB on the tunnel as the server's window lets it
 and prints `reset CODE` when the server resets the stream, else `sent all`.
+early: three plain CONNECTs (streams 1, 3, 5) to a server slow to answer,
+600 KiB sent on each before any answer; prints `reset STREAM CODE` for each
+stream the server resets, then `answered N` for the 2xx that came.
 """
 
 import socket
@@ -57,6 +60,33 @@ if mode == "websocket":
             (":path", "/chat"), (":authority", authority), ("sec-websocket-version", "13")]
 else:
     head = [(":method", "CONNECT"), (":authority", "upstream.example:443")]
+if mode == "early":
+    for stream in (1, 3, 5):
+        conn.send_headers(stream, head)
+        left = 600 * 1024
+        while left > 0:
+            room = min(conn.local_flow_control_window(stream), left, 16384)
+            if room == 0:
+                read_until(lambda e: isinstance(e, h2.events.WindowUpdated))
+                continue
+            conn.send_data(stream, b"x" * room)
+            left -= room
+        sock.sendall(conn.data_to_send())
+    answered, ended = 0, set()
+    while len(ended) < 3:
+        data = sock.recv(65536)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.StreamReset):
+                print("reset", event.stream_id, int(event.error_code), flush=True)
+                ended.add(event.stream_id)
+            elif isinstance(event, h2.events.ResponseReceived):
+                answered += 1
+                ended.add(event.stream_id)
+        sock.sendall(conn.data_to_send())
+    print("answered", answered, flush=True)
+    sys.exit(0)
 conn.send_headers(1, head)
 sock.sendall(conn.data_to_send())
 answer = read_until(lambda e: isinstance(e, (h2.events.ResponseReceived, h2.events.StreamReset)))
