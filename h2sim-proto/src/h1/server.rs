@@ -512,8 +512,9 @@ impl Server {
             && !ex.final_queued
         {
             ex.expect_continue = false;
-            encode::put_status_line(io.out.buf(), 100);
-            io.out.buf().extend_from_slice(b"\r\n");
+            let buf = io.out.buf();
+            encode::put_status_line(buf, 100);
+            buf.extend_from_slice(b"\r\n");
         }
     }
 
