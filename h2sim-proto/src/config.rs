@@ -164,8 +164,8 @@ pub struct Limits {
     /// in one write; it is refused this many at a time, and one that never
     /// reads its refusals is no longer read from.
     pub max_pending_resets: usize,
-    /// RST_STREAM frames the peer may send per `reset_period` (rapid reset,
-    /// CVE-2023-44487).
+    /// RST_STREAM frames the peer may send per `reset_period` on streams it
+    /// opened (rapid reset, CVE-2023-44487); its resets of ours are free.
     pub max_resets_per_period: u32,
     /// Streams we reset because of the peer's errors per `reset_period`.
     pub max_local_resets_per_period: u32,

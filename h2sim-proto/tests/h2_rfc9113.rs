@@ -1160,6 +1160,91 @@ fn limit_rapid_reset_ends_with_enhance_your_calm() {
     assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
 }
 
+/// §8.1: a server may send a complete response before the request is
+/// complete and then RST_STREAM with NO_ERROR, so that the client stops
+/// sending (nginx does, for every request body it did not read). Those
+/// resets end streams the client opened, which the rapid-reset limit is
+/// not about: 20 of them at a limit of 10 a period left the client
+/// connection ended with ENHANCE_YOUR_CALM, and a POST run against nginx
+/// with it. A client still counts resets of the pushes the server opened.
+#[test]
+fn s8_1_a_server_may_reset_each_request_with_no_error_after_its_response() {
+    let mut peer = RawPeer::client_with(Config {
+        limits: Limits {
+            max_resets_per_period: 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    });
+    peer.handshake();
+    for i in 0..20 {
+        let id = peer
+            .conn
+            .send_request(
+                h2sim_proto::RequestHead::new("POST", "http", "a", "/"),
+                false,
+            )
+            .unwrap();
+        assert_eq!(id, sid(1 + 2 * i));
+        peer.conn
+            .send_data(id, Bytes::from_static(b"body"), false)
+            .unwrap();
+        peer.frames();
+        let block = peer.block(&[(":status", "200")]);
+        peer.send(headers(id.value(), block, true));
+        peer.send(Frame::RstStream(RstStream {
+            stream_id: id,
+            reason: Reason::NO_ERROR,
+        }));
+    }
+    let frames = peer.frames();
+    assert!(
+        !frames.iter().any(|f| matches!(f, Frame::GoAway(_))),
+        "{frames:?}"
+    );
+    let events = peer.events();
+    let answered = events
+        .iter()
+        .filter(|e| matches!(e, Event::Response { .. }))
+        .count();
+    assert_eq!(answered, 20, "{events:?}");
+    assert!(!events.iter().any(|e| matches!(e, Event::Closed { .. })));
+}
+
+/// The other side of the test above: streams the server opened (pushes)
+/// and reset at once still count against a client's rapid-reset limit.
+#[test]
+fn limit_a_server_resetting_its_pushes_rapidly_ends_with_enhance_your_calm() {
+    let mut peer = RawPeer::client_with(Config {
+        limits: Limits {
+            max_resets_per_period: 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    });
+    peer.handshake();
+    peer.conn
+        .send_request(h2sim_proto::RequestHead::new("GET", "http", "a", "/"), true)
+        .unwrap();
+    peer.frames();
+    for i in 1..=20 {
+        let promised = sid(2 * i);
+        let fragment = peer.block(GET);
+        peer.send(Frame::PushPromise(PushPromise {
+            stream_id: sid(1),
+            promised_id: promised,
+            fragment,
+            end_headers: true,
+            padding: None,
+        }));
+        peer.send(Frame::RstStream(RstStream {
+            stream_id: promised,
+            reason: Reason::CANCEL,
+        }));
+    }
+    assert_connection_error(&mut peer, Reason::ENHANCE_YOUR_CALM);
+}
+
 /// §5.1.2: until the peer acknowledged our SETTINGS it may open as many
 /// streams as it likes, in one write too: those past our limit are refused
 /// (REFUSED_STREAM, not counted against the reset rate limit), the others

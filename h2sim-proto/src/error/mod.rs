@@ -77,7 +77,8 @@ pub enum Violation {
     TooManyContinuations,
     /// More PING/SETTINGS acknowledgements queued than `Limits::max_pending_acks`.
     AckFlood,
-    /// More RST_STREAM frames per period than `Limits::max_resets_per_period`.
+    /// More RST_STREAM frames per period on streams the peer opened than
+    /// `Limits::max_resets_per_period`.
     ResetFlood,
     /// More streams reset for the peer's errors per period than
     /// `Limits::max_local_resets_per_period` allows.

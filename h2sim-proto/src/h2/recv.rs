@@ -828,14 +828,22 @@ impl Session {
     }
 
     fn recv_reset(&mut self, now: Instant, r: RstStream) {
-        if !self
-            .peer_resets
-            .hit(now, Rate::peer_resets(&self.config.limits))
+        let id = r.stream_id;
+        // Rapid reset (CVE-2023-44487) is a peer opening streams and
+        // resetting them at once, each leaving us work it started: only
+        // resets of streams the peer opened count. One of ours reset costs
+        // us nothing but the request we chose to make, and a server may
+        // end each of them so after its complete response (RFC 9113 §8.1:
+        // RST_STREAM with NO_ERROR for a request body it did not read, as
+        // nginx does on every such POST), however many a second.
+        if !self.is_local(id)
+            && !self
+                .peer_resets
+                .hit(now, Rate::peer_resets(&self.config.limits))
         {
             self.connection_error(Reason::ENHANCE_YOUR_CALM, Violation::ResetFlood);
             return;
         }
-        let id = r.stream_id;
         let Some(allowed) = self
             .store
             .get(id)
