@@ -67,6 +67,15 @@ impl BenchArgs {
             },
         }
     }
+
+    /// Requests in flight: `-P`, or all of a cell's `-C` when that is less.
+    fn in_flight(&self) -> u64 {
+        let parallel = self.parallel as u64;
+        match self.duration {
+            Some(_) => parallel,
+            None => parallel.min(self.count),
+        }
+    }
 }
 
 /// Where the bench runs its client and its servers: their threads, and
@@ -162,19 +171,22 @@ pub fn from_matches(matches: &clap::ArgMatches) -> Result<BenchArgs, UsageError>
 /// is stable to a few percent here, and nine cells stay under 30 s.
 const DEFAULT_CELL: Duration = Duration::from_secs(2);
 
-/// The CPU time this process (client and server together) has used, from
-/// `/proc/self/stat` (utime + stime, in USER_HZ ticks, 100 a second on
-/// Linux); `None` where that file is not there.
+/// The CPU time this process (client and server together) has used, to
+/// the nanosecond (`CLOCK_PROCESS_CPUTIME_ID`). `/proc/self/stat` counts
+/// in ticks of 10 ms, so a short cell's CPU per request came out as 0.0,
+/// 10.0 or 30.0 µs.
+#[cfg(unix)]
 fn process_cpu() -> Option<Duration> {
-    const USER_HZ: u64 = 100;
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    // The fields after the command name, which is in parentheses and may
-    // hold spaces: state is the first, utime the 12th, stime the 13th.
-    let rest = stat.rsplit_once(')')?.1;
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some(Duration::from_millis((utime + stime) * 1000 / USER_HZ))
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Some(Duration::new(
+        u64::try_from(t.tv_sec).ok()?,
+        u32::try_from(t.tv_nsec).ok()?,
+    ))
+}
+
+#[cfg(not(unix))]
+fn process_cpu() -> Option<Duration> {
+    None
 }
 
 /// The dev certificates, built in so the bench runs from any directory.
@@ -246,7 +258,7 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let amount = per_cell(args.duration, args.count);
     outln!(
         "h2sim bench: POST with 1k/4k/10k JSON answers, {} in flight, {amount}, client and server in one process ({placement}); CPU: µs of the process's CPU (client and server) per request",
-        args.parallel
+        args.in_flight()
     );
     outln!("{:<10}{:>35}{:>35}{:>35}", "", "1k", "4k", "10k");
     outln!(
@@ -667,6 +679,30 @@ fn short(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_says_how_many_are_in_flight() {
+        let args = |flags: &[&str]| parse(flags.iter().map(|f| f.to_string()).collect()).unwrap();
+        assert_eq!(args(&[]).in_flight(), 100);
+        assert_eq!(args(&["-P", "1000", "-C", "100"]).in_flight(), 100);
+        assert_eq!(args(&["-P", "10", "-C", "100"]).in_flight(), 10);
+        assert_eq!(args(&["-P", "1000", "--duration", "1s"]).in_flight(), 1000);
+    }
+
+    /// The clock reads below a tick of `/proc/self/stat` (10 ms), which
+    /// made a short cell's CPU per request 0.0, 10.0 or 30.0 µs.
+    #[test]
+    fn process_cpu_reads_below_a_tick() {
+        let before = process_cpu().unwrap();
+        let spent = loop {
+            let spent = process_cpu().unwrap() - before;
+            if spent >= Duration::from_millis(1) {
+                break spent;
+            }
+            std::hint::black_box(spent);
+        };
+        assert_ne!(spent.as_nanos() % 10_000_000, 0, "{spent:?}");
+    }
 
     #[test]
     fn the_header_says_how_long_a_cell_runs() {
