@@ -6,9 +6,8 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use h2sim_proto::HeaderField;
@@ -16,7 +15,6 @@ use h2sim_proto::host::ConnectionInfo;
 use h2sim_proto::host::tls::{self, Certified, ClientAuth, TlsVersions};
 use h2sim_tokio::{ListenerSpec, Server, ServerOptions, Shutdown};
 
-use crate::client::app::Plan;
 use crate::client::capture::Capture;
 use crate::client::scenario::Step;
 use crate::client::symbol::Symbol;
@@ -27,6 +25,7 @@ use crate::options::tls::TlsFiles;
 use crate::options::{Runtime, UsageError, usage};
 use crate::server::app::{ServerApp, Shared};
 use crate::server::rules::{Body, Reply, Rule};
+use crate::signals::Interrupt;
 use crate::trace::{errln, outln};
 
 /// `h2sim bench` options.
@@ -236,6 +235,9 @@ const ROWS: [Row; 3] = [
 ];
 
 pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
+    // Ctrl-C during the bench: the cell that runs stops as a client run
+    // does on Ctrl-C (no new requests, those in flight finish), so its
+    // figures still print, and no other cell starts.
     let interrupt = Arc::new(Interrupt::default());
     let stop = interrupt.clone();
     crate::signals::on_ctrl_c("h2sim bench", move || {
@@ -412,44 +414,6 @@ fn addresses(server: &Server) -> Vec<SocketAddr> {
         .into_iter()
         .map(|(addr, _)| addr)
         .collect()
-}
-
-/// Ctrl-C during the bench: the cell that runs stops as a client run
-/// does on Ctrl-C (no new requests, those in flight finish), so its figures
-/// still print, and no other cell starts.
-#[derive(Debug, Default)]
-pub struct Interrupt {
-    stopped: AtomicBool,
-    /// The running cell's plan and connections.
-    cell: Mutex<Option<(Arc<Plan>, Shutdown)>>,
-}
-
-impl Interrupt {
-    fn stop(&self) {
-        // Set before the lock, and read under it by `watch`: a cell that
-        // registers after this either sees the flag or is stopped here.
-        self.stopped.store(true, Ordering::SeqCst);
-        let cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((plan, shutdown)) = cell.as_ref() {
-            plan.stop(Instant::now());
-            shutdown.trigger();
-        }
-    }
-
-    fn is_stopped(&self) -> bool {
-        self.stopped.load(Ordering::SeqCst)
-    }
-
-    /// The cell about to run, which a Ctrl-C stops (at once, if one came
-    /// already).
-    pub fn watch(&self, plan: Arc<Plan>, shutdown: Shutdown) {
-        let mut cell = self.cell.lock().unwrap_or_else(PoisonError::into_inner);
-        if self.is_stopped() {
-            plan.stop(Instant::now());
-            shutdown.trigger();
-        }
-        *cell = Some((plan, shutdown));
-    }
 }
 
 /// h2simple's step: POST `path__MDN__` with `size` of JSON.

@@ -121,10 +121,13 @@ pub fn serve(args: ServerArgs) -> Result<ExitCode, UsageError> {
 pub fn drive(args: &ClientArgs) -> Result<ExitCode, UsageError> {
     let threads = args.threads;
     probe(threads)?;
-    let parts = client_parts(args, false)?;
+    let interrupt = interrupt_on_ctrl_c();
+    let parts = client_parts(args, false, &interrupt)?;
     let options: ClientOptions = parts.options(args, executors(threads).into());
     let shutdown = options.runtime.shutdown.clone();
-    interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger());
+    if !parts.watch_run(&interrupt, move || shutdown.trigger()) {
+        return print_client_report(args, &finish_client(args, &parts, Vec::new()));
+    }
     let listener = listen(args, &parts)?;
     let progress =
         wants_progress(args, false).then(|| spawn_progress(parts.plan.clone(), parts.expected));

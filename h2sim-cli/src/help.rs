@@ -213,6 +213,8 @@ CTRL-C
   the JSON and prints the report; a second one, 100 ms or more after the
   first, exits at once (130). Closer together they are one: GNU timeout
   signals the process and then its group. Under nohup, SIGHUP stays ignored.
+  While the --token-url token is awaited, the first ends the wait: one line
+  says so, and the report (and JSON) of a run that sent nothing, interrupted.
 
 TLS
   -V verify with no trust_file or trust_dir checks the server against the

@@ -1,22 +1,67 @@
 //! Ctrl-C, SIGTERM and SIGHUP during a run of any command, the same on
 //! both runtimes.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::client::app::Plan;
 use crate::trace::errln;
 
-/// Ctrl-C (and SIGTERM): the first stops the run gracefully (no new
-/// requests, in-flight ones get the drain time to finish, then the report
-/// and the JSON); a second ends the process at once.
-pub fn interrupt_on_ctrl_c(plan: Arc<Plan>, stop: impl Fn() + Send + 'static) {
-    on_ctrl_c("h2sim client", move || {
-        errln!(
-            "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
-        );
-        plan.stop(std::time::Instant::now());
-        stop();
-    });
+/// A client's Ctrl-C (and SIGTERM, SIGHUP): what it stops changes as the
+/// process goes on (the wait for a `--token-url` token, then the run, or
+/// `h2sim bench`'s cells in turn), so there is one signal thread and one
+/// flag, and each phase says what a Ctrl-C does to it with
+/// [`Interrupt::watch`]. A Ctrl-C during the token wait was a signal
+/// nothing watched yet: the process died without a word or its report.
+#[derive(Default)]
+pub struct Interrupt {
+    stopped: AtomicBool,
+    /// What a Ctrl-C stops now.
+    watched: Mutex<Option<Box<dyn FnOnce() + Send>>>,
+}
+
+impl Interrupt {
+    /// The Ctrl-C: sets the flag and stops what is watched.
+    pub fn stop(&self) {
+        // Set before the lock, and read under it by `watch`: what is
+        // watched after this either sees the flag or is stopped here.
+        self.stopped.store(true, Ordering::SeqCst);
+        let watched = self
+            .watched
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(stop) = watched {
+            stop();
+        }
+    }
+
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+
+    /// From now on a Ctrl-C calls `stop`, in place of what was watched
+    /// before. False, with `stop` dropped uncalled, when a Ctrl-C came
+    /// already: the caller is not to begin what it would have stopped.
+    pub fn watch(&self, stop: impl FnOnce() + Send + 'static) -> bool {
+        let mut watched = self.watched.lock().unwrap_or_else(PoisonError::into_inner);
+        if self.is_stopped() {
+            return false;
+        }
+        *watched = Some(Box::new(stop));
+        true
+    }
+}
+
+/// Ctrl-C (and SIGTERM) for `h2sim client`, watched from its start, before
+/// any token is fetched: the first stops what is watched (see
+/// [`Interrupt`]; a run stops gracefully: no new requests, those in
+/// flight get the drain time to finish, then the report and the JSON); a
+/// second ends the process at once.
+pub fn interrupt_on_ctrl_c() -> Arc<Interrupt> {
+    let interrupt = Arc::new(Interrupt::default());
+    let stop = Arc::clone(&interrupt);
+    on_ctrl_c("h2sim client", move || stop.stop());
+    interrupt
 }
 
 /// The server's Ctrl-C (and SIGTERM): the first ends it gracefully (every

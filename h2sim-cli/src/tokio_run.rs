@@ -23,7 +23,7 @@ use crate::setup::output::print_client_report;
 use crate::setup::server::{
     finish_server, notify_options, notify_target_options, print_listening, server_parts,
 };
-use crate::signals::{interrupt_on_ctrl_c, stop_server_on_ctrl_c};
+use crate::signals::{Interrupt, interrupt_on_ctrl_c, stop_server_on_ctrl_c};
 use crate::trace::errln;
 
 /// Runs `work` on [`runtime`]`(threads)`; the exit code says whether it
@@ -145,14 +145,21 @@ pub async fn drive(args: ClientArgs) -> Result<ExitCode, UsageError> {
 /// bench's Ctrl-C stops; otherwise the run watches Ctrl-C itself.
 pub async fn run_client(
     args: &ClientArgs,
-    bench: Option<&crate::bench::Interrupt>,
+    bench: Option<&Interrupt>,
 ) -> Result<Report, UsageError> {
-    let parts = client_parts(args, bench.is_some())?;
+    let own;
+    let interrupt = match bench {
+        Some(interrupt) => interrupt,
+        None => {
+            own = interrupt_on_ctrl_c();
+            &*own
+        }
+    };
+    let parts = client_parts(args, bench.is_some(), interrupt)?;
     let options: ClientOptions = parts.options(args, Default::default());
     let shutdown = options.runtime.clone();
-    match bench {
-        Some(interrupt) => interrupt.watch(parts.plan.clone(), shutdown),
-        None => interrupt_on_ctrl_c(parts.plan.clone(), move || shutdown.trigger()),
+    if !parts.watch_run(interrupt, move || shutdown.trigger()) {
+        return Ok(finish_client(args, &parts, Vec::new()));
     }
     let listener = listen(args, &parts).await?;
     let progress = wants_progress(args, bench.is_some())

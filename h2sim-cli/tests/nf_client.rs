@@ -13,7 +13,7 @@ use serde_json::Value;
 
 mod server_support;
 
-use server_support::{Server, client, free_port, scratch_dir, text};
+use server_support::{Server, client, free_port, kill, scratch_dir, spawn_client, text, wait};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -528,6 +528,49 @@ fn an_unanswered_token_request_stops_the_run_after_the_timeout() {
         report.contains(&format!("--token-url {token_url}: no answer within 1s")),
         "{report}"
     );
+}
+
+/// A Ctrl-C while the first token is awaited ends the wait with one line
+/// naming the token's URL, and the report and JSON of a run that sent
+/// nothing, interrupted (exit 1), on both runtimes; the process died of
+/// the signal with neither.
+#[test]
+fn a_ctrl_c_during_the_token_wait_ends_it_with_the_report() {
+    for runtime in RUNTIMES {
+        // A token endpoint that takes the connection and never answers.
+        let endpoint = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let token_url = format!("http://{}/token", endpoint.local_addr().unwrap());
+        let dir = scratch_dir(&format!("nf-client-token-ctrl-c-{runtime}"));
+        let json = dir.path().join("report.json");
+        let mut child = spawn_client(&[
+            "-q",
+            "--runtime",
+            runtime,
+            "--json",
+            json.to_str().unwrap(),
+            "--token-url",
+            &token_url,
+            "http://127.0.0.1:1/x",
+        ]);
+        // The token request came: the client is in its wait.
+        let _held = endpoint.accept().unwrap();
+        kill(&child, "-INT");
+        let status = wait(&mut child, std::time::Duration::from_secs(5));
+        let report = text(&child.wait_with_output().unwrap());
+        assert_eq!(status.code(), Some(1), "{runtime}: {report}");
+        assert!(
+            report.contains(&format!(
+                "h2sim client: interrupted (Ctrl-C) while waiting for the token from {token_url}: no request was sent\n"
+            )),
+            "{runtime}: {report}"
+        );
+        assert!(!report.contains("stopping"), "{runtime}: {report}");
+        assert!(report.contains("requests: 0 total"), "{runtime}: {report}");
+        let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(value["interrupted"], true, "{runtime}: {value}");
+        assert_eq!(value["requests"]["total"], 0, "{runtime}: {value}");
+        assert_eq!(value["connections"], 0, "{runtime}: {value}");
+    }
 }
 
 /// The examples' NRF and UDM scenarios, end to end on both runtimes: every

@@ -18,6 +18,7 @@ use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
 use crate::options::{UsageError, usage};
 use crate::report::{Report, Tls};
+use crate::signals::Interrupt;
 use crate::trace::{self, Trace, errln};
 
 /// One server a client run connects to, and how many connections it gets.
@@ -44,12 +45,21 @@ pub struct ClientParts {
     pub _renewal: Option<Renewal>,
     /// Inside `h2sim bench`, which says itself what a Ctrl-C cut short.
     pub bench: bool,
+    /// `--token-url`'s URL when a Ctrl-C came while the first token was
+    /// awaited: the run never started.
+    pub token_interrupted: Option<String>,
 }
 
 /// `bench`: the client runs inside `h2sim bench`, which prints its own
 /// table and watches Ctrl-C for all its runs (no progress bar, no
 /// per-connection lines, no signal handling of the run's own).
-pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, UsageError> {
+/// `interrupt` is the Ctrl-C, which the wait for a `--token-url` token
+/// watches.
+pub fn client_parts(
+    args: &ClientArgs,
+    bench: bool,
+    interrupt: &Interrupt,
+) -> Result<ClientParts, UsageError> {
     let mut config = config_with(&args.settings, args.connection_window)?;
     config.trace_frames = args.verbose && !args.no_trace;
     config.keepalive = args.keepalive;
@@ -70,6 +80,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
     // The token comes first: the run's clock (its `finished in`, a paced
     // run's send times) starts once it can send, not while the token
     // endpoint takes its time.
+    let mut token_interrupted = None;
     let renewal = match &args.token {
         Some(spec) => {
             let tls = if spec.scheme == "https" {
@@ -77,9 +88,12 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
             } else {
                 None
             };
-            let renewal = super::token::start(spec.clone(), tls, args.http1)
+            let renewal = super::token::start(spec.clone(), tls, args.http1, interrupt)
                 .map_err(|e| usage(format!("--token-url {}: {e}", spec.url())))?;
-            Some(renewal)
+            if renewal.is_none() {
+                token_interrupted = Some(spec.url());
+            }
+            renewal
         }
         None => None,
     };
@@ -127,6 +141,7 @@ pub fn client_parts(args: &ClientArgs, bench: bool) -> Result<ClientParts, Usage
         inbox,
         _renewal: renewal,
         bench,
+        token_interrupted,
     })
 }
 
@@ -143,6 +158,33 @@ fn reconnect_policy(args: &ClientArgs) -> Option<h2sim_proto::host::Reconnect> {
 }
 
 impl ClientParts {
+    /// Makes a Ctrl-C stop the run from now on (no new requests, those in
+    /// flight finish, `shutdown` then closes the connections), saying so
+    /// unless inside `h2sim bench`, which says it itself. False when a
+    /// Ctrl-C came already (during the token wait, or just after): the
+    /// plan is then stopped, and the run is not to connect at all, so
+    /// that its report tells of nothing done.
+    pub fn watch_run(
+        &self,
+        interrupt: &Interrupt,
+        shutdown: impl FnOnce() + Send + 'static,
+    ) -> bool {
+        let (plan, say) = (Arc::clone(&self.plan), !self.bench);
+        let watched = interrupt.watch(move || {
+            if say {
+                errln!(
+                    "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
+                );
+            }
+            plan.stop(Instant::now());
+            shutdown();
+        });
+        if !watched {
+            self.plan.stop(Instant::now());
+        }
+        watched
+    }
+
     /// The adapter's client options for this run, with `runtime` (the
     /// adapter's own part) added: written once for both runtimes.
     pub fn options<R: Default>(
@@ -409,7 +451,12 @@ pub fn finish_client(
         .last_done
         .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
     if interrupted {
-        errln!("h2sim client: interrupted (Ctrl-C): the report covers what was done");
+        match &parts.token_interrupted {
+            Some(url) => errln!(
+                "h2sim client: interrupted (Ctrl-C) while waiting for the token from {url}: no request was sent"
+            ),
+            None => errln!("h2sim client: interrupted (Ctrl-C): the report covers what was done"),
+        }
     }
     report
 }

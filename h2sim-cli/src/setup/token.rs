@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use h2sim_tokio::{ClientOptions, ClientProtocol, FetchRequest};
 
 use crate::client::token::{Bearer, Grant, TokenError, TokenSpec, parse_grant};
+use crate::signals::Interrupt;
 use crate::trace::errln;
 
 /// The run's token; dropping it stops the renewals.
@@ -29,13 +30,28 @@ pub struct Renewal {
 const RETRY: Duration = Duration::from_secs(1);
 
 /// Fetches the first token (an error if none comes), then renews it in
-/// the background until the `Renewal` is dropped.
+/// the background until the `Renewal` is dropped. `None` when a Ctrl-C
+/// (`interrupt`) came first: the wait ends at once, and so do the token
+/// thread's renewals once its request does.
 pub fn start(
     spec: TokenSpec,
     tls: Option<Arc<rustls::ClientConfig>>,
     http1: bool,
-) -> Result<Renewal, TokenError> {
+    interrupt: &Interrupt,
+) -> Result<Option<Renewal>, TokenError> {
+    // The first token, or `None` from the Ctrl-C. The Ctrl-C holds the
+    // sender weakly: a token thread that ended without a word (a panic)
+    // still ends the wait, as the last sender goes with it.
     let (first_tx, first_rx) = mpsc::channel();
+    let first_tx = Arc::new(first_tx);
+    let woken = Arc::downgrade(&first_tx);
+    if !interrupt.watch(move || {
+        if let Some(woken) = woken.upgrade() {
+            let _ = woken.send(None);
+        }
+    }) {
+        return Ok(None);
+    }
     let (stop, stopped) = mpsc::channel::<()>();
     std::thread::Builder::new()
         .name("h2sim-token".into())
@@ -46,7 +62,7 @@ pub fn start(
             {
                 Ok(rt) => rt,
                 Err(e) => {
-                    let _ = first_tx.send(Err(TokenError::Transport(e.to_string())));
+                    let _ = first_tx.send(Some(Err(TokenError::Transport(e.to_string()))));
                     return;
                 }
             };
@@ -55,7 +71,7 @@ pub fn start(
             let mut wait = grant.as_ref().ok().and_then(Grant::renew_after);
             let mut expires = grant.as_ref().ok().and_then(expiry);
             let bearer = grant.map(|g| Arc::new(Bearer::new(&g)));
-            let _ = first_tx.send(bearer.clone());
+            let _ = first_tx.send(Some(bearer.clone()));
             let Ok(bearer) = bearer else { return };
             while let Some(after) = wait {
                 match stopped.recv_timeout(after) {
@@ -83,12 +99,15 @@ pub fn start(
             }
         })
         .map_err(|e| TokenError::Transport(e.to_string()))?;
-    let bearer = first_rx
+    let first = first_rx
         .recv()
-        .map_err(|_| TokenError::Transport("the token thread ended".into()))??;
-    Ok(Renewal {
-        bearer,
-        _stop: stop,
+        .map_err(|_| TokenError::Transport("the token thread ended".into()))?;
+    Ok(match first {
+        Some(bearer) => Some(Renewal {
+            bearer: bearer?,
+            _stop: stop,
+        }),
+        None => None,
     })
 }
 
