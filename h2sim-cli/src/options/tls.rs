@@ -152,12 +152,18 @@ fn trust(verify: &Verify) -> Trust {
     }
 }
 
+/// `-V pass`'s line for a certificate it accepted anyway, on standard
+/// error through the output queue, as every other line of ours.
+fn pass_notice() -> tls::PassNotice {
+    tls::PassNotice::new(|accepted| errln!("h2sim: TLS: {accepted}; accepted anyway (pass)"))
+}
+
 /// A listener's TLS configuration: its files, or a generated certificate.
 pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, UsageError> {
     let client_auth = match files.verify.mode {
         VerifyMode::None => ClientAuth::None,
         VerifyMode::Verify => ClientAuth::Required(trust(&files.verify)),
-        VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify)),
+        VerifyMode::Pass => ClientAuth::Pass(trust(&files.verify), pass_notice()),
     };
     let versions = tls::TlsVersions::default();
     let config = match (&files.key, &files.cert) {
@@ -188,7 +194,7 @@ pub fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageEr
     let verification = match files.verify.mode {
         VerifyMode::None => ServerVerification::Off,
         VerifyMode::Verify => ServerVerification::Verify(trust(&files.verify)),
-        VerifyMode::Pass => ServerVerification::Pass(trust(&files.verify)),
+        VerifyMode::Pass => ServerVerification::Pass(trust(&files.verify), pass_notice()),
     };
     let identity = match (&files.key, &files.cert) {
         (Some(key), Some(cert)) => Some(Identity {

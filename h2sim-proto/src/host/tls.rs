@@ -175,9 +175,10 @@ pub enum ClientAuth {
     Optional(Trust),
     /// A client without a valid certificate fails the handshake.
     Required(Trust),
-    /// Verified, and the outcome logged, but every client is accepted:
-    /// h2simple's `-V pass`, for finding out what a peer presents.
-    Pass(Trust),
+    /// Verified, and a failure told to the [`PassNotice`], but every
+    /// client is accepted: h2simple's `-V pass`, for finding out what a
+    /// peer presents.
+    Pass(Trust, PassNotice),
 }
 
 /// Everything a TLS listener needs.
@@ -193,12 +194,50 @@ pub struct ServerTls {
 pub enum ServerVerification {
     /// The chain must lead to `Trust` and name the host we asked for.
     Verify(Trust),
-    /// Verified against `Trust`, and a failure logged, but accepted anyway
-    /// (h2simple's `-V pass`).
-    Pass(Trust),
+    /// Verified against `Trust`, and a failure told to the
+    /// [`PassNotice`], but accepted anyway (h2simple's `-V pass`).
+    Pass(Trust, PassNotice),
     /// Anything is accepted (the handshake signature is still checked):
     /// only for test servers with throwaway certificates.
     Off,
+}
+
+/// A peer certificate `-V pass` accepted although it did not verify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AcceptedAnyway {
+    /// The name a client asked for, when it was a server's certificate.
+    pub server_name: Option<String>,
+    /// Why it did not verify, in plain words (see [`plain_words`]).
+    pub why: String,
+}
+
+impl fmt::Display for AcceptedAnyway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.server_name {
+            Some(name) => write!(f, "{name}: {}", self.why),
+            None => f.write_str(&self.why),
+        }
+    }
+}
+
+/// Where `-V pass` tells what it accepted anyway: the host's, which says
+/// it in its own output. The core prints nothing itself: a line written
+/// past the host (an `eprintln!` from a handshake) landed in the middle of
+/// its progress bar and of the lines it queues. Called from the handshake,
+/// on whichever thread drives it, so it should only hand the line over.
+#[derive(Clone)]
+pub struct PassNotice(Arc<dyn Fn(AcceptedAnyway) + Send + Sync>);
+
+impl PassNotice {
+    pub fn new(notice: impl Fn(AcceptedAnyway) + Send + Sync + 'static) -> Self {
+        PassNotice(Arc::new(notice))
+    }
+}
+
+impl fmt::Debug for PassNotice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PassNotice")
+    }
 }
 
 /// Everything a TLS client needs.
@@ -531,7 +570,7 @@ pub fn server_config_for(
         .map_err(TlsError::Config)?;
     let builder = match client_auth {
         ClientAuth::None => builder.with_no_client_auth(),
-        ClientAuth::Optional(trust) | ClientAuth::Required(trust) | ClientAuth::Pass(trust) => {
+        ClientAuth::Optional(trust) | ClientAuth::Required(trust) | ClientAuth::Pass(trust, _) => {
             let loaded = trust.load()?;
             let mut verifier =
                 WebPkiClientVerifier::builder_with_provider(Arc::new(loaded.roots), provider);
@@ -548,10 +587,10 @@ pub fn server_config_for(
                 verifier = verifier.allow_unauthenticated();
             }
             let verifier = verifier.build().map_err(TlsError::Verifier)?;
-            if matches!(client_auth, ClientAuth::Pass(_)) {
-                builder.with_client_cert_verifier(Arc::new(PassClient(verifier)))
-            } else {
-                builder.with_client_cert_verifier(verifier)
+            match client_auth {
+                ClientAuth::Pass(_, notice) => builder
+                    .with_client_cert_verifier(Arc::new(PassClient(verifier, notice.clone()))),
+                _ => builder.with_client_cert_verifier(verifier),
             }
         }
     };
@@ -573,14 +612,12 @@ pub fn client_config(tls: &ClientTls) -> Result<Arc<rustls::ClientConfig>, TlsEr
         ServerVerification::Verify(trust) => {
             builder.with_webpki_verifier(server_verifier(trust, provider.clone())?)
         }
-        ServerVerification::Pass(trust) => {
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(PassServer(server_verifier(
-                    trust,
-                    provider.clone(),
-                )?)))
-        }
+        ServerVerification::Pass(trust, notice) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(PassServer(
+                server_verifier(trust, provider.clone())?,
+                notice.clone(),
+            ))),
         ServerVerification::Off => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerification {
@@ -617,9 +654,10 @@ fn server_verifier(
 }
 
 /// `-V pass` on a client: the server's chain is verified and a failure
-/// logged, then accepted; handshake signatures are still checked.
+/// told to the notice, then accepted; handshake signatures are still
+/// checked.
 #[derive(Debug)]
-struct PassServer(Arc<WebPkiServerVerifier>);
+struct PassServer(Arc<WebPkiServerVerifier>, PassNotice);
 
 impl ServerCertVerifier for PassServer {
     fn verify_server_cert(
@@ -634,11 +672,10 @@ impl ServerCertVerifier for PassServer {
             self.0
                 .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now);
         if let Err(e) = &outcome {
-            eprintln!(
-                "h2sim: TLS: {}: {}; accepted anyway (pass)",
-                server_name.to_str(),
-                plain_words(e, "server")
-            );
+            (self.1.0)(AcceptedAnyway {
+                server_name: Some(server_name.to_str().into_owned()),
+                why: plain_words(e, "server"),
+            });
         }
         Ok(ServerCertVerified::assertion())
     }
@@ -667,9 +704,9 @@ impl ServerCertVerifier for PassServer {
 }
 
 /// `-V pass` on a server: a client certificate is verified and a failure
-/// logged, then accepted; so is a client without one.
+/// told to the notice, then accepted; so is a client without one.
 #[derive(Debug)]
-struct PassClient(Arc<dyn ClientCertVerifier>);
+struct PassClient(Arc<dyn ClientCertVerifier>, PassNotice);
 
 impl ClientCertVerifier for PassClient {
     fn offer_client_auth(&self) -> bool {
@@ -691,8 +728,10 @@ impl ClientCertVerifier for PassClient {
         now: UnixTime,
     ) -> Result<ClientCertVerified, rustls::Error> {
         if let Err(e) = self.0.verify_client_cert(end_entity, intermediates, now) {
-            let e = plain_words(&e, "client");
-            eprintln!("h2sim: TLS: {e}; accepted anyway (pass)");
+            (self.1.0)(AcceptedAnyway {
+                server_name: None,
+                why: plain_words(&e, "client"),
+            });
         }
         Ok(ClientCertVerified::assertion())
     }

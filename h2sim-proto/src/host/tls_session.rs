@@ -441,6 +441,49 @@ mod tests {
         (turns, bytes, plaintext)
     }
 
+    /// `-V pass`: a server certificate that does not verify is told to
+    /// the host's notice, with the name asked for and why, and the
+    /// handshake goes on; the core writes nothing itself.
+    #[test]
+    fn pass_tells_the_host_what_it_accepted_anyway() {
+        use crate::host::tls::{PassNotice, Trust};
+        use std::sync::{Arc, Mutex};
+        // A trust anchor the server's certificate does not lead to.
+        let stranger = rcgen::generate_simple_self_signed(vec!["stranger".into()]).unwrap();
+        let anchor =
+            std::env::temp_dir().join(format!("h2sim-pass-anchor-{}.pem", std::process::id()));
+        std::fs::write(&anchor, stranger.cert.pem()).unwrap();
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let notice = {
+            let told = Arc::clone(&told);
+            PassNotice::new(move |accepted| told.lock().unwrap().push(accepted))
+        };
+        let trust = Trust {
+            file: Some(anchor.clone()),
+            ..Trust::default()
+        };
+        let client = client_config(&ClientTls {
+            verification: ServerVerification::Pass(trust, notice),
+            identity: None,
+            versions: TlsVersions::default(),
+        });
+        std::fs::remove_file(&anchor).unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let client = rustls::ClientConnection::new(client.unwrap(), name).unwrap();
+        let identity = Certified::self_signed(&["localhost".into()]).unwrap();
+        let server = server_config_for(identity, &ClientAuth::None, TlsVersions::default());
+        let server = rustls::ServerConnection::new(server.unwrap()).unwrap();
+        let (client, _) = handshake_of((TlsSession::new(client), TlsSession::new(server)));
+        assert!(!client.is_handshaking());
+        let told = told.lock().unwrap();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].server_name.as_deref(), Some("localhost"));
+        // rcgen's certificates share their issuer's name: the anchor is
+        // taken for the issuer, and its signature does not match.
+        assert!(told[0].why.contains("BadSignature"), "{told:?}");
+        assert_eq!(told[0].to_string(), format!("localhost: {}", told[0].why));
+    }
+
     #[test]
     fn small_chunks_share_records_and_large_ones_arrive_whole() {
         let (mut client, mut server) = handshake();
