@@ -497,6 +497,61 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
     }
 }
 
+/// A server whose SETTINGS_MAX_CONCURRENT_STREAMS is below `-P` holds the
+/// run to its limit: the report says so in one line for the run (not per
+/// connection) and the JSON carries the limit and the ask; a run within
+/// the limit, or one it never held back, says nothing.
+#[test]
+fn a_server_stream_limit_below_minus_p_is_reported_once() {
+    let server = Peer::h2sim(&[
+        "-H",
+        "max_concurrent_streams=10",
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-s",
+        "200",
+        "--delay",
+        "20",
+        "-q",
+    ]);
+    let url = format!("{}/x", server.url);
+    let dir = scratch_dir("client-runs-stream-cap");
+    let json = dir.path().join("report.json");
+    let out = client(&[
+        "-q",
+        "-C",
+        "200",
+        "-P",
+        "50",
+        "-S",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+        &url,
+    ]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    let line = "the server capped in-flight streams at 10 per connection \
+                (SETTINGS_MAX_CONCURRENT_STREAMS), of the 50 asked by -P";
+    assert_eq!(t.matches(line).count(), 1, "{t}");
+    let value: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(
+        value["stream_cap"],
+        serde_json::json!({"limit": 10, "asked": 50}),
+        "{value}"
+    );
+    // -P at the limit; -P above it with fewer requests than the limit.
+    for within in [["200", "10"], ["5", "50"]] {
+        let out = client(&["-q", "-C", within[0], "-P", within[1], &url]);
+        let t = text(&out);
+        assert!(out.status.success(), "{t}");
+        assert!(!t.contains("capped"), "{within:?}: {t}");
+    }
+}
+
 /// A server that shuts down during a `--duration` run and cannot be
 /// reached again ends the run early: it fails (exit 1) and the report
 /// counts the slot as unreachable, on both runtimes.

@@ -478,6 +478,19 @@ impl ClientApp {
         self.slots.free().is_some() || self.slots.len() < self.plan.max_slots
     }
 
+    /// The server's stream limit holds back a request `-P` has room for:
+    /// noted for the report, which says it once for the run. A paced
+    /// window grown past `-P` is `window_grown_to`'s business.
+    fn held_by_server(&mut self, conn: &Connection) {
+        self.at_server_limit = true;
+        let asked = self.plan.slots as u64;
+        if let Some(limit) = conn.peer_stream_limit().map(u64::from)
+            && limit < asked
+        {
+            self.report.capped(limit, asked);
+        }
+    }
+
     /// Whether the server lets one more request of ours be in flight.
     fn below_server_limit(&self, conn: &Connection) -> bool {
         conn.peer_stream_limit()
@@ -529,7 +542,7 @@ impl ClientApp {
             let room = self.below_server_limit(conn);
             if !self.carry.is_empty() {
                 if !room {
-                    self.at_server_limit = true;
+                    self.held_by_server(conn);
                     break;
                 }
                 let Some(slot) = self.slots.free() else { break };
@@ -558,7 +571,7 @@ impl ClientApp {
                 break;
             }
             if !room {
-                self.at_server_limit = true;
+                self.held_by_server(conn);
                 break;
             }
             let slot = match self.slots.free() {

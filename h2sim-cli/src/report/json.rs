@@ -7,7 +7,7 @@ use std::time::Duration;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde_json::{Value, json};
 
-use super::{Latency, Notifications, Report, StepStats, Tls};
+use super::{Latency, Notifications, Report, StepStats, StreamCap, Tls};
 
 fn encode(latency: &Latency) -> String {
     let mut bytes = Vec::new();
@@ -145,6 +145,10 @@ fn core_json(report: &Report) -> Value {
         "reconnects": report.reconnects,
         "unreachable": report.unreachable,
         "window_grown_to": report.window_grown_to,
+        "stream_cap": report.stream_cap.map(|c| json!({
+            "limit": c.limit,
+            "asked": c.asked,
+        })),
         "connection_rps": report.connection_rps,
         "traffic": {
             "bytes_received": t.bytes_received,
@@ -201,6 +205,12 @@ pub fn from_json(value: &Value) -> Option<Report> {
         reconnects: n(&value["reconnects"]),
         unreachable: n(&value["unreachable"]),
         window_grown_to: n(&value["window_grown_to"]),
+        stream_cap: value["stream_cap"]["limit"]
+            .as_u64()
+            .map(|limit| StreamCap {
+                limit,
+                asked: n(&value["stream_cap"]["asked"]),
+            }),
         connection_rps: value["connection_rps"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
@@ -384,6 +394,8 @@ mod tests {
         };
         b.record_status(200);
         b.request_time.record(Duration::from_millis(100));
+        a.capped(100, 200);
+        b.capped(50, 64);
         let a2 = from_json(&to_json(&a)).unwrap();
         let b2 = from_json(&to_json(&b)).unwrap();
         let mut merged = a2;
@@ -393,6 +405,12 @@ mod tests {
         assert_eq!(merged.status_codes.get(&503), Some(&1));
         assert_eq!(merged.reconnects, 1);
         assert_eq!(merged.resent, 5);
+        // Merged runs held by stream limits: the tighter limit, the larger ask.
+        let cap = StreamCap {
+            limit: 50,
+            asked: 200,
+        };
+        assert_eq!(merged.stream_cap, Some(cap));
         // A report whose total is null (no count asked) totals its done
         // and skipped, so that merged totals add up.
         let mut null = to_json(&b);

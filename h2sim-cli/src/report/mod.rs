@@ -87,6 +87,9 @@ pub struct Report {
     /// `-T`: the largest in-flight window a connection grew to because
     /// `-P` was below rate × latency; 0 when no window grew.
     pub window_grown_to: u64,
+    /// A server's MAX_CONCURRENT_STREAMS below `-P` held requests back:
+    /// the run had fewer in flight than asked, which went unsaid.
+    pub stream_cap: Option<StreamCap>,
     /// The application protocol negotiated: `h2c`, `h2`, `http/1.1`.
     pub protocol: Option<String>,
     /// What the first TLS connection's handshake agreed on.
@@ -117,7 +120,33 @@ pub struct Report {
     pub notifications: Option<Notifications>,
 }
 
+/// In-flight requests a server's stream limit held below `-P`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamCap {
+    /// The smallest limit that held a request back.
+    pub limit: u64,
+    /// `-P`, the in-flight requests asked per connection.
+    pub asked: u64,
+}
+
+impl StreamCap {
+    /// Of two runs (or connections): the tighter limit, the larger ask.
+    fn merge(self, other: StreamCap) -> StreamCap {
+        StreamCap {
+            limit: self.limit.min(other.limit),
+            asked: self.asked.max(other.asked),
+        }
+    }
+}
+
 impl Report {
+    /// Notes that a server's stream limit `limit` held a request back
+    /// while `-P` (`asked`) had room for it.
+    pub fn capped(&mut self, limit: u64, asked: u64) {
+        let cap = StreamCap { limit, asked };
+        self.stream_cap = Some(self.stream_cap.map_or(cap, |c| c.merge(cap)));
+    }
+
     pub fn merge(&mut self, other: &Report) {
         self.total += other.total;
         self.started += other.started;
@@ -141,6 +170,9 @@ impl Report {
         self.reconnects += other.reconnects;
         self.unreachable += other.unreachable;
         self.window_grown_to = self.window_grown_to.max(other.window_grown_to);
+        if let Some(theirs) = other.stream_cap {
+            self.capped(theirs.limit, theirs.asked);
+        }
         if self.protocol.is_none() {
             self.protocol.clone_from(&other.protocol);
         }
@@ -342,6 +374,13 @@ impl Report {
         }
         if let Some(notifications) = &self.notifications {
             steps::render_notifications(&mut out, notifications);
+        }
+        if let Some(cap) = self.stream_cap {
+            let _ = writeln!(
+                out,
+                "the server capped in-flight streams at {} per connection (SETTINGS_MAX_CONCURRENT_STREAMS), of the {} asked by -P",
+                cap.limit, cap.asked
+            );
         }
         match (self.window_grown_to, self.missed) {
             (0, _) => {}
