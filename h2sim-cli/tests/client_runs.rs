@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 mod server_support;
 
-use server_support::{BIN, client, interrupt_after, kill, scratch_dir, spawn_client, text, wait};
+use server_support::{
+    BIN, client, interrupt_after, kill, read_json, scratch_dir, spawn_client, text, wait,
+};
 
 /// A server process, killed on drop, whose output is drained by threads.
 struct Peer {
@@ -255,8 +257,7 @@ fn requests_per_connection_on_sockets() {
     assert!(out.status.success(), "{t}");
     assert_eq!(count(&t, "succeeded"), 30, "{t}");
     assert!(t.contains("connections: 3 made, 2 reconnects"), "{t}");
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let value: serde_json::Value = read_json(&json);
     assert_eq!(value["reconnects"], 2);
     assert_eq!(value["status_code_counts"]["200"], 30);
     // As h2load, one connect time per connection, replacements included.
@@ -489,8 +490,7 @@ fn first_ctrl_c_prints_the_report_and_writes_the_json() {
         let done = count(&t, "done");
         assert!(done > 0, "{t}");
         assert_eq!(count(&t, "errored"), 0, "in-flight requests finished: {t}");
-        let value: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let value: serde_json::Value = read_json(&json);
         assert_eq!(value["requests"]["done"], done, "{runtime}");
         let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(left.len(), 1, "no temporary file left: {left:?}");
@@ -536,8 +536,7 @@ fn a_server_stream_limit_below_minus_p_is_reported_once() {
     let line = "the server capped in-flight streams at 10 per connection \
                 (SETTINGS_MAX_CONCURRENT_STREAMS), of the 50 asked by -P";
     assert_eq!(t.matches(line).count(), 1, "{t}");
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let value: serde_json::Value = read_json(&json);
     assert_eq!(
         value["stream_cap"],
         serde_json::json!({"limit": 10, "asked": 50}),
@@ -730,8 +729,7 @@ fn a_hangup_ends_the_run_with_its_report_unless_under_nohup() {
     let t = text(&child.wait_with_output().unwrap());
     assert_eq!(status.code(), Some(1), "interrupted, with its report: {t}");
     assert!(t.contains("interrupted"), "{t}");
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value = read_json(&json);
     assert!(
         report["requests"]["succeeded"].as_u64() > Some(0),
         "{report}"
@@ -809,8 +807,7 @@ fn the_clock_stops_at_the_last_response() {
     let url = format!("{}/x", server.url);
     let out = client(&["-q", "-C", "50", "--json", json.to_str().unwrap(), &url]);
     assert!(out.status.success(), "{}", text(&out));
-    let value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let value: serde_json::Value = read_json(&json);
     let elapsed = value["elapsed_s"].as_f64().unwrap();
     let request = &value["latency"]["request"];
     let busy = (request["mean_us"].as_f64().unwrap() * request["count"].as_f64().unwrap()
@@ -838,9 +835,6 @@ fn merged_reports_merge_again() {
         dir.path().join("b.json"),
         dir.path().join("m.json"),
     );
-    let read = |file: &std::path::Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
-    };
     let out = client(&["-q", "-C", "3", "--json", a.to_str().unwrap(), &url]);
     assert!(out.status.success(), "{}", text(&out));
     let out = client(&[
@@ -855,7 +849,7 @@ fn merged_reports_merge_again() {
     ]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
-    let requests = &read(&b)["requests"];
+    let requests = &read_json(&b)["requests"];
     let done = count(&t, "done");
     assert!(done > 0, "{t}");
     assert_eq!(count(&t, "total"), done, "{t}");
@@ -869,7 +863,7 @@ fn merged_reports_merge_again() {
     let t = merge(&[&a, &b, std::path::Path::new("--json"), &m]);
     assert_eq!(count(&t, "succeeded"), 3 + done, "{t}");
     assert_eq!(count(&t, "total"), 3 + done, "{t}");
-    assert_eq!(read(&m)["requests"]["total"], 3 + done);
+    assert_eq!(read_json(&m)["requests"]["total"], 3 + done);
     let copy = dir.path().join("m2.json");
     std::fs::copy(&m, &copy).unwrap();
     let t = merge(&[&m, &copy]);

@@ -13,7 +13,9 @@ use serde_json::Value;
 
 mod server_support;
 
-use server_support::{Server, client, free_port, kill, scratch_dir, spawn_client, text, wait};
+use server_support::{
+    Server, client, free_port, kill, read_json, scratch_dir, spawn_client, text, wait,
+};
 
 const RUNTIMES: [&str; 2] = ["tokio", "glommio"];
 
@@ -63,7 +65,7 @@ impl Peer {
     }
 
     fn stats(&self) -> Value {
-        serde_json::from_str(&std::fs::read_to_string(&self.stats).unwrap()).unwrap()
+        read_json(&self.stats)
     }
 }
 
@@ -72,10 +74,6 @@ impl Drop for Peer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn json_report(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -152,7 +150,7 @@ fn captured_ids_flow_into_the_next_steps() {
                 );
             }
         }
-        let steps = &json_report(&json)["steps"];
+        let steps = &read_json(&json)["steps"];
         for (i, label) in ["POST", "PATCH", "DELETE"].iter().enumerate() {
             assert!(steps[i]["label"].as_str().unwrap().starts_with(label));
             assert_eq!(steps[i]["succeeded"], 6, "{runtime}: {steps}");
@@ -209,7 +207,7 @@ fn an_unexpected_status_fails_its_step() {
             "{report}"
         );
         assert!(report.contains("0 lost"), "{report}");
-        let doc = json_report(&json);
+        let doc = read_json(&json);
         assert_eq!(doc["requests"]["skipped"], 2);
         assert_eq!(doc["steps"][0]["unexpected_status"], 2);
         assert_eq!(doc["steps"][1]["skipped"], 2);
@@ -360,7 +358,7 @@ fn notifications_are_received_and_timed() {
             &serde_json::json!([204, 204, 204, 204]),
             "{runtime}"
         );
-        let n = &json_report(&json)["notifications"];
+        let n = &read_json(&json)["notifications"];
         assert_eq!(
             (n["received"].as_u64(), n["correlated"].as_u64()),
             (Some(4), Some(4))
@@ -566,7 +564,7 @@ fn a_ctrl_c_during_the_token_wait_ends_it_with_the_report() {
         );
         assert!(!report.contains("stopping"), "{runtime}: {report}");
         assert!(report.contains("requests: 0 total"), "{runtime}: {report}");
-        let value: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let value: Value = read_json(&json);
         assert_eq!(value["interrupted"], true, "{runtime}: {value}");
         assert_eq!(value["requests"]["total"], 0, "{runtime}: {value}");
         assert_eq!(value["connections"], 0, "{runtime}: {value}");
@@ -605,7 +603,7 @@ fn the_nrf_and_udm_examples_run() {
             ]);
             let report = text(&out);
             assert_eq!(out.status.code(), Some(0), "{example} {runtime}: {report}");
-            let doc = json_report(&json);
+            let doc = read_json(&json);
             let steps = doc["steps"].as_array().unwrap();
             assert!(steps.len() >= 5, "{example}");
             for step in steps {

@@ -11,7 +11,7 @@
 mod server_support;
 
 use serde_json::Value;
-use server_support::{Server, client, free_port, scratch_dir, text};
+use server_support::{Server, client, free_port, read_json, scratch_dir, text};
 
 /// Scenarios per run.
 const SCENARIOS: u64 = 50;
@@ -95,7 +95,7 @@ fn run(name: &str, runtime: &str, extra: &[&str]) {
     assert_eq!(out.status.code(), Some(0), "{name} {runtime}: {report}");
     assert_eq!(code, Some(0), "{summary}");
 
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let doc: Value = read_json(&json);
     let steps = doc["steps"].as_array().unwrap();
     assert!(steps.len() >= 5, "{name}: {report}");
     for step in steps {

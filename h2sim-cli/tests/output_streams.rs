@@ -12,7 +12,7 @@ use std::time::Duration;
 
 mod server_support;
 
-use server_support::{BIN, Server, kill, scratch_dir, wait};
+use server_support::{BIN, Server, kill, read_json, scratch_dir, wait};
 
 /// A client whose standard output is closed by its reader (`| head -1`)
 /// writes its `--json` and exits with the run's code. It panicked with
@@ -27,8 +27,7 @@ fn a_closed_standard_output_loses_neither_the_exit_code_nor_the_json() {
     let mut client = Command::new(BIN);
     client.args(["client", "-C", "2000", "-P", "10", "--json"]);
     assert_eq!(with_stdout_closed(client.arg(&json).arg(&url)), Some(0));
-    let report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report: serde_json::Value = read_json(&json);
     assert_eq!(report["requests"]["succeeded"], 2000);
 
     let merged = dir.path().join("merged.json");

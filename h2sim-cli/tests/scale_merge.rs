@@ -15,14 +15,9 @@ use base64::Engine;
 use hdrhistogram::Histogram;
 use hdrhistogram::serialization::Deserializer;
 use serde_json::Value;
-use server_support::{BIN, Server, scratch_dir, text};
+use server_support::{BIN, Server, read_json, scratch_dir, text};
 
 const PARTS: usize = 3;
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
-    serde_json::from_str(&text).unwrap()
-}
 
 fn histogram(latency: &Value) -> Histogram<u64> {
     let bytes = base64::engine::general_purpose::STANDARD

@@ -562,6 +562,13 @@ pub fn server_report(log: &str) -> &str {
         .unwrap_or_else(|| panic!("no report in {log}"))
 }
 
+/// The JSON file at `path` (a `--json` report, a peer's counts), the
+/// path named when it cannot be read.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path:?}: {e}"))
+}
+
 /// Sends `signal` (`-INT`, `-TERM`) to the process.
 pub fn kill(child: &Child, signal: &str) {
     let status = Command::new("kill")
