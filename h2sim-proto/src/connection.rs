@@ -572,16 +572,12 @@ impl Connection {
         if head.is_informational() {
             return Err(UserError::InterimReply(head.status));
         }
+        if let Inner::Http1(s) = &mut self.inner {
+            check_fields(&head.fields)?;
+            return s.send_reply(stream, head, body);
+        }
         let empty = body.is_empty() || !head.may_have_content();
-        let length = body.len() as u64;
-        let sent = match &mut self.inner {
-            Inner::Http1(s) => {
-                check_fields(&head.fields)?;
-                s.send_sized_response(stream, head, empty, length)
-            }
-            _ => self.send_response(stream, head, empty),
-        };
-        match sent {
+        match self.send_response(stream, head, empty) {
             Ok(()) if empty => Ok(()),
             Ok(()) => self.send_data(stream, body, true),
             Err(e @ UserError::HeaderListTooLarge { .. }) => {

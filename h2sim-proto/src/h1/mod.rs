@@ -394,25 +394,23 @@ impl Session {
         end_stream: bool,
     ) -> Result<(), UserError> {
         match &mut self.side {
-            Side::Server(s) => s.send_response(&mut self.io, id, head, end_stream, None),
+            Side::Server(s) => s.send_response(&mut self.io, id, head, end_stream),
             Side::Client(_) => Err(UserError::WrongRole),
         }
     }
 
-    /// Server: [`Session::send_response`] for a final head whose whole
-    /// body, `length` bytes, is known (`Connection::send_reply`): the head
-    /// says that length and the body is framed by it (RFC 9112 §6.2),
-    /// where it would be chunked, unless the head has a `content-length`
-    /// of its own.
-    pub(crate) fn send_sized_response(
+    /// Server: a final head with its whole body (`Connection::send_reply`):
+    /// the head says the body's length and the body is framed by it (RFC
+    /// 9112 §6.2), where it would be chunked, unless the head has a
+    /// `content-length` of its own.
+    pub(crate) fn send_reply(
         &mut self,
         id: StreamId,
         head: ResponseHead,
-        end_stream: bool,
-        length: u64,
+        body: Bytes,
     ) -> Result<(), UserError> {
         match &mut self.side {
-            Side::Server(s) => s.send_response(&mut self.io, id, head, end_stream, Some(length)),
+            Side::Server(s) => s.send_reply(&mut self.io, id, head, body),
             Side::Client(_) => Err(UserError::WrongRole),
         }
     }

@@ -518,15 +518,46 @@ impl Server {
         }
     }
 
-    /// Queues a response head; `length`: the size of the whole body a
-    /// final head comes with, if known.
+    /// Queues a response head and writes what can go.
     pub(super) fn send_response(
         &mut self,
         io: &mut Io,
         id: StreamId,
         head: ResponseHead,
         end_stream: bool,
-        length: Option<u64>,
+    ) -> Result<(), UserError> {
+        self.queue_response(io, id, head, end_stream, None)?;
+        self.flush(io);
+        Ok(())
+    }
+
+    /// Queues a final head with its whole body (`Connection::send_reply`),
+    /// its length known for the head to say, and writes what can go: one
+    /// pass over the queues for the two, where a head and then a body
+    /// made two.
+    pub(super) fn send_reply(
+        &mut self,
+        io: &mut Io,
+        id: StreamId,
+        head: ResponseHead,
+        body: Bytes,
+    ) -> Result<(), UserError> {
+        let empty = body.is_empty() || !head.may_have_content();
+        self.queue_response(io, id, head, empty, Some(body))?;
+        self.flush(io);
+        Ok(())
+    }
+
+    /// Queues a response head, and after a final one the whole body when
+    /// `whole` has it (which it ends unless `end_stream` already did: a
+    /// body the head cannot have is dropped).
+    fn queue_response(
+        &mut self,
+        io: &mut Io,
+        id: StreamId,
+        head: ResponseHead,
+        end_stream: bool,
+        whole: Option<Bytes>,
     ) -> Result<(), UserError> {
         let ex = self.owned(id)?;
         let interim = head.is_informational();
@@ -543,7 +574,7 @@ impl Server {
             }
         } else {
             ex.final_queued = true;
-            ex.length = length;
+            ex.length = whole.as_ref().map(|body| body.len() as u64);
             if ex.expect_continue {
                 // Answered before the body was asked for: the client may
                 // never send it, so the connection cannot be reused
@@ -554,8 +585,15 @@ impl Server {
             }
         }
         let tunnel = !interim && ex.connect && head.is_success();
-        ex.send_ended = end_stream;
         ex.queue.push_back(Outgoing::Head { head, end_stream });
+        ex.send_ended = end_stream;
+        if let Some(data) = whole.filter(|_| !interim && !end_stream) {
+            ex.queue.push_back(Outgoing::Data {
+                data,
+                end_stream: true,
+            });
+            ex.send_ended = true;
+        }
         if !interim && matches!(self.read, Read::Connect { id: waiting } if waiting == id) {
             if tunnel {
                 self.read = Read::Tunnel { id };
@@ -572,7 +610,6 @@ impl Server {
                 self.read = Read::Stopped;
             }
         }
-        self.flush(io);
         Ok(())
     }
 
