@@ -55,7 +55,9 @@ struct Exchange {
     /// The method is idempotent (RFC 9110 §9.2.2): the request may be sent
     /// again automatically even if the server may have processed it.
     idempotent: bool,
-    queue: SendQueue<Outgoing<RequestHead>>,
+    /// The head boxed, as HTTP/2 queues it: it is five times the size of
+    /// the other items, and the queue and the exchange move as a whole.
+    queue: SendQueue<Outgoing<Box<RequestHead>>>,
     framing: Framing,
     /// Everything of the request has been queued.
     send_ended: bool,
@@ -97,7 +99,7 @@ impl Client {
 
     pub(super) fn send_request(
         &mut self,
-        io: &Io,
+        io: &mut Io,
         head: RequestHead,
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
@@ -111,6 +113,7 @@ impl Client {
         let mut queue = SendQueue::default();
         let head_request = head.method.as_ref() == b"HEAD";
         let idempotent = is_idempotent(&head.method);
+        let head = io.spares.boxed(head);
         queue.push_back(Outgoing::Head { head, end_stream });
         self.exchanges.push_back(Exchange {
             id,
@@ -131,7 +134,7 @@ impl Client {
     pub(super) fn send_data(
         &mut self,
         id: StreamId,
-        item: Outgoing<RequestHead>,
+        item: Outgoing<Box<RequestHead>>,
     ) -> Result<(), UserError> {
         let ex = self
             .exchanges
@@ -559,7 +562,7 @@ fn write_queued(io: &mut Io, ex: &mut Exchange) {
                     encode::put_field(buf, b"connection", b"close");
                 }
                 buf.extend_from_slice(b"\r\n");
-                io.spares.give_fields(head.fields);
+                io.spares.give_head(head);
             }
             Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
             Outgoing::Trailers(fields) => {

@@ -380,7 +380,7 @@ impl Session {
         end_stream: bool,
     ) -> Result<StreamId, UserError> {
         match &mut self.side {
-            Side::Client(c) => c.send_request(&self.io, head, end_stream),
+            Side::Client(c) => c.send_request(&mut self.io, head, end_stream),
             Side::Server(_) => Err(UserError::WrongRole),
         }
     }
