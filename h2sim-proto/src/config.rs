@@ -26,6 +26,13 @@ pub struct Config {
     /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest decoded field section we
     /// accept; larger ones are refused per stream.
     pub max_header_list_size: u32,
+    /// Server: the largest request body taken. Over HTTP/1.1 a request
+    /// that declares more (`content-length`) gets a 413 the core writes
+    /// (`Event::Refused`), and a chunked body that grows past it is taken
+    /// back from the application (`Event::StreamReset`, whose `status`
+    /// says whether a 413 could still go out). A setting of the whole
+    /// connection, not of one protocol, so that it has one home.
+    pub max_request_body: u64,
     /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3): a server that sets it
     /// tells clients they may use the extended CONNECT (`:protocol`). Only
     /// sent when true; the setting's absence means 0.
@@ -87,6 +94,7 @@ impl Default for Config {
             connection_window_size: 8 << 20,
             max_frame_size: 16_384,
             max_header_list_size: 64 * 1024,
+            max_request_body: 64 << 20,
             enable_connect_protocol: false,
             encoder_table_size: 4096,
             settings_timeout: Duration::from_secs(10),
@@ -209,8 +217,6 @@ pub struct Http1Config {
     pub max_head_size: usize,
     /// Most header fields in one head; more gets 431.
     pub max_headers: usize,
-    /// Largest request body a server accepts; larger gets 413.
-    pub max_body_size: u64,
     /// Client: requests written ahead of their responses (pipelining depth);
     /// 1 waits for each response before sending the next request. A
     /// server's depth is `server_max_pipeline`.
@@ -235,7 +241,6 @@ impl Default for Http1Config {
         Http1Config {
             max_head_size: 64 * 1024,
             max_headers: 100,
-            max_body_size: 64 << 20,
             max_pipeline: 1,
             server_max_pipeline: 16,
             secure: false,

@@ -63,7 +63,7 @@ pub enum Event {
     /// application's place, when that, not a RST_STREAM with `reason`, is
     /// what the peer got: HTTP/1.1 has no stream reset, and a request body
     /// that breaks a rule after its head was delivered (a bad chunk, 400;
-    /// past `Http1Config::max_body_size`, 413) is answered with a status
+    /// past `Config::max_request_body`, 413) is answered with a status
     /// unless the application's response has already started on the wire,
     /// which then stops where it is (`None`). It is `None` for HTTP/2.
     /// The stream is still one the application held, so this is a reset

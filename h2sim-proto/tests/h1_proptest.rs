@@ -316,9 +316,8 @@ impl World {
         let mut server = Config::default();
         server.http1.server_max_pipeline = s.server_pipeline;
         if s.tight {
-            client.http1.max_body_size = 4000;
             server.http1.max_head_size = 300;
-            server.http1.max_body_size = 3000;
+            server.max_request_body = 3000;
             // Clock jumps of up to 2 s make either side go idle.
             client.idle_timeout = Some(Duration::from_secs(1));
             server.idle_timeout = Some(Duration::from_millis(1500));

@@ -52,7 +52,7 @@ pub struct ServerArgs {
     pub requests_per_connection: Option<NonZeroU32>,
     /// `--connection-window`: `Config::connection_window_size`.
     pub connection_window: Option<u32>,
-    /// `--request-body-limit`: `Http1Config::max_body_size`, and the
+    /// `--request-body-limit`: `Config::max_request_body`, and the
     /// application's own limit over HTTP/2 (`Shared::max_request_body`).
     pub request_body_limit: Option<u64>,
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Connection, Event, HeaderField, Http1Config, Http1Error, Protocol, Reason,
-    RefusedWith, RequestHead, ResponseHead, StreamId, StreamMap, UserError,
+    Application, Config, Connection, Event, HeaderField, Http1Error, Protocol, Reason, RefusedWith,
+    RequestHead, ResponseHead, StreamId, StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -49,7 +49,7 @@ pub struct Shared {
     pub files: Arc<dyn Files>,
     /// The largest request body taken (`--request-body-limit`; the
     /// core's default from [`Shared::new`]). Over HTTP/1.1 the core
-    /// answers a larger one with 413 (`Http1Config::max_body_size`, set
+    /// answers a larger one with 413 (`Config::max_request_body`, set
     /// from the same value); over HTTP/2, whose bodies it does not bound,
     /// the application does, the same way.
     pub max_request_body: u64,
@@ -141,7 +141,7 @@ impl Shared {
             log,
             frames: None,
             files: Arc::new(Disk::default()),
-            max_request_body: Http1Config::default().max_body_size,
+            max_request_body: Config::default().max_request_body,
             answers,
         }
     }

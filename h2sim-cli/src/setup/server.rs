@@ -36,7 +36,7 @@ pub fn server_parts<R: Default>(
     }
     config.max_requests = args.requests_per_connection;
     if let Some(limit) = args.request_body_limit {
-        config.http1.max_body_size = limit;
+        config.max_request_body = limit;
     }
     let mut specs = Vec::new();
     for listen in &args.listen {
@@ -55,7 +55,7 @@ pub fn server_parts<R: Default>(
     .with_store(args.store);
     // One limit for both protocols: the core keeps HTTP/1.1's, the
     // application HTTP/2's.
-    shared.max_request_body = config.http1.max_body_size;
+    shared.max_request_body = config.max_request_body;
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);

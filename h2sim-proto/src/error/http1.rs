@@ -46,7 +46,7 @@ pub enum Http1Error {
     RequestLineTooLong { size: usize, max: usize },
     /// More field lines than `Http1Config::max_headers`.
     TooManyHeaders { max: usize },
-    /// A request body larger than `Http1Config::max_body_size`.
+    /// A request body larger than `Config::max_request_body`.
     BodyTooLarge { size: u64, max: u64 },
     /// A chunk-size line or chunk terminator that breaks RFC 9112 §7.1.
     InvalidChunk,

@@ -202,7 +202,7 @@ impl Server {
     pub(super) fn handle_input(&mut self, io: &mut Io, input: &mut BytesMut) {
         let http1 = &io.config.http1;
         let limits = BodyLimits {
-            max_body: http1.max_body_size,
+            max_body: io.config.max_request_body,
             max_head_size: http1.max_head_size,
             max_headers: http1.max_headers,
         };
@@ -308,9 +308,9 @@ impl Server {
             return;
         }
         if let BodyKind::Length(size) = request.body
-            && size > http1.max_body_size
+            && size > io.config.max_request_body
         {
-            let max = http1.max_body_size;
+            let max = io.config.max_request_body;
             return self.reject(io, Http1Error::BodyTooLarge { size, max });
         }
         let Some(id) = self.ids.allocate() else {

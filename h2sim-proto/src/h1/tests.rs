@@ -1307,8 +1307,10 @@ fn bad_chunk_in_a_request_body() {
 /// had already started and is cut instead.
 #[test]
 fn a_body_error_names_the_status_the_client_got() {
-    let mut config = Config::default();
-    config.http1.max_body_size = 10;
+    let config = Config {
+        max_request_body: 10,
+        ..Config::default()
+    };
     let chunked = "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n";
     for (body, status, violation) in [
         ("3\r\nabcX\r\n", 400, Http1Error::InvalidChunk),
@@ -1465,8 +1467,10 @@ fn too_many_fields_get_431() {
 
 #[test]
 fn body_over_the_limit_gets_413() {
-    let mut config = Config::default();
-    config.http1.max_body_size = 10;
+    let config = Config {
+        max_request_body: 10,
+        ..Config::default()
+    };
     let events = assert_rejected(
         config.clone(),
         b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n",
@@ -2253,7 +2257,7 @@ fn run_hostile(role: Role, wire: &[u8], seed: u64) -> Vec<Event> {
     let mut config = Config::default();
     config.http1.max_head_size = 256;
     config.http1.max_headers = 6;
-    config.http1.max_body_size = 64;
+    config.max_request_body = 64;
     config.http1.max_pipeline = 3;
     let mut s = Session::new(role, config, now());
     if role == Role::Client {
