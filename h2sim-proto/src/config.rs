@@ -26,12 +26,14 @@ pub struct Config {
     /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest decoded field section we
     /// accept; larger ones are refused per stream.
     pub max_header_list_size: u32,
-    /// Server: the largest request body taken. Over HTTP/1.1 a request
-    /// that declares more (`content-length`) gets a 413 the core writes
-    /// (`Event::Refused`), and a chunked body that grows past it is taken
-    /// back from the application (`Event::StreamReset`, whose `status`
-    /// says whether a 413 could still go out). A setting of the whole
-    /// connection, not of one protocol, so that it has one home.
+    /// Server: the largest request body taken, over HTTP/1.1 and HTTP/2
+    /// alike. A request that declares more (`content-length`) is refused
+    /// before the application hears of it, with a 413 the core writes
+    /// (`Event::Refused`); one whose body grows past it is taken back from
+    /// the application (`Event::StreamReset`, whose `status` says whether
+    /// a 413 could still go out). A CONNECT's tunnel carries no body and
+    /// is not held to it. Bounded here, once, so that no application has
+    /// to count bodies to keep its memory bounded.
     pub max_request_body: u64,
     /// SETTINGS_ENABLE_CONNECT_PROTOCOL (RFC 8441 §3): a server that sets it
     /// tells clients they may use the extended CONNECT (`:protocol`). Only

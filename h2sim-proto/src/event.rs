@@ -60,14 +60,18 @@ pub enum Event {
     /// RST_STREAM; a local reset caused by the peer says which rule it broke.
     ///
     /// `status` is the error status the core answered the peer with in the
-    /// application's place, when that, not a RST_STREAM with `reason`, is
-    /// what the peer got: HTTP/1.1 has no stream reset, and a request body
-    /// that breaks a rule after its head was delivered (a bad chunk, 400;
-    /// past `Config::max_request_body`, 413) is answered with a status
-    /// unless the application's response has already started on the wire,
-    /// which then stops where it is (`None`). It is `None` for HTTP/2.
-    /// The stream is still one the application held, so this is a reset
-    /// and not [`Event::Refused`].
+    /// application's place, when a request body broke a rule after its
+    /// head was delivered: a bad chunk (HTTP/1.1, 400), or a body past
+    /// `Config::max_request_body` (413, either protocol). It is `None` when
+    /// the application's response had already started on the wire, which
+    /// then stops where it is: HTTP/1.1 closes the connection, HTTP/2
+    /// resets the stream with `reason` CANCEL. With a status, HTTP/1.1 has
+    /// no stream reset and `reason` says PROTOCOL_ERROR; HTTP/2 writes the
+    /// 413 and, if the client is still sending, RST_STREAM with `reason`
+    /// NO_ERROR after it (RFC 9113 §8.1), and what more comes of the body
+    /// is dropped. It is `None` for any other reset. The stream is still
+    /// one the application held, so this is a reset and not
+    /// [`Event::Refused`]; its commands on it fail from here on.
     StreamReset {
         stream: StreamId,
         reason: Reason,
@@ -78,7 +82,8 @@ pub enum Event {
     /// A stream the core turned down because of the peer, of which the
     /// application holds nothing: a request (a promise, for a client)
     /// refused before it was delivered, being malformed (RFC 9113 §8.1.1,
-    /// §8.2, §8.3), over a limit (a 431, §10.5.1; HTTP/1.1's 400, 413 and
+    /// §8.2, §8.3), over a limit (a 431, §10.5.1; a 413 for a declared
+    /// length above `Config::max_request_body`; HTTP/1.1's 400, 413 and
     /// 431), past our MAX_CONCURRENT_STREAMS (REFUSED_STREAM, §5.1.2); or a
     /// stream error on a stream that had already closed. A stream the
     /// application holds ends in `StreamReset` instead.
@@ -123,8 +128,10 @@ pub enum RefusedWith {
     /// RST_STREAM with this code (HTTP/2).
     Reset(Reason),
     /// A response of this status, written by the core: HTTP/2's 431 for a
-    /// field section above our limit, HTTP/1.1's 400, 413 or 431 (after
-    /// which an HTTP/1.1 connection closes).
+    /// field section above our limit or 413 for a declared body above it
+    /// (after which the stream ends, with RST_STREAM(NO_ERROR) if the
+    /// client is still sending), HTTP/1.1's 400, 413 or 431 (after which
+    /// an HTTP/1.1 connection closes).
     Status(u16),
 }
 

@@ -1498,6 +1498,298 @@ fn s10_5_1_too_large_request_with_a_body_gets_431_then_reset_no_error() {
     assert_eq!(peer.conn.stats().data_bytes_received, 14);
 }
 
+/// A server that takes request bodies of 100 bytes at most
+/// (`Config::max_request_body`), with a connection window of 65,535.
+fn small_body_server() -> RawPeer {
+    server_with(Config {
+        max_request_body: 100,
+        connection_window_size: 65_535,
+        ..Config::default()
+    })
+}
+
+/// A POST on `id`, with `content-length` when `declared` says one.
+fn post(peer: &mut RawPeer, id: u32, declared: Option<&str>) {
+    let mut fields = vec![
+        (":method", "POST"),
+        (":scheme", "http"),
+        (":authority", "example.com"),
+        (":path", "/upload"),
+    ];
+    fields.extend(declared.map(|len| ("content-length", len)));
+    let block = peer.block(&fields);
+    peer.send(headers(id, block, false));
+}
+
+/// A DATA frame of `len` bytes on `id`.
+fn body(id: u32, len: usize, end_stream: bool) -> Frame {
+    Frame::Data(h2sim_proto::frame::Data {
+        stream_id: sid(id),
+        payload: Bytes::from(vec![b'x'; len]),
+        end_stream,
+        padding: None,
+    })
+}
+
+/// The RST_STREAM codes among `frames` on stream `id`, in order.
+fn resets_on(frames: &[Frame], id: u32) -> Vec<Reason> {
+    frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::RstStream(r) if r.stream_id == sid(id) => Some(r.reason),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What the response on `id` carried in DATA, and whether it ended the
+/// stream.
+fn response_body(frames: &[Frame], id: u32) -> (Vec<u8>, bool) {
+    let mut got = Vec::new();
+    let mut ended = false;
+    for f in frames {
+        if let Frame::Data(d) = f
+            && d.stream_id == sid(id)
+        {
+            got.extend_from_slice(&d.payload);
+            ended |= d.end_stream;
+        }
+    }
+    (got, ended)
+}
+
+/// RFC 9110 §15.5.14 (413 Content Too Large: "the request content is
+/// larger than the server is willing or able to process"), as HTTP/1.1
+/// refuses a declared length above `Config::max_request_body`: the core
+/// answers 413 before the application hears of the request, drops the
+/// body as it comes and gives its flow-control credit back to the
+/// connection (RFC 9113 §6.9: DATA counts against the connection's window
+/// whatever becomes of it, so dropped bytes not given back would starve
+/// every other stream), resets the stream with NO_ERROR once its complete
+/// answer is out (§8.1), and other streams go on.
+#[test]
+fn s8_1_declared_body_above_the_limit_gets_413_then_reset_no_error() {
+    let mut peer = small_body_server();
+    post(&mut peer, 1, Some("65535"));
+    // The whole connection window, on the refused stream, before the
+    // server wrote anything: dropped as it came.
+    for len in [16_384, 16_384, 16_384, 16_383] {
+        peer.send(body(1, len, false));
+    }
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("413".to_owned(), false)),
+        "{frames:?}"
+    );
+    let (why, ended) = response_body(&frames, 1);
+    assert_eq!(why, b"body of 65535 bytes above the limit of 100\n");
+    assert!(ended, "the 413 ends our side: {frames:?}");
+    assert_eq!(resets_on(&frames, 1), [Reason::NO_ERROR], "{frames:?}");
+    let credit: u64 = frames
+        .iter()
+        .filter_map(|f| match f {
+            Frame::WindowUpdate(w) if w.stream_id == StreamId::ZERO => Some(u64::from(w.increment)),
+            _ => None,
+        })
+        .sum();
+    assert_eq!(credit, 65_535, "the dropped body's credit: {frames:?}");
+    let events = peer.events();
+    assert_eq!(
+        refusals(&events),
+        [(
+            1,
+            RefusedWith::Status(413),
+            Violation::BodyTooLarge {
+                size: 65_535,
+                max: 100
+            }
+        )]
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::Request { .. } | Event::Data { .. })),
+        "the application never hears of it: {events:?}"
+    );
+    // Another stream uses the window the refused body had taken.
+    post(&mut peer, 3, Some("100"));
+    peer.send(body(3, 100, true));
+    let frames = peer.frames();
+    assert!(goaway(&frames).is_none(), "{frames:?}");
+    let events = peer.events();
+    assert!(
+        events.iter().any(|e| matches!(e,
+            Event::Data { stream, data, end_stream: true } if *stream == sid(3) && data.len() == 100)),
+        "a body at the limit is delivered: {events:?}"
+    );
+}
+
+/// A body that declares no length (HTTP/2 needs none, RFC 9113 §8.1.1)
+/// and grows past the limit after its head was delivered: the
+/// application loses the stream (`StreamReset` with the 413 the client
+/// got), the core answers 413 in its place and then RST_STREAM(NO_ERROR)
+/// (§8.1: "the server MAY request that the client abort transmission of a
+/// request without error by sending a RST_STREAM with an error code of
+/// NO_ERROR after sending a complete response"); what more comes goes
+/// nowhere, and the application's commands on the stream fail.
+#[test]
+fn s8_1_body_past_the_limit_gets_413_then_reset_no_error() {
+    let mut peer = small_body_server();
+    post(&mut peer, 1, None);
+    peer.send(body(1, 60, false));
+    let events = peer.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Data { data, .. } if data.len() == 60)),
+        "{events:?}"
+    );
+    // The application has queued its answer, not yet written: the 413
+    // takes its place.
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(200), false)
+        .unwrap();
+    peer.send(body(1, 60, false));
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("413".to_owned(), false)),
+        "{frames:?}"
+    );
+    assert_eq!(
+        response_body(&frames, 1),
+        (b"body of 120 bytes above the limit of 100\n".to_vec(), true)
+    );
+    assert_eq!(resets_on(&frames, 1), [Reason::NO_ERROR], "{frames:?}");
+    let events = peer.events();
+    assert_eq!(
+        events,
+        [Event::StreamReset {
+            stream: sid(1),
+            reason: Reason::NO_ERROR,
+            remote: false,
+            violation: Some(Violation::BodyTooLarge {
+                size: 120,
+                max: 100
+            }),
+            status: Some(413),
+        }]
+    );
+    assert!(matches!(
+        peer.conn
+            .send_data(sid(1), Bytes::from_static(b"late"), true),
+        Err(UserError::UnknownStream(_))
+    ));
+    peer.send(body(1, 60, true));
+    assert!(peer.frames().is_empty());
+    assert!(peer.events().is_empty());
+}
+
+/// The same with the crossing DATA ending the request: the 413 is the
+/// complete answer and the stream is over, with nothing to reset (§8.1).
+#[test]
+fn s8_1_body_past_the_limit_with_its_end_gets_413_without_a_reset() {
+    let mut peer = small_body_server();
+    post(&mut peer, 1, None);
+    peer.send(body(1, 101, true));
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("413".to_owned(), false)),
+        "{frames:?}"
+    );
+    assert!(response_body(&frames, 1).1);
+    assert_no_error(&frames);
+    assert!(peer.events().iter().any(|e| matches!(
+        e,
+        Event::StreamReset {
+            status: Some(413),
+            ..
+        }
+    )));
+}
+
+/// A response already on the wire cannot become a 413: the stream is
+/// reset with CANCEL (§7: "the stream is no longer needed"; the client
+/// broke no rule of the protocol, and nothing failed here), and the
+/// application hears of it without a status.
+#[test]
+fn s8_1_body_past_the_limit_after_the_response_started_is_cancelled() {
+    let mut peer = small_body_server();
+    post(&mut peer, 1, None);
+    peer.send(body(1, 60, false));
+    peer.events();
+    peer.conn
+        .send_response(sid(1), ResponseHead::new(200), false)
+        .unwrap();
+    let frames = peer.frames();
+    assert_eq!(
+        response_status(&mut peer, &frames, 1),
+        Some(("200".to_owned(), false))
+    );
+    peer.send(body(1, 60, false));
+    let frames = peer.frames();
+    assert_eq!(resets_on(&frames, 1), [Reason::CANCEL], "{frames:?}");
+    assert!(response_status(&mut peer, &frames, 1).is_none());
+    let events = peer.events();
+    assert!(
+        matches!(
+            &events[..],
+            [Event::StreamReset {
+                reason: Reason::CANCEL,
+                violation: Some(Violation::BodyTooLarge {
+                    size: 120,
+                    max: 100
+                }),
+                status: None,
+                ..
+            }]
+        ),
+        "{events:?}"
+    );
+}
+
+/// A body of exactly the limit is taken, declared or not.
+#[test]
+fn a_body_of_exactly_the_limit_is_delivered() {
+    let mut peer = small_body_server();
+    post(&mut peer, 1, None);
+    peer.send(body(1, 40, false));
+    peer.send(body(1, 60, true));
+    post(&mut peer, 3, Some("100"));
+    peer.send(body(3, 100, true));
+    assert_no_error(&peer.frames());
+    let events = peer.events();
+    let delivered: usize = events
+        .iter()
+        .map(|e| match e {
+            Event::Data { data, .. } => data.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(delivered, 200, "{events:?}");
+    assert!(refusals(&events).is_empty(), "{events:?}");
+}
+
+/// A CONNECT's DATA is its tunnel's bytes, not a body (§8.5): no body
+/// limit holds it.
+#[test]
+fn s8_5_a_tunnel_is_not_held_to_the_body_limit() {
+    let mut peer = small_body_server();
+    let block = peer.block(&[(":method", "CONNECT"), (":authority", "example.com:443")]);
+    peer.send(headers(1, block, false));
+    peer.send(body(1, 1000, false));
+    assert_no_error(&peer.frames());
+    let events = peer.events();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Data { data, .. } if data.len() == 1000)),
+        "{events:?}"
+    );
+}
+
 /// The GOAWAY frames among `frames`.
 fn goaways(frames: &[Frame]) -> Vec<GoAway> {
     frames

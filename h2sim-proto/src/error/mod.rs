@@ -73,6 +73,12 @@ pub enum Violation {
     HeaderListTooLarge { size: usize, max: usize },
     /// An encoded field block grew past `Limits::max_header_block_size`.
     HeaderBlockTooLarge { size: usize },
+    /// A request body above `Config::max_request_body`: `size` is its
+    /// declared `content-length`, or what had come when it grew past the
+    /// limit. HTTP/2's; an HTTP/1.1 body says the same in its own terms
+    /// (`Http1Error::BodyTooLarge`), beside the other ways its framing
+    /// can fail.
+    BodyTooLarge { size: u64, max: u64 },
     /// More CONTINUATION frames than `Limits::max_continuation_frames`.
     TooManyContinuations,
     /// More PING/SETTINGS acknowledgements queued than `Limits::max_pending_acks`.
@@ -248,6 +254,9 @@ impl fmt::Display for Violation {
                 f,
                 "field section of {size} bytes above MAX_HEADER_LIST_SIZE {max} (RFC 9113 §6.5.2)"
             ),
+            BodyTooLarge { size, max } => {
+                write!(f, "body of {size} bytes above the limit of {max}")
+            }
             HeaderBlockTooLarge { size } => {
                 write!(f, "field block of {size} bytes above our limit")
             }

@@ -811,7 +811,7 @@ impl Session {
     /// stream forgotten, and the application told once: `StreamReset` for
     /// a stream it holds, `Refused` for one it does not (a request refused
     /// before delivery, a stream already closed), unless it was told
-    /// already: of a request the core answered itself (its 431), of a
+    /// already: of a request the core answered itself (its 431 or 413), of a
     /// stream reset before.
     fn stream_error(&mut self, now: Instant, id: StreamId, reason: Reason, violation: Violation) {
         if !self.note_local_reset(now, reason) {

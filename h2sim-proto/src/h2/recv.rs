@@ -421,8 +421,8 @@ impl Session {
             }
         };
         if !stream.known && stream.final_head_received && end_stream {
-            // Trailers of a request the core answered itself (a 431): as
-            // its body, they go nowhere.
+            // Trailers of a request the core answered itself (a 431, a
+            // 413): as its body, they go nowhere.
             stream.state = next;
             self.after_recv_end(id);
             return;
@@ -604,7 +604,7 @@ impl Session {
             return;
         }
         if let Some(violation) = too_large {
-            self.answer_too_large(now, id, end_stream, violation);
+            self.answer_in_place(now, id, end_stream, 431, violation);
             return;
         }
         let built = match echo {
@@ -640,6 +640,7 @@ impl Session {
                 return;
             }
         };
+        let connect = head.method.as_ref() == b"CONNECT";
         let recv = RecvWindow::new(self.stream_recv_initial(), self.stream_recv_initial());
         let mut stream = Stream::new(id, state, self.peer.initial_window_size, recv);
         stream.known = true;
@@ -647,6 +648,7 @@ impl Session {
         stream.final_head_received = true;
         stream.expected_len = expected_len;
         stream.head_request = head.method.as_ref() == b"HEAD";
+        stream.connect = connect;
         stream.expects_continue = !end_stream && fields::expects_continue(&head.fields);
         if end_stream {
             if let Err(m) = check_length_at_end(&stream) {
@@ -656,6 +658,15 @@ impl Session {
             }
             // More HEADERS on it are STREAM_CLOSED, not a reused id (§5.1).
             self.store.ended_by_peer.insert(id);
+        }
+        let max = self.config.max_request_body;
+        if let Some(size) = expected_len.filter(|&size| size > max && !connect) {
+            // A body declared above the limit is refused before it comes,
+            // as HTTP/1.1 refuses it.
+            self.spares.give_head(head);
+            let violation = Violation::BodyTooLarge { size, max };
+            self.answer_in_place(now, id, end_stream, 413, violation);
+            return;
         }
         let expects_continue = stream.expects_continue;
         self.store.insert(stream);
@@ -671,20 +682,24 @@ impl Session {
         self.request_taken();
     }
 
-    /// A request whose field section is above our MAX_HEADER_LIST_SIZE was
-    /// still decoded to its end (the HPACK context is in step), so the
-    /// client gets an answer instead of only a RST_STREAM: "A server that
-    /// receives a larger header section than it is willing to handle can
-    /// send an HTTP 431 (Request Header Fields Too Large) status code"
-    /// (RFC 9113 §10.5.1, RFC 6585 §5). The core answers it itself and the
-    /// application hears of the stream only as `Refused`; a request body
-    /// still to come is dropped, and once the 431 is written the stream is
-    /// reset with NO_ERROR so the client stops sending it (§8.1).
-    fn answer_too_large(
+    /// A request refused before delivery for a limit of ours, answered
+    /// with `status` by the core itself, so the client learns why instead
+    /// of meeting only a RST_STREAM: a 431 for a field section above our
+    /// MAX_HEADER_LIST_SIZE, which was still decoded to its end (the HPACK
+    /// context is in step): "A server that receives a larger header
+    /// section than it is willing to handle can send an HTTP 431 (Request
+    /// Header Fields Too Large) status code" (RFC 9113 §10.5.1, RFC 6585
+    /// §5); a 413 for a `content-length` above `Config::max_request_body`
+    /// (RFC 9110 §15.5.14). The application hears of the stream only as
+    /// `Refused`; a request body still to come is dropped, its window
+    /// given back as it comes, and once the answer is written the stream
+    /// is reset with NO_ERROR so the client stops sending it (§8.1).
+    fn answer_in_place(
         &mut self,
         now: Instant,
         id: StreamId,
         end_stream: bool,
+        status: u16,
         violation: Violation,
     ) {
         let Ok(state) = transition_frame(State::Idle, Input::RecvHeaders, end_stream) else {
@@ -700,15 +715,48 @@ impl Session {
         }
         self.store.insert(stream);
         self.store.active_peer += 1;
-        let head = crate::ResponseHead::new(431).field("content-length", "0");
-        if self.send_response(id, head, true).is_err() {
-            self.stream_error(now, id, Reason::PROTOCOL_ERROR, violation);
-            return;
-        }
+        self.queue_own_answer(id, status, &violation);
         self.events.push_back(Event::Refused {
             stream: id,
-            answer: RefusedWith::Status(431),
+            answer: RefusedWith::Status(status),
             violation,
+        });
+    }
+
+    /// A request body that grew past `Config::max_request_body` after its
+    /// head was delivered (it declared no length, HTTP/2 needing none):
+    /// the application loses the stream, as over HTTP/1.1. Unless its
+    /// response has started on the wire, the core answers 413 in its place
+    /// (what it had queued is dropped) and, once the 413 is written,
+    /// resets the stream with NO_ERROR if the client is still sending: "A
+    /// server can send a complete response prior to the client sending an
+    /// entire request ... the server MAY request that the client abort
+    /// transmission of a request without error by sending a RST_STREAM
+    /// with an error code of NO_ERROR" (RFC 9113 §8.1). A response already
+    /// started cannot become a 413: the stream is reset with CANCEL, "the
+    /// stream is no longer needed" (§7), which says the client did nothing
+    /// wrong by the protocol (not PROTOCOL_ERROR) and nothing failed here
+    /// (not INTERNAL_ERROR): only more was sent than this server takes.
+    fn body_too_large(&mut self, now: Instant, id: StreamId, size: u64) {
+        let max = self.config.max_request_body;
+        let violation = Violation::BodyTooLarge { size, max };
+        let Some(stream) = self.store.get_mut(id) else {
+            return;
+        };
+        if stream.response_started() {
+            self.stream_error(now, id, Reason::CANCEL, violation);
+            return;
+        }
+        stream.known = false;
+        stream.expects_continue = false;
+        stream.queue.clear();
+        self.queue_own_answer(id, 413, &violation);
+        self.events.push_back(Event::StreamReset {
+            stream: id,
+            reason: Reason::NO_ERROR,
+            remote: false,
+            violation: Some(violation),
+            status: Some(413),
         });
     }
 
@@ -792,9 +840,23 @@ impl Session {
         }
         stream.state = next;
         if !stream.known {
-            // A request the core answered itself (a 431): its body goes
-            // nowhere, and its window comes back at once.
+            // A request the core answered itself (a 431, a 413): its body
+            // goes nowhere, and its window comes back at once.
             self.release(id, kept);
+            if d.end_stream {
+                self.after_recv_end(id);
+            }
+            return;
+        }
+        if self.role == Role::Server
+            && !stream.connect
+            && stream.received_len > self.config.max_request_body
+        {
+            // These bytes go nowhere either: the application loses the
+            // stream (see `body_too_large`).
+            let size = stream.received_len;
+            self.release(id, kept);
+            self.body_too_large(now, id, size);
             if d.end_stream {
                 self.after_recv_end(id);
             }

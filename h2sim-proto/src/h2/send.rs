@@ -11,7 +11,7 @@ use super::fields;
 use super::flow::RecvWindow;
 use super::stream::{Input, Outgoing, State, Stream, TurnEnd, transition};
 use super::{Session, Shutdown};
-use crate::error::UserError;
+use crate::error::{UserError, Violation};
 use crate::event::Event;
 use crate::frame::{
     self, Frame, FrameDecoder, FrameKind, GoAway, HEADER_LEN, MAX_FRAME_SIZE_LIMIT, PREFACE, Ping,
@@ -131,7 +131,10 @@ impl Session {
             return Err(UserError::WrongRole);
         }
         let max = self.peer.max_header_list_size;
-        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        let stream = self
+            .store
+            .held_mut(id)
+            .ok_or(UserError::UnknownStream(id))?;
         let interim = head.is_informational();
         if !head.is_sendable() {
             return Err(UserError::InvalidStatus(head.status));
@@ -219,7 +222,10 @@ impl Session {
     ) -> Result<(), UserError> {
         let is_server = self.role == Role::Server;
         let max = self.peer.max_header_list_size;
-        let stream = self.store.get_mut(id).ok_or(UserError::UnknownStream(id))?;
+        let stream = self
+            .store
+            .held_mut(id)
+            .ok_or(UserError::UnknownStream(id))?;
         if is_server && !stream.final_head_sent {
             return Err(UserError::InvalidState(id));
         }
@@ -274,7 +280,7 @@ impl Session {
         if self.closed || self.peer_goaway.is_some() {
             return Err(UserError::GoingAway);
         }
-        let parent_ok = self.store.get(parent).is_some_and(|s| {
+        let parent_ok = self.store.held(parent).is_some_and(|s| {
             s.id.is_client_initiated() && transition(s.state, Input::SendPushPromise).is_ok()
         });
         if !parent_ok {
@@ -302,6 +308,7 @@ impl Session {
 
     /// Resets a stream (RST_STREAM), dropping whatever it still had to send.
     pub(crate) fn reset(&mut self, id: StreamId, reason: Reason) -> Result<(), UserError> {
+        self.store.held(id).ok_or(UserError::UnknownStream(id))?;
         self.cut(id, reason)?;
         self.stream_gone();
         Ok(())
@@ -585,14 +592,69 @@ impl Session {
             budget = budget.saturating_sub(written);
             match end {
                 TurnEnd::Finished => self.remove_stream(id),
-                // The core's own answer (a 431) is out while the client is
-                // still sending: it may stop (RFC 9113 §8.1, NO_ERROR).
-                TurnEnd::OwnAnswerSent => {
-                    let _ = self.reset(id, Reason::NO_ERROR);
-                }
+                TurnEnd::OwnAnswerSent => self.end_own_answer(id),
                 TurnEnd::Live | TurnEnd::Gone => {}
             }
         }
+    }
+
+    /// The core's own answer (a 431, a 413) is out while the client is
+    /// still sending: RST_STREAM(NO_ERROR) tells it that it may stop
+    /// (RFC 9113 §8.1). Unlike the application's reset, this keeps the
+    /// stream's events still queued: a body taken back from the
+    /// application reaches it, then its `StreamReset`.
+    fn end_own_answer(&mut self, id: StreamId) {
+        if self.store.remove(id, self.is_local(id)).is_some() {
+            self.control
+                .queues()
+                .resets
+                .push_back((id, Reason::NO_ERROR));
+            self.store.reset_locally.insert(id);
+            self.stream_gone();
+        }
+    }
+
+    /// Queues the core's own answer on `id`, a request stream the
+    /// application does not hold: `status`, and for a `violation` that
+    /// words it, a line saying why, as the HTTP/1.1 server's own answers
+    /// have. It ends our side of the stream; the rest is `end_own_answer`'s
+    /// once it is written.
+    pub(super) fn queue_own_answer(&mut self, id: StreamId, status: u16, why: &Violation) {
+        let Some(stream) = self.store.get_mut(id) else {
+            return;
+        };
+        let body = if status == 431 {
+            // A 431 is its head alone, as it has always been here: the
+            // status names what to shrink.
+            Bytes::new()
+        } else {
+            Bytes::from(format!("{why}\n"))
+        };
+        let mut head = ResponseHead::new(status);
+        if !body.is_empty() {
+            head = head.field("content-type", "text/plain");
+        }
+        let head = head.field("content-length", body.len().to_string());
+        stream.final_head_sent = true;
+        stream.sends_no_content = false;
+        // Our side ends with the answer, whatever it was before: the
+        // application's queued END_STREAM, if any, went with its queue.
+        stream.state = match stream.state {
+            State::Open => State::HalfClosedLocal,
+            State::HalfClosedRemote => State::Closed,
+            other => other,
+        };
+        let end_stream = body.is_empty();
+        stream
+            .queue
+            .push_back(Outgoing::Response { head, end_stream });
+        if !end_stream {
+            stream.queue.push_back(Outgoing::Data {
+                data: body,
+                end_stream: true,
+            });
+        }
+        self.make_ready(id);
     }
 
     /// PUSH_PROMISEs, in the order their ids were taken, ahead of stream

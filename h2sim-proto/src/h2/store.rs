@@ -59,7 +59,8 @@ pub(crate) struct Removed {
     /// The peer had heard of it.
     pub(crate) announced: bool,
     /// A final head had been queued on it: on a stream the application
-    /// never knew, the core's own answer (a 431), already reported.
+    /// no longer holds, the core's own answer (a 431, a 413), already
+    /// reported.
     pub(crate) answered: bool,
 }
 
@@ -117,6 +118,17 @@ impl Store {
 
     pub(crate) fn get_mut(&mut self, id: StreamId) -> Option<&mut Stream> {
         self.streams.get_mut(&id).map(|s| &mut **s)
+    }
+
+    /// A stream the application holds (`Stream::known`): its commands act
+    /// on no other, so one the core answers itself is gone to it.
+    pub(crate) fn held(&self, id: StreamId) -> Option<&Stream> {
+        self.get(id).filter(|s| s.known)
+    }
+
+    /// [`Store::held`], to change.
+    pub(crate) fn held_mut(&mut self, id: StreamId) -> Option<&mut Stream> {
+        self.get_mut(id).filter(|s| s.known)
     }
 
     pub(crate) fn insert(&mut self, stream: Stream) {

@@ -227,9 +227,12 @@ pub(crate) struct Stream {
     pub(crate) queue: SendQueue<Outgoing>,
     /// In the connection's ready list (so it is there once at most).
     pub(crate) ready: bool,
-    /// The application has heard of it (it opened it, or had an event).
-    /// False only for a request the core answers itself (a 431, RFC 9113
-    /// §10.5.1): what else the peer sends on it goes nowhere.
+    /// The application holds it (it opened it, or had an event of it).
+    /// False for a request the core answers itself: refused before
+    /// delivery (a 431, RFC 9113 §10.5.1; a 413 for a declared length
+    /// above `Config::max_request_body`), or taken back when its body grew
+    /// past that limit. What else the peer sends on it goes nowhere, and
+    /// the application's commands on it find no stream.
     pub(crate) known: bool,
     /// A final (non-1xx) head has been received.
     pub(crate) final_head_received: bool,
@@ -255,6 +258,10 @@ pub(crate) struct Stream {
     /// (`expect: 100-continue`); the stream's next turn of output sends it,
     /// unless a final answer or the content came first.
     pub(crate) expects_continue: bool,
+    /// Server: the peer's request is a CONNECT, whose DATA is a tunnel's
+    /// bytes and not a body (RFC 9113 §8.5): no body limit holds it, and
+    /// a 2xx to it says no length (RFC 9110 §9.3.6).
+    pub(crate) connect: bool,
 }
 
 impl Stream {
@@ -275,6 +282,7 @@ impl Stream {
             sends_no_content: false,
             announced: false,
             expects_continue: false,
+            connect: false,
         }
     }
 
@@ -349,6 +357,16 @@ impl Stream {
             return Err(Refusal::Connection(Reason::PROTOCOL_ERROR));
         }
         transition_frame(self.state, input, end_stream)
+    }
+
+    /// Server: the final response has started on the wire (its head is
+    /// queued and no longer in the queue), so no other status can take
+    /// its place.
+    pub(crate) fn response_started(&self) -> bool {
+        self.final_head_sent
+            && !self.queue.iter().any(
+                |item| matches!(item, Outgoing::Response { head, .. } if !head.is_informational()),
+            )
     }
 
     /// The peer may still send DATA or trailers.
