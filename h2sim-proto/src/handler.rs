@@ -2,7 +2,9 @@
 //! want "request in, response out" rather than the event contract. It is
 //! Sans-IO like the rest of this crate, so every runtime adapter serves it.
 //!
-//! The request body is gathered (up to a bound) before the handler runs;
+//! The request body is gathered before the handler runs, up to the
+//! connection's `Config::max_request_body`: the core answers a larger one
+//! 413 itself, and the handler never sees it;
 //! the response body is handed to the core whole and leaves in DATA frames
 //! as flow control allows, without a copy.
 
@@ -53,15 +55,10 @@ pub struct Push {
     pub body: Bytes,
 }
 
-/// Largest request body a [`HandlerApp`] gathers by default; a larger one
-/// is answered 413 without calling the handler.
-pub const DEFAULT_MAX_REQUEST_BODY: usize = 16 << 20;
-
 /// Runs a handler `FnMut(Request) -> Reply` on one connection.
 #[derive(Debug)]
 pub struct HandlerApp<H> {
     handler: H,
-    max_body: usize,
     /// Requests whose body is still arriving.
     pending: HashMap<StreamId, Pending>,
 }
@@ -70,32 +67,20 @@ pub struct HandlerApp<H> {
 struct Pending {
     head: RequestHead,
     body: BytesMut,
-    /// Answered 413 already; the rest of the body is dropped as it comes.
-    refused: bool,
 }
 
 impl<H: FnMut(Request) -> Reply> HandlerApp<H> {
     pub fn new(handler: H) -> Self {
         HandlerApp {
             handler,
-            max_body: DEFAULT_MAX_REQUEST_BODY,
             pending: HashMap::new(),
         }
-    }
-
-    /// Sets the largest request body gathered before answering 413.
-    pub fn max_request_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
     }
 
     fn complete(&mut self, stream: StreamId, trailers: Vec<HeaderField>, conn: &mut Connection) {
         let Some(pending) = self.pending.remove(&stream) else {
             return;
         };
-        if pending.refused {
-            return;
-        }
         let reply = (self.handler)(Request {
             stream,
             head: pending.head,
@@ -163,7 +148,6 @@ impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
                     Pending {
                         head: taken,
                         body: BytesMut::new(),
-                        refused: false,
                     },
                 );
                 if end_stream {
@@ -175,16 +159,10 @@ impl<H: FnMut(Request) -> Reply> Application for HandlerApp<H> {
                 data,
                 end_stream,
             } => {
-                if let Some(pending) = self.pending.get_mut(&stream)
-                    && !pending.refused
-                {
-                    if pending.body.len() + data.len() > self.max_body {
-                        pending.refused = true;
-                        pending.body = BytesMut::new();
-                        respond(conn, stream, ResponseHead::new(413), Bytes::new());
-                    } else {
-                        pending.body.extend_from_slice(&data);
-                    }
+                // Bounded by the core, which takes the stream back (a
+                // `StreamReset`) once it passes `Config::max_request_body`.
+                if let Some(pending) = self.pending.get_mut(&stream) {
+                    pending.body.extend_from_slice(&data);
                 }
                 if end_stream {
                     self.complete(stream, Vec::new(), conn);
@@ -336,9 +314,28 @@ mod tests {
         assert_eq!(body_of(events, promised), b"pushed body");
     }
 
+    /// The core's limit (`Config::max_request_body`) holds the bodies a
+    /// handler gathers: one that grows past it is answered 413 by the
+    /// core, and the handler never runs.
     #[test]
-    fn refuses_a_body_over_the_bound() {
-        let mut pair = pair(HandlerApp::new(echo).max_request_body(10));
+    fn a_body_over_the_limit_is_answered_413_without_the_handler() {
+        let now = Instant::now();
+        let client = Endpoint::new(
+            Connection::client(Config::default(), now).unwrap(),
+            Recorder::default(),
+            now,
+        );
+        let limited = Config {
+            max_request_body: 10,
+            ..Config::default()
+        };
+        let app = HandlerApp::new(|_: Request| -> Reply { panic!("the handler ran") });
+        let server = Endpoint::new(
+            crate::Connection::server_for(crate::Protocol::Http2, limited, now).unwrap(),
+            app,
+            now,
+        );
+        let mut pair = Pair::join(client, server, now);
         let conn = pair.client.connection_mut();
         let id = conn
             .send_request(RequestHead::new("POST", "http", "h", "/"), false)
@@ -351,6 +348,7 @@ mod tests {
             _ => None,
         });
         assert_eq!(status, Some(413));
+        assert!(pair.server.application().pending.is_empty());
     }
 
     /// RFC 9112 §6.1-§6.3: the whole body is known, so an HTTP/1.1 answer

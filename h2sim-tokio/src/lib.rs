@@ -66,7 +66,7 @@ mod timer;
 pub use client::{ClientOptions, connect};
 pub use fetch::fetch;
 pub use h2sim_proto::fetch::{FetchRequest, Outcome, PushedResponse, RequestError, ResponseRecord};
-pub use h2sim_proto::handler::{DEFAULT_MAX_REQUEST_BODY, HandlerApp, Push, Reply, Request};
+pub use h2sim_proto::handler::{HandlerApp, Push, Reply, Request};
 pub use h2sim_proto::host::{
     AddrError, ClientError, ClientOutcome, ClientProtocol, ConnectionInfo, DriverOptions,
     HandshakeErrorHook, HostPort, ListenerSpec, Reconnect, Scheme, ServerCounters, ServerError,
