@@ -49,8 +49,10 @@ REQUEST BODIES (--request-body-limit)
   HTTP/1.1 and HTTP/2 alike, and counted as refused: at once when its
   content-length is above it, otherwise when the body grows past it.
   HTTP/1.1 then closes the connection, mid-body if need be (after a 100
-  Continue, say); over HTTP/2 the 413 ends the stream (RFC 9113 §8.1), what
-  the client still sends of the body is dropped, and the connection goes on.
+  Continue, say); over HTTP/2 the 413 ends the stream, then RST_STREAM
+  (NO_ERROR) tells a client still sending to stop (RFC 9113 §8.1), what it
+  sent meanwhile is dropped, and the connection goes on. A 413 once the
+  rule's answer has started is too late: that stream is reset (CANCEL).
   An h2c upgrade with a body is answered in HTTP/1.1 (curl --http2 to a
   plain listener), under the same limit. The rules read at most the first
   1 MiB of a body.

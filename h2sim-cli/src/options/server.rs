@@ -52,8 +52,8 @@ pub struct ServerArgs {
     pub requests_per_connection: Option<NonZeroU32>,
     /// `--connection-window`: `Config::connection_window_size`.
     pub connection_window: Option<u32>,
-    /// `--request-body-limit`: `Config::max_request_body`, and the
-    /// application's own limit over HTTP/2 (`Shared::max_request_body`).
+    /// `--request-body-limit`: `Config::max_request_body`, which the core
+    /// keeps over both protocols.
     pub request_body_limit: Option<u64>,
 }
 

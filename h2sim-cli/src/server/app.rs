@@ -14,8 +14,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, Config, Connection, Event, HeaderField, Http1Error, Protocol, Reason, RefusedWith,
-    RequestHead, ResponseHead, StreamId, StreamMap, UserError,
+    Application, Connection, Event, HeaderField, Protocol, Reason, RefusedWith, RequestHead,
+    ResponseHead, StreamId, StreamMap, UserError,
 };
 
 use super::files::{Disk, Files};
@@ -47,12 +47,6 @@ pub struct Shared {
     pub frames: Option<Arc<dyn Trace>>,
     /// Where `-d` rules read their files; [`Disk`] from [`Shared::new`].
     pub files: Arc<dyn Files>,
-    /// The largest request body taken (`--request-body-limit`; the
-    /// core's default from [`Shared::new`]). Over HTTP/1.1 the core
-    /// answers a larger one with 413 (`Config::max_request_body`, set
-    /// from the same value); over HTTP/2, whose bodies it does not bound,
-    /// the application does, the same way.
-    pub max_request_body: u64,
     pub totals: Mutex<Totals>,
     /// What resource rules keep, for every connection.
     pub store: Store,
@@ -141,7 +135,6 @@ impl Shared {
             log,
             frames: None,
             files: Arc::new(Disk::default()),
-            max_request_body: Config::default().max_request_body,
             answers,
         }
     }
@@ -194,8 +187,8 @@ pub struct Totals {
     /// Hits per rule, in rule order.
     pub rule_hits: Vec<u64>,
     pub bytes_in: u64,
-    /// Body bytes given to the connection to send: responses', pushed
-    /// ones' and the 413s'.
+    /// Body bytes given to the connection to send: responses' and pushed
+    /// ones'.
     pub bytes_out: u64,
     /// Of those, what the core had not written when the connection
     /// ended: held back by HTTP/2 flow control (a client that never opens
@@ -239,11 +232,6 @@ struct Pending {
     /// trace (up to [`trace::SHOWN_BODY`], what a dump can show).
     body: Vec<u8>,
     body_len: u64,
-    /// Its body is above the limit, declared so or grown past it, and it
-    /// was answered 413 ([`ServerApp::too_large`]): the rest of the body
-    /// is not kept, and how the client then ends the stream is not
-    /// counted again.
-    too_large: bool,
 }
 
 /// REFUSED lines a connection prints at most. A client that sends
@@ -764,10 +752,10 @@ impl ServerApp {
     }
 
     /// A request turned down because the client broke `violation`, and
-    /// `answer`ed by the core (or, for a body above the limit over HTTP/2,
-    /// by [`ServerApp::too_large`]): counted, and named in the log in the
-    /// style of the REQUEST dumps, since the application has no other
-    /// trace of it.
+    /// `answer`ed by the core (a 413 for a body above
+    /// `--request-body-limit`, `Config::max_request_body`, over either
+    /// protocol): counted, and named in the log in the style of the
+    /// REQUEST dumps, since the application has no other trace of it.
     fn refused(
         &mut self,
         stream: StreamId,
@@ -796,30 +784,6 @@ impl ServerApp {
                 self.peer
             )),
             _ => {}
-        }
-    }
-
-    /// A request whose body is `size` bytes, above the limit, answered as
-    /// the core answers one over HTTP/1.1 (RFC 9110 §15.5.14): a 413 that
-    /// says why, counted and named as a refusal. Only HTTP/2 gets here:
-    /// over HTTP/1.1 the core refuses such a body first, by the same
-    /// limit. The 413 ends the stream (RFC 9113 §8.1); what more of the
-    /// body comes is dropped.
-    fn too_large(&mut self, stream: StreamId, size: u64, conn: &mut Connection) {
-        // The core's words for the same limit over HTTP/1.1.
-        let error = Http1Error::BodyTooLarge {
-            size,
-            max: self.shared.max_request_body,
-        };
-        self.refused(stream, RefusedWith::Status(413), &error);
-        let why = Bytes::from(format!("{error}\n"));
-        let len = why.len() as u64;
-        let head = ResponseHead::new(413)
-            .field("content-type", "text/plain")
-            .field("content-length", why.len().to_string());
-        // Nobody waits for an answer on a stream already gone.
-        if conn.send_reply(stream, head, why).is_ok() {
-            self.totals.bytes_out += len;
         }
     }
 
@@ -897,24 +861,6 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.protocol = conn.protocol();
-                // A body declared above the limit is refused before it
-                // comes, as the core refuses it over HTTP/1.1 (where it is
-                // no request either).
-                if let Some(size) =
-                    declared_length(&head).filter(|&size| size > self.shared.max_request_body)
-                {
-                    self.too_large(stream, size, conn);
-                    if !end_stream {
-                        let refused = Pending {
-                            head,
-                            body: Vec::new(),
-                            body_len: 0,
-                            too_large: true,
-                        };
-                        self.pending.insert(stream, refused);
-                    }
-                    return;
-                }
                 self.totals.requests += 1;
                 // A CONNECT is answered on its head: what follows on its
                 // stream is the tunnel's, not a body (RFC 9113 §8.5).
@@ -923,7 +869,6 @@ impl Application for ServerApp {
                     head,
                     body: Vec::new(),
                     body_len: 0,
-                    too_large: false,
                 };
                 if connect && !end_stream {
                     self.tunnels.insert(stream, Tunnel::default());
@@ -964,34 +909,21 @@ impl Application for ServerApp {
                         return;
                     }
                 }
-                let mut above = None;
-                if let Some(p) = self.pending.get_mut(&stream)
-                    && !p.too_large
-                {
+                // A body past `--request-body-limit` never gets here: the
+                // core takes its stream back (a `StreamReset`).
+                if let Some(p) = self.pending.get_mut(&stream) {
                     p.body_len += data.len() as u64;
-                    if p.body_len > self.shared.max_request_body {
-                        p.too_large = true;
-                        p.body = Vec::new();
-                        above = Some(p.body_len);
+                    let keep = if self.shared.needs_body {
+                        MAX_BODY
+                    } else if self.shared.trace.is_some() {
+                        trace::SHOWN_BODY
                     } else {
-                        let keep = if self.shared.needs_body {
-                            MAX_BODY
-                        } else if self.shared.trace.is_some() {
-                            trace::SHOWN_BODY
-                        } else {
-                            0
-                        };
-                        let room = keep.saturating_sub(p.body.len()).min(data.len());
-                        p.body.extend_from_slice(&data[..room]);
-                    }
+                        0
+                    };
+                    let room = keep.saturating_sub(p.body.len()).min(data.len());
+                    p.body.extend_from_slice(&data[..room]);
                 }
-                if let Some(size) = above {
-                    self.too_large(stream, size, conn);
-                }
-                if end_stream
-                    && let Some(p) = self.pending.remove(&stream)
-                    && !p.too_large
-                {
+                if end_stream && let Some(p) = self.pending.remove(&stream) {
                     self.complete(now, stream, p, &[], conn);
                 }
             }
@@ -1007,9 +939,7 @@ impl Application for ServerApp {
                     }
                     return;
                 }
-                if let Some(p) = self.pending.remove(&stream)
-                    && !p.too_large
-                {
+                if let Some(p) = self.pending.remove(&stream) {
                     self.complete(now, stream, p, &fields, conn);
                 }
             }
@@ -1020,16 +950,12 @@ impl Application for ServerApp {
                 status,
                 ..
             } => {
-                // The answer the client got: the core's HTTP/1.1 status
-                // for a bad request body, else the RST_STREAM.
+                // The answer the client got: the core's status for a bad
+                // request body (a 413 past the limit, on either protocol),
+                // else the RST_STREAM.
                 let answer = status.map_or(RefusedWith::Reset(reason), RefusedWith::Status);
-                // A client stops a body we answered 413 as it likes: with
-                // RST_STREAM, or (curl) an END_STREAM short of its
-                // content-length, which the core resets as malformed. The
-                // 413 was its refusal.
-                let answered = self.pending.remove(&stream).is_some_and(|p| p.too_large);
+                self.pending.remove(&stream);
                 match violation {
-                    _ if answered => {}
                     Some(violation) => self.refused(stream, answer, &violation),
                     None => self.totals.resets += 1,
                 }
@@ -1080,15 +1006,6 @@ impl Application for ServerApp {
             conn.recycle_request(d.head);
         }
     }
-}
-
-/// The request's `content-length`, when it has one that reads as a number
-/// (the core holds a body to it).
-fn declared_length(head: &RequestHead) -> Option<u64> {
-    std::str::from_utf8(head.get(b"content-length")?)
-        .ok()?
-        .parse()
-        .ok()
 }
 
 impl Drop for ServerApp {

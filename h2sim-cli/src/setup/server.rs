@@ -53,9 +53,6 @@ pub fn server_parts<R: Default>(
         (!args.quiet).then(|| Arc::new(trace::Stderr) as Arc<dyn Trace>),
     )
     .with_store(args.store);
-    // One limit for both protocols: the core keeps HTTP/1.1's, the
-    // application HTTP/2's.
-    shared.max_request_body = config.max_request_body;
     shared.frames = config
         .trace_frames
         .then(|| Arc::new(trace::Stdout) as Arc<dyn Trace>);
