@@ -1790,6 +1790,54 @@ fn s8_5_a_tunnel_is_not_held_to_the_body_limit() {
     );
 }
 
+/// RFC 9110 §9.3.6: "A server MUST NOT send any Transfer-Encoding or
+/// Content-Length header fields in a 2xx (Successful) response to
+/// CONNECT". The core drops them from the application's head, as the
+/// HTTP/1.1 server does; a CONNECT's other answers, and a GET's 2xx,
+/// keep theirs.
+#[test]
+fn a_2xx_to_connect_says_no_length() {
+    let mut peer = server();
+    let connect = [(":method", "CONNECT"), (":authority", "example.com:443")];
+    for id in [1, 3] {
+        let block = peer.block(&connect);
+        peer.send(headers(id, block, false));
+    }
+    open(&mut peer, 5, true);
+    peer.events();
+    let tunnel = ResponseHead::new(200)
+        .field("content-length", "2")
+        .field("transfer-encoding", "chunked")
+        .field("x-kept", "yes");
+    peer.conn.send_response(sid(1), tunnel, false).unwrap();
+    let not_found = ResponseHead::new(404).field("content-length", "0");
+    peer.conn.send_response(sid(3), not_found, true).unwrap();
+    peer.conn
+        .send_response(
+            sid(5),
+            ResponseHead::new(200).field("content-length", "0"),
+            true,
+        )
+        .unwrap();
+    let frames = peer.frames();
+    let names = |peer: &mut RawPeer, id: u32| -> Vec<String> {
+        let block = frames
+            .iter()
+            .find_map(|f| match f {
+                Frame::Headers(h) if h.stream_id == sid(id) => Some(h.fragment.clone()),
+                _ => None,
+            })
+            .expect("a response head");
+        peer.decode_block(&block)
+            .iter()
+            .map(|f| String::from_utf8_lossy(&f.name).into_owned())
+            .collect()
+    };
+    assert_eq!(names(&mut peer, 1), [":status", "x-kept"]);
+    assert_eq!(names(&mut peer, 3), [":status", "content-length"]);
+    assert_eq!(names(&mut peer, 5), [":status", "content-length"]);
+}
+
 /// The GOAWAY frames among `frames`.
 fn goaways(frames: &[Frame]) -> Vec<GoAway> {
     frames

@@ -323,7 +323,9 @@ impl Outlet<'_> {
     /// it out here keeps it out of the trace and the byte counts.
     /// A 2xx to a CONNECT is the head alone, which leaves the stream open
     /// as the tunnel; it has no content and says no length (RFC 9110
-    /// §9.3.6), so the rule's body and any `content-length` are left out.
+    /// §9.3.6), so the rule's body and any `content-length` are left out:
+    /// the core drops the length too, on either protocol, and leaving it
+    /// out here keeps the dump to what the client gets.
     fn answer(
         &mut self,
         stream: StreamId,

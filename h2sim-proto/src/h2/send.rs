@@ -121,10 +121,18 @@ impl Session {
     /// Server: queues a response head (1xx any number of times, then one
     /// final) on a request or promised stream. A status no client could
     /// take (outside 100-599, or 101: RFC 9113 §8.6) is refused.
+    ///
+    /// A 2xx to a CONNECT leaves without `content-length` and
+    /// `transfer-encoding`: "A server MUST NOT send any Transfer-Encoding
+    /// or Content-Length header fields in a 2xx (Successful) response to
+    /// CONNECT" (RFC 9110 §9.3.6). They are dropped, not refused, as the
+    /// HTTP/1.1 server drops them: the stream becomes the tunnel either
+    /// way, and an application that answers CONNECT and GET alike (with
+    /// the length of a body it would send) need not tell them apart.
     pub(crate) fn send_response(
         &mut self,
         id: StreamId,
-        head: ResponseHead,
+        mut head: ResponseHead,
         end_stream: bool,
     ) -> Result<(), UserError> {
         if self.role != Role::Server {
@@ -141,6 +149,12 @@ impl Session {
         }
         if stream.final_head_sent || (interim && end_stream) {
             return Err(UserError::InvalidState(id));
+        }
+        if stream.connect && head.is_success() {
+            head.fields.retain(|f| {
+                !f.name.eq_ignore_ascii_case(b"content-length")
+                    && !f.name.eq_ignore_ascii_case(b"transfer-encoding")
+            });
         }
         // After the stream's own checks: a stream that is gone is
         // `UnknownStream` whatever the head would have been.
