@@ -20,13 +20,21 @@ fn encode(latency: &Latency) -> String {
     base64_encode(&bytes)
 }
 
-fn decode(text: &str) -> Option<Latency> {
-    let bytes = base64_decode(text)?;
+/// A distribution as `latency_json` wrote it: its histogram, and its
+/// exact smallest and largest samples beside it.
+fn decode(v: &Value) -> Option<Latency> {
+    let bytes = base64_decode(v["histogram"].as_str()?)?;
     let histogram = Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .ok()?;
     let mut latency = Latency::default();
-    latency.add(&histogram).then_some(latency)
+    if !latency.add(&histogram) {
+        return None;
+    }
+    if let (Some(min), Some(max)) = (v["min_us"].as_u64(), v["max_us"].as_u64()) {
+        latency.set_range(min, max);
+    }
+    Some(latency)
 }
 
 fn latency_json(latency: &Latency) -> Value {
@@ -34,9 +42,9 @@ fn latency_json(latency: &Latency) -> Value {
     let us = |q: f64| latency.percentile(q).as_micros() as u64;
     json!({
         "count": latency.count(),
-        "min_us": if latency.count() > 0 { h.min() } else { 0 },
-        "max_us": h.max(),
-        "mean_us": h.mean(),
+        "min_us": latency.min_micros(),
+        "max_us": latency.max_micros(),
+        "mean_us": latency.mean_micros(),
         "stdev_us": h.stdev(),
         "p50_us": us(50.0),
         "p90_us": us(90.0),
@@ -74,7 +82,7 @@ fn step_from_json(v: &Value) -> Option<StepStats> {
         uncaptured: n("capture_failed"),
         errored: n("errored"),
         skipped: n("skipped"),
-        latency: decode(v["latency"]["histogram"].as_str()?)?,
+        latency: decode(&v["latency"])?,
     })
 }
 
@@ -234,10 +242,10 @@ pub fn from_json(value: &Value) -> Option<Report> {
     report.traffic.header_bytes_sent = n(&t["header_bytes_sent"]);
     report.traffic.data_bytes_received = n(&t["data_bytes_received"]);
     report.traffic.data_bytes_sent = n(&t["data_bytes_sent"]);
-    report.request_time = decode(l["request"]["histogram"].as_str()?)?;
-    report.connect_time = decode(l["connect"]["histogram"].as_str()?)?;
-    report.first_byte = decode(l["first_byte"]["histogram"].as_str()?)?;
-    report.request_first_byte = decode(l["request_first_byte"]["histogram"].as_str()?)?;
+    report.request_time = decode(&l["request"])?;
+    report.connect_time = decode(&l["connect"])?;
+    report.first_byte = decode(&l["first_byte"])?;
+    report.request_first_byte = decode(&l["request_first_byte"])?;
     if let Some(steps) = value.get("steps").and_then(Value::as_array) {
         report.steps = steps.iter().map(step_from_json).collect::<Option<_>>()?;
         report.show_steps = true;
@@ -249,7 +257,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
         report.notifications = Some(Notifications {
             received: n["received"].as_u64().unwrap_or(0),
             correlated: n["correlated"].as_u64().unwrap_or(0),
-            delay: decode(n["delay"]["histogram"].as_str()?)?,
+            delay: decode(&n["delay"])?,
         });
     }
     Some(report)
@@ -420,6 +428,13 @@ mod tests {
         let again = from_json(&to_json(&merged)).unwrap();
         assert_eq!(to_json(&again), to_json(&merged));
         assert_eq!(merged.request_time.count(), 3);
+        // Exact, through JSON twice, where the histogram's buckets say
+        // 1,000-1,000 µs and 99,968-100,031 µs.
+        let exact = &to_json(&again)["latency"]["request"];
+        assert_eq!(
+            (exact["min_us"].as_u64(), exact["max_us"].as_u64()),
+            (Some(1_000), Some(100_000))
+        );
         assert!(merged.request_time.percentile(100.0) >= Duration::from_millis(99));
     }
 }
