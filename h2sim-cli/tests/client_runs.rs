@@ -176,6 +176,20 @@ fn fixed_rate_duration_run_keeps_sending() {
     assert_eq!(count(&t, "failed"), 0, "{t}");
 }
 
+/// A paced `--duration` run took its duration, as h2load's `-D` divides
+/// by it: `-T 2 --duration 1500ms` sends at 0, 0.5 and 1 s, and said
+/// `finished in 1.00s, 3.00 req/s` (to its last response).
+#[test]
+fn a_duration_run_takes_its_duration() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    let out = client(&["-q", "-T", "2", "--duration", "1500ms", &url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(count(&t, "succeeded"), 3, "{t}");
+    assert!(t.contains("finished in 1.50s, 2.00 req/s"), "{t}");
+}
+
 /// Issue 10 items 5 and 7: an HTTP/1.0 server closes after each response:
 /// the run completes over one connection per request (planned ends are
 /// not losses), and the counters agree (h2load: done = succeeded + failed;

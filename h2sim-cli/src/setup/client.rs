@@ -445,11 +445,7 @@ pub fn finish_client(
         .map(|e| e.saturating_sub(report.warmup));
     report.settle(asked);
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
-    // The clock stops at the last response, not when the peers closed.
-    let from = parts.started + args.warmup.unwrap_or_default();
-    report.elapsed = report
-        .last_done
-        .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
+    report.elapsed = run_time(args, parts, &report);
     if interrupted {
         match &parts.token_interrupted {
             Some(url) => errln!(
@@ -459,6 +455,25 @@ pub fn finish_client(
         }
     }
     report
+}
+
+/// How long the run took, for `finished in` and req/s: to the last
+/// response, not to when the peers closed. A `--duration` run took its
+/// duration, as h2load's `-D` divides by it: a paced run's last response
+/// came up to an interval before the end (`-T 0.5 --duration 3s` said 2.00s
+/// and 1.00 req/s), unless its `-C` ran out first or Ctrl-C cut it short.
+fn run_time(args: &ClientArgs, parts: &ClientParts, report: &Report) -> Duration {
+    let from = parts.started + args.warmup.unwrap_or_default();
+    let to_last = report
+        .last_done
+        .map_or(Duration::ZERO, |t| t.saturating_duration_since(from));
+    let count_reached = parts
+        .expected
+        .is_some_and(|e| report.total >= e.saturating_sub(report.warmup));
+    match args.duration {
+        Some(duration) if !report.interrupted && !count_reached => duration,
+        _ => to_last,
+    }
 }
 
 #[cfg(test)]
