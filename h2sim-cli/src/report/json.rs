@@ -228,7 +228,9 @@ pub fn from_json(value: &Value) -> Option<Report> {
     };
     // A report with no total (null) is of a run that asked for no count:
     // its total is what it got to, as `Report::settle` sets it.
-    report.total = r["total"].as_u64().unwrap_or(report.done + report.skipped);
+    report.total = r["total"]
+        .as_u64()
+        .unwrap_or(report.done + report.lost + report.skipped);
     for (code, count) in value["status_code_counts"].as_object()? {
         report
             .status_codes

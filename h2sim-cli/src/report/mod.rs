@@ -24,20 +24,25 @@ use h2sim_proto::Stats as Traffic;
 /// Counts and latencies of a client run: a connection slot's counts, or a
 /// run's, merged, with the run's latencies (see [`LatencySink`]).
 ///
-/// The request counters have h2load's meanings: `done` = `succeeded` +
-/// `failed`; `errored` (reset, refused, lost with the connection, timed
-/// out, or never ended) is part of `failed`, and `timed_out` and `lost`
-/// are parts of `errored` (once [`settle`](Report::settle)d). Warm-up
-/// requests are counted in none of them (nor in `total`), only in `warmup`.
+/// The request counters have h2load's meanings: `done` counts the
+/// requests that ended, with a response or without one (reset, refused,
+/// lost with the connection, timed out), `failed` those that ended without
+/// success and those that never ended (`lost`), so that, as h2load's,
+/// `done` + `lost` = `succeeded` + `failed`; `errored` (the failed without
+/// a response) is part of `failed`, and `timed_out` and `lost` are parts of
+/// `errored` (once [`settle`](Report::settle)d). Warm-up requests are
+/// counted in none of them (nor in `total`), only in `warmup`.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     /// Once [`settle`](Report::settle)d: the requests the run was asked
     /// for (`-C` times steps, less warm-up) when it ran to its end; of a
     /// `--duration` run or one cut short by Ctrl-C, which asked for no
-    /// count they must reach, the requests they got to: `done` plus
-    /// `skipped`, as h2load's total under `-D` is its done.
+    /// count they must reach, the requests they got to: `done`, `lost`
+    /// and `skipped`, as h2load's total under `-D` is its done.
     pub total: u64,
     pub started: u64,
+    /// Ended, with a response or without (h2load's "done", which leaves
+    /// out the requests never sent: not the `lost`).
     pub done: u64,
     /// Completed with a 2xx or 3xx status (h2load's "succeeded").
     pub succeeded: u64,
@@ -68,8 +73,8 @@ pub struct Report {
     /// Requests that never ended, once the run is settled: of a `-C` run,
     /// those asked for and not done (never sent, as a server could not be
     /// reached, or owed when their connection ended for good); of any
-    /// other, the abandoned. Counted in `done`, `failed` and `errored`
-    /// too, as h2load counts the requests a client never got to.
+    /// other, the abandoned. Counted in `failed` and `errored` too, not in
+    /// `done`, as h2load counts the requests a client never got to.
     pub lost: u64,
     /// Ctrl-C (or SIGTERM) cut the run short: it fails, as it did not run
     /// what it was asked.
@@ -239,19 +244,23 @@ impl Report {
     }
 
     /// Once the run's reports are merged: counts the requests that never
-    /// ended as `lost`, and as done, failed and errored (see
-    /// [`Report::lost`]), and sets `total` to `asked` (the count a `-C`
-    /// run that ran to its end was asked for) or, with none, to what the
-    /// run got to (see [`Report::total`]).
+    /// ended as `lost`, and as failed and errored (see [`Report::lost`]),
+    /// and sets `total` to `asked` (the count a `-C` run that ran to its
+    /// end was asked for) or, with none, to what the run got to (see
+    /// [`Report::total`]).
     pub fn settle(&mut self, asked: Option<u64>) {
         let lost = asked.map_or(self.abandoned, |t| {
             t.saturating_sub(self.done + self.skipped)
         });
         self.lost = lost;
-        self.done += lost;
         self.failed += lost;
         self.errored += lost;
-        self.total = asked.unwrap_or(self.done + self.skipped);
+        self.total = asked.unwrap_or(self.done + lost + self.skipped);
+    }
+
+    /// Requests that ended with a final response, whatever its status.
+    pub fn responses(&self) -> u64 {
+        self.status_codes.values().sum()
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
@@ -264,8 +273,12 @@ impl Report {
             && !self.interrupted
     }
 
+    /// h2load's `req/s`: the requests answered (a 404 too, not a reset or
+    /// a request never sent) per second of the run. Of every request that
+    /// ended, a run whose server died at once reported millions a second,
+    /// the requests it could no longer send counted as done.
     pub fn requests_per_second(&self) -> f64 {
-        per_second(self.done, self.elapsed)
+        per_second(self.responses(), self.elapsed)
     }
 
     /// The text report: h2load's lines first, then h2sim's own.
@@ -483,15 +496,13 @@ mod tests {
         b.request_time.record(Duration::from_millis(5));
         a.merge(&b);
         assert_eq!((a.started, a.done, a.succeeded, a.failed), (10, 9, 7, 2));
-        // The one of the ten asked for that never ended: lost, and done,
-        // failed and errored as h2load counts it.
+        // The one of the ten asked for that never ended: lost, and failed
+        // and errored as h2load counts it, but not done (h2load: `10
+        // total, 0 started, 0 done, 0 succeeded, 10 failed, 10 errored`
+        // against a port nobody listens on).
         a.settle(Some(10));
-        assert_eq!((a.done, a.failed, a.errored, a.lost), (10, 3, 2, 1));
-        assert_eq!(
-            a.done,
-            a.succeeded + a.failed,
-            "h2load: done = succeeded + failed"
-        );
+        assert_eq!((a.done, a.failed, a.errored, a.lost), (9, 3, 2, 1));
+        assert_eq!(a.done + a.lost, a.succeeded + a.failed);
         assert_eq!(a.status_classes(), [0, 7, 0, 1, 0]);
         // RFC 9110 §15: outside 100-599 a status is invalid, taken as 5xx.
         let mut odd = Report::default();
@@ -501,9 +512,13 @@ mod tests {
         assert_eq!(a.elapsed, Duration::from_secs(2));
         assert_eq!(a.request_time.count(), 2);
         assert!(!a.is_success());
-        assert!((a.requests_per_second() - 5.0).abs() < 1e-9);
+        // h2load's req/s: the 8 answered (the 404 too) in 2 s, not the
+        // reset, nor the lost.
+        assert!((a.requests_per_second() - 4.0).abs() < 1e-9);
         let text = a.render();
-        assert!(text.contains("requests: 10 total, 10 started, 10 done, 7 succeeded, 3 failed, 2 errored, 1 timeout"), "{text}");
+        assert!(text.contains("finished in 2.00s, 4.00 req/s"), "{text}");
+        assert!(text.contains("requests: 10 total, 10 started, 9 done, 7 succeeded, 3 failed, 2 errored, 1 timeout"), "{text}");
+        assert_eq!(to_json(&a)["requests_per_second"], 4.0);
         assert!(
             text.contains("status codes: 7 2xx, 0 3xx, 1 4xx, 0 5xx"),
             "{text}"
@@ -516,8 +531,8 @@ mod tests {
     }
 
     /// A `--duration` or interrupted run asked for no count: its total is
-    /// what it got to, done (its lost among them) and skipped, as h2load's
-    /// under `-D` is its done; the JSON carries the same figure.
+    /// what it got to, done, lost and skipped, as h2load's under `-D` is
+    /// its done; the JSON carries the same figure.
     #[test]
     fn a_run_without_a_count_totals_what_it_got_to() {
         let mut a = Report {
@@ -530,8 +545,8 @@ mod tests {
             a.record_status(200);
         }
         a.settle(None);
-        assert_eq!((a.total, a.done, a.lost), (7, 6, 2));
-        assert!(a.render().contains("requests: 7 total, 5 started, 6 done"));
+        assert_eq!((a.total, a.done, a.lost), (7, 4, 2));
+        assert!(a.render().contains("requests: 7 total, 5 started, 4 done"));
         assert_eq!(to_json(&a)["requests"]["total"], 7);
     }
 
