@@ -55,9 +55,9 @@ impl fmt::Display for MergeError {
                 steps,
             } => write!(
                 f,
-                "merge: {file} and {first} are reports of different steps ({} against {})",
-                listed(steps),
-                listed(first_steps)
+                "merge: {first} and {file} are reports of different steps ({} against {})",
+                listed(first_steps),
+                listed(steps)
             ),
         }
     }
@@ -85,7 +85,12 @@ pub fn run(files: &[String], json: Option<&Path>) -> ExitCode {
         errln!("h2sim: merge {e}");
         return ExitCode::from(2);
     }
-    let report = match read_all(files).and_then(|reports| merge(&reports)) {
+    let report = match read_all(files).and_then(|reports| {
+        if let Some(note) = tls_differs(&reports) {
+            errln!("h2sim: merge: {note}");
+        }
+        merge(&reports)
+    }) {
         Ok(report) => report,
         Err(e) => {
             errln!("h2sim: {e}");
@@ -134,6 +139,26 @@ fn read_all(files: &[String]) -> Result<Vec<(String, Report)>, MergeError> {
     Ok(reports)
 }
 
+/// Why the merged report has no TLS lines, when its parts did not all
+/// agree on one TLS: each part's TLS protocol (or none), in order.
+fn tls_differs(reports: &[(String, Report)]) -> Option<String> {
+    let (_, head) = reports.first()?;
+    if reports.iter().all(|(_, r)| r.tls == head.tls) {
+        return None;
+    }
+    let parts: Vec<String> = reports
+        .iter()
+        .map(|(file, r)| match &r.tls {
+            Some(tls) => format!("{file} {}", tls.protocol),
+            None => format!("{file} no TLS"),
+        })
+        .collect();
+    Some(format!(
+        "the TLS lines are left out, as the reports differ: {}",
+        parts.join(", ")
+    ))
+}
+
 /// The reports added up, if they are of one scenario; the protocol line
 /// names every protocol they used, in the order first seen.
 fn merge(reports: &[(String, Report)]) -> Result<Report, MergeError> {
@@ -163,6 +188,11 @@ fn merge(reports: &[(String, Report)]) -> Result<Report, MergeError> {
         total.merge(report);
     }
     total.protocol = (!protocols.is_empty()).then(|| protocols.join(", "));
+    // The TLS lines are the first TLS part's: said of a mix of parts (h2
+    // and h2c), they read as if every part had used that TLS.
+    if tls_differs(reports).is_some() {
+        total.tls = None;
+    }
     Ok(total)
 }
 
@@ -202,9 +232,9 @@ mod tests {
         let error = merge(&named(&[("a.json", a.clone()), ("b.json", b)])).unwrap_err();
         let line = error.to_string();
         assert!(
-            line.contains("b.json and a.json")
+            line.contains("a.json and b.json")
                 && line
-                    .contains("1 GET /user/, 2 DELETE /user/ against 1 POST /user/, 2 GET /user/"),
+                    .contains("1 POST /user/, 2 GET /user/ against 1 GET /user/, 2 DELETE /user/"),
             "{line}"
         );
         let single = report("h2c", &[]);
@@ -229,6 +259,37 @@ mod tests {
         assert_eq!(
             merge(&again).unwrap().protocol.as_deref(),
             Some("h2c, http/1.1, h2")
+        );
+    }
+
+    /// A TLS part and an h2c part: the merged text has no TLS lines (they
+    /// read as if every part used TLS), and says why; parts that agree
+    /// keep theirs.
+    #[test]
+    fn tls_lines_are_of_parts_that_all_used_it() {
+        let tls = crate::report::Tls {
+            protocol: "TLSv1.3".into(),
+            cipher: "TLS_AES_128_GCM_SHA256".into(),
+            server_temp_key: "X25519 253 bits".into(),
+        };
+        let mut over_tls = report("h2", &[]);
+        over_tls.tls = Some(tls);
+        let mixed = named(&[("t.json", over_tls.clone()), ("c.json", report("h2c", &[]))]);
+        let merged = merge(&mixed).unwrap();
+        let text = merged.render();
+        assert!(!text.contains("TLS Protocol:"), "{text}");
+        assert!(text.contains("Application protocol: h2, h2c"), "{text}");
+        assert_eq!(
+            tls_differs(&mixed).unwrap(),
+            "the TLS lines are left out, as the reports differ: t.json TLSv1.3, c.json no TLS"
+        );
+        let both = named(&[("t.json", over_tls.clone()), ("u.json", over_tls)]);
+        assert!(tls_differs(&both).is_none());
+        assert!(
+            merge(&both)
+                .unwrap()
+                .render()
+                .starts_with("TLS Protocol: TLSv1.3\n")
         );
     }
 
