@@ -16,6 +16,7 @@
 //! draws it again after itself (see [`Stream::write`]).
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 
 use h2sim_proto::HeaderField;
@@ -32,7 +33,28 @@ pub struct Stdout;
 
 impl Trace for Stdout {
     fn line(&self, text: &str) {
-        queue(Stream::Out).push(text);
+        queue(out()).push(text);
+    }
+}
+
+/// `--json -`: standard output carries the JSON report alone (see
+/// [`print_json`]), and what would go there goes to standard error.
+static STDOUT_FOR_JSON: AtomicBool = AtomicBool::new(false);
+
+/// Keeps standard output for the JSON report from now on: the request and
+/// response dumps, frame traces and text report go to standard error, so
+/// that `--json - | jq` reads JSON alone (the dumps came first, without
+/// `-q`).
+pub fn keep_stdout_for_json() {
+    STDOUT_FOR_JSON.store(true, Ordering::Relaxed);
+}
+
+/// Where lines meant for standard output go.
+fn out() -> Stream {
+    if STDOUT_FOR_JSON.load(Ordering::Relaxed) {
+        Stream::Err
+    } else {
+        Stream::Out
     }
 }
 
@@ -67,6 +89,12 @@ pub(crate) use outln;
 /// Text on standard output, through its queue: the reports, which end in
 /// their own newline.
 pub fn print(text: &str) {
+    queue(out()).push(text.strip_suffix('\n').unwrap_or(text));
+}
+
+/// The JSON report on standard output, which [`keep_stdout_for_json`]
+/// kept for it.
+pub fn print_json(text: &str) {
     queue(Stream::Out).push(text.strip_suffix('\n').unwrap_or(text));
 }
 

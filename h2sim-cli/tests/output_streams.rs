@@ -68,6 +68,27 @@ fn json_to_dash_is_standard_output() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
+/// `--json -` keeps standard output for the JSON alone: without `-q`
+/// the request and response dumps, and with `-v` the frames, went there
+/// before it, and `| jq` failed.
+#[test]
+fn json_to_dash_is_all_that_standard_output_gets() {
+    let server = Server::answering_hi("tokio", &[]);
+    let url = format!("{}/", server.url("http"));
+    let out = Command::new(BIN)
+        .args(["client", "-v", "-C", "2", "--json", "-", &url])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect(&stdout);
+    assert_eq!(report["requests"]["succeeded"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for seen in ["REQUEST[", "RESPONSE[", "SETTINGS", "requests: 2 total"] {
+        assert!(stderr.contains(seen), "{seen}: {stderr}");
+    }
+}
+
 /// Ctrl-C reaches a client whose standard error cannot be written (a
 /// closed pipe): the run stops and exits 1. The signal thread wrote its
 /// "stopping" line with `eprintln!` first, which panicked, so that signal

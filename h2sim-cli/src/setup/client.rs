@@ -60,6 +60,9 @@ pub fn client_parts(
     bench: bool,
     interrupt: &Interrupt,
 ) -> Result<ClientParts, UsageError> {
+    if args.json.as_deref().is_some_and(super::output::is_stdout) {
+        trace::keep_stdout_for_json();
+    }
     let mut config = config_with(&args.settings, args.connection_window)?;
     config.trace_frames = args.verbose && !args.no_trace;
     config.keepalive = args.keepalive;

@@ -43,7 +43,7 @@ pub fn print_report(json: Option<&Path>, report: &Report) -> Result<(), String> 
 }
 
 /// `--json -`: standard output, as the convention goes.
-fn is_stdout(path: &Path) -> bool {
+pub fn is_stdout(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
@@ -55,7 +55,7 @@ fn is_stdout(path: &Path) -> bool {
 pub fn write_json(path: &Path, report: &Report) -> Result<(), String> {
     let text = format!("{:#}\n", crate::report::to_json(report));
     if is_stdout(path) {
-        crate::trace::print(&text);
+        crate::trace::print_json(&text);
         return Ok(());
     }
     let fail = |e: std::io::Error| format!("--json {}: {e}", path.display());
