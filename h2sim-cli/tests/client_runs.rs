@@ -1229,3 +1229,23 @@ fn connect_timeout_bounds_a_connection_that_does_not_come_up() {
         assert!(t.contains("; --connect-timeout waits longer"), "{t}");
     }
 }
+
+/// `-P` takes a slot's memory as the slot is used: `-P 100000000` with
+/// one scenario runs it at once, where every slot was allocated first
+/// (`-P 10000000` took 1.3 GB and 2 s, `-P 100000000` never started).
+#[test]
+fn a_huge_parallel_costs_nothing_until_used() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/x", "-s", "200", "-q"]);
+    let url = format!("{}/x", server.url);
+    for extra in [&[][..], &["-1"]] {
+        let started = Instant::now();
+        let mut args = vec!["-q", "-P", "100000000", "-C", "3"];
+        args.extend_from_slice(extra);
+        args.push(&url);
+        let out = client(&args);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {t}");
+        assert!(t.contains("3 succeeded"), "{extra:?}: {t}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{extra:?}");
+    }
+}

@@ -7,12 +7,18 @@ use h2sim_proto::{StreamId, StreamMap};
 /// slots are kept on a stack and the busy ones are counted, so that taking
 /// a free slot, finding a stream's flight and telling whether any is busy
 /// cost the same with 1 slot or 1,000: the client asks all three for every
-/// request.
+/// request. A slot's memory is taken the first time it is used: `-P` can
+/// be far more than a server lets be in flight (`-P 100000000` took all
+/// of it up front and did not start).
 #[derive(Debug)]
 pub struct Slots<F> {
+    /// The slots used so far, all below `len`.
     flights: Vec<Option<F>>,
-    /// Empty slots; the lowest on top, so a connection reuses the first
-    /// slots (the `par_idx` of dumps) as h2simple does.
+    /// Slots there are.
+    len: usize,
+    /// Empty slots among those used, the lowest on top, so a connection
+    /// reuses the first slots (the `par_idx` of dumps) as h2simple does;
+    /// with none, the next slot not yet used is the free one.
     free: Vec<usize>,
     by_stream: StreamMap<usize>,
 }
@@ -20,26 +26,31 @@ pub struct Slots<F> {
 impl<F> Slots<F> {
     pub fn new(n: usize) -> Self {
         Slots {
-            flights: (0..n).map(|_| None).collect(),
-            free: (0..n).rev().collect(),
+            flights: Vec::new(),
+            len: n,
+            free: Vec::new(),
             by_stream: StreamMap::default(),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.flights.len()
+        self.len
     }
 
     /// Adds an empty slot and returns it.
     pub fn grow(&mut self) -> usize {
-        self.flights.push(None);
-        self.free.insert(0, self.flights.len() - 1);
-        self.flights.len() - 1
+        self.len += 1;
+        self.len - 1
     }
 
-    /// An empty slot, if any (it stays empty until [`Slots::fill`]).
+    /// An empty slot, if any (it stays empty until [`Slots::fill`]): the
+    /// lowest.
     pub fn free(&self) -> Option<usize> {
-        self.free.last().copied()
+        let unused = self.flights.len();
+        self.free
+            .last()
+            .copied()
+            .or_else(|| (unused < self.len).then_some(unused))
     }
 
     /// Slots holding a flight.
@@ -49,13 +60,22 @@ impl<F> Slots<F> {
 
     /// Whether no slot is busy.
     pub fn is_idle(&self) -> bool {
-        self.free.len() == self.flights.len()
+        self.busy() == 0
     }
 
     /// Puts `flight` on the empty `slot`, for `stream`.
     pub fn fill(&mut self, slot: usize, stream: StreamId, flight: F) {
         if let Some(i) = self.free.iter().rposition(|&s| s == slot) {
-            self.free.swap_remove(i);
+            self.free.remove(i);
+        }
+        // The first use of slots up to `slot`: those below it (passed over,
+        // which the client never does) are free.
+        while self.flights.len() <= slot {
+            let skipped = self.flights.len();
+            self.flights.push(None);
+            if skipped < slot {
+                self.release(skipped);
+            }
         }
         self.by_stream.insert(stream, slot);
         self.flights[slot] = Some(flight);
@@ -90,8 +110,8 @@ impl<F> Slots<F> {
     /// Empties every slot; returns the flights in slot order.
     pub fn drain(&mut self) -> Vec<F> {
         self.by_stream.clear();
-        self.free = (0..self.flights.len()).rev().collect();
-        self.flights.iter_mut().filter_map(Option::take).collect()
+        self.free.clear();
+        self.flights.drain(..).flatten().collect()
     }
 
     /// `slot` is empty again: back on the stack, below any lower slot so
@@ -130,5 +150,27 @@ mod tests {
         assert!(slots.is_idle());
         assert_eq!(slots.free(), Some(0));
         assert_eq!(slots.get(StreamId::new(3)), None);
+    }
+
+    /// A slot takes memory once used: a million of them cost nothing
+    /// until the requests come (`-P 100000000` took gigabytes up front).
+    #[test]
+    fn slots_take_memory_as_they_are_used() {
+        let mut slots = Slots::new(1_000_000);
+        assert_eq!(slots.len(), 1_000_000);
+        for n in 0..3 {
+            let slot = slots.free().unwrap();
+            assert_eq!(slot, n);
+            slots.fill(slot, StreamId::new(2 * n as u32 + 1), n);
+        }
+        assert_eq!(slots.busy(), 3);
+        assert_eq!(slots.remove(StreamId::new(3)), Some((1, 1)));
+        assert_eq!(slots.free(), Some(1));
+        assert!(slots.flights.capacity() < 1000 && slots.free.capacity() < 1000);
+        let mut full = Slots::new(1);
+        full.fill(0, StreamId::new(1), ());
+        assert_eq!(full.free(), None);
+        assert_eq!(full.grow(), 1);
+        assert_eq!(full.free(), Some(1));
     }
 }
