@@ -133,10 +133,11 @@ fn without_glommio() -> UsageError {
     )
 }
 
-/// A usage error: one line, exit status 2.
+/// A command that cannot run: one line, exit status 2 for bad options
+/// (1 for a server it needed first, see `options::Fault`).
 fn usage_exit(error: &UsageError) -> ExitCode {
     errln!("h2sim: {error}");
-    ExitCode::from(2)
+    ExitCode::from(error.exit_status())
 }
 
 /// `--help` and `--version` print and succeed; any other clap error is one

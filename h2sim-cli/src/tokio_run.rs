@@ -27,7 +27,7 @@ use crate::signals::{Interrupt, interrupt_on_ctrl_c, stop_server_on_ctrl_c};
 use crate::trace::errln;
 
 /// Runs `work` on [`runtime`]`(threads)`; the exit code says whether it
-/// went well, 2 for a usage error.
+/// went well, 2 for a usage error (see `UsageError::exit_status`).
 pub fn run(
     threads: Option<usize>,
     work: impl Future<Output = Result<ExitCode, UsageError>>,
@@ -43,7 +43,7 @@ pub fn run(
         Ok(code) => code,
         Err(e) => {
             errln!("h2sim: {e}");
-            ExitCode::from(2)
+            ExitCode::from(e.exit_status())
         }
     }
 }

@@ -1249,3 +1249,24 @@ fn a_huge_parallel_costs_nothing_until_used() {
         assert!(started.elapsed() < Duration::from_secs(10), "{extra:?}");
     }
 }
+
+/// A `--token-url` endpoint that cannot be reached, or answers without a
+/// token, fails the run as an unreachable server does (exit 1, one line);
+/// it exited 2, the status of a bad command line, which a malformed
+/// `--token-url` keeps.
+#[test]
+fn a_failing_token_endpoint_exits_1() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/x", "-s", "200", "-q"]);
+    let free = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/token", free.local_addr().unwrap());
+    drop(free);
+    let missing = format!("{}/token", server.url);
+    let url = format!("{}/x", server.url);
+    for (token, code) in [(&dead[..], 1), (&missing, 1), ("nrf/token", 2)] {
+        let out = client(&["-q", "--token-url", token, &url]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{token}: {err}");
+        assert!(err.starts_with("h2sim: --token-url "), "{token}: {err}");
+        assert_eq!(err.lines().count(), 1, "{token}: {err}");
+    }
+}

@@ -18,9 +18,32 @@ use std::fmt;
 
 use h2sim_proto::{HeaderField, LocalSettings, octets};
 
-/// A bad command line: the message names the flag or value at fault.
+/// A command that cannot run: the message names the flag or value at
+/// fault, and the fault gives the exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UsageError(pub String);
+pub struct UsageError(pub String, pub Fault);
+
+/// Why a command cannot run, which its exit status tells a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A bad command line (exit status 2).
+    Options,
+    /// A server the run needs before it starts (`--token-url`'s) could not
+    /// be reached or gave nothing: exit status 1, as for the servers the
+    /// run drives, which the help promises for "a server could not be
+    /// reached".
+    Unreachable,
+}
+
+impl UsageError {
+    /// The exit status it ends the process with.
+    pub fn exit_status(&self) -> u8 {
+        match self.1 {
+            Fault::Options => 2,
+            Fault::Unreachable => 1,
+        }
+    }
+}
 
 impl fmt::Display for UsageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -31,7 +54,12 @@ impl fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 pub fn usage(message: impl Into<String>) -> UsageError {
-    UsageError(message.into())
+    UsageError(message.into(), Fault::Options)
+}
+
+/// A server the run needs first failed it (see [`Fault::Unreachable`]).
+pub fn unreachable(message: impl Into<String>) -> UsageError {
+    UsageError(message.into(), Fault::Unreachable)
 }
 
 /// `-H name=value`: one HTTP/2 setting. The ranges RFC 9113 §6.5.2 sets

@@ -16,7 +16,7 @@ use crate::client::listener::Inbox;
 use crate::lasting::for_the_run;
 use crate::options::client::ClientArgs;
 use crate::options::tls::client_tls;
-use crate::options::{UsageError, usage};
+use crate::options::{UsageError, unreachable};
 use crate::report::{Report, Tls};
 use crate::signals::Interrupt;
 use crate::trace::{self, Trace, errln};
@@ -92,7 +92,7 @@ pub fn client_parts(
                 None
             };
             let renewal = super::token::start(spec.clone(), tls, args.http1, interrupt)
-                .map_err(|e| usage(format!("--token-url {}: {e}", spec.url())))?;
+                .map_err(|e| unreachable(format!("--token-url {}: {e}", spec.url())))?;
             if renewal.is_none() {
                 token_interrupted = Some(spec.url());
             }
