@@ -1270,3 +1270,30 @@ fn a_failing_token_endpoint_exits_1() {
         assert_eq!(err.lines().count(), 1, "{token}: {err}");
     }
 }
+
+/// A server that accepts and never speaks lets `--connect-timeout` pass
+/// without its SETTINGS: the connection never came up, so it is not made
+/// but unreachable, and names no protocol, on both runtimes. It was
+/// "1 made, 0 unreachable" with "Application protocol: h2c".
+#[test]
+fn a_server_that_never_speaks_is_unreachable() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", silent.local_addr().unwrap());
+    // Accepted and held, never answered, until the test ends.
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    for runtime in ["tokio", "glommio"] {
+        let out = client(&["--runtime", runtime, "--connect-timeout", "1s", &url]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{runtime}: {t}");
+        assert!(t.contains("SETTINGS_TIMEOUT"), "{runtime}: {t}");
+        assert!(
+            t.contains("connections: 0 made, 0 reconnects, 1 unreachable"),
+            "{runtime}: {t}"
+        );
+        assert!(!t.contains("Application protocol"), "{runtime}: {t}");
+        assert!(!t.contains("DISCONNECTED"), "{runtime}: {t}");
+    }
+}

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use h2sim_proto::{
-    Application, CloseCause, Connection, Event, HeaderField, Protocol, Reason, RequestHead, Stats,
-    StreamId, StreamMap,
+    Application, CloseCause, Connection, ConnectionError, Event, HeaderField, Protocol, Reason,
+    RequestHead, Stats, StreamId, StreamMap, Violation,
 };
 
 use super::correlate::{Clock, Correlations};
@@ -461,6 +461,11 @@ impl ClientApp {
             .filter(|p| !p.warmup && (p.started || p.step > 0));
         let owed = owed.count();
         self.report.abandoned += owed as u64;
+        // None of its connections came up: it agreed on no protocol.
+        if self.report.connections == 0 {
+            self.report.protocol = None;
+            self.report.tls = None;
+        }
         self.samples.flush(&self.plan.latencies);
         *self.report
     }
@@ -910,21 +915,24 @@ impl ClientApp {
     /// to the next one under `-r`); its line is printed and its figures
     /// counted.
     ///
-    /// `alert`: it ended in a TLS alert from the server. One that came
-    /// before the server said anything (its SETTINGS, or an HTTP/1.1
+    /// `refusal`: it ended in a TLS alert from the server, or in
+    /// `--connect-timeout` passing without the server's SETTINGS. One that
+    /// came before the server said anything (its SETTINGS, or an HTTP/1.1
     /// response) refused the handshake: over TLS 1.3 the handshake is over
     /// on the client's side before the server has checked the client's
     /// certificate (RFC 8446 §4.4.2.4), so a refused certificate, or a
-    /// missing one, is told at the first read. Such a connection never came
-    /// up: it is not counted as made (nor its connect time), and prints no
-    /// line, as a failed handshake does not; the run's error line names
-    /// the alert, and the slot counts as unreachable.
+    /// missing one, is told at the first read; a server that accepts and
+    /// never speaks lets the HTTP/2 handshake time out. Such a connection
+    /// never came up: it is not counted as made (nor its connect time),
+    /// and prints no line, as a failed handshake does not; the run's error
+    /// line names the alert or the timeout, and the slot counts as
+    /// unreachable.
     fn close_link(
         &mut self,
         now: Instant,
         stats: Option<Stats>,
         cause: &Ending<ClientSide>,
-        alert: bool,
+        refusal: bool,
     ) {
         let flights = self.slots.drain();
         self.pushed.clear();
@@ -941,7 +949,7 @@ impl ClientApp {
             }
             (None, _) | (_, TrafficFrom::WarmupEnd) => {}
         }
-        self.refused = alert && !link.first_byte;
+        self.refused = refusal && !link.first_byte;
         if self.refused {
             self.report.connections -= 1;
             self.report.reconnects -= u64::from(link.reconnect);
@@ -1228,8 +1236,15 @@ impl Application for ClientApp {
             Event::Closed { cause, .. } => {
                 let quiet = self.link.as_ref().is_some_and(|l| l.quiet_close);
                 let ending = Ending::client(&cause, conn.protocol(), quiet);
-                let alert = matches!(&cause, CloseCause::TransportError(f) if f.alert.is_some());
-                self.close_link(now, Some(conn.stats()), &ending, alert);
+                let refusal = match &cause {
+                    CloseCause::TransportError(f) => f.alert.is_some(),
+                    CloseCause::Error(ConnectionError::Local {
+                        violation: Violation::SettingsTimeout,
+                        ..
+                    }) => true,
+                    _ => false,
+                };
+                self.close_link(now, Some(conn.stats()), &ending, refusal);
             }
             _ => {}
         }
