@@ -53,6 +53,34 @@ fn h2_client_go_away_is_local_for_it_and_received_for_the_server() {
     );
 }
 
+/// A client going away from a server that has not sent its SETTINGS
+/// closes at once, its GOAWAY written: it waited a second for the answer
+/// to a PING that a server saying nothing never gives.
+#[test]
+fn h2_client_go_away_before_the_servers_settings_closes_at_once() {
+    let now = Instant::now();
+    let mut client = Connection::client(Config::default(), now).unwrap();
+    client.go_away(now);
+    let mut written = Vec::new();
+    while let Some(bytes) = client.poll_transmit(now) {
+        written.extend_from_slice(&bytes);
+    }
+    let events: Vec<Event> = std::iter::from_fn(|| client.poll_event()).collect();
+    assert_eq!(cause(&events), CloseCause::LocalGoAway);
+    // After the preface, SETTINGS (4), the connection's WINDOW_UPDATE (8)
+    // and GOAWAY (7), no PING (6): each frame's type is the fourth octet
+    // of its 9-octet head.
+    let mut frames = Vec::new();
+    let mut rest = &written[24..];
+    while let [a, b, c, kind, ..] = *rest {
+        frames.push(kind);
+        let length = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
+        rest = &rest[9 + length..];
+    }
+    assert_eq!(frames.last(), Some(&7), "{frames:?}");
+    assert!(!frames.contains(&6), "{frames:?}");
+}
+
 #[test]
 fn h2_idle_timeout_stated_by_the_driver_is_the_cause() {
     let mut pair = Pair::with_defaults(2);

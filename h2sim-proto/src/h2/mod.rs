@@ -717,15 +717,21 @@ impl Session {
     /// client with GOAWAY(PROTOCOL_ERROR), "invalid last_stream_id"). The
     /// PING's answer comes after whatever the server said about our frames
     /// before it, so the connection waits for it (bounded) before it
-    /// reports `Closed`, and an error GOAWAY in reply is not missed.
+    /// reports `Closed`, and an error GOAWAY in reply is not missed. A
+    /// server that has not sent its SETTINGS has said nothing yet, about
+    /// our frames or anything else: its answer is not waited for (a
+    /// Ctrl-C against a server that accepts and never speaks waited the
+    /// whole second).
     pub(crate) fn client_goaway_when_done(&mut self, now: Instant) {
         if self.shutdown == Shutdown::Closing
             && self.store.is_empty()
             && self.waiting_to_open.is_empty()
         {
-            let wait = self.config.settings_timeout.min(Duration::from_secs(1));
-            self.control.ping(SHUTDOWN_PING, now);
-            self.timers.set(SessionTimer::ReplyWait, now + wait);
+            if self.settings_received {
+                let wait = self.config.settings_timeout.min(Duration::from_secs(1));
+                self.control.ping(SHUTDOWN_PING, now);
+                self.timers.set(SessionTimer::ReplyWait, now + wait);
+            }
             self.finish_shutdown();
         }
     }
