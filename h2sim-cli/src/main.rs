@@ -78,12 +78,11 @@ fn command_line() -> ExitCode {
         Some(("completions", m)) => {
             return match CompletionsFlags::from_arg_matches(m) {
                 Ok(flags) => {
-                    clap_complete::generate(
-                        flags.shell,
-                        &mut cli::command(),
-                        "h2sim",
-                        &mut std::io::stdout(),
-                    );
+                    // Written whole, and a closed standard output (`| true`)
+                    // ends it quietly: `generate` panics when a write fails.
+                    let mut script = Vec::new();
+                    clap_complete::generate(flags.shell, &mut cli::command(), "h2sim", &mut script);
+                    let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), &script);
                     ExitCode::SUCCESS
                 }
                 Err(e) => clap_exit(&e),

@@ -89,6 +89,17 @@ fn json_to_dash_is_all_that_standard_output_gets() {
     }
 }
 
+/// `h2sim completions SHELL | true`: a reader that is gone ends the
+/// command quietly (exit 0); it panicked with a broken pipe (exit 101).
+#[test]
+fn completions_for_a_closed_standard_output_end_quietly() {
+    for shell in ["fish", "bash"] {
+        let mut command = Command::new(BIN);
+        command.args(["completions", shell]);
+        assert_eq!(with_stdout_closed(&mut command), Some(0), "{shell}");
+    }
+}
+
 /// Ctrl-C reaches a client whose standard error cannot be written (a
 /// closed pipe): the run stops and exits 1. The signal thread wrote its
 /// "stopping" line with `eprintln!` first, which panicked, so that signal
