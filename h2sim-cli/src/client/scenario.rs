@@ -315,8 +315,18 @@ fn check_authority(authority: &str) -> Result<(), String> {
             .chars()
             .find(|c| !(c.is_ascii_alphanumeric() || "-._~%!$&'()*+,;=".contains(*c)))
         {
+            // An IPv6 address without its brackets (`::1:8080`) cannot be
+            // told from its port: RFC 3986 §3.2.2 brackets it.
+            let v6 = |text: &str| text.parse::<std::net::Ipv6Addr>().is_ok();
+            let hint = match port {
+                _ if v6(authority) => format!(" (an IPv6 address goes in brackets: [{authority}])"),
+                Some(port) if v6(host) => {
+                    format!(" (an IPv6 address goes in brackets: [{host}]:{port})")
+                }
+                _ => String::new(),
+            };
             return Err(format!(
-                "{authority:?}: {c:?} is not allowed in a host name"
+                "{authority:?}: {c:?} is not allowed in a host name{hint}"
             ));
         }
     }

@@ -138,11 +138,11 @@ pub struct ClientFlags {
     #[arg(value_name = "URI")]
     pub target: Vec<String>,
     /// Scenarios in flight per connection (streams, or pipelined HTTP/1.1 requests)
-    #[arg(short = 'P', long, value_name = "N", default_value_t = 1,
+    #[arg(short = 'P', long, value_name = "N", allow_negative_numbers = true, default_value_t = 1,
           value_parser = at_least_one, help_heading = "Run")]
     pub parallel: u64,
     /// Scenarios to run [default: 1, or unbounded with --duration]
-    #[arg(short = 'C', long, value_name = "N",
+    #[arg(short = 'C', long, value_name = "N", allow_negative_numbers = true,
           value_parser = at_least_one, help_heading = "Run")]
     pub count: Option<u64>,
     /// Run for DURATION (30s, 2m) instead of a count
@@ -157,7 +157,7 @@ pub struct ClientFlags {
     #[arg(short = 'T', long, value_name = "N", value_parser = rate, help_heading = "Run")]
     pub tps: Option<f64>,
     /// Connections to each server
-    #[arg(short = 'S', long = "connections-per-server", value_name = "N", default_value_t = 1,
+    #[arg(short = 'S', long = "connections-per-server", value_name = "N", allow_negative_numbers = true, default_value_t = 1,
           value_parser = at_least_one, help_heading = "Run")]
     pub connections: u64,
     /// Another instance to load (scheme://host:port, repeatable); each
@@ -165,8 +165,8 @@ pub struct ClientFlags {
     #[arg(long = "server", value_name = "URL", help_heading = "Run")]
     pub servers: Vec<String>,
     /// Connections in all, dealt out over the servers (instead of -S)
-    #[arg(long = "connections", value_name = "N",
-          value_parser = at_least_one, help_heading = "Run")]
+    #[arg(long = "connections", value_name = "N", allow_negative_numbers = true,
+          value_parser = at_least_one, conflicts_with = "connections", help_heading = "Run")]
     pub total_connections: Option<u64>,
     /// Replace SYM in paths, header values and bodies by the scenario
     /// number, printf-style (e.g. __MDN__=01092%06d)
@@ -178,7 +178,7 @@ pub struct ClientFlags {
     )]
     pub symbols: Vec<String>,
     /// Scenario numbers wrap at N
-    #[arg(short = 'M', long, value_name = "N",
+    #[arg(short = 'M', long, value_name = "N", allow_negative_numbers = true,
           value_parser = at_least_one, help_heading = "Run")]
     pub wrap: Option<u64>,
     /// Send again, up to 3 times, a request that was reset or lost with
@@ -192,11 +192,16 @@ pub struct ClientFlags {
     /// [default: 3 with -r or --requests-per-connection, else never];
     /// planned ends reconnect without limit (see below; h2simple's -H
     /// reconn_max=N)
-    #[arg(long, value_name = "N", help_heading = "Connections")]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        help_heading = "Connections"
+    )]
     pub reconnect_max: Option<u32>,
     /// Close a connection gracefully after N requests and open a new one
     /// (connection churn; h2simple's -H req_max_per_sess=N)
-    #[arg(long, value_name = "N", value_parser = at_least_one,
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = at_least_one,
           help_heading = "Connections")]
     pub requests_per_connection: Option<u64>,
     /// HTTP/2: send a PING when nothing came for DURATION, and end the
@@ -340,11 +345,11 @@ pub struct ClientFlags {
 #[command(disable_version_flag = true)]
 pub struct BenchFlags {
     /// Requests per cell, instead of the 2 s each cell runs by default
-    #[arg(short = 'C', long, value_name = "N", default_value_t = 20_000,
+    #[arg(short = 'C', long, value_name = "N", allow_negative_numbers = true, default_value_t = 20_000,
           hide_default_value = true, value_parser = at_least_one)]
     pub count: u64,
     /// Streams (or pipelined requests) per connection
-    #[arg(short = 'P', long, value_name = "N", default_value_t = 100,
+    #[arg(short = 'P', long, value_name = "N", allow_negative_numbers = true, default_value_t = 100,
           value_parser = at_least_one)]
     pub parallel: u64,
     /// Run each cell for DURATION [default: 2s]
@@ -428,6 +433,14 @@ pub fn one_line(error: &clap::Error) -> UsageError {
             };
             format!("missing {missing} (see --help)")
         }
+        (ErrorKind::ArgumentConflict, Some(arg), _) => {
+            let other = context(ContextKind::PriorArg).unwrap_or_default();
+            format!(
+                "{} cannot be used with {}",
+                short_name(&arg),
+                short_name(&other)
+            )
+        }
         (ErrorKind::InvalidSubcommand, _, _) => {
             let name = context(ContextKind::InvalidSubcommand).unwrap_or_default();
             format!("unknown command {name:?} (server, client, bench, merge or completions)")
@@ -500,11 +513,16 @@ fn above_zero(value: &str) -> Result<Duration, String> {
     }
 }
 
-/// A count of at least 1.
+/// A count of at least 1. The counts take negative numbers as values
+/// (`allow_negative_numbers`), to be told here: `-C -5` was "unknown
+/// option -5", naming neither -C nor what was wrong.
 fn at_least_one(value: &str) -> Result<u64, String> {
     match value.trim().parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
+        Err(_) if value.trim().parse::<i64>().is_ok() => {
+            Err("a count cannot be negative".to_owned())
+        }
         Err(_) => Err("not a valid number".to_owned()),
     }
 }

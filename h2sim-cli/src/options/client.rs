@@ -1287,6 +1287,36 @@ mod tests {
         }
     }
 
+    /// Flags whose line named another (`-C -5`: "unknown option -5") or
+    /// did not say what to write instead, and `--connections` with the
+    /// `-S` it replaces, which was taken silently.
+    #[test]
+    fn bad_flags_are_named_with_what_is_wrong() {
+        for (bad, said) in [
+            (
+                &["-C", "-5", "http://h/"][..],
+                "-C/--count \"-5\": a count cannot be negative",
+            ),
+            (
+                &["-P", "-1", "http://h/"],
+                "-P/--parallel \"-1\": a count cannot be negative",
+            ),
+            (
+                &["-a", "::1:18080", "-m", "GET", "-p", "/"],
+                "(an IPv6 address goes in brackets: [::1]:18080)",
+            ),
+            (
+                &["--connections", "3", "-S", "2", "http://h/"],
+                "--connections cannot be used with -S/--connections-per-server",
+            ),
+        ] {
+            let e = parse(args(bad)).unwrap_err().0;
+            assert!(!e.contains('\n') && e.contains(said), "{bad:?}: {e}");
+        }
+        // A -C that is a negative number is -C's value, not an option.
+        assert!(parse(args(&["-C", "-5x", "http://h/"])).is_err());
+    }
+
     /// h2load's flags (`-n 1000 -c 10 -m 100`) get the line that names
     /// h2sim's: `-n` is unknown, `-m 100` starts a step with method 100
     /// and leaves the URI unexpected.
