@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use h2sim_proto::host::tls::{
     self, Certified, ClientAuth, ClientTls, Identity, Revocation, ServerTls, ServerVerification,
-    Trust,
+    TlsError, Trust,
 };
 
 use super::{UsageError, usage};
@@ -186,7 +186,7 @@ pub fn server_tls_files(files: &TlsFiles) -> Result<Arc<rustls::ServerConfig>, U
         }
         _ => return Err(usage("an https listener needs -k KEY and -c CERT")),
     };
-    config.map_err(|e| usage(e.to_string()))
+    config.map_err(|e| by_flag(&e, files))
 }
 
 /// The client's TLS configuration.
@@ -208,7 +208,45 @@ pub fn client_tls(files: &TlsFiles) -> Result<Arc<rustls::ClientConfig>, UsageEr
         identity,
         versions: tls::TlsVersions::default(),
     };
-    tls::client_config(&config).map_err(|e| usage(e.to_string()))
+    tls::client_config(&config).map_err(|e| by_flag(&e, files))
+}
+
+/// A TLS error named by the flag whose file it is about: `-k`, `-c`, or
+/// `-V`'s trust files (the error names the file, which left a user to
+/// work out which flag gave it).
+fn by_flag(error: &TlsError, files: &TlsFiles) -> UsageError {
+    let (is_key, is_cert) = (
+        |path: &PathBuf| files.key.as_ref() == Some(path),
+        |path: &PathBuf| files.cert.as_ref() == Some(path),
+    );
+    // The certificates are read before the key: a file given to both
+    // that cannot be read is told as -c's.
+    let (flag, path) = match error {
+        TlsError::KeyMismatch { .. } => (Some("-k/-c"), None),
+        TlsError::NoCertificate { path } | TlsError::Pem { path, .. } if is_cert(path) => {
+            (Some("-c"), Some(path))
+        }
+        TlsError::NoPrivateKey { path }
+        | TlsError::EncryptedKey { path }
+        | TlsError::Pem { path, .. }
+            if is_key(path) =>
+        {
+            (Some("-k"), Some(path))
+        }
+        TlsError::NoCertificate { path }
+        | TlsError::Pem { path, .. }
+        | TlsError::Dir { path, .. } => (Some("-V"), Some(path)),
+        TlsError::NoTrustAnchors | TlsError::NoCrl | TlsError::BadTrustAnchor { .. } => {
+            (Some("-V"), None)
+        }
+        _ => (None, None),
+    };
+    match (flag, path) {
+        // The error begins with the file's name.
+        (Some(flag), Some(_)) => usage(format!("{flag} {error}")),
+        (Some(flag), None) => usage(format!("{flag}: {error}")),
+        (None, _) => usage(error.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -275,5 +313,27 @@ mod tests {
             Verify::parse("verify,peer").unwrap().mode,
             VerifyMode::Verify
         );
+    }
+
+    /// A TLS file that cannot be used is named with its flag: the line
+    /// named the file alone.
+    #[test]
+    fn tls_file_errors_name_their_flag() {
+        let certs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../certs");
+        let files = |key: &str, cert: &str| TlsFiles {
+            key: Some(certs.join(key)),
+            cert: Some(certs.join(cert)),
+            ..TlsFiles::default()
+        };
+        for ((key, cert), flag) in [
+            (("client-ec.key", "missing.crt"), "-c "),
+            (("missing.key", "client-ec.crt"), "-k "),
+            (("client-ec.crt", "client-ec.crt"), "-k "),
+            (("client-ec.key", "client-ec.key"), "-c "),
+            (("client-rsa.key", "client-ec.crt"), "-k/-c: "),
+        ] {
+            let error = client_tls(&files(key, cert)).unwrap_err().0;
+            assert!(error.starts_with(flag), "{key} {cert}: {error}");
+        }
     }
 }
