@@ -259,7 +259,8 @@ pub struct ClientFlags {
     #[arg(short = 'D', long, value_name = "MS", help_heading = "Output")]
     pub dump_slow: Option<u64>,
     /// Write the report as JSON (histograms mergeable with `h2sim merge`);
-    /// `-`: on standard output, the text report then on standard error
+    /// `-`: on standard output, the text report and dumps then on standard
+    /// error
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
     /// The steps from a scenario file (YAML or TOML; see
