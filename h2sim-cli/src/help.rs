@@ -254,8 +254,9 @@ EXAMPLES
 
 Exit status: 0 when every request succeeded; 1 when any failed or was lost,
 a -T send was missed, a server could not be reached (at the start, or again
-after it went away; --token-url's too, or it gave no token), or Ctrl-C, SIGTERM or SIGHUP cut the run short (its
-report then covers what it did); 2 on bad options.";
+after it went away; the --token-url endpoint too, or it gave no token), or
+Ctrl-C, SIGTERM or SIGHUP cut the run short (its report then covers what it
+did); 2 on bad options.";
 
 pub const BENCH: &str = "\
 Start a server on loopback with h2simple's performance rules (POST /user1k/,

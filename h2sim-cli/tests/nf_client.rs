@@ -471,7 +471,8 @@ fn a_token_is_fetched_and_sent() {
     }
 }
 
-/// A token endpoint that refuses is a clear error before the run.
+/// A token endpoint that refuses is a clear error before the run, which
+/// fails as for a server that cannot be reached (exit 1).
 #[test]
 fn a_refused_token_stops_the_run_before_it_starts() {
     let peer = Peer::start("token-refused", &[]);
@@ -488,7 +489,7 @@ fn a_refused_token_stops_the_run_before_it_starts() {
         "/x",
     ]);
     let report = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{report}");
+    assert_eq!(out.status.code(), Some(1), "{report}");
     // The whole URL, path included, and nothing after the status.
     assert!(
         report.contains(&format!("--token-url {token_url}: refused with 404\n")),
@@ -498,7 +499,8 @@ fn a_refused_token_stops_the_run_before_it_starts() {
 }
 
 /// A token endpoint that never answers stops the client after `--timeout`
-/// with one line naming the whole URL, before any request of the run.
+/// with one line naming the whole URL, before any request of the run
+/// (exit 1).
 #[test]
 fn an_unanswered_token_request_stops_the_run_after_the_timeout() {
     let server = Server::with_rules(
@@ -516,7 +518,7 @@ fn an_unanswered_token_request_stops_the_run_after_the_timeout() {
         server.url("http"),
     ]);
     let report = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{report}");
+    assert_eq!(out.status.code(), Some(1), "{report}");
     assert!(
         started.elapsed() < std::time::Duration::from_secs(20),
         "{report}"
