@@ -41,13 +41,14 @@ fn a_ca_certificate_as_the_servers_is_named() {
 }
 
 /// RFC 5280 §4.1.2.7: the key must be the certificate's; both files are
-/// named, on a server and on a client that presents them (exit 2).
+/// named, with their flags, on a server and on a client that presents them
+/// (exit 2).
 #[test]
 fn a_key_that_is_not_the_certificates_names_both_files() {
     let certs = certs();
     let (key, cert) = (certs.join("server-rsa.key"), certs.join("server-ec.crt"));
     let (key, cert) = (key.to_str().unwrap(), cert.to_str().unwrap());
-    let wanted = format!("the key in {key} does not match the certificate in {cert}");
+    let wanted = format!("-k/-c: the key in {key} does not match the certificate in {cert}");
     let server = ["server", "-k", key, "-c", cert, "-S", "https://127.0.0.1:0"];
     let client = ["client", "-k", key, "-c", cert, "https://127.0.0.1:19749/"];
     for args in [&server[..], &client[..]] {
