@@ -172,7 +172,9 @@ FIXED RATE (-T)
   send waits.
   (Over HTTP/1.1 the extra requests queue behind the -P pipelined ones.) A
   --duration run intends N x duration sends: those that never went out are
-  reported as \"sends missed\" and fail the run.
+  reported as \"sends missed\" and fail the run; a -C run intends its count
+  by count / N seconds: the sends that left more than 100 ms (or an
+  interval, if longer) after that are missed too.
 
 CONNECTIONS
   A planned end is followed by a new connection at once, without limit,

@@ -176,6 +176,26 @@ fn fixed_rate_duration_run_keeps_sending() {
     assert_eq!(count(&t, "failed"), 0, "{t}");
 }
 
+/// A paced `-C` run is held to its rate as a `--duration` run is: the
+/// sends that leave well after the count's last send time are missed and
+/// fail the run. `-T 1000000 -C 200000` sent at a quarter of the rate and
+/// said `-T kept its rate by growing the in-flight window to 256`, exit 0.
+/// A rate the client keeps passes.
+#[test]
+fn a_paced_count_run_not_kept_to_its_rate_fails() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
+    let url = format!("{}/fast/x", server.url);
+    let out = client(&["-q", "-T", "10000000", "-C", "200000", &url]);
+    let t = text(&out);
+    assert!(!out.status.success(), "{t}");
+    assert_eq!(count(&t, "succeeded"), 200_000, "{t}");
+    assert!(figure(&t, "more counts:", "sends missed (-T)") > 0, "{t}");
+    let out = client(&["-q", "-T", "20", "-C", "10", &url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(figure(&t, "more counts:", "sends missed (-T)"), 0, "{t}");
+}
+
 /// A paced `--duration` run took its duration, as h2load's `-D` divides
 /// by it: `-T 2 --duration 1500ms` sends at 0, 0.5 and 1 s, and said
 /// `finished in 1.00s, 3.00 req/s` (to its last response).

@@ -60,9 +60,12 @@ pub struct Report {
     pub resent: u64,
     /// Sent during `--warmup`: counted nowhere else.
     pub warmup: u64,
-    /// `-T`: intended sends that never happened before `--duration` ended
+    /// `-T`: send times the run did not keep: of a `--duration` run, the
+    /// intended sends that never happened before it ended; of a `-C` run,
+    /// the sends that left well after its last send time (`Plan::schedule_end`)
     /// (every slot busy, the window at its bound, the server's stream
-    /// limit reached, or the connection lost for good).
+    /// limit reached, the client itself too slow, or the connection lost
+    /// for good).
     pub missed: u64,
     /// Requests owed when their connection slot ended for good (its server
     /// gone, reconnects spent): sent once and to be sent again under `-r`,

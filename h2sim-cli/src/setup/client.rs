@@ -115,6 +115,11 @@ pub fn client_parts(
         .map(|tps| Duration::from_secs_f64(connections.max(1) as f64 / tps));
     if let Some(tps) = args.tps {
         plan.paced_from = Some(started);
+        if args.duration.is_none() {
+            plan.schedule_end = args
+                .count
+                .map(|count| started + Duration::from_secs_f64(count as f64 / tps));
+        }
         plan.stagger = Duration::from_secs_f64(1.0 / tps);
         plan.paced_connections = connections.max(1) as u64;
         plan.max_slots = plan.slots.max(crate::client::app::MAX_GROWN_SLOTS);
