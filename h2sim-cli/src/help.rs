@@ -203,7 +203,7 @@ CONNECTIONS
   by keep-alive PING timeout. The counts in parentheses are h2simple's over
   HTTP/2 (N reqs N rsps N rsts N streams); over HTTP/1.1, which has no
   resets or streams, N reqs N rsps N unanswered (the requests left without
-  their response).
+  their response, whether lost or sent again on the next connection).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is

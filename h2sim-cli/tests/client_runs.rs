@@ -1143,6 +1143,48 @@ fn a_connection_per_request_opens_one_connection_per_request() {
     );
 }
 
+/// An HTTP/1.1 connection's line counts every request it left without
+/// its response, those pipelined behind the server's `connection: close`
+/// too (RFC 9112 §9.6), which go again on the next connection: against
+/// nginx's 1,000-request limit it said `1004 reqs 1000 rsps 0 unanswered`.
+#[test]
+fn an_http1_line_counts_the_requests_pipelined_behind_a_close() {
+    let server = Peer::h2sim(&[
+        "-m",
+        "GET",
+        "-p",
+        "/",
+        "-s",
+        "200",
+        "--requests-per-connection",
+        "10",
+    ]);
+    let url = format!("{}/x", server.url);
+    let out = client(&["-q", "-1", "-P", "4", "-C", "40", &url]);
+    let t = text(&out);
+    assert!(out.status.success(), "{t}");
+    assert_eq!(count(&t, "succeeded"), 40, "{t}");
+    let mut unanswered = 0;
+    for line in t.lines().filter(|l| l.contains("DISCONNECTED")) {
+        let counts = line.rsplit_once('(').map_or("", |(_, c)| c);
+        let words: Vec<u64> = counts
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let [requests, responses, left] = words[..] else {
+            panic!("{line}");
+        };
+        assert_eq!(requests, responses + left, "{line}");
+        unanswered += left;
+    }
+    assert!(unanswered > 0, "{t}");
+    assert_eq!(
+        unanswered,
+        figure(&t, "more counts:", "resent unprocessed"),
+        "{t}"
+    );
+}
+
 /// RFC 9113 §3.3: prior knowledge at a server that speaks only HTTP/1.1
 /// gets its HTTP/1.1 answer named, and the flag that speaks HTTP/1.1, on
 /// both runtimes; it read as a 4 MB frame (FRAME_SIZE_ERROR) before.

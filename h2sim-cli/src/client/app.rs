@@ -323,7 +323,9 @@ struct Link {
     responses: u64,
     /// Requests that ended without their response while it lived: reset
     /// over HTTP/2 (by the server, or by us at `--timeout`); over
-    /// HTTP/1.1, which resets nothing, timed out or cut off by its close.
+    /// HTTP/1.1, which resets nothing, timed out or cut off by its close,
+    /// whether lost or sent again on the next connection (pipelined
+    /// behind the server's `connection: close`).
     resets: u64,
     pushes: u64,
     /// Its line counts in HTTP/1.1's words (see [`Counts`]).
@@ -908,6 +910,12 @@ impl ClientApp {
         let Some((_, flight)) = self.slots.remove(stream) else {
             return;
         };
+        // Over HTTP/1.1 it went unanswered on this connection, as its line
+        // counts (against nginx's 1,000-request limit: `1004 reqs 1000 rsps
+        // 0 unanswered`); HTTP/2's counts resets, which this was not.
+        if let Some(link) = self.link.as_mut().filter(|l| l.http1) {
+            link.resets += 1;
+        }
         self.report.resent += 1;
         self.carry.push_back(flight.pending);
         self.fill(now, conn);
