@@ -208,6 +208,15 @@ fn a_duration_run_takes_its_duration() {
     assert!(out.status.success(), "{t}");
     assert_eq!(count(&t, "succeeded"), 3, "{t}");
     assert!(t.contains("finished in 1.50s, 2.00 req/s"), "{t}");
+    // No longer than it ran: one that reaches no server ends at once, and
+    // said `finished in 3.00s`.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let gone = format!("http://{}/x", free.local_addr().unwrap());
+    drop(free);
+    let out = client(&["-q", "-T", "2", "--duration", "3s", &gone]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(!t.contains("finished in 3.00s"), "{t}");
 }
 
 /// Issue 10 items 5 and 7: an HTTP/1.0 server closes after each response:

@@ -479,7 +479,9 @@ fn run_time(args: &ClientArgs, parts: &ClientParts, report: &Report) -> Duration
         .expected
         .is_some_and(|e| report.total >= e.saturating_sub(report.warmup));
     match args.duration {
-        Some(duration) if !report.interrupted && !count_reached => duration,
+        // No longer than the run took: one that could reach no server
+        // ended at once, and said `finished in 2.00s` of `--duration 2s`.
+        Some(duration) if !report.interrupted && !count_reached => duration.min(from.elapsed()),
         _ => to_last,
     }
 }
