@@ -2,7 +2,7 @@
 //! both runtimes.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::trace::errln;
 
@@ -77,6 +77,17 @@ pub fn stop_server_on_ctrl_c(stop: impl FnOnce() + Send + 'static) {
     });
 }
 
+/// The first signal, in the words the lines that say what cut a run short
+/// use: signals are the process's, and so is this.
+static FIRST: OnceLock<&'static str> = OnceLock::new();
+
+/// What the first signal was: `Ctrl-C` (SIGINT), `SIGTERM` or `SIGHUP`;
+/// `Ctrl-C` before any came. A run ended by `kill` or by a closed terminal
+/// said `interrupted (Ctrl-C)`.
+pub fn first_signal() -> &'static str {
+    FIRST.get().copied().unwrap_or("Ctrl-C")
+}
+
 /// Signals this close together are one: GNU `timeout` sends its signal to
 /// the process and then to its process group, so a process it stops gets
 /// it twice within microseconds, and took the second for a user's second
@@ -105,9 +116,14 @@ pub fn on_ctrl_c(who: &'static str, first: impl FnOnce() + Send + 'static) {
         .name("h2sim-signals".into())
         .spawn(move || {
             let mut forever = signals.forever();
-            if forever.next().is_none() {
+            let Some(signal) = forever.next() else {
                 return;
-            }
+            };
+            let _ = FIRST.set(match signal {
+                SIGTERM => "SIGTERM",
+                SIGHUP => "SIGHUP",
+                _ => "Ctrl-C",
+            });
             let came = std::time::Instant::now();
             first();
             while forever.next().is_some() {

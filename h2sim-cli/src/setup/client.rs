@@ -455,11 +455,12 @@ pub fn finish_client(
     report.notifications = parts.inbox.as_ref().map(|i| i.notifications());
     report.elapsed = run_time(args, parts, &report);
     if interrupted {
+        let by = crate::signals::first_signal();
         match &parts.token_interrupted {
             Some(url) => errln!(
-                "h2sim client: interrupted (Ctrl-C) while waiting for the token from {url}: no request was sent"
+                "h2sim client: interrupted ({by}) while waiting for the token from {url}: no request was sent"
             ),
-            None => errln!("h2sim client: interrupted (Ctrl-C): the report covers what was done"),
+            None => errln!("h2sim client: interrupted ({by}): the report covers what was done"),
         }
     }
     report
