@@ -190,6 +190,11 @@ fn a_paced_count_run_not_kept_to_its_rate_fails() {
     assert!(!out.status.success(), "{t}");
     assert_eq!(count(&t, "succeeded"), 200_000, "{t}");
     assert!(figure(&t, "more counts:", "sends missed (-T)") > 0, "{t}");
+    // What stopped the window's growth is named: here the server's limit.
+    assert!(
+        t.contains("held there by the server's SETTINGS_MAX_CONCURRENT_STREAMS of "),
+        "{t}"
+    );
     let out = client(&["-q", "-T", "20", "-C", "10", &url]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");

@@ -500,15 +500,19 @@ impl ClientApp {
     }
 
     /// The server's stream limit holds back a request `-P` has room for:
-    /// noted for the report, which says it once for the run. A paced
-    /// window grown past `-P` is `window_grown_to`'s business.
+    /// noted for the report, which says it once for the run; or it holds
+    /// a paced window grown past `-P`, which the verdict on the rate names.
     fn held_by_server(&mut self, conn: &Connection) {
         self.at_server_limit = true;
         let asked = self.plan.slots as u64;
-        if let Some(limit) = conn.peer_stream_limit().map(u64::from)
-            && limit < asked
-        {
+        let Some(limit) = conn.peer_stream_limit().map(u64::from) else {
+            return;
+        };
+        if limit < asked {
             self.report.capped(limit, asked);
+        } else if self.slots.len() > self.plan.slots.max(1) {
+            // A paced window grown past `-P` stopped at the server's limit.
+            self.report.window_held_at = self.report.window_held_at.max(limit);
         }
     }
 

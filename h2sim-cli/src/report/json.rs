@@ -153,6 +153,7 @@ fn core_json(report: &Report) -> Value {
         "reconnects": report.reconnects,
         "unreachable": report.unreachable,
         "window_grown_to": report.window_grown_to,
+        "window_held_at": report.window_held_at,
         "stream_cap": report.stream_cap.map(|c| json!({
             "limit": c.limit,
             "asked": c.asked,
@@ -213,6 +214,7 @@ pub fn from_json(value: &Value) -> Option<Report> {
         reconnects: n(&value["reconnects"]),
         unreachable: n(&value["unreachable"]),
         window_grown_to: n(&value["window_grown_to"]),
+        window_held_at: n(&value["window_held_at"]),
         stream_cap: value["stream_cap"]["limit"]
             .as_u64()
             .map(|limit| StreamCap {

@@ -95,6 +95,11 @@ pub struct Report {
     /// `-T`: the largest in-flight window a connection grew to because
     /// `-P` was below rate × latency; 0 when no window grew.
     pub window_grown_to: u64,
+    /// `-T`: the server's MAX_CONCURRENT_STREAMS that held a grown window
+    /// (past `-P`) from growing further; 0 when none did. The verdict on a
+    /// rate not kept names it, or the window's own bound, as what stopped
+    /// the growth.
+    pub window_held_at: u64,
     /// A server's MAX_CONCURRENT_STREAMS below `-P` held requests back:
     /// the run had fewer in flight than asked, which went unsaid.
     pub stream_cap: Option<StreamCap>,
@@ -178,6 +183,7 @@ impl Report {
         self.reconnects += other.reconnects;
         self.unreachable += other.unreachable;
         self.window_grown_to = self.window_grown_to.max(other.window_grown_to);
+        self.window_held_at = self.window_held_at.max(other.window_held_at);
         if let Some(theirs) = other.stream_cap {
             self.capped(theirs.limit, theirs.asked);
         }
@@ -407,9 +413,19 @@ impl Report {
                 );
             }
             (grown, missed) => {
+                let bound = if self.window_held_at > 0 {
+                    format!(
+                        ", held there by the server's SETTINGS_MAX_CONCURRENT_STREAMS of {}",
+                        self.window_held_at
+                    )
+                } else if grown >= crate::client::app::MAX_GROWN_SLOTS as u64 {
+                    ", its bound (the larger of -P and 1024)".to_owned()
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
-                    "-T did not keep its rate: {missed} sends missed with the in-flight window grown to {grown} per connection"
+                    "-T did not keep its rate: {missed} sends missed with the in-flight window grown to {grown} per connection{bound}"
                 );
             }
         }
