@@ -887,29 +887,36 @@ impl Application for ServerApp {
                 end_stream,
             } => {
                 self.totals.bytes_in += data.len() as u64;
-                if !self.tunnels.is_empty() {
+                // No lookup on a connection without tunnels (nearly all).
+                let tunnel_open = if self.tunnels.is_empty() {
+                    None
+                } else {
+                    self.tunnels.get(&stream).map(|t| t.open)
+                };
+                if let Some(open) = tunnel_open {
+                    if open {
+                        self.echo(stream, data, end_stream, conn);
+                        return;
+                    }
                     // What the connection's tunnels hold for answers still
                     // to come (a rule's delay), all of them: bounded per
                     // connection, not per tunnel, or 256 tunnels could
-                    // hold 256 times the bound.
+                    // hold 256 times the bound. Summed only here, not for
+                    // every DATA of an open tunnel's echo.
                     let early: usize = self.tunnels.values().map(|t| t.early_len).sum();
-                    if let Some(tunnel) = self.tunnels.get_mut(&stream) {
-                        if tunnel.open {
-                            self.echo(stream, data, end_stream, conn);
-                        } else if early + data.len() > MAX_BODY {
-                            // Held for an answer that is slow to come: a
-                            // client that sends this much before it has
-                            // one is not waiting for it.
-                            self.tunnels.remove(&stream);
-                            let _ = conn.reset(stream, Reason::CANCEL);
-                            self.totals.resets += 1;
-                        } else {
-                            tunnel.early_len += data.len();
-                            tunnel.early.push(data);
-                            tunnel.ended = end_stream;
-                        }
-                        return;
+                    if early + data.len() > MAX_BODY {
+                        // Held for an answer that is slow to come: a
+                        // client that sends this much before it has one
+                        // is not waiting for it.
+                        self.tunnels.remove(&stream);
+                        let _ = conn.reset(stream, Reason::CANCEL);
+                        self.totals.resets += 1;
+                    } else if let Some(tunnel) = self.tunnels.get_mut(&stream) {
+                        tunnel.early_len += data.len();
+                        tunnel.early.push(data);
+                        tunnel.ended = end_stream;
                     }
+                    return;
                 }
                 // A body past `--request-body-limit` never gets here: the
                 // core takes its stream back (a `StreamReset`).
