@@ -123,6 +123,26 @@ struct Exchange {
     detached: bool,
 }
 
+/// An exchange the application sends on, and whether its items are
+/// written at once (see [`Server::outlet`]).
+struct Outlet<'a> {
+    ex: &'a mut Exchange,
+    /// At the front of the line, nothing queued before.
+    direct: bool,
+    /// No request follows this one (see [`write_queued`]).
+    closing: bool,
+}
+
+impl Outlet<'_> {
+    fn put(&mut self, io: &mut Io, item: Outgoing<ResponseHead>) {
+        if self.direct {
+            write_item(io, self.ex, item, self.closing);
+        } else {
+            self.ex.queue.push_back(item);
+        }
+    }
+}
+
 impl Exchange {
     /// `connect`: a CONNECT without content, whose 2xx opens the tunnel
     /// (one with content was read as a request like others).
@@ -463,6 +483,23 @@ impl Server {
             .ok_or(UserError::UnknownStream(id))
     }
 
+    /// The exchange `id` the application owns, with where its items go:
+    /// straight to the output when it is at the front of the line with
+    /// nothing queued (a response given in request order, nearly every
+    /// one), or to its queue for [`Server::flush`]. Written at once, an
+    /// item leaves exactly as the flush that follows every send would have
+    /// written it, without being moved into the queue and out again.
+    fn outlet(&mut self, id: StreamId) -> Result<Outlet<'_>, UserError> {
+        let closing = self.last_request && self.exchanges.len() == 1;
+        let at_front = self.exchanges.front().is_some_and(|ex| ex.id == id);
+        let ex = self.owned(id)?;
+        Ok(Outlet {
+            direct: at_front && ex.queue.is_empty(),
+            closing,
+            ex,
+        })
+    }
+
     /// Waiting for a request head it would read now.
     pub(super) fn reading_head(&self, io: &Io) -> bool {
         matches!(self.read, Read::Head) && !self.upgraded && !self.pipeline_full(io)
@@ -559,7 +596,8 @@ impl Server {
         end_stream: bool,
         whole: Option<Bytes>,
     ) -> Result<(), UserError> {
-        let ex = self.owned(id)?;
+        let mut out = self.outlet(id)?;
+        let ex = &mut *out.ex;
         let interim = head.is_informational();
         if !head.is_sendable() {
             return Err(UserError::InvalidStatus(head.status));
@@ -585,14 +623,17 @@ impl Server {
             }
         }
         let tunnel = !interim && ex.connect && head.is_success();
-        ex.queue.push_back(Outgoing::Head { head, end_stream });
         ex.send_ended = end_stream;
+        out.put(io, Outgoing::Head { head, end_stream });
         if let Some(data) = whole.filter(|_| !interim && !end_stream) {
-            ex.queue.push_back(Outgoing::Data {
-                data,
-                end_stream: true,
-            });
-            ex.send_ended = true;
+            out.ex.send_ended = true;
+            out.put(
+                io,
+                Outgoing::Data {
+                    data,
+                    end_stream: true,
+                },
+            );
         }
         if !interim && matches!(self.read, Read::Connect { id: waiting } if waiting == id) {
             if tunnel {
@@ -620,15 +661,15 @@ impl Server {
         id: StreamId,
         item: Outgoing<ResponseHead>,
     ) -> Result<(), UserError> {
-        let ex = self.owned(id)?;
-        if !ex.final_queued || ex.send_ended {
+        let mut out = self.outlet(id)?;
+        if !out.ex.final_queued || out.ex.send_ended {
             return Err(UserError::InvalidState(id));
         }
-        ex.send_ended = match &item {
+        out.ex.send_ended = match &item {
             Outgoing::Data { end_stream, .. } => *end_stream,
             Outgoing::Head { .. } | Outgoing::Trailers(_) => true,
         };
-        ex.queue.push_back(item);
+        out.put(io, item);
         self.flush(io);
         Ok(())
     }
@@ -786,26 +827,31 @@ fn reaches_limit(id: StreamId, max: Option<NonZeroU32>) -> bool {
 /// one, so its final response says `connection: close`.
 fn write_queued(io: &mut Io, ex: &mut Exchange, closing: bool) {
     while let Some(item) = ex.queue.pop_front() {
-        match item {
-            // "A server MUST NOT send a 1xx response to an HTTP/1.0
-            // client" (RFC 9110 §15.2).
-            Outgoing::Head { head, .. } if head.is_informational() && ex.http10 => {}
-            Outgoing::Head { head, .. } if head.is_informational() => {
-                let buf = io.out.buf();
-                encode::put_status_line(buf, head.status);
-                encode::put_fields(buf, &head.fields, false);
-                buf.extend_from_slice(b"\r\n");
-                io.spares.give_fields(head.fields);
-            }
-            Outgoing::Head { head, end_stream } => {
-                write_final_head(io, ex, &head, end_stream, closing);
-                io.spares.give_fields(head.fields);
-            }
-            Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
-            Outgoing::Trailers(fields) => {
-                io.out.trailers(ex.framing, &fields);
-                io.spares.give_fields(fields);
-            }
+        write_item(io, ex, item, closing);
+    }
+}
+
+/// Encodes one item of the exchange's response.
+fn write_item(io: &mut Io, ex: &mut Exchange, item: Outgoing<ResponseHead>, closing: bool) {
+    match item {
+        // "A server MUST NOT send a 1xx response to an HTTP/1.0
+        // client" (RFC 9110 §15.2).
+        Outgoing::Head { head, .. } if head.is_informational() && ex.http10 => {}
+        Outgoing::Head { head, .. } if head.is_informational() => {
+            let buf = io.out.buf();
+            encode::put_status_line(buf, head.status);
+            encode::put_fields(buf, &head.fields, false);
+            buf.extend_from_slice(b"\r\n");
+            io.spares.give_fields(head.fields);
+        }
+        Outgoing::Head { head, end_stream } => {
+            write_final_head(io, ex, &head, end_stream, closing);
+            io.spares.give_fields(head.fields);
+        }
+        Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
+        Outgoing::Trailers(fields) => {
+            io.out.trailers(ex.framing, &fields);
+            io.spares.give_fields(fields);
         }
     }
 }
