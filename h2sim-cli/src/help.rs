@@ -217,6 +217,8 @@ CTRL-C
   the JSON and prints the report; a second one, 100 ms or more after the
   first, exits at once (130). Closer together they are one: GNU timeout
   signals the process and then its group. Under nohup, SIGHUP stays ignored.
+  An HTTP/2 connection whose server had not yet sent its SETTINGS (the end
+  of its handshake) counts as neither made nor unreachable.
   While the --token-url token is awaited, the first ends the wait: one line
   says so, and the report (and JSON) of a run that sent nothing, interrupted.
 

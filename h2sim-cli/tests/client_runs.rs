@@ -1374,3 +1374,54 @@ fn a_server_that_never_speaks_is_unreachable() {
         assert!(!t.contains("DISCONNECTED"), "{runtime}: {t}");
     }
 }
+
+/// A Ctrl-C before the server's SETTINGS ends the HTTP/2 handshake with
+/// our GOAWAY: that connection never came up, as one the SETTINGS timeout
+/// ends does not, so it is not made (nor its connect time, nor its line);
+/// nor unreachable, as the server had not yet said whether it would
+/// answer. On both runtimes. It was "1 made" with a DISCONNECTED line.
+#[test]
+fn a_ctrl_c_during_the_handshake_makes_no_connection() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", silent.local_addr().unwrap());
+    // Accepted and held, never answered, until the test ends.
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    for runtime in ["tokio", "glommio"] {
+        let child = spawn_client(&["--runtime", runtime, "-C", "10", &url]);
+        let t = interrupt_after(child, Duration::from_millis(500));
+        assert!(t.contains("interrupted"), "{runtime}: {t}");
+        assert!(
+            t.contains("connections: 0 made, 0 reconnects, 0 unreachable"),
+            "{runtime}: {t}"
+        );
+        assert!(!t.contains("DISCONNECTED"), "{runtime}: {t}");
+        assert!(!t.contains("Application protocol"), "{runtime}: {t}");
+        assert!(t.contains("time for connect:          -"), "{runtime}: {t}");
+    }
+}
+
+/// A server that closes before its SETTINGS never brought the connection
+/// up either: unreachable, named by the run's error line, and not made.
+/// It was "1 made, 0 reconnects, 1 unreachable" with a DISCONNECTED line.
+#[test]
+fn a_server_that_closes_before_its_settings_makes_no_connection() {
+    let closing = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", closing.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut tcp in closing.incoming().map_while(Result::ok) {
+            let _ = tcp.read(&mut [0; 1024]);
+        }
+    });
+    let out = client(&["-C", "1", &url]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("before its SETTINGS"), "{t}");
+    assert!(
+        t.contains("connections: 0 made, 0 reconnects, 1 unreachable"),
+        "{t}"
+    );
+    assert!(!t.contains("DISCONNECTED"), "{t}");
+}

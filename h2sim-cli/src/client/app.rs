@@ -318,6 +318,9 @@ const CAPTURE_BODY_LIMIT: usize = 1024 * 1024;
 struct Link {
     /// When connecting started.
     opened: Instant,
+    /// The server has said something: over HTTP/2 its SETTINGS, which
+    /// are its side of the handshake (RFC 9113 §3.4); over HTTP/1.1 a
+    /// response.
     first_byte: bool,
     requests: u64,
     responses: u64,
@@ -957,6 +960,14 @@ impl ClientApp {
     /// and prints no line, as a failed handshake does not; the run's error
     /// line names the alert or the timeout, and the slot counts as
     /// unreachable.
+    ///
+    /// An HTTP/2 connection that ended before the server's SETTINGS for
+    /// any other reason never came up either, and is counted the same
+    /// way: the server closed it first (the run's error line says so), or
+    /// a Ctrl-C's GOAWAY ended the handshake, which makes the slot neither
+    /// made nor unreachable (the server had not yet said whether it
+    /// would answer). Both counted it as made, with its connect time and
+    /// line.
     fn close_link(
         &mut self,
         now: Instant,
@@ -980,7 +991,7 @@ impl ClientApp {
             (None, _) | (_, TrafficFrom::WarmupEnd) => {}
         }
         self.refused = refusal && !link.first_byte;
-        if self.refused {
+        if !link.first_byte && (refusal || !link.http1) {
             self.report.connections -= 1;
             self.report.reconnects -= u64::from(link.reconnect);
             return;
