@@ -201,9 +201,14 @@ CONNECTIONS
   also say by peer close (the server closed the transport), by error: ...
   (a rule the server broke, named), by transport error: ... (a reset), or
   by keep-alive PING timeout. The counts in parentheses are h2simple's over
-  HTTP/2 (N reqs N rsps N rsts N streams); over HTTP/1.1, which has no
-  resets or streams, N reqs N rsps N unanswered (the requests left without
-  their response, whether lost or sent again on the next connection).
+  HTTP/2 (N reqs N rsps N rsts N streams), rsts counting the requests a
+  reset lost before their response (the server's, or ours at --timeout; a
+  REFUSED_STREAM sent again is not lost). A reset after the whole response,
+  as nginx's NO_ERROR after a POST whose body it did not read (RFC 9113
+  §8.1), is not counted: the request was answered, as h2simple and h2load
+  count it too. Over HTTP/1.1, which has no resets or streams, N reqs N
+  rsps N unanswered (the requests left without their response, whether
+  lost or sent again on the next connection).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is

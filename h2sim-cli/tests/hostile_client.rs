@@ -449,3 +449,36 @@ fn a_refused_request_goes_again_a_bounded_number_of_times() {
         }
     }
 }
+
+/// Each request answered whole, then reset with NO_ERROR before its body
+/// was read, as nginx does to a POST whose body it did not need (RFC 9113
+/// §8.1 allows it).
+fn answers_then_resets(c: &mut Conn) {
+    c.hello();
+    while let Some(stream) = c.request() {
+        let mut answer = response(stream, true);
+        answer.extend_from_slice(&wire::rst_stream(stream, 0x0));
+        c.send(&answer);
+    }
+}
+
+/// A NO_ERROR reset after the whole response leaves the request answered:
+/// it succeeds, and the connection's line counts no reset (`rsts` are the
+/// requests a reset lost), as h2simple and h2load count it.
+#[test]
+fn a_no_error_reset_after_the_response_is_no_loss() {
+    let case = Case {
+        name: "answers then resets",
+        script: answers_then_resets,
+        args: &["-m", "POST", "-t", "{\"a\":1}", "-C", "3", "-P", "1"],
+        says: "3 succeeded",
+        reset: None,
+        goaway: None,
+    };
+    for runtime in ["tokio", "glommio"] {
+        let (code, text, _, _) = run(runtime, &case);
+        assert_eq!(code, Some(0), "{runtime}: {text}");
+        assert!(text.contains(case.says), "{runtime}: {text}");
+        assert!(text.contains("3 reqs 3 rsps 0 rsts"), "{runtime}: {text}");
+    }
+}
