@@ -107,8 +107,10 @@ REPORT
   stderr; \"refused\" counts the requests turned down because the client
   broke a rule (a malformed head or body, a limit, MAX_CONCURRENT_STREAMS;
   HTTP/1.1's 400, 413, 414, 431, 501, 505; HTTP/2's 413), apart from
-  \"resets\", and unless -q each gets a line naming it with what the client
-  got, the RST_STREAM's code or the status:
+  \"resets\" (HTTP/2's streams reset for other causes) and \"unanswered\"
+  (HTTP/1.1's requests cut off by their connection's end), and unless -q
+  each gets a line naming it with what the client got, the RST_STREAM's
+  code or the status:
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)

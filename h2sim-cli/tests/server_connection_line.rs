@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use server_support::{Server, run};
+use server_support::{Server, client, run, text};
 
 fn start(extra: &[&str]) -> Server {
     let mut args = vec![
@@ -133,6 +133,38 @@ fn an_http1_line_counts_the_requests_left_unanswered() {
             "{runtime}: {line}"
         );
         server.stop();
+    }
+}
+
+/// The closing summary counts as the lines do: a server that served both
+/// protocols says HTTP/2's resets (`rsts`) and HTTP/1.1's requests left
+/// unanswered apart. Both were summed as resets (`2 resets`).
+#[test]
+fn the_summary_counts_resets_and_unanswered_requests_apart() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, "-m POST -t ok -m GET -p /slow/ --delay 5000");
+        // HTTP/1.1: a body cut short by the client's close.
+        let mut tcp = TcpStream::connect(server.authority()).unwrap();
+        let local = tcp.local_addr().unwrap();
+        tcp.write_all(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\npart")
+            .unwrap();
+        drop(tcp);
+        let line = server.wait_for(&format!("{local} DISCONNECTED"));
+        assert!(line.ends_with(" 1 unanswered)"), "{runtime}: {line}");
+        // HTTP/2: a request our client resets at its --timeout (CANCEL).
+        let url = format!("{}/slow/x", server.url("http"));
+        let out = client(&["-q", "-C", "1", "--timeout", "200ms", &url]);
+        assert!(
+            text(&out).contains("1 timeout"),
+            "{runtime}: {}",
+            text(&out)
+        );
+        server.wait_for(" 1 rsts 1 streams)");
+        let report = server.stop_report();
+        assert!(
+            report.contains(" 1 resets, 1 unanswered, 0 refused, "),
+            "{runtime}: {report}"
+        );
     }
 }
 

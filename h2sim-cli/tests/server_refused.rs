@@ -28,7 +28,9 @@ fn assert_summary(runtime: &str, out: &str, refused: u32) {
         "{runtime}: {line}"
     );
     assert!(
-        line.contains(&format!(" 0 resets, {refused} refused, 0 unmatched")),
+        line.contains(&format!(
+            " 0 resets, 0 unanswered, {refused} refused, 0 unmatched"
+        )),
         "{runtime}: {line}"
     );
 }
@@ -178,7 +180,10 @@ fn a_bad_http1_request_body_is_named_by_its_status() {
             line.contains(" 2 requests, 0 responses "),
             "{runtime}: {line}"
         );
-        assert!(line.contains(" 0 resets, 2 refused, "), "{runtime}: {line}");
+        assert!(
+            line.contains(" 0 resets, 0 unanswered, 2 refused, "),
+            "{runtime}: {line}"
+        );
     }
 }
 
@@ -275,7 +280,10 @@ fn a_request_body_above_the_limit_is_refused_alike_on_both_protocols() {
             line.contains(" 4 requests, 2 responses "),
             "{runtime}: {line}"
         );
-        assert!(line.contains(" 0 resets, 5 refused, "), "{runtime}: {line}");
+        assert!(
+            line.contains(" 0 resets, 0 unanswered, 5 refused, "),
+            "{runtime}: {line}"
+        );
     }
     let (code, out) = run(
         server_support::BIN,

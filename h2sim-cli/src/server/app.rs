@@ -174,8 +174,15 @@ pub struct Totals {
     pub responses: u64,
     pub pushes: u64,
     /// Streams ended by a reset for any other cause than a broken rule:
-    /// the client's RST_STREAM, or ours for our own reasons.
+    /// the client's RST_STREAM, or ours for our own reasons. Over HTTP/1.1,
+    /// which has no resets, the exchanges that ended so (cut off by the
+    /// connection's end) count here while the connection lives, as its
+    /// line's `unanswered`, and go to `unanswered` when it ends.
     pub resets: u64,
+    /// HTTP/1.1's requests left without their response, apart from
+    /// HTTP/2's resets, so that the server's summary says what each
+    /// connection's line said.
+    pub unanswered: u64,
     /// Requests turned down because the client broke a rule (a malformed
     /// head or body, a limit, MAX_CONCURRENT_STREAMS), whether the core
     /// refused them before the rules saw them or reset them after: what a
@@ -206,6 +213,7 @@ impl Totals {
         self.responses += other.responses;
         self.pushes += other.pushes;
         self.resets += other.resets;
+        self.unanswered += other.unanswered;
         self.refused += other.refused;
         for (a, b) in self.status_classes.iter_mut().zip(other.status_classes) {
             *a += b;
@@ -804,7 +812,7 @@ impl ServerApp {
             responses: self.totals.responses,
             resets: self.totals.resets,
             pushes: self.totals.pushes,
-            http1: self.protocol == Some(Protocol::Http1),
+            http1: self.is_http1(),
         };
         let mut line = counts.line(self.peer, cause, life);
         if self.totals.refused > 0 {
@@ -820,6 +828,12 @@ impl ServerApp {
         line
     }
 
+    /// Its requests came over HTTP/1.1: its counts are told in that
+    /// protocol's words.
+    fn is_http1(&self) -> bool {
+        self.protocol == Some(Protocol::Http1)
+    }
+
     fn finish(&mut self, cause: Ending<ServerSide>, now: Option<Instant>) {
         if self.closed {
             return;
@@ -827,6 +841,12 @@ impl ServerApp {
         self.closed = true;
         if let Some(log) = &self.shared.log {
             log.line(&self.summary(&cause, now.or(self.last_seen)));
+        }
+        // The summary counts as the line did: HTTP/1.1's were requests
+        // unanswered, not resets (a server that served both protocols
+        // summed the two as resets).
+        if self.is_http1() {
+            self.totals.unanswered += std::mem::take(&mut self.totals.resets);
         }
         if let Ok(mut totals) = self.shared.totals.lock() {
             totals.merge(&self.totals);

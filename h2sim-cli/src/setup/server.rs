@@ -172,7 +172,7 @@ pub fn notify_target_options<R: Clone>(
 
 fn server_summary(args: &ServerArgs, t: &Totals) -> String {
     let mut out = format!(
-        "h2sim server: {} connections, {} requests, {} responses ({} 1xx, {} 2xx, {} 3xx, {} 4xx, {} 5xx), {} pushes, {} resets, {} refused, {} unmatched",
+        "h2sim server: {} connections, {} requests, {} responses ({} 1xx, {} 2xx, {} 3xx, {} 4xx, {} 5xx), {} pushes, {} resets, {} unanswered, {} refused, {} unmatched",
         t.connections,
         t.requests,
         t.responses,
@@ -183,6 +183,7 @@ fn server_summary(args: &ServerArgs, t: &Totals) -> String {
         t.status_classes[4],
         t.pushes,
         t.resets,
+        t.unanswered,
         t.refused,
         t.not_found
     );
