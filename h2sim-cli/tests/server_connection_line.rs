@@ -331,3 +331,75 @@ fn a_body_the_client_never_let_out_is_said_unsent() {
         "{report}"
     );
 }
+
+/// Python's h2 as a client with a stream window of 100: it asks for PATH
+/// (whose body stays held back past its first 100 bytes) and POSTs a
+/// `content-length` of 2000, which `--request-body-limit 1k` refuses with
+/// the core's own 413; it closes once that answer has ended and prints
+/// its own address.
+const WINDOW_100_CLIENT: &str = r#"
+import socket, sys
+import h2.config, h2.connection, h2.events, h2.settings
+host, port = sys.argv[1].rsplit(":", 1)
+sock = socket.create_connection((host, int(port)))
+sock.settimeout(20)
+conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+conn.local_settings = h2.settings.Settings(
+    client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 100})
+conn.initiate_connection()
+head = [(":scheme", "http"), (":authority", "x"), (":path", sys.argv[2])]
+conn.send_headers(1, [(":method", "GET")] + head, end_stream=True)
+conn.send_headers(3, [(":method", "POST")] + head + [("content-length", "2000")])
+sock.sendall(conn.data_to_send())
+done = set()
+while done != {1, 3}:
+    data = sock.recv(65536)
+    if not data:
+        sys.exit("closed before the answers")
+    for event in conn.receive_data(data):
+        if isinstance(event, (h2.events.StreamEnded, h2.events.StreamReset)):
+            done.add(event.stream_id)
+        elif isinstance(event, h2.events.DataReceived) and event.stream_id == 1:
+            done.add(1)
+    sock.sendall(conn.data_to_send())
+print("%s:%d" % sock.getsockname())
+sock.close()
+"#;
+
+/// The core's own 413 is written beside the bodies the rules gave, and
+/// is not one of them: of a 100k body of which the window let 100 bytes
+/// out, 102300 are unsent. The 413's 43 bytes were taken for the rule's
+/// (102257 unsent).
+#[test]
+fn the_cores_own_answer_hides_no_unsent_bytes() {
+    let server = Server::start(
+        std::env::temp_dir().as_path(),
+        &[
+            "server",
+            "-S",
+            "http://127.0.0.1:0",
+            "--request-body-limit",
+            "1k",
+            "-m",
+            "GET",
+            "-p",
+            "/big",
+            "-e",
+            "100k",
+        ],
+        1,
+    );
+    let addr = server.url("http").trim_start_matches("http://").to_owned();
+    let (code, local) = run("python3", &["-c", WINDOW_100_CLIENT, &addr, "/big"]);
+    assert_eq!(code, Some(0), "{local}");
+    let line = server.wait_for(&format!("{} DISCONNECTED", local.trim()));
+    assert!(
+        line.ends_with(" 1 refused 102300 of 102400 body bytes unsent"),
+        "{line}"
+    );
+    let report = server.stop_report();
+    assert!(
+        report.ends_with(", 102300 of 102400 body bytes unsent"),
+        "{report}"
+    );
+}

@@ -17,6 +17,12 @@ pub struct Stats {
     /// Body bytes (DATA payloads), each way.
     pub data_bytes_received: u64,
     pub data_bytes_sent: u64,
+    /// Of `data_bytes_sent`, the bodies of the answers a server's core
+    /// gave in the application's place (a 413 for a body above
+    /// `Config::max_request_body`, HTTP/1.1's error statuses): an
+    /// application that compares the bodies it gave with what was
+    /// written leaves these out, as it never gave them.
+    pub own_data_bytes_sent: u64,
 }
 
 impl Stats {
@@ -42,6 +48,9 @@ impl Stats {
                 .data_bytes_received
                 .saturating_sub(earlier.data_bytes_received),
             data_bytes_sent: self.data_bytes_sent.saturating_sub(earlier.data_bytes_sent),
+            own_data_bytes_sent: self
+                .own_data_bytes_sent
+                .saturating_sub(earlier.own_data_bytes_sent),
         }
     }
 
@@ -55,5 +64,6 @@ impl Stats {
         self.header_bytes_sent += other.header_bytes_sent;
         self.data_bytes_received += other.data_bytes_received;
         self.data_bytes_sent += other.data_bytes_sent;
+        self.own_data_bytes_sent += other.own_data_bytes_sent;
     }
 }

@@ -1585,6 +1585,10 @@ fn s8_1_declared_body_above_the_limit_gets_413_then_reset_no_error() {
     let (why, ended) = response_body(&frames, 1);
     assert_eq!(why, b"body of 65535 bytes above the limit of 100\n");
     assert!(ended, "the 413 ends our side: {frames:?}");
+    // Written, and counted as the core's own: the application gave none.
+    let stats = peer.conn.stats();
+    assert_eq!(stats.own_data_bytes_sent, why.len() as u64);
+    assert_eq!(stats.data_bytes_sent, stats.own_data_bytes_sent);
     assert_eq!(resets_on(&frames, 1), [Reason::NO_ERROR], "{frames:?}");
     let credit: u64 = frames
         .iter()

@@ -1009,7 +1009,10 @@ impl Application for ServerApp {
                 self.protocol = conn.protocol();
                 // What the core wrote of the bodies by now is all it ever
                 // will: after the end it writes no stream's frames.
-                let written = conn.stats().data_bytes_sent;
+                // Of the bodies it gave: the core's own answers (its 413s)
+                // are written too, and hid as many of its bytes unsent.
+                let stats = conn.stats();
+                let written = stats.data_bytes_sent - stats.own_data_bytes_sent;
                 self.totals.bytes_unsent = self.totals.bytes_out.saturating_sub(written);
                 let ending = Ending::server(&cause, conn.protocol(), self.answered);
                 self.finish(ending, Some(now));

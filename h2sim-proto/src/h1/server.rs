@@ -848,6 +848,13 @@ fn write_item(io: &mut Io, ex: &mut Exchange, item: Outgoing<ResponseHead>, clos
             write_final_head(io, ex, &head, end_stream, closing);
             io.spares.give_fields(head.fields);
         }
+        // A detached exchange's queue holds only the core's own error
+        // answer (see `Exchange::answer_error`), counted apart.
+        Outgoing::Data { data, end_stream } if ex.detached => {
+            let before = io.out.body_bytes();
+            io.out.data(ex.framing, data, end_stream);
+            io.stats.own_data_bytes_sent += io.out.body_bytes() - before;
+        }
         Outgoing::Data { data, end_stream } => io.out.data(ex.framing, data, end_stream),
         Outgoing::Trailers(fields) => {
             io.out.trailers(ex.framing, &fields);

@@ -1505,6 +1505,26 @@ fn body_over_the_limit_gets_413() {
     )));
 }
 
+/// The core's own error answer is written as a body like any other, and
+/// counted apart as its own: the application never gave it.
+#[test]
+fn the_cores_own_answer_counts_as_its_own() {
+    let config = Config {
+        max_request_body: 10,
+        ..Config::default()
+    };
+    let (mut s, _, _) = serve(
+        config,
+        b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 11\r\n\r\n",
+    );
+    let out = text(&drain_output(&mut s));
+    let (_, body) = out.split_once("\r\n\r\n").unwrap();
+    let stats = s.stats();
+    assert!(!body.is_empty(), "{out}");
+    assert_eq!(stats.own_data_bytes_sent, body.len() as u64, "{out}");
+    assert_eq!(stats.data_bytes_sent, stats.own_data_bytes_sent);
+}
+
 #[test]
 fn body_error_after_the_response_started_truncates_it() {
     let mut s = server(Config::default());

@@ -815,6 +815,11 @@ impl Session {
                     let end = stream.turn_end();
                     frame::encode_data_head(id, allowed, end_stream && last, &mut self.wbuf);
                     self.stats.data_bytes_sent += u64::from(allowed);
+                    // A stream the application does not hold carries only
+                    // the core's own answer (see `Stream::known`).
+                    if !stream.known {
+                        self.stats.own_data_bytes_sent += u64::from(allowed);
+                    }
                     if chunk.len() <= COPY_DATA {
                         // A turn that fills its buffer with payloads is a
                         // busy one: the next buffer holds a whole turn, so
