@@ -1348,19 +1348,25 @@ fn a_failing_token_endpoint_exits_1() {
     }
 }
 
+/// The URL of a server that accepts connections and holds them, never
+/// answering, until the test ends.
+fn silent_server() -> String {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/x", silent.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
+        drop(held);
+    });
+    url
+}
+
 /// A server that accepts and never speaks lets `--connect-timeout` pass
 /// without its SETTINGS: the connection never came up, so it is not made
 /// but unreachable, and names no protocol, on both runtimes. It was
 /// "1 made, 0 unreachable" with "Application protocol: h2c".
 #[test]
 fn a_server_that_never_speaks_is_unreachable() {
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/x", silent.local_addr().unwrap());
-    // Accepted and held, never answered, until the test ends.
-    std::thread::spawn(move || {
-        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
-        drop(held);
-    });
+    let url = silent_server();
     for runtime in ["tokio", "glommio"] {
         let out = client(&["--runtime", runtime, "--connect-timeout", "1s", &url]);
         let t = text(&out);
@@ -1382,13 +1388,7 @@ fn a_server_that_never_speaks_is_unreachable() {
 /// answer. On both runtimes. It was "1 made" with a DISCONNECTED line.
 #[test]
 fn a_ctrl_c_during_the_handshake_makes_no_connection() {
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/x", silent.local_addr().unwrap());
-    // Accepted and held, never answered, until the test ends.
-    std::thread::spawn(move || {
-        let held: Vec<_> = silent.incoming().map_while(Result::ok).collect();
-        drop(held);
-    });
+    let url = silent_server();
     for runtime in ["tokio", "glommio"] {
         let child = spawn_client(&["--runtime", runtime, "-C", "10", &url]);
         let t = interrupt_after(child, Duration::from_millis(500));

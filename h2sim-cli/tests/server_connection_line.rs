@@ -242,10 +242,12 @@ fn open_connections_end_by_server_shutdown() {
     }
 }
 
-/// Python's h2 as a client that asks for PATH with a stream window of 0,
-/// so that no byte of the body may come, and closes once the response's
-/// head is in; it prints its own address.
-const STALLED_CLIENT: &str = r#"
+/// Runs `script` as a client of Python's h2 connected to `addr`, with
+/// `path` for its request and its stream window set to `window`: the
+/// script goes on from an initiated connection, `conn` on `sock`.
+fn python_h2_client(window: u32, script: &str, addr: &str, path: &str) -> (Option<i32>, String) {
+    let program = format!(
+        r#"
 import socket, sys
 import h2.config, h2.connection, h2.events, h2.settings
 host, port = sys.argv[1].rsplit(":", 1)
@@ -253,8 +255,17 @@ sock = socket.create_connection((host, int(port)))
 sock.settimeout(20)
 conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
 conn.local_settings = h2.settings.Settings(
-    client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+    client=True, initial_values={{h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: {window}}})
 conn.initiate_connection()
+{script}"#
+    );
+    run("python3", &["-c", &program, addr, path])
+}
+
+/// Python's h2 as a client that asks for PATH with a stream window of 0,
+/// so that no byte of the body may come, and closes once the response's
+/// head is in; it prints its own address.
+const STALLED_CLIENT: &str = r#"
 conn.send_headers(1, [(":method", "GET"), (":scheme", "http"), (":authority", "x"),
                       (":path", sys.argv[2])], end_stream=True)
 sock.sendall(conn.data_to_send())
@@ -293,7 +304,7 @@ fn a_body_the_client_never_let_out_is_said_unsent() {
         1,
     );
     let addr = server.url("http").trim_start_matches("http://").to_owned();
-    let (code, local) = run("python3", &["-c", STALLED_CLIENT, &addr, "/big"]);
+    let (code, local) = python_h2_client(0, STALLED_CLIENT, &addr, "/big");
     assert_eq!(code, Some(0), "{local}");
     let line = server.wait_for(&format!("{} DISCONNECTED", local.trim()));
     assert!(
@@ -338,15 +349,6 @@ fn a_body_the_client_never_let_out_is_said_unsent() {
 /// the core's own 413; it closes once that answer has ended and prints
 /// its own address.
 const WINDOW_100_CLIENT: &str = r#"
-import socket, sys
-import h2.config, h2.connection, h2.events, h2.settings
-host, port = sys.argv[1].rsplit(":", 1)
-sock = socket.create_connection((host, int(port)))
-sock.settimeout(20)
-conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
-conn.local_settings = h2.settings.Settings(
-    client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 100})
-conn.initiate_connection()
 head = [(":scheme", "http"), (":authority", "x"), (":path", sys.argv[2])]
 conn.send_headers(1, [(":method", "GET")] + head, end_stream=True)
 conn.send_headers(3, [(":method", "POST")] + head + [("content-length", "2000")])
@@ -390,7 +392,7 @@ fn the_cores_own_answer_hides_no_unsent_bytes() {
         1,
     );
     let addr = server.url("http").trim_start_matches("http://").to_owned();
-    let (code, local) = run("python3", &["-c", WINDOW_100_CLIENT, &addr, "/big"]);
+    let (code, local) = python_h2_client(100, WINDOW_100_CLIENT, &addr, "/big");
     assert_eq!(code, Some(0), "{local}");
     let line = server.wait_for(&format!("{} DISCONNECTED", local.trim()));
     assert!(
