@@ -244,7 +244,8 @@ fn open_connections_end_by_server_shutdown() {
 
 /// Runs `script` as a client of Python's h2 connected to `addr`, with
 /// `path` for its request and its stream window set to `window`: the
-/// script goes on from an initiated connection, `conn` on `sock`.
+/// script goes on from an initiated connection, `conn` on `sock`, and
+/// the client then prints its own address and closes.
 fn python_h2_client(window: u32, script: &str, addr: &str, path: &str) -> (Option<i32>, String) {
     let program = format!(
         r#"
@@ -257,7 +258,10 @@ conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
 conn.local_settings = h2.settings.Settings(
     client=True, initial_values={{h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: {window}}})
 conn.initiate_connection()
-{script}"#
+{script}
+print("%s:%d" % sock.getsockname())
+sock.close()
+"#
     );
     run("python3", &["-c", &program, addr, path])
 }
@@ -277,8 +281,6 @@ while not answered:
     for event in conn.receive_data(data):
         answered = answered or isinstance(event, h2.events.ResponseReceived)
     sock.sendall(conn.data_to_send())
-print("%s:%d" % sock.getsockname())
-sock.close()
 "#;
 
 /// A response the client never let out (its window stayed 0) is counted
@@ -364,8 +366,6 @@ while done != {1, 3}:
         elif isinstance(event, h2.events.DataReceived) and event.stream_id == 1:
             done.add(1)
     sock.sendall(conn.data_to_send())
-print("%s:%d" % sock.getsockname())
-sock.close()
 "#;
 
 /// The core's own 413 is written beside the bodies the rules gave, and
