@@ -39,7 +39,7 @@ const HEAD_ROOM: usize = 512;
 /// idle a while (`host::Driver`'s delayed trim): every connection under
 /// load holds its block, so it is small. At 1 KiB (five heads of a
 /// typical size) 10,000 keep-alive connections under wrk peaked at
-/// 51-59 MB; at 4 KiB, 57-72 MB (`bench/connections.sh`).
+/// 51-60 MB; at 4 KiB, 57-72 MB (`bench/connections.sh`).
 const HEAD_BLOCK: usize = 1024;
 
 /// Bytes waiting to be written: heads and chunk lines gather in `wbuf`,
