@@ -242,7 +242,11 @@ pub async fn run(args: BenchArgs) -> Result<ExitCode, UsageError> {
     let stop = interrupt.clone();
     crate::signals::on_ctrl_c("h2sim bench", move || {
         errln!(
-            "h2sim bench: stopping: the running cell ends early and no other starts (Ctrl-C again to quit at once)"
+            "{}",
+            crate::signals::stopping(
+                "h2sim bench",
+                "the running cell ends early and no other starts"
+            )
         );
         stop.stop();
     });

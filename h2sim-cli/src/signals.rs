@@ -71,7 +71,11 @@ pub fn interrupt_on_ctrl_c() -> Arc<Interrupt> {
 pub fn stop_server_on_ctrl_c(stop: impl FnOnce() + Send + 'static) {
     on_ctrl_c("h2sim server", move || {
         errln!(
-            "h2sim server: stopping: GOAWAY to every connection, answering the requests in flight (Ctrl-C again to quit at once)"
+            "{}",
+            stopping(
+                "h2sim server",
+                "GOAWAY to every connection, answering the requests in flight"
+            )
         );
         stop();
     });
@@ -86,6 +90,20 @@ static FIRST: OnceLock<&'static str> = OnceLock::new();
 /// said `interrupted (Ctrl-C)`.
 pub fn first_signal() -> &'static str {
     FIRST.get().copied().unwrap_or("Ctrl-C")
+}
+
+/// The line that says a command is winding down after the first signal:
+/// what it does meanwhile, named by `what`, and how to end it at once,
+/// in the words of the signal that came (a `kill` or a closed terminal
+/// was told to press Ctrl-C again).
+pub fn stopping(who: &str, what: &str) -> String {
+    let signal = first_signal();
+    let again = if signal == "Ctrl-C" {
+        "Ctrl-C again to quit at once"
+    } else {
+        "a second signal quits at once"
+    };
+    format!("{who}: stopping on {signal}: {what} ({again})")
 }
 
 /// Signals this close together are one: GNU `timeout` sends its signal to

@@ -167,6 +167,23 @@ fn a_server_whose_output_is_not_read_keeps_answering() {
     }
 }
 
+/// A server stopped by `kill` (SIGTERM) says so in the signal's words,
+/// and how to end it at once: it told the user to press Ctrl-C again.
+#[test]
+fn a_servers_sigterm_is_named_in_its_stopping_line() {
+    let (mut server, _url, said) = serve(&[], "tokio", &["-q"], Stdio::null());
+    kill(&server, "-TERM");
+    let status = wait(&mut server, Duration::from_secs(10));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    let said = said.iter().collect::<Vec<_>>().join("\n");
+    assert!(
+        said.contains(
+            "h2sim server: stopping on SIGTERM: GOAWAY to every connection, answering the requests in flight (a second signal quits at once)"
+        ),
+        "{said}"
+    );
+}
+
 /// The server's first Ctrl-C says it is stopping (its GOAWAYs and the
 /// answers in flight can take seconds); a second, while it waits, ends it
 /// at once with 130, as the client's does. It said nothing, and ignored
@@ -191,7 +208,9 @@ fn a_servers_second_ctrl_c_ends_it_at_once() {
         assert_eq!(status.code(), Some(130), "{runtime}: {status:?}");
         let said = said.iter().collect::<Vec<_>>().join("\n");
         assert!(
-            said.contains("h2sim server: stopping: GOAWAY to every connection"),
+            said.contains(
+                "h2sim server: stopping on Ctrl-C: GOAWAY to every connection, answering the requests in flight (Ctrl-C again to quit at once)"
+            ),
             "{runtime}: {said}"
         );
         let _ = client.kill();

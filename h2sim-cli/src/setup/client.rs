@@ -181,7 +181,11 @@ impl ClientParts {
         let watched = interrupt.watch(move || {
             if say {
                 errln!(
-                    "h2sim client: stopping: no new requests, waiting for those in flight (Ctrl-C again to quit at once)"
+                    "{}",
+                    crate::signals::stopping(
+                        "h2sim client",
+                        "no new requests, waiting for those in flight"
+                    )
                 );
             }
             plan.stop(Instant::now());
