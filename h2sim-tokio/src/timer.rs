@@ -41,11 +41,19 @@ const FINE_WITHIN: Duration = Duration::from_millis(50);
 pub(crate) struct Timer {
     coarse: Pin<Box<Sleep>>,
     fine: Fine,
-    /// The fine timer holds the deadline (else the wheel does).
-    on_fine: bool,
-    /// A far deadline the wheel wakes up for [`FINE_WITHIN`] early, to
-    /// hand it to the fine timer.
-    handoff: Option<Instant>,
+    holder: Holder,
+}
+
+/// Which timer holds the armed deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Holder {
+    /// The wheel, for the deadline itself.
+    Wheel,
+    /// The wheel, [`FINE_WITHIN`] before this far deadline, to hand it to
+    /// the fine timer then.
+    Handoff(Instant),
+    /// The fine timer.
+    Fine,
 }
 
 /// The timerfd, made the first time a deadline is close.
@@ -62,8 +70,7 @@ impl Timer {
         Timer {
             coarse: Box::pin(tokio::time::sleep_until(tokio::time::Instant::now())),
             fine: Fine::NotYet,
-            on_fine: false,
-            handoff: None,
+            holder: Holder::Wheel,
         }
     }
 
@@ -73,8 +80,7 @@ impl Timer {
         if ahead < FINE_WITHIN || matches!(self.fine, Fine::Unavailable) {
             self.arm_near(deadline, ahead);
         } else {
-            self.on_fine = false;
-            self.handoff = Some(deadline);
+            self.holder = Holder::Handoff(deadline);
             self.coarse
                 .as_mut()
                 .reset(tokio::time::Instant::from_std(deadline - FINE_WITHIN));
@@ -84,11 +90,13 @@ impl Timer {
     /// Arms the fine timer for `deadline`, `ahead` from now; the wheel
     /// where the fine timer cannot be had.
     fn arm_near(&mut self, deadline: Instant, ahead: Duration) {
-        self.handoff = None;
-        self.on_fine = self
+        let on_fine = self
             .fine_timer()
             .is_some_and(|fd| set(fd, ahead.max(Duration::from_nanos(1))).is_ok());
-        if !self.on_fine {
+        if on_fine {
+            self.holder = Holder::Fine;
+        } else {
+            self.holder = Holder::Wheel;
             self.coarse
                 .as_mut()
                 .reset(tokio::time::Instant::from_std(deadline));
@@ -97,15 +105,15 @@ impl Timer {
 
     /// Ready once the armed deadline passed (on the wheel alone: its tick).
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        if !self.on_fine {
+        if self.holder != Holder::Fine {
             std::task::ready!(self.coarse.as_mut().poll(cx));
-            let Some(deadline) = self.handoff.take() else {
+            let Holder::Handoff(deadline) = self.holder else {
                 return Poll::Ready(());
             };
             // The wheel's early wake-up: the rest of the wait is the fine
             // timer's, which registers this poll's waker below.
             self.arm_near(deadline, deadline.saturating_duration_since(Instant::now()));
-            if !self.on_fine {
+            if self.holder == Holder::Wheel {
                 return self.coarse.as_mut().poll(cx);
             }
         }
@@ -191,12 +199,12 @@ mod tests {
             let now = Instant::now();
             let deadline = now + Duration::from_millis(2);
             timer.arm(deadline, now);
-            assert!(timer.on_fine);
+            assert_eq!(timer.holder, Holder::Fine);
             std::future::poll_fn(|cx| timer.poll(cx)).await;
             assert!(Instant::now() >= deadline, "fired before its deadline");
             let now = Instant::now();
             timer.arm(now + Duration::from_secs(10), now);
-            assert!(!timer.on_fine);
+            assert_ne!(timer.holder, Holder::Fine);
             assert!(poll_once(&mut timer).is_pending());
         });
     }
@@ -211,14 +219,14 @@ mod tests {
             let now = Instant::now();
             let deadline = now + FINE_WITHIN * 2;
             timer.arm(deadline, now);
-            assert!(!timer.on_fine);
+            assert_ne!(timer.holder, Holder::Fine);
             assert!(poll_once(&mut timer).is_pending());
             // Past the wheel's early wake-up, before the deadline (on a
             // busy machine the sleep may end after it: then only its
             // firing on time is checked).
             tokio::time::sleep_until((now + FINE_WITHIN * 3 / 2).into()).await;
             if poll_once(&mut timer).is_pending() {
-                assert!(timer.on_fine, "still on the wheel");
+                assert_eq!(timer.holder, Holder::Fine, "still on the wheel");
                 std::future::poll_fn(|cx| timer.poll(cx)).await;
             }
             assert!(Instant::now() >= deadline, "fired before its deadline");
