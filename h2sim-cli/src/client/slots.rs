@@ -68,14 +68,9 @@ impl<F> Slots<F> {
         if let Some(i) = self.free.iter().rposition(|&s| s == slot) {
             self.free.remove(i);
         }
-        // The first use of slots up to `slot`: those below it (passed over,
-        // which the client never does) are free.
-        while self.flights.len() <= slot {
-            let skipped = self.flights.len();
+        // A slot not used before is the next one (see `Slots::free`).
+        if slot == self.flights.len() {
             self.flights.push(None);
-            if skipped < slot {
-                self.release(skipped);
-            }
         }
         self.by_stream.insert(stream, slot);
         self.flights[slot] = Some(flight);
