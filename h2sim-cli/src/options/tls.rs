@@ -220,33 +220,23 @@ fn by_flag(error: &TlsError, files: &TlsFiles) -> UsageError {
         |path: &PathBuf| files.cert.as_ref() == Some(path),
     );
     // The certificates are read before the key: a file given to both
-    // that cannot be read is told as -c's.
-    let (flag, path) = match error {
-        TlsError::KeyMismatch { .. } => (Some("-k/-c"), None),
-        TlsError::NoCertificate { path } | TlsError::Pem { path, .. } if is_cert(path) => {
-            (Some("-c"), Some(path))
-        }
+    // that cannot be read is told as -c's. An error about one file begins
+    // with its name, after which the flag goes; others get a colon.
+    let flag = match error {
+        TlsError::KeyMismatch { .. } => "-k/-c:",
+        TlsError::NoCertificate { path } | TlsError::Pem { path, .. } if is_cert(path) => "-c",
         TlsError::NoPrivateKey { path }
         | TlsError::EncryptedKey { path }
         | TlsError::Pem { path, .. }
             if is_key(path) =>
         {
-            (Some("-k"), Some(path))
+            "-k"
         }
-        TlsError::NoCertificate { path }
-        | TlsError::Pem { path, .. }
-        | TlsError::Dir { path, .. } => (Some("-V"), Some(path)),
-        TlsError::NoTrustAnchors | TlsError::NoCrl | TlsError::BadTrustAnchor { .. } => {
-            (Some("-V"), None)
-        }
-        _ => (None, None),
+        TlsError::NoCertificate { .. } | TlsError::Pem { .. } | TlsError::Dir { .. } => "-V",
+        TlsError::NoTrustAnchors | TlsError::NoCrl | TlsError::BadTrustAnchor { .. } => "-V:",
+        _ => return usage(error.to_string()),
     };
-    match (flag, path) {
-        // The error begins with the file's name.
-        (Some(flag), Some(_)) => usage(format!("{flag} {error}")),
-        (Some(flag), None) => usage(format!("{flag}: {error}")),
-        (None, _) => usage(error.to_string()),
-    }
+    usage(format!("{flag} {error}"))
 }
 
 #[cfg(test)]
