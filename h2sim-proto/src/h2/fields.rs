@@ -305,15 +305,26 @@ pub(crate) fn content_length(fields: &[HeaderField]) -> Result<Option<u64>, Malf
         .iter()
         .filter(|f| f.name.as_ref() == b"content-length")
     {
+        // Nearly every value is the digits alone: parsed as they are, the
+        // list's split and trims are left to the others.
+        if let Some(n) = parse_decimal(&field.value) {
+            declared = Some(agree(declared, n)?);
+            continue;
+        }
         for part in field.value.split(|&b| b == b',') {
             let n = parse_decimal(part.trim_ascii()).ok_or(Malformation::InvalidContentLength)?;
-            if declared.is_some_and(|d| d != n) {
-                return Err(Malformation::InvalidContentLength);
-            }
-            declared = Some(n);
+            declared = Some(agree(declared, n)?);
         }
     }
     Ok(declared)
+}
+
+/// `n`, if it is the length declared before it, or the first.
+fn agree(declared: Option<u64>, n: u64) -> Result<u64, Malformation> {
+    match declared {
+        Some(d) if d != n => Err(Malformation::InvalidContentLength),
+        _ => Ok(n),
+    }
 }
 
 /// The request asks for `100 (Continue)` before it sends its content
@@ -696,6 +707,26 @@ mod tests {
             Err(Malformation::InvalidContentLength)
         );
         assert_eq!(content_length(&[]), Ok(None));
+        // Each kind of value: digits alone, a list, and where they disagree.
+        assert_eq!(
+            content_length(&[f("content-length", "12,12")]),
+            Ok(Some(12))
+        );
+        assert_eq!(
+            content_length(&[f("content-length", "12"), f("content-length", "12, 12")]),
+            Ok(Some(12))
+        );
+        for bad in ["", "12,", "1, 2", "12 12", "+12", "0x10"] {
+            assert_eq!(
+                content_length(&[f("content-length", bad)]),
+                Err(Malformation::InvalidContentLength),
+                "{bad:?}"
+            );
+        }
+        assert_eq!(
+            content_length(&[f("content-length", "12, 12"), f("content-length", "13")]),
+            Err(Malformation::InvalidContentLength)
+        );
     }
 
     #[test]
