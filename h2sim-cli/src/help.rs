@@ -108,9 +108,9 @@ REPORT
   broke a rule (a malformed head or body, a limit, MAX_CONCURRENT_STREAMS;
   HTTP/1.1's 400, 413, 414, 431, 501, 505; HTTP/2's 413), apart from
   \"resets\" (HTTP/2's streams reset for other causes) and \"unanswered\"
-  (HTTP/1.1's requests cut off by their connection's end), and unless -q
-  each gets a line naming it with what the client got, the RST_STREAM's
-  code or the status:
+  (requests cut off by their connection's end before their answer), and
+  unless -q each gets a line naming it with what the client got, the
+  RST_STREAM's code or the status:
   REFUSED[127.0.0.1:37718, stream 1]: PROTOCOL_ERROR: malformed message:
   uppercase field name (RFC 9113 §8.2.1)
   REFUSED[127.0.0.1:37720, stream 1]: 400: invalid chunk (RFC 9112 §7.1)
@@ -122,12 +122,14 @@ REPORT
   ADDR DISCONNECTED by CAUSE: N tps (S secs for N reqs N rsps N rsts N
   streams); over HTTP/1.1, which has no resets or streams, the counts are
   N reqs N rsps N unanswered (the requests left without their response,
-  cut off by the connection's end). \"N refused\" follows when it refused
-  any, and \"N of M body bytes unsent\" when some of the bodies it was
-  given never left: rsps counts the answers given to the connection (as
-  the RESPONSE dumps show them), and HTTP/2 holds a body back while the
-  client's window is shut; over HTTP/1.1 the server holds nothing back,
-  and what the socket had not delivered when it closed is not known.
+  cut off by the connection's end). Over HTTP/2 \"N unanswered\" follows
+  when its end cut off requests still waiting for their answer (a rule's
+  --delay, a body still coming), \"N refused\" when it refused any, and
+  \"N of M body bytes unsent\" when some of the bodies it was given never
+  left: rsps counts the answers given to the connection (as the RESPONSE
+  dumps show them), and HTTP/2 holds a body back while the client's window
+  is shut; over HTTP/1.1 the server holds nothing back, and what the socket
+  had not delivered when it closed is not known.
   CAUSE is one of:
   peer close; GOAWAY received (HTTP/2; its code follows unless NO_ERROR);
   connection: close received (an HTTP/1.1 client's connection: close, or

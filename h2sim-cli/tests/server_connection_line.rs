@@ -168,6 +168,36 @@ fn the_summary_counts_resets_and_unanswered_requests_apart() {
     }
 }
 
+/// An HTTP/2 client that closes its connection while a request waits for
+/// a rule's delay (curl's `--max-time`) loses that request: no reset ends
+/// its stream, the connection's end does. The line and the summary count
+/// it as unanswered, where they said `1 reqs 0 rsps 0 rsts` and
+/// accounted for it nowhere.
+#[test]
+fn an_http2_request_cut_off_by_the_close_is_unanswered() {
+    for runtime in ["tokio", "glommio"] {
+        let server = Server::with_rules(runtime, "-m GET -p /slow/ --delay 5000 -t late");
+        let url = format!("{}/slow/x", server.url("http"));
+        let (code, out) = run(
+            "curl",
+            &["-s", "--http2-prior-knowledge", "--max-time", "0.3", &url],
+        );
+        assert_eq!(code, Some(28), "{runtime}: curl timed out: {out}");
+        let line = server.wait_for(" DISCONNECTED");
+        assert!(
+            line.contains(" DISCONNECTED by peer close: ")
+                && line.ends_with("for 1 reqs 0 rsps 0 rsts 1 streams) 1 unanswered"),
+            "{runtime}: {line}"
+        );
+        let report = server.stop_report();
+        assert!(
+            report.contains(" 1 requests, 0 responses ")
+                && report.contains(" 0 resets, 1 unanswered, 0 refused, "),
+            "{runtime}: {report}"
+        );
+    }
+}
+
 /// An HTTP/1.1 request body that breaks a rule (a chunk size that is not
 /// hex, RFC 9112 §7.1) is answered with 400 by the core, which then closes:
 /// the line names the status the client got, as the REFUSED line does,

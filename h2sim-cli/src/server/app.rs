@@ -179,9 +179,10 @@ pub struct Totals {
     /// connection's end) count here while the connection lives, as its
     /// line's `unanswered`, and go to `unanswered` when it ends.
     pub resets: u64,
-    /// HTTP/1.1's requests left without their response, apart from
-    /// HTTP/2's resets, so that the server's summary says what each
-    /// connection's line said.
+    /// Requests left without their response, cut off by their
+    /// connection's end (HTTP/1.1's exchanges, HTTP/2's open streams),
+    /// apart from HTTP/2's resets, so that the server's summary says what
+    /// each connection's line said.
     pub unanswered: u64,
     /// Requests turned down because the client broke a rule (a malformed
     /// head or body, a limit, MAX_CONCURRENT_STREAMS), whether the core
@@ -815,6 +816,10 @@ impl ServerApp {
             http1: self.is_http1(),
         };
         let mut line = counts.line(self.peer, cause, life);
+        // HTTP/1.1's line counts its unanswered requests in its own words.
+        if !self.is_http1() && self.totals.unanswered > 0 {
+            let _ = write!(line, " {} unanswered", self.totals.unanswered);
+        }
         if self.totals.refused > 0 {
             let _ = write!(line, " {} refused", self.totals.refused);
         }
@@ -839,6 +844,19 @@ impl ServerApp {
             return;
         }
         self.closed = true;
+        // Requests still waiting for their answer (a body still coming, a
+        // rule's delay) are cut off by the connection's end. HTTP/1.1's
+        // core ends its exchanges with a reset event, which took them out
+        // already; HTTP/2 ends its streams with the connection, so they
+        // are counted here.
+        let cut = (self.pending.len() + self.delayed.len()) as u64;
+        self.pending.clear();
+        self.delayed.clear();
+        if self.is_http1() {
+            self.totals.resets += cut;
+        } else {
+            self.totals.unanswered += cut;
+        }
         if let Some(log) = &self.shared.log {
             log.line(&self.summary(&cause, now.or(self.last_seen)));
         }
