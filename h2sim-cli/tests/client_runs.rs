@@ -314,6 +314,32 @@ fn requests_per_connection_on_sockets() {
     assert_eq!(value["latency"]["first_byte"]["count"], 3, "{value}");
 }
 
+/// `time to 1st byte` is h2load's: from a connection's connect to the
+/// first byte of a response's content. Over HTTP/2 it was the server's
+/// SETTINGS, a millisecond against a server that answers after 300 ms.
+#[test]
+fn time_to_first_byte_waits_for_the_answer() {
+    let server = Peer::h2sim(&[
+        "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "300", "-t", "late", "-q",
+    ]);
+    let url = format!("{}/slow/x", server.url);
+    let dir = scratch_dir("client-runs-ttfb");
+    for http1 in [false, true] {
+        let json = dir.path().join(format!("report-{http1}.json"));
+        let mut args = vec!["-q", "-C", "2", "--json", json.to_str().unwrap(), &url];
+        if http1 {
+            args.insert(0, "-1");
+        }
+        let out = client(&args);
+        assert!(out.status.success(), "{}", text(&out));
+        let value: serde_json::Value = read_json(&json);
+        let first = &value["latency"]["first_byte"];
+        assert_eq!(first["count"], 1, "http1={http1}: {value}");
+        let min = first["min_us"].as_u64().unwrap_or(0);
+        assert!(min >= 300_000, "http1={http1}: {first}");
+    }
+}
+
 /// Issue 10 item 11: an instance that never connected is a failure.
 #[test]
 fn unreachable_server_instance_fails_the_run() {

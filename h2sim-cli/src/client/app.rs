@@ -321,6 +321,11 @@ struct Link {
     /// The server has said something: over HTTP/2 its SETTINGS, which
     /// are its side of the handshake (RFC 9113 §3.4); over HTTP/1.1 a
     /// response.
+    spoke: bool,
+    /// Its `time to 1st byte` is taken: as h2load's, at the first byte of
+    /// a response's content, or the end of a response that has none (a
+    /// server's SETTINGS, or a head whose content is slow to come, says
+    /// nothing of how soon it answers).
     first_byte: bool,
     requests: u64,
     responses: u64,
@@ -990,8 +995,8 @@ impl ClientApp {
             }
             (None, _) | (_, TrafficFrom::WarmupEnd) => {}
         }
-        self.refused = refusal && !link.first_byte;
-        if !link.first_byte && (refusal || !link.http1) {
+        self.refused = refusal && !link.spoke;
+        if !link.spoke && (refusal || !link.http1) {
             self.report.connections -= 1;
             self.report.reconnects -= u64::from(link.reconnect);
             return;
@@ -1065,6 +1070,15 @@ impl ClientApp {
         }
     }
 
+    /// The server said something on the connection in use.
+    fn spoke(&mut self) {
+        if let Some(link) = self.link.as_mut() {
+            link.spoke = true;
+        }
+    }
+
+    /// A response's content began, or a response without any ended: the
+    /// connection's `time to 1st byte`, once.
     fn first_byte(&mut self, now: Instant) {
         if let Some(link) = self.link.as_mut()
             && !link.first_byte
@@ -1152,6 +1166,7 @@ impl Application for ClientApp {
                 .unwrap_or(now),
             connect_time,
             reconnect,
+            spoke: false,
             first_byte: false,
             requests: 0,
             responses: 0,
@@ -1176,7 +1191,7 @@ impl Application for ClientApp {
             Event::Connected => {
                 // HTTP/2: the server's SETTINGS are its first bytes.
                 if conn.protocol() == Some(Protocol::Http2) {
-                    self.first_byte(now);
+                    self.spoke();
                 }
                 self.fill(now, conn);
             }
@@ -1185,7 +1200,10 @@ impl Application for ClientApp {
                 head,
                 end_stream,
             } => {
-                self.first_byte(now);
+                self.spoke();
+                if end_stream {
+                    self.first_byte(now);
+                }
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
                     pushed.status = head.status;
                     pushed.kept.fields = head.fields;
@@ -1216,6 +1234,9 @@ impl Application for ClientApp {
                 data,
                 end_stream,
             } => {
+                if end_stream || !data.is_empty() {
+                    self.first_byte(now);
+                }
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
                     pushed.kept.body.take(&data, trace::SHOWN_BODY);
                     if end_stream {
@@ -1242,6 +1263,7 @@ impl Application for ClientApp {
                 }
             }
             Event::Trailers { stream, fields } => {
+                self.first_byte(now);
                 if let Some(pushed) = self.pushed.get_mut(&stream) {
                     pushed.kept.trailers = fields;
                     self.push_complete(stream);
