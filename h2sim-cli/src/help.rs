@@ -210,9 +210,12 @@ CONNECTIONS
   REFUSED_STREAM sent again is not lost). A reset after the whole response,
   as nginx's NO_ERROR after a POST whose body it did not read (RFC 9113
   §8.1), is not counted: the request was answered, as h2simple and h2load
-  count it too. Over HTTP/1.1, which has no resets or streams, N reqs N
-  rsps N unanswered (the requests left without their response, whether
-  lost or sent again on the next connection).
+  count it too. \"N unprocessed\" follows them when the server did not
+  process some of its requests (above the last stream of its GOAWAY, or
+  refused with REFUSED_STREAM), whether they went again or were lost.
+  Over HTTP/1.1, which has no resets or streams, N reqs N rsps N
+  unanswered (the requests left without their response, whether lost or
+  sent again on the next connection).
 
 H2SIMPLE'S -H KEYS
   -H reconn_max=N is --reconnect-max N, -H req_max_per_sess=N is

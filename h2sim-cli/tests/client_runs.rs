@@ -440,6 +440,56 @@ fn connection_windows_are_announced_at_start() {
     }
 }
 
+/// An HTTP/2 server that answers a connection's first request, then
+/// ends the connection with GOAWAY(INTERNAL_ERROR) naming that stream as
+/// its last: the requests above it were not processed (RFC 9113 §6.8).
+const GOAWAY_ERROR_SERVER: &str = r#"
+import h2.config, h2.connection, h2.events
+
+def serve(sock):
+    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
+    conn.initiate_connection()
+    sock.sendall(conn.data_to_send())
+    while True:
+        data = sock.recv(65536)
+        if not data:
+            break
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.RequestReceived) and event.stream_id == 1:
+                conn.send_headers(1, [(":status", "200"), ("content-length", "2")])
+                conn.send_data(1, b"ok", end_stream=True)
+                conn.close_connection(error_code=2, last_stream_id=1)
+        sock.sendall(conn.data_to_send())
+        if conn.state_machine.state == h2.connection.ConnectionState.CLOSED:
+            break
+    sock.close()
+"#;
+
+/// A request the server did not process counts as resent when it goes
+/// out again, not when it is put aside for the next connection: after a
+/// GOAWAY with an error and without `-r` no connection follows, so the
+/// four requests above its last stream are lost, and none was resent
+/// (they were counted both ways).
+#[test]
+fn requests_never_sent_again_are_not_counted_resent() {
+    let server = python_peer(GOAWAY_ERROR_SERVER);
+    let url = format!("{}/x", server.url);
+    let out = client(&["-q", "-P", "5", "-C", "5", &url]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(t.contains("connections: 1 made, 0 reconnects"), "{t}");
+    assert!(
+        t.contains("more counts: 4 lost, 0 retried, 0 resent unprocessed,"),
+        "{t}"
+    );
+    assert_eq!(count(&t, "succeeded"), 1, "{t}");
+    // Its line counts them apart, after h2simple's counts.
+    assert!(
+        t.contains("for 5 reqs 1 rsps 0 rsts 5 streams) 4 unprocessed\n"),
+        "{t}"
+    );
+}
+
 /// A server that answers every request with `hello` and two trailer
 /// fields: over HTTP/2 (Python's h2) after the preface, over HTTP/1.1 in
 /// the chunked coding (RFC 9112 §7.1.2) otherwise. `h2sim server` has no

@@ -7,6 +7,7 @@
 //! owes. Sans-IO: events and time in, commands out.
 
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -234,8 +235,21 @@ struct Pending {
     warmup: bool,
     /// Counted in `started` already (it went out once).
     started: bool,
+    /// Why it goes out again, counted when it does: a request that waits
+    /// for a connection that never comes is lost, not sent again.
+    again: Option<Again>,
     /// `--listen`: this instance's clock, which its requests stamp.
     clock: Option<Arc<Clock>>,
+}
+
+/// Why a request that went out once goes out again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Again {
+    /// `-r`: it ended without its response.
+    Retry,
+    /// The server did not process it (a GOAWAY's, a `connection: close`'s
+    /// or a REFUSED_STREAM's).
+    Unprocessed,
 }
 
 /// The request in flight on one slot. It moves at every send and answer
@@ -335,6 +349,10 @@ struct Link {
     /// whether lost or sent again on the next connection (pipelined
     /// behind the server's `connection: close`).
     resets: u64,
+    /// HTTP/2: requests the server did not process (above its GOAWAY's
+    /// last stream, or refused with REFUSED_STREAM), which its line counts
+    /// after h2simple's counts, when there are any.
+    unprocessed: u64,
     pushes: u64,
     /// Its line counts in HTTP/1.1's words (see [`Counts`]).
     http1: bool,
@@ -641,6 +659,7 @@ impl ClientApp {
                 refusals: 0,
                 warmup: self.plan.warmup_until.is_some_and(|t| intended < t),
                 started: false,
+                again: None,
                 clock: None,
             };
             self.send(now, conn, slot, pending);
@@ -726,6 +745,11 @@ impl ClientApp {
                     self.report.steps[pending.step].started += 1;
                 }
                 pending.started = true;
+                match pending.again.take() {
+                    Some(Again::Retry) => self.report.retried += 1,
+                    Some(Again::Unprocessed) => self.report.resent += 1,
+                    None => {}
+                }
                 if let Some(link) = self.link.as_mut() {
                     link.requests += 1;
                 }
@@ -813,6 +837,7 @@ impl ClientApp {
                 retries: 0,
                 refusals: 0,
                 started: false,
+                again: None,
                 ..flight.pending
             });
         } else {
@@ -872,9 +897,9 @@ impl ClientApp {
     /// the next), or count it.
     fn ended_without_response(&mut self, now: Instant, pending: Pending, timed_out: bool) {
         if self.plan.retry && pending.retries < MAX_RETRIES && !timed_out {
-            self.report.retried += 1;
             self.carry.push_back(Pending {
                 retries: pending.retries + 1,
+                again: Some(Again::Retry),
                 ..pending
             });
             return;
@@ -925,11 +950,17 @@ impl ClientApp {
         // Over HTTP/1.1 it went unanswered on this connection, as its line
         // counts (against nginx's 1,000-request limit: `1004 reqs 1000 rsps
         // 0 unanswered`); HTTP/2's counts resets, which this was not.
-        if let Some(link) = self.link.as_mut().filter(|l| l.http1) {
-            link.resets += 1;
+        if let Some(link) = self.link.as_mut() {
+            if link.http1 {
+                link.resets += 1;
+            } else {
+                link.unprocessed += 1;
+            }
         }
-        self.report.resent += 1;
-        self.carry.push_back(flight.pending);
+        self.carry.push_back(Pending {
+            again: Some(Again::Unprocessed),
+            ..flight.pending
+        });
         self.fill(now, conn);
     }
 
@@ -1017,7 +1048,11 @@ impl ClientApp {
             self.report.connection_rps.push(counts.tps(lifetime));
         }
         if let Some(log) = &self.plan.log {
-            log.line(&counts.line(String::from_utf8_lossy(&self.authority), cause, lifetime));
+            let mut line = counts.line(String::from_utf8_lossy(&self.authority), cause, lifetime);
+            if link.unprocessed > 0 {
+                let _ = write!(line, " {} unprocessed", link.unprocessed);
+            }
+            log.line(&line);
         }
     }
 
@@ -1171,6 +1206,7 @@ impl Application for ClientApp {
             requests: 0,
             responses: 0,
             resets: 0,
+            unprocessed: 0,
             pushes: 0,
             http1: conn.protocol() == Some(Protocol::Http1),
             going_away: false,
