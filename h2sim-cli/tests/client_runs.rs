@@ -946,6 +946,10 @@ fn the_clock_stops_at_the_last_response() {
         elapsed < busy + 0.2,
         "elapsed {elapsed}s for {busy}s of requests"
     );
+    // So does the connection's, as h2load's: its req/s (the run's, on one
+    // connection) was 50 requests over the close wait, 0.67 of the run's.
+    let rps = value["connection_rps"][0].as_f64().unwrap();
+    assert!(rps * (elapsed + 0.2) > 50.0, "{rps} req/s over {elapsed}s");
 }
 
 /// `h2sim merge --json FILE` writes the merged report, which merges again,

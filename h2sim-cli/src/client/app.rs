@@ -363,6 +363,11 @@ struct Link {
     reconnect: bool,
     /// We sent GOAWAY (or HTTP/1.1's last request): nothing new goes out.
     going_away: bool,
+    /// When it went away with every answer in: its life for its line and
+    /// its req/s ends there, as h2load's does, not at the close, which
+    /// waits up to a second for a server that keeps its side open after
+    /// our GOAWAY.
+    done_at: Option<Instant>,
     /// HTTP/1.1: we went away with nothing left to write, so no request
     /// said `connection: close`; the transport just closed.
     quiet_close: bool,
@@ -682,6 +687,7 @@ impl ClientApp {
             // Graceful: the Closed event that follows counts the traffic.
             link.going_away = true;
             link.quiet_close = !full;
+            link.done_at = self.slots.is_idle().then_some(now);
             conn.go_away(now);
         }
     }
@@ -1036,7 +1042,10 @@ impl ClientApp {
             self.samples
                 .record(Figure::ConnectTime, t, &self.plan.latencies);
         }
-        let lifetime = now.saturating_duration_since(link.opened);
+        let lifetime = link
+            .done_at
+            .unwrap_or(now)
+            .saturating_duration_since(link.opened);
         let counts = Counts {
             requests: link.requests,
             responses: link.responses,
@@ -1210,6 +1219,7 @@ impl Application for ClientApp {
             pushes: 0,
             http1: conn.protocol() == Some(Protocol::Http1),
             going_away: false,
+            done_at: None,
             quiet_close: false,
             traffic: if self.plan.warmup_until.is_some_and(|t| now < t) {
                 TrafficFrom::WarmupEnd
