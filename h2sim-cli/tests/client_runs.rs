@@ -314,6 +314,27 @@ fn requests_per_connection_on_sockets() {
     assert_eq!(value["latency"]["first_byte"]["count"], 3, "{value}");
 }
 
+/// A step's failures add up: a 404 for a step without `--expect` fails
+/// by h2load's rule (a status outside 2xx/3xx), and counts as an
+/// unexpected status, where it counted in none of the three.
+#[test]
+fn a_failed_status_without_expect_is_an_unexpected_status() {
+    let server = Peer::h2sim(&["-m", "GET", "-p", "/gone/", "-s", "404", "-q"]);
+    let authority = server.url.trim_start_matches("http://");
+    let out = client(&[
+        "-q", "-C", "3", "-s", "http", "-a", authority, "-m", "GET", "-p", "/gone/a", "-m", "GET",
+        "-p", "/gone/b",
+    ]);
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert_eq!(
+        t.matches("3 failed (3 unexpected status, 0 capture failed, 0 errored)")
+            .count(),
+        2,
+        "{t}"
+    );
+}
+
 /// `time to 1st byte` is h2load's: from a connection's connect to the
 /// first byte of a response's content. Over HTTP/2 it was the server's
 /// SETTINGS, a millisecond against a server that answers after 300 ms.

@@ -799,7 +799,7 @@ impl ClientApp {
         let expected = step.succeeds(status);
         let captured = expected && capture(&self.plan, step, &mut flight);
         let ok = expected && captured;
-        let (has_expect, ends) = (step.expect.is_some(), step.ends_scenario_on_failure());
+        let ends = step.ends_scenario_on_failure();
         if flight.pending.warmup {
             self.report.warmup += 1;
         } else {
@@ -818,7 +818,7 @@ impl ClientApp {
                 stats.succeeded += 1;
             } else {
                 stats.failed += 1;
-                stats.unexpected += u64::from(has_expect && !expected);
+                stats.unexpected += u64::from(!expected);
                 stats.uncaptured += u64::from(expected && !captured);
             }
         }

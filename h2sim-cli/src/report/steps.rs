@@ -16,10 +16,11 @@ pub struct StepStats {
     /// Ended: with a response, or without one (errored, timed out).
     pub done: u64,
     pub succeeded: u64,
-    /// Done without success (the three below, and statuses outside 2xx/3xx
-    /// for a step without `--expect`).
+    /// Done without success: the three below.
     pub failed: u64,
-    /// A status other than the step's `--expect`.
+    /// A status the step does not take: other than its `--expect`, or
+    /// outside 2xx/3xx without one (h2load's rule), so that the three
+    /// below add up to `failed`.
     pub unexpected: u64,
     /// A `--capture` found nothing in the response.
     pub uncaptured: u64,
