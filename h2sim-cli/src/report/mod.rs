@@ -93,7 +93,7 @@ pub struct Report {
     /// was unreachable at the start, or again after a loss.
     pub unreachable: u64,
     /// `-T`: the largest in-flight window a connection grew to because
-    /// `-P` was below rate × latency; 0 when no window grew.
+    /// a send fell due with `-P` requests in flight; 0 when no window grew.
     pub window_grown_to: u64,
     /// `-T`: the server's MAX_CONCURRENT_STREAMS that held a grown window
     /// (past `-P`) from growing further; 0 when none did. The verdict on a
@@ -409,7 +409,7 @@ impl Report {
             (grown, 0) => {
                 let _ = writeln!(
                     out,
-                    "-T kept its rate by growing the in-flight window to {grown} per connection (-P was below rate x latency)"
+                    "-T kept its rate by growing the in-flight window to {grown} per connection (a send fell due with -P requests still in flight)"
                 );
             }
             (grown, missed) => {
