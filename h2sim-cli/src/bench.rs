@@ -161,7 +161,7 @@ pub fn from_matches(matches: &clap::ArgMatches) -> Result<BenchArgs, UsageError>
         count: flags.count,
         parallel: flags.parallel as usize,
         duration,
-        threads: flags.threads.filter(|&n| n > 0).map(|n| n as usize),
+        threads: flags.threads.filter(|&n| n > 0),
     })
 }
 

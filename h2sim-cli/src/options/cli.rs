@@ -118,7 +118,7 @@ pub struct ServerFlags {
     #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
     pub runtime: Runtime,
     /// Worker threads (tokio) or cores (glommio); 0 or unset: one per core
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = thread_count)]
     pub threads: Option<usize>,
 }
 
@@ -337,8 +337,9 @@ pub struct ClientFlags {
     #[arg(long, value_enum, default_value_t = Runtime::Tokio, help_heading = "Runtime")]
     pub runtime: Runtime,
     /// Worker threads (tokio) or cores (glommio); 0 or unset: one per core
-    #[arg(long, value_name = "N", help_heading = "Runtime")]
-    pub threads: Option<u64>,
+    #[arg(long, value_name = "N", help_heading = "Runtime", allow_negative_numbers = true,
+          value_parser = thread_count)]
+    pub threads: Option<usize>,
 }
 
 /// `h2sim bench`.
@@ -357,8 +358,8 @@ pub struct BenchFlags {
     #[arg(long, value_name = "DURATION", value_parser = above_zero)]
     pub duration: Option<Duration>,
     /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it; 0 or unset: one per core
-    #[arg(long, value_name = "N")]
-    pub threads: Option<u64>,
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = thread_count)]
+    pub threads: Option<usize>,
 }
 
 /// `h2sim merge`.
@@ -521,6 +522,23 @@ fn at_least_one(value: &str) -> Result<u64, String> {
     match value.trim().parse::<u64>() {
         Ok(0) => Err("must be at least 1".to_owned()),
         Ok(n) => Ok(n),
+        Err(_) if value.trim().parse::<i64>().is_ok() => {
+            Err("a count cannot be negative".to_owned())
+        }
+        Err(_) => Err("not a valid number".to_owned()),
+    }
+}
+
+/// Threads past this many are refused: a thread each costs a stack and,
+/// on glommio, pinned I/O memory, and a number meant as something else
+/// (a count of connections) would try to start them all.
+const MAX_THREADS: usize = 1024;
+
+/// `--threads`: 0 (one per core) up to [`MAX_THREADS`].
+fn thread_count(value: &str) -> Result<usize, String> {
+    match value.trim().parse::<u64>() {
+        Ok(n) if n <= MAX_THREADS as u64 => Ok(n as usize),
+        Ok(_) => Err(format!("at most {MAX_THREADS} (0 or unset: one per core)")),
         Err(_) if value.trim().parse::<i64>().is_ok() => {
             Err("a count cannot be negative".to_owned())
         }

@@ -383,7 +383,7 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         timeout: flags.timeout,
         json: flags.json,
         runtime: flags.runtime,
-        threads: flags.threads.filter(|&n| n > 0).map(|n| n as usize),
+        threads: flags.threads.filter(|&n| n > 0),
         reconnect_max: flags.reconnect_max,
         requests_per_connection: flags.requests_per_connection,
         keepalive: flags.keepalive,
@@ -1308,6 +1308,16 @@ mod tests {
             (
                 &["--connections", "3", "-S", "2", "http://h/"],
                 "--connections cannot be used with -S/--connections-per-server",
+            ),
+            // u64::MAX threads panicked in tokio's builder; a million
+            // aborted for memory.
+            (
+                &["--threads", "18446744073709551615", "http://h/"],
+                "--threads \"18446744073709551615\": at most 1024 (0 or unset: one per core)",
+            ),
+            (
+                &["--threads", "-2", "http://h/"],
+                "--threads \"-2\": a count cannot be negative",
             ),
         ] {
             let e = parse(args(bad)).unwrap_err().0;
