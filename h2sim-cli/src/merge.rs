@@ -131,7 +131,7 @@ fn read_all(files: &[String]) -> Result<Vec<(String, Report)>, MergeError> {
                 serde_json::from_str::<serde_json::Value>(&text).map_err(|e| e.to_string())
             })
             .and_then(|json| {
-                crate::report::from_json(&json).ok_or_else(|| "not an h2sim report".to_owned())
+                crate::report::from_json(&json).map_err(|e| format!("not an h2sim report: {e}"))
             })
             .map_err(unreadable)?;
         reports.push((file.clone(), report));

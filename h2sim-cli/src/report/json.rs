@@ -71,17 +71,20 @@ fn step_json(s: &StepStats) -> Value {
 }
 
 fn step_from_json(v: &Value) -> Option<StepStats> {
-    let n = |key: &str| v[key].as_u64().unwrap_or(0);
+    let n = |key: &str| match &v[key] {
+        Value::Null => Some(0),
+        count => count.as_u64().filter(|&n| n <= MAX_COUNT),
+    };
     Some(StepStats {
         label: v["label"].as_str().unwrap_or_default().to_owned(),
-        started: n("started"),
-        done: n("done"),
-        succeeded: n("succeeded"),
-        failed: n("failed"),
-        unexpected: n("unexpected_status"),
-        uncaptured: n("capture_failed"),
-        errored: n("errored"),
-        skipped: n("skipped"),
+        started: n("started")?,
+        done: n("done")?,
+        succeeded: n("succeeded")?,
+        failed: n("failed")?,
+        unexpected: n("unexpected_status")?,
+        uncaptured: n("capture_failed")?,
+        errored: n("errored")?,
+        skipped: n("skipped")?,
         latency: decode(&v["latency"])?,
     })
 }
@@ -187,84 +190,157 @@ fn tls_from_json(v: &Value) -> Option<Tls> {
     })
 }
 
-/// Reads a report written by `to_json` (for merging runs).
-pub fn from_json(value: &Value) -> Option<Report> {
-    let n = |v: &Value| v.as_u64().unwrap_or(0);
-    let r = &value["requests"];
-    let t = &value["traffic"];
-    let l = &value["latency"];
+/// Counts past this are refused: JSON's exact integers end at 2^53, and
+/// a thousand such reports still add up within a `u64`.
+const MAX_COUNT: u64 = 1 << 53;
+
+/// Runs longer than this (about 31 years) are refused, as no run lasts
+/// that long and `Duration` takes no infinity.
+const MAX_ELAPSED_S: f64 = 1e9;
+
+/// Reads a report written by `to_json` (for merging runs); what is not
+/// one is named: the field whose value is out of place, or the part that
+/// is missing. A count that is absent is 0 (a report of an earlier
+/// version lacks the later ones); one that is there must be a count.
+pub fn from_json(value: &Value) -> Result<Report, String> {
+    if !value["requests"].is_object() {
+        return Err("no requests object".to_owned());
+    }
+    // Every report since the first has these.
+    for key in ["started", "done", "succeeded", "failed"] {
+        if value["requests"][key].is_null() {
+            return Err(format!("requests.{key}: missing"));
+        }
+    }
+    let mut bad: Option<String> = None;
+    let mut n = |path: &str| -> u64 {
+        let v = path.split('.').fold(value, |v, key| &v[key]);
+        match v {
+            Value::Null => 0,
+            v => match v.as_u64().filter(|&n| n <= MAX_COUNT) {
+                Some(n) => n,
+                None => {
+                    bad.get_or_insert_with(|| format!("{path}: {v} is not a count"));
+                    0
+                }
+            },
+        }
+    };
     let mut report = Report {
         protocol: value["protocol"].as_str().map(str::to_owned),
         tls: tls_from_json(&value["tls"]),
-        started: n(&r["started"]),
-        done: n(&r["done"]),
-        succeeded: n(&r["succeeded"]),
-        failed: n(&r["failed"]),
-        errored: n(&r["errored"]),
-        timed_out: n(&r["timeout"]),
-        retried: n(&r["retried"]),
-        resent: n(&r["resent_unprocessed"]),
-        warmup: n(&r["warmup"]),
-        missed: n(&r["missed"]),
-        lost: n(&r["lost"]),
+        started: n("requests.started"),
+        done: n("requests.done"),
+        succeeded: n("requests.succeeded"),
+        failed: n("requests.failed"),
+        errored: n("requests.errored"),
+        timed_out: n("requests.timeout"),
+        retried: n("requests.retried"),
+        resent: n("requests.resent_unprocessed"),
+        warmup: n("requests.warmup"),
+        missed: n("requests.missed"),
+        lost: n("requests.lost"),
         interrupted: value["interrupted"].as_bool().unwrap_or(false),
-        skipped: n(&r["skipped"]),
-        pushes: n(&value["pushes"]),
-        connections: n(&value["connections"]),
-        reconnects: n(&value["reconnects"]),
-        unreachable: n(&value["unreachable"]),
-        window_grown_to: n(&value["window_grown_to"]),
-        window_held_at: n(&value["window_held_at"]),
+        skipped: n("requests.skipped"),
+        pushes: n("pushes"),
+        connections: n("connections"),
+        reconnects: n("reconnects"),
+        unreachable: n("unreachable"),
+        window_grown_to: n("window_grown_to"),
+        window_held_at: n("window_held_at"),
         stream_cap: value["stream_cap"]["limit"]
             .as_u64()
             .map(|limit| StreamCap {
                 limit,
-                asked: n(&value["stream_cap"]["asked"]),
+                asked: n("stream_cap.asked"),
             }),
         connection_rps: value["connection_rps"]
             .as_array()
             .map(|a| a.iter().filter_map(Value::as_f64).collect())
             .unwrap_or_default(),
-        elapsed: Duration::from_secs_f64(value["elapsed_s"].as_f64().unwrap_or(0.0).max(0.0)),
         ..Report::default()
     };
     // A report with no total (null) is of a run that asked for no count:
     // its total is what it got to, as `Report::settle` sets it.
-    report.total = r["total"]
-        .as_u64()
-        .unwrap_or(report.done + report.lost + report.skipped);
-    for (code, count) in value["status_code_counts"].as_object()? {
-        report
-            .status_codes
-            .insert(code.parse().ok()?, count.as_u64()?);
+    report.total = match value["requests"]["total"] {
+        Value::Null => report.done + report.lost + report.skipped,
+        _ => n("requests.total"),
+    };
+    let t = &mut report.traffic;
+    for (key, field) in [
+        ("bytes_received", &mut t.bytes_received),
+        ("bytes_sent", &mut t.bytes_sent),
+        (
+            "header_wire_bytes_received",
+            &mut t.header_wire_bytes_received,
+        ),
+        ("header_bytes_received", &mut t.header_bytes_received),
+        ("header_wire_bytes_sent", &mut t.header_wire_bytes_sent),
+        ("header_bytes_sent", &mut t.header_bytes_sent),
+        ("data_bytes_received", &mut t.data_bytes_received),
+        ("data_bytes_sent", &mut t.data_bytes_sent),
+    ] {
+        *field = n(&format!("traffic.{key}"));
     }
-    report.traffic.bytes_received = n(&t["bytes_received"]);
-    report.traffic.bytes_sent = n(&t["bytes_sent"]);
-    report.traffic.header_wire_bytes_received = n(&t["header_wire_bytes_received"]);
-    report.traffic.header_bytes_received = n(&t["header_bytes_received"]);
-    report.traffic.header_wire_bytes_sent = n(&t["header_wire_bytes_sent"]);
-    report.traffic.header_bytes_sent = n(&t["header_bytes_sent"]);
-    report.traffic.data_bytes_received = n(&t["data_bytes_received"]);
-    report.traffic.data_bytes_sent = n(&t["data_bytes_sent"]);
-    report.request_time = decode(&l["request"])?;
-    report.connect_time = decode(&l["connect"])?;
-    report.first_byte = decode(&l["first_byte"])?;
-    report.request_first_byte = decode(&l["request_first_byte"])?;
+    if let Some(e) = bad {
+        return Err(e);
+    }
+    let elapsed = &value["elapsed_s"];
+    report.elapsed = match elapsed.as_f64() {
+        Some(s) if (0.0..=MAX_ELAPSED_S).contains(&s) => Duration::from_secs_f64(s),
+        None if elapsed.is_null() => Duration::ZERO,
+        _ => return Err(format!("elapsed_s: {elapsed} is not a run's seconds")),
+    };
+    let codes = value["status_code_counts"]
+        .as_object()
+        .ok_or("status_code_counts: not an object")?;
+    for (code, count) in codes {
+        let parsed = code.parse::<u16>().ok().filter(|c| (100..600).contains(c));
+        match (parsed, count.as_u64().filter(|&n| n <= MAX_COUNT)) {
+            (Some(code), Some(count)) => {
+                report.status_codes.insert(code, count);
+            }
+            _ => {
+                return Err(format!(
+                    "status_code_counts: \"{code}\": {count} is not a status's count"
+                ));
+            }
+        }
+    }
+    let l = &value["latency"];
+    let histogram = |key: &str| {
+        decode(&l[key]).ok_or_else(|| format!("latency.{key}: not a latency histogram"))
+    };
+    report.request_time = histogram("request")?;
+    report.connect_time = histogram("connect")?;
+    report.first_byte = histogram("first_byte")?;
+    report.request_first_byte = histogram("request_first_byte")?;
+    let step = |(i, v): (usize, &Value)| {
+        step_from_json(v).ok_or_else(|| format!("steps[{i}]: not a step's figures"))
+    };
     if let Some(steps) = value.get("steps").and_then(Value::as_array) {
-        report.steps = steps.iter().map(step_from_json).collect::<Option<_>>()?;
+        report.steps = steps
+            .iter()
+            .enumerate()
+            .map(step)
+            .collect::<Result<_, _>>()?;
         report.show_steps = true;
     } else if let Some(labels) = value.get("scenario").and_then(Value::as_array) {
         let label = |v: &Value| v.as_str().map(|l| StepStats::new(l.to_owned()));
-        report.steps = labels.iter().map(label).collect::<Option<_>>()?;
+        report.steps = labels
+            .iter()
+            .map(label)
+            .collect::<Option<_>>()
+            .ok_or("scenario: not a list of step labels")?;
     }
     if let Some(n) = value.get("notifications") {
         report.notifications = Some(Notifications {
             received: n["received"].as_u64().unwrap_or(0),
             correlated: n["correlated"].as_u64().unwrap_or(0),
-            delay: decode(&n["delay"])?,
+            delay: decode(&n["delay"]).ok_or("notifications.delay: not a latency histogram")?,
         });
     }
-    Some(report)
+    Ok(report)
 }
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -440,5 +516,43 @@ mod tests {
             (Some(1_000), Some(100_000))
         );
         assert!(merged.request_time.percentile(100.0) >= Duration::from_millis(99));
+    }
+
+    /// What is not a report's is named, field and all, where a count of
+    /// 2^64 - 1 overflowed the merge's sum, seconds of 1e308 panicked in
+    /// `Duration`, and -5, "many" or a missing count were taken as 0.
+    #[test]
+    fn out_of_place_values_are_named() {
+        let good = to_json(&Report::default());
+        let bad = |edit: &dyn Fn(&mut Value)| {
+            let mut v = good.clone();
+            edit(&mut v);
+            from_json(&v).unwrap_err()
+        };
+        assert_eq!(
+            bad(&|v| v["requests"]["done"] = u64::MAX.into()),
+            "requests.done: 18446744073709551615 is not a count"
+        );
+        assert_eq!(
+            bad(&|v| v["requests"]["done"] = (-5).into()),
+            "requests.done: -5 is not a count"
+        );
+        assert_eq!(
+            bad(&|v| v["traffic"]["bytes_sent"] = "many".into()),
+            "traffic.bytes_sent: \"many\" is not a count"
+        );
+        assert_eq!(
+            bad(&|v| v["requests"] = json!({})),
+            "requests.started: missing"
+        );
+        assert_eq!(
+            bad(&|v| v["elapsed_s"] = 1e308.into()),
+            "elapsed_s: 1e+308 is not a run's seconds"
+        );
+        assert_eq!(
+            bad(&|v| v["status_code_counts"] = json!({"abc": 5})),
+            "status_code_counts: \"abc\": 5 is not a status's count"
+        );
+        assert!(from_json(&good).is_ok());
     }
 }
