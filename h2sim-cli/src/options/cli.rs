@@ -158,7 +158,7 @@ pub struct ClientFlags {
     pub tps: Option<f64>,
     /// Connections to each server
     #[arg(short = 'S', long = "connections-per-server", value_name = "N", allow_negative_numbers = true, default_value_t = 1,
-          value_parser = at_least_one, help_heading = "Run")]
+          value_parser = per_server, help_heading = "Run")]
     pub connections: u64,
     /// Another instance to load (scheme://host:port, repeatable); each
     /// scenario runs on one server, with its authority
@@ -544,6 +544,22 @@ fn thread_count(value: &str) -> Result<usize, String> {
         }
         Err(_) => Err("not a valid number".to_owned()),
     }
+}
+
+/// Connections to one server past this many cannot be made: a client
+/// address has 65,535 ports to one server address (fewer by
+/// `ip_local_port_range`), and each connection's state is made at start.
+pub const MAX_PER_SERVER: u64 = 65_535;
+
+/// `-S`: at least one connection, at most [`MAX_PER_SERVER`].
+fn per_server(value: &str) -> Result<u64, String> {
+    let n = at_least_one(value)?;
+    if n > MAX_PER_SERVER {
+        return Err(format!(
+            "at most {MAX_PER_SERVER}: a client address has no more ports to one server"
+        ));
+    }
+    Ok(n)
 }
 
 /// The server's `--requests-per-connection`: what the core counts in.

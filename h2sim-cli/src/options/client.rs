@@ -418,6 +418,17 @@ pub fn from_matches(matches: &ArgMatches, dir: &Path) -> Result<ClientArgs, Usag
         }
         opts.servers.push((scheme, authority));
     }
+    // The steps' target and each --server: at most that many servers.
+    let servers = 1 + opts.servers.len() as u64;
+    if let Some(total) = flags.total_connections
+        && total > cli::MAX_PER_SERVER * servers
+    {
+        return Err(usage(format!(
+            "--connections {total}: at most {} per server ({servers} at most here): a client \
+             address has no more ports to one server",
+            cli::MAX_PER_SERVER
+        )));
+    }
     for spec in &flags.symbols {
         opts.symbols.push(Symbol::parse(spec).map_err(usage)?);
     }
@@ -1318,6 +1329,22 @@ mod tests {
             (
                 &["--threads", "-2", "http://h/"],
                 "--threads \"-2\": a count cannot be negative",
+            ),
+            // u64::MAX connections grew to 24 GB, and a SIGTERM went
+            // unheard while they were made.
+            (
+                &["-S", "65536", "http://h/"],
+                "-S/--connections-per-server \"65536\": at most 65535: a client address has no more ports to one server",
+            ),
+            (
+                &[
+                    "--connections",
+                    "131071",
+                    "--server",
+                    "http://g:80",
+                    "http://h/",
+                ],
+                "--connections 131071: at most 65535 per server (2 at most here)",
             ),
         ] {
             let e = parse(args(bad)).unwrap_err().0;
