@@ -96,7 +96,7 @@ pub use error::{ConnectionError, Malformation, UserError, Violation};
 pub use event::{Event, RefusedWith};
 pub use frame::{Reason, StreamId};
 pub use h1::{HeadPart, Http1Error};
-pub use h2::LocalSettings;
+pub use h2::{LocalSettings, connection_specific};
 pub use hash::StreamMap;
 pub use hpack::HeaderField;
 pub use message::{RequestHead, ResponseHead, is_method};

@@ -1332,6 +1332,12 @@ mod tests {
             ),
             // u64::MAX connections grew to 24 GB, and a SIGTERM went
             // unheard while they were made.
+            // Sent, it made every request malformed (RFC 9113 §8.2.2): the
+            // server reset each one, and nothing said why.
+            (
+                &["-x", "connection=close", "http://h/"],
+                "-x \"connection=close\": connection is a field of the connection, not the message (RFC 9113 §8.2.2)",
+            ),
             (
                 &["-S", "65536", "http://h/"],
                 "-S/--connections-per-server \"65536\": at most 65535: a client address has no more ports to one server",

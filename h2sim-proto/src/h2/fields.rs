@@ -83,8 +83,11 @@ fn valid_path_for(scheme: &[u8], method: &[u8], path: &[u8]) -> bool {
     !web || path.first() == Some(&b'/') || (path == b"*" && method == b"OPTIONS")
 }
 
-/// §8.2.2: fields that only mean something to one HTTP/1.1 hop.
-fn connection_specific(field: &HeaderField) -> bool {
+/// RFC 9113 §8.2.2: a field that only means something to one HTTP/1.1
+/// hop, which makes an HTTP/2 message malformed: the peer resets its
+/// stream. Public so that an application can refuse such a field where it
+/// is written (a rule's or a step's), not meet the reset.
+pub fn connection_specific(field: &HeaderField) -> bool {
     match field.name.as_ref() {
         b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding" | b"upgrade" => {
             true

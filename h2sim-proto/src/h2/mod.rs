@@ -23,6 +23,7 @@ use bytes::{Bytes, BytesMut};
 
 use self::control::Control;
 use self::echo::Echoes;
+pub use self::fields::connection_specific;
 use self::flow::RecvWindow;
 use self::limits::{Rate, RateLimit};
 use self::settings::Local;
