@@ -736,6 +736,26 @@ mod tests {
             ))
             .is_ok()
         );
+        // What no request has: a method that is no token, a path that
+        // does not start with / or has a space (a push's too, which the
+        // client reset while the server counted it pushed).
+        for (rule, says) in [
+            (
+                "-m GE,T",
+                "-m GE,T: method \"GE,T\" is not a token (RFC 9110 §9.1)",
+            ),
+            (
+                "-m GET -p x",
+                "-m GET -p x: path \"x\" is no request's path",
+            ),
+            (
+                "-m GET -p /a -o rel",
+                "-m GET -p /a: push path \"rel\" is no request's path",
+            ),
+        ] {
+            let line = err(&format!("-S http://127.0.0.1:1 {rule}"));
+            assert!(line.contains(says), "{rule}: {line}");
+        }
         // A brace that is no whole {name} segment is a capture mistyped.
         assert!(
             err("-S http://127.0.0.1:1 -m GET -p /a/{id")

@@ -48,6 +48,13 @@ pub enum RuleError {
         len: Option<usize>,
         push: Option<String>,
     },
+    /// A method that is not a token (RFC 9110 §9.1): no request has it.
+    Method { method: String },
+    /// A path prefix (`push`: a push's path) that no request target has:
+    /// not starting with `/`, or holding a space or a control character
+    /// (RFC 9112 §3.2, RFC 9113 §8.3.1). A push's path is sent as its
+    /// promise's `:path`, which the client would reset.
+    Path { path: String, push: bool },
 }
 
 impl fmt::Display for RuleError {
@@ -78,6 +85,15 @@ impl fmt::Display for RuleError {
                 f,
                 "a {kind} rule answers by itself and never uses its {what}: drop it"
             ),
+            RuleError::Method { method } => write!(
+                f,
+                "method {method:?} is not a token (RFC 9110 §9.1): no request has it"
+            ),
+            RuleError::Path { path, push } => write!(
+                f,
+                "{} {path:?} is no request's path: it starts with / and has no space or control character",
+                if *push { "push path" } else { "path" }
+            ),
             RuleError::OwnLength { given, len, push } => {
                 if let Some(path) = push {
                     write!(f, "push {path}: ")?;
@@ -101,8 +117,17 @@ impl std::error::Error for RuleError {}
 
 /// The first thing `rule` asks for that it could never do.
 pub fn rule(rule: &Rule) -> Result<(), RuleError> {
+    if !h2sim_proto::is_method(rule.method.as_bytes()) {
+        return Err(RuleError::Method {
+            method: rule.method.clone(),
+        });
+    }
     if let Some(path) = &rule.path_prefix {
+        request_path(path, false)?;
         path_braces(path)?;
+    }
+    for push in &rule.pushes {
+        request_path(&push.path, true)?;
     }
     let path = PathMatch::parse(rule.path_prefix.as_deref());
     reserved_capture(rule, &path)?;
@@ -119,6 +144,17 @@ pub fn rule(rule: &Rule) -> Result<(), RuleError> {
         own_length(&push.reply, false, Some(&push.path))?;
     }
     Ok(())
+}
+
+/// A request target's path: `/` first, then octets a target may hold.
+fn request_path(path: &str, push: bool) -> Result<(), RuleError> {
+    if path.starts_with('/') && h2sim_proto::octets::is_target(path.as_bytes()) {
+        return Ok(());
+    }
+    Err(RuleError::Path {
+        path: path.to_owned(),
+        push,
+    })
 }
 
 /// Every segment is free of braces or a whole `{name}`.
