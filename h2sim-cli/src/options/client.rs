@@ -637,6 +637,18 @@ fn steps(
     let mut draft = Draft::default();
     for Occurrence { id, flag, value } in occurrences {
         let value = value.clone();
+        // One body a step, one target: the last would silently win (a
+        // scenario file refuses the same).
+        if matches!(*id, "text" | "hex" | "file" | "size") && draft.body.is_some() {
+            return Err(usage(format!(
+                "{flag}: this step has a body already: give one of -t, -b, -f, -e"
+            )));
+        }
+        if (*id == "uri" && draft.path.is_some()) || (*id == "path" && draft.uri.is_some()) {
+            return Err(usage(format!(
+                "{flag}: this step has its target already: give -u, or -s -a -p"
+            )));
+        }
         match *id {
             "method" => {
                 if draft.method.is_some() {
@@ -1337,6 +1349,15 @@ mod tests {
             (
                 &["-x", "connection=close", "http://h/"],
                 "-x \"connection=close\": connection is a field of the connection, not the message (RFC 9113 §8.2.2)",
+            ),
+            // The last body or target silently won.
+            (
+                &["-m", "POST", "-t", "body", "-b", "41", "http://h/"],
+                "-b: this step has a body already: give one of -t, -b, -f, -e",
+            ),
+            (
+                &["-m", "GET", "-u", "http://h/x", "-p", "/y"],
+                "-p: this step has its target already: give -u, or -s -a -p",
             ),
             (
                 &["-S", "65536", "http://h/"],

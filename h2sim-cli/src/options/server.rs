@@ -526,6 +526,14 @@ pub fn apply_reply(
     value: &str,
     dir: &Path,
 ) -> Result<(), UsageError> {
+    let body_flag = matches!(short, "-t" | "-b" | "-f" | "-e");
+    if body_flag && !matches!(reply.body, Body::Empty) {
+        // As a rules file's `give at most one of text, hex, file, size`:
+        // the last would silently win.
+        return Err(usage(format!(
+            "{flag}: this response has a body already: give one of -t, -b, -f, -e"
+        )));
+    }
     match short {
         "-s" => {
             reply.status =
@@ -756,6 +764,12 @@ mod tests {
             let line = err(&format!("-S http://127.0.0.1:1 {rule}"));
             assert!(line.contains(says), "{rule}: {line}");
         }
+        // Two bodies: the last one won, where a rules file refuses them.
+        assert!(
+            err("-S http://127.0.0.1:1 -m GET -p /a -t a -b 4243")
+                .contains("-b: this response has a body already: give one of -t, -b, -f, -e")
+        );
+        assert!(parse(args("-S http://127.0.0.1:1 -m GET -p /a -e 1k -o /b -t x")).is_ok());
         // A brace that is no whole {name} segment is a capture mistyped.
         assert!(
             err("-S http://127.0.0.1:1 -m GET -p /a/{id")
