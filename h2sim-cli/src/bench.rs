@@ -689,13 +689,20 @@ mod tests {
         let a = parse(["-C", "300"].map(String::from).to_vec()).unwrap();
         assert_eq!((a.count, a.duration), (300, None));
         let a = parse(
-            ["-C", "5", "-P", "2", "--duration", "2s", "--threads", "1"]
+            ["-P", "2", "--duration", "2s", "--threads", "1"]
                 .map(String::from)
                 .to_vec(),
         )
         .unwrap();
-        assert_eq!((a.count, a.parallel, a.threads), (5, 2, Some(1)));
+        assert_eq!((a.parallel, a.threads), (2, Some(1)));
         assert_eq!(a.duration, Some(Duration::from_secs(2)));
+        // Both: one of them was silently dropped.
+        assert!(
+            parse(["-C", "5", "--duration", "2s"].map(String::from).to_vec())
+                .unwrap_err()
+                .0
+                .contains("-C/--count cannot be used with --duration")
+        );
         assert!(
             parse(vec!["-C".into(), "0".into()])
                 .unwrap_err()

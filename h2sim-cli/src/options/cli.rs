@@ -146,7 +146,8 @@ pub struct ClientFlags {
           value_parser = at_least_one, help_heading = "Run")]
     pub count: Option<u64>,
     /// Run for DURATION (30s, 2m) instead of a count
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run")]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run",
+          conflicts_with = "count")]
     pub duration: Option<Duration>,
     /// Do not count the requests of the first DURATION (--duration starts
     /// after it; needs --duration)
@@ -355,7 +356,7 @@ pub struct BenchFlags {
           value_parser = at_least_one)]
     pub parallel: u64,
     /// Run each cell for DURATION [default: 2s]
-    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
+    #[arg(long, value_name = "DURATION", value_parser = above_zero, conflicts_with = "count")]
     pub duration: Option<Duration>,
     /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it; 0 or unset: one per core
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = thread_count)]

@@ -1360,6 +1360,10 @@ mod tests {
                 "-p: this step has its target already: give -u, or -s -a -p",
             ),
             (
+                &["-C", "5", "--duration", "3s", "http://h/"],
+                "-C/--count cannot be used with --duration",
+            ),
+            (
                 &["-S", "65536", "http://h/"],
                 "-S/--connections-per-server \"65536\": at most 65535: a client address has no more ports to one server",
             ),
