@@ -33,7 +33,7 @@ pub struct Stdout;
 
 impl Trace for Stdout {
     fn line(&self, text: &str) {
-        queue(out()).push(text);
+        queue(out()).push(text, Backlog::Bounded);
     }
 }
 
@@ -64,7 +64,7 @@ pub struct Stderr;
 
 impl Trace for Stderr {
     fn line(&self, text: &str) {
-        queue(Stream::Err).push(text);
+        queue(Stream::Err).push(text, Backlog::Bounded);
     }
 }
 
@@ -89,13 +89,19 @@ pub(crate) use outln;
 /// Text on standard output, through its queue: the reports, which end in
 /// their own newline.
 pub fn print(text: &str) {
-    queue(out()).push(text.strip_suffix('\n').unwrap_or(text));
+    queue(out()).push(text.strip_suffix('\n').unwrap_or(text), Backlog::Whole);
+}
+
+/// A report's text on standard error (the server's summary and its rules'
+/// hits), which waits for its reader as the reports on standard output do.
+pub fn print_err(text: &str) {
+    queue(Stream::Err).push(text, Backlog::Whole);
 }
 
 /// The JSON report on standard output, which [`keep_stdout_for_json`]
 /// kept for it.
 pub fn print_json(text: &str) {
-    queue(Stream::Out).push(text.strip_suffix('\n').unwrap_or(text));
+    queue(Stream::Out).push(text.strip_suffix('\n').unwrap_or(text), Backlog::Whole);
 }
 
 /// Writes out every queued line (waiting for a reader that is slow, as a
@@ -206,6 +212,17 @@ impl Stream {
     }
 }
 
+/// Whether a text may be dropped when [`BACKLOG`] is queued already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Backlog {
+    /// A trace or a connection's line: dropped (and counted) past it.
+    Bounded,
+    /// A report, which a run is for: queued whatever waits before it (a
+    /// server of 200,000 rules has a summary of 10 MiB, all of it dropped
+    /// as one line past the bound).
+    Whole,
+}
+
 static QUEUES: [OnceLock<Queue>; 2] = [OnceLock::new(), OnceLock::new()];
 
 fn queue(stream: Stream) -> &'static Queue {
@@ -249,7 +266,7 @@ impl Queue {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn push(&'static self, text: &str) {
+    fn push(&'static self, text: &str, backlog: Backlog) {
         let mut pending = self.lock();
         if pending.broken {
             return;
@@ -269,7 +286,7 @@ impl Queue {
             let _ = self.stream.write(&line);
             return;
         }
-        if pending.lines.len() + text.len() + 1 > BACKLOG {
+        if backlog == Backlog::Bounded && pending.lines.len() + text.len() + 1 > BACKLOG {
             pending.dropped += 1;
             return;
         }

@@ -167,6 +167,44 @@ fn a_server_whose_output_is_not_read_keeps_answering() {
     }
 }
 
+/// A server whose report is larger than the output that may wait for a
+/// slow reader (8 MiB: here 2,000 rules of 5 KiB paths) still prints it
+/// whole: it dropped it as one line, and said stderr was read too slowly.
+#[test]
+fn a_servers_report_is_never_dropped() {
+    let dir = scratch_dir("output-big-report");
+    let rules: String = (0..2000)
+        .map(|i| {
+            format!(
+                "  - {{method: GET, path: /{i}/{}/, text: x}}\n",
+                "p".repeat(5000)
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("rules.yaml"), format!("rule:\n{rules}")).unwrap();
+    let server = Server::start(
+        dir.path(),
+        &[
+            "server",
+            "-q",
+            "-S",
+            "http://127.0.0.1:0",
+            "--rules",
+            "rules.yaml",
+        ],
+        1,
+    );
+    let (code, out) = server.stop();
+    assert_eq!(code, Some(0));
+    assert!(
+        !out.contains("dropped"),
+        "{}",
+        &out[out.len().saturating_sub(300)..]
+    );
+    assert_eq!(out.matches(": 0 hits").count(), 2000);
+    assert!(out.contains("h2sim server: 0 connections, 0 requests"));
+}
+
 /// A server stopped by `kill` (SIGTERM) says so in the signal's words,
 /// and how to end it at once: it told the user to press Ctrl-C again.
 #[test]

@@ -114,9 +114,9 @@ fn accept_failed(listener: Option<std::net::SocketAddr>, error: &std::io::Error,
 /// The server's closing summary, once every connection ended.
 pub fn finish_server(args: &ServerArgs, shared: &Shared) -> ExitCode {
     let totals = shared.totals.lock().map(|t| t.clone()).unwrap_or_default();
-    errln!("{}", server_summary(args, &totals));
+    trace::print_err(&server_summary(args, &totals));
     if let Some(line) = nf_summary(args, shared) {
-        errln!("{line}");
+        trace::print_err(&line);
     }
     ExitCode::SUCCESS
 }
