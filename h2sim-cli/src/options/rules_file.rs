@@ -342,12 +342,17 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
                 Some(StatusSpec::Template(t)) => Some(t),
                 _ => None,
             };
+            let dir = spec.dir.take().map(|d| base.join(d));
+            if let Some(d) = dir.as_ref().filter(|d| !d.is_dir()) {
+                // As `-d` on the command line: every request would be a 404.
+                return Err(usage(format!("{at}: dir {}: not a directory", d.display())));
+            }
             let rule = Rule {
                 method,
                 authority: spec.authority.take(),
                 path_prefix: spec.path.take(),
                 conditions,
-                dir: spec.dir.take().map(|d| base.join(d)),
+                dir,
                 reply,
                 status_template,
                 kind,
@@ -360,6 +365,11 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
             Ok(rule)
         })
         .collect::<Result<Vec<_>, UsageError>>()?;
+    if rules.is_empty() && store.is_none() {
+        // A file left empty, or a typo in `rule:`: every request would
+        // be a 404, and nothing said why.
+        return Err(usage(format!("{origin}: no rule")));
+    }
     Ok(Rules { rules, store })
 }
 
@@ -627,6 +637,25 @@ rule:
         );
         let ext = write("rules.txt", "");
         assert!(load(ext.path()).unwrap_err().0.contains(".toml"));
+        // A file with no rule, and a dir that is none, answered every
+        // request 404 with nothing said; the command line refuses the dir.
+        for (name, text) in [("empty.yaml", ""), ("none.yaml", "rule: []\n")] {
+            let file = write(name, text);
+            assert!(
+                load(file.path()).unwrap_err().0.ends_with(": no rule"),
+                "{name}"
+            );
+        }
+        let nodir = write(
+            "nodir.yaml",
+            "rule:\n  - {method: GET, dir: /nope/nothing}\n",
+        );
+        assert!(
+            load(nodir.path())
+                .unwrap_err()
+                .0
+                .ends_with("rule 1: dir /nope/nothing: not a directory")
+        );
     }
 
     /// The examples parse into the kinds they show.
