@@ -82,17 +82,17 @@ pub struct ServerFlags {
     pub verbose: bool,
     /// Close connections idle for DURATION (30s, 500ms, 2m); one that never
     /// sends is accepted 1s after it connected (TCP_DEFER_ACCEPT)
-    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero)]
     pub idle_timeout: Option<Duration>,
     /// End a connection whose request head (or HTTP/2 preface) is still
     /// incomplete DURATION after its first byte (slowloris), or that sent
     /// nothing DURATION after its accept [default: 30s]
-    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero)]
     pub head_read_timeout: Option<Duration>,
     /// Drop a TLS connection whose handshake is not done within DURATION
     /// of its accept [default: 10s]; one that sends nothing is accepted 1s
     /// after it connected (the kernel holds it back: TCP_DEFER_ACCEPT)
-    #[arg(long, value_name = "DURATION", value_parser = above_zero)]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero)]
     pub handshake_timeout: Option<Duration>,
     /// Take N requests on a connection, then end it gracefully: HTTP/2 with
     /// one GOAWAY naming the Nth stream, HTTP/1.1 with `connection: close`
@@ -107,12 +107,12 @@ pub struct ServerFlags {
     /// that queues all a window lets out stays small (Node's http2 client
     /// refuses its own streams past 10 MB queued, met by 100 uploads of 100
     /// KiB against 8m)
-    #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window)]
+    #[arg(allow_negative_numbers = true, long, value_name = "N|Nk|Nm", value_parser = connection_window)]
     pub connection_window: Option<u32>,
     /// The largest request body taken, over HTTP/1.1 and HTTP/2 alike
     /// [default: 64m]; a larger one is answered 413 (see REQUEST BODIES
     /// below)
-    #[arg(long, value_name = "N|Nk|Nm|Ng", value_parser = request_body_limit)]
+    #[arg(allow_negative_numbers = true, long, value_name = "N|Nk|Nm|Ng", value_parser = request_body_limit)]
     pub request_body_limit: Option<u64>,
     /// Which runtime drives the sockets (see below)
     #[arg(long, value_enum, default_value_t = Runtime::Tokio)]
@@ -146,16 +146,16 @@ pub struct ClientFlags {
           value_parser = at_least_one, help_heading = "Run")]
     pub count: Option<u64>,
     /// Run for DURATION (30s, 2m) instead of a count
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run",
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run",
           conflicts_with = "count")]
     pub duration: Option<Duration>,
     /// Do not count the requests of the first DURATION (--duration starts
     /// after it; needs --duration)
-    #[arg(long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = duration, help_heading = "Run")]
     pub warmup: Option<Duration>,
     /// Start N scenarios per second over all connections; a connection
     /// grows past -P (to at most 1024) when the rate needs it (see below)
-    #[arg(short = 'T', long, value_name = "N", value_parser = rate, help_heading = "Run")]
+    #[arg(allow_negative_numbers = true, short = 'T', long, value_name = "N", value_parser = rate, help_heading = "Run")]
     pub tps: Option<f64>,
     /// Connections to each server
     #[arg(short = 'S', long = "connections-per-server", value_name = "N", allow_negative_numbers = true, default_value_t = 1,
@@ -187,7 +187,7 @@ pub struct ClientFlags {
     #[arg(short, long, help_heading = "Run")]
     pub retry: bool,
     /// Reset a request unanswered after DURATION
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run")]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, help_heading = "Run")]
     pub timeout: Option<Duration>,
     /// Replace a lost connection at most N times in a row, per connection
     /// [default: 3 with -r or --requests-per-connection, else never];
@@ -208,13 +208,13 @@ pub struct ClientFlags {
     /// HTTP/2: send a PING when nothing came for DURATION, and end the
     /// connection if its answer does not come within DURATION (long idle
     /// runs; HTTP/1.1 has no PING)
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
     pub keepalive: Option<Duration>,
     /// How long a connection may take to come up: the TCP connect and the
     /// TLS handshake, then the server's acknowledgement of our HTTP/2
     /// SETTINGS (RFC 9113 §6.5.3) [default: 10s]; thousands of connections
     /// to one busy server may need more
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, help_heading = "Connections")]
     pub connect_timeout: Option<Duration>,
     /// Private key (PEM) to present when the server asks (https only)
     #[arg(short = 'k', long, value_name = "FILE", help_heading = "TLS")]
@@ -243,7 +243,7 @@ pub struct ClientFlags {
     /// 8m], raised from the 65,535 every connection starts with by a
     /// WINDOW_UPDATE at start (h2load's -W N sets 2^N-1, e.g. -W 30 is
     /// --connection-window 1024m less one; 64k is 65,536)
-    #[arg(long, value_name = "N|Nk|Nm", value_parser = connection_window,
+    #[arg(allow_negative_numbers = true, long, value_name = "N|Nk|Nm", value_parser = connection_window,
           help_heading = "Protocol")]
     pub connection_window: Option<u32>,
     /// No per-request output (a progress bar on a terminal)
@@ -356,7 +356,7 @@ pub struct BenchFlags {
           value_parser = at_least_one)]
     pub parallel: u64,
     /// Run each cell for DURATION [default: 2s]
-    #[arg(long, value_name = "DURATION", value_parser = above_zero, conflicts_with = "count")]
+    #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, conflicts_with = "count")]
     pub duration: Option<Duration>,
     /// Threads: half (at least one) for the server, the rest for the client; with one, the two share it; 0 or unset: one per core
     #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = thread_count)]

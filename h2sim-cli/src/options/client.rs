@@ -1359,6 +1359,15 @@ mod tests {
                 &["-m", "GET", "-u", "http://h/x", "-p", "/y"],
                 "-p: this step has its target already: give -u, or -s -a -p",
             ),
+            // A negative value was read as a flag: "--duration needs a value".
+            (
+                &["--duration", "-1s", "http://h/"],
+                "--duration \"-1s\": not a duration",
+            ),
+            (
+                &["-T", "-1", "http://h/"],
+                "-T/--tps \"-1\": a rate from 0.001",
+            ),
             (
                 &["-C", "5", "--duration", "3s", "http://h/"],
                 "-C/--count cannot be used with --duration",
