@@ -696,6 +696,14 @@ mod tests {
         .unwrap();
         assert_eq!((a.parallel, a.threads), (2, Some(1)));
         assert_eq!(a.duration, Some(Duration::from_secs(2)));
+        // A million in flight opened 88,000 HTTP/1.1 connections, to the
+        // open-file limit.
+        assert!(
+            parse(["-P", "65536"].map(String::from).to_vec())
+                .unwrap_err()
+                .0
+                .contains("-P/--parallel \"65536\": at most 65535")
+        );
         // Both: one of them was silently dropped.
         assert!(
             parse(["-C", "5", "--duration", "2s"].map(String::from).to_vec())

@@ -353,7 +353,7 @@ pub struct BenchFlags {
     pub count: u64,
     /// Streams (or pipelined requests) per connection
     #[arg(short = 'P', long, value_name = "N", allow_negative_numbers = true, default_value_t = 100,
-          value_parser = at_least_one)]
+          value_parser = in_flight)]
     pub parallel: u64,
     /// Run each cell for DURATION [default: 2s]
     #[arg(allow_hyphen_values = true, long, value_name = "DURATION", value_parser = above_zero, conflicts_with = "count")]
@@ -558,6 +558,18 @@ fn per_server(value: &str) -> Result<u64, String> {
     if n > MAX_PER_SERVER {
         return Err(format!(
             "at most {MAX_PER_SERVER}: a client address has no more ports to one server"
+        ));
+    }
+    Ok(n)
+}
+
+/// The bench's `-P`: its HTTP/1.1 cells take that many connections, one
+/// for each 10 in flight, so it is bounded as `-S` is.
+fn in_flight(value: &str) -> Result<u64, String> {
+    let n = at_least_one(value)?;
+    if n > MAX_PER_SERVER {
+        return Err(format!(
+            "at most {MAX_PER_SERVER}: the HTTP/1.1 cells spread them over a connection for each 10"
         ));
     }
     Ok(n)
