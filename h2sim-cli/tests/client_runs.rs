@@ -461,13 +461,14 @@ fn connection_windows_are_announced_at_start() {
     }
 }
 
-/// An HTTP/2 server that answers a connection's first request, then
-/// ends the connection with GOAWAY(INTERNAL_ERROR) naming that stream as
-/// its last: the requests above it were not processed (RFC 9113 §6.8).
-const GOAWAY_ERROR_SERVER: &str = r#"
+/// What the Python `h2` servers below share: `h2_serve(sock, on_event,
+/// until_closed)` runs a server connection on `sock`, calling
+/// `on_event(conn, event)` for each event, until the client closes, or
+/// (`until_closed`) the connection is over for `h2` (a GOAWAY either way).
+const H2_SERVER: &str = r#"
 import h2.config, h2.connection, h2.events
 
-def serve(sock):
+def h2_serve(sock, on_event, until_closed):
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
     conn.initiate_connection()
     sock.sendall(conn.data_to_send())
@@ -476,14 +477,25 @@ def serve(sock):
         if not data:
             break
         for event in conn.receive_data(data):
-            if isinstance(event, h2.events.RequestReceived) and event.stream_id == 1:
-                conn.send_headers(1, [(":status", "200"), ("content-length", "2")])
-                conn.send_data(1, b"ok", end_stream=True)
-                conn.close_connection(error_code=2, last_stream_id=1)
+            on_event(conn, event)
         sock.sendall(conn.data_to_send())
-        if conn.state_machine.state == h2.connection.ConnectionState.CLOSED:
+        if until_closed and conn.state_machine.state == h2.connection.ConnectionState.CLOSED:
             break
     sock.close()
+"#;
+
+/// An HTTP/2 server that answers a connection's first request, then
+/// ends the connection with GOAWAY(INTERNAL_ERROR) naming that stream as
+/// its last: the requests above it were not processed (RFC 9113 §6.8).
+const GOAWAY_ERROR_SERVER: &str = r#"
+def on_event(conn, event):
+    if isinstance(event, h2.events.RequestReceived) and event.stream_id == 1:
+        conn.send_headers(1, [(":status", "200"), ("content-length", "2")])
+        conn.send_data(1, b"ok", end_stream=True)
+        conn.close_connection(error_code=2, last_stream_id=1)
+
+def serve(sock):
+    h2_serve(sock, on_event, until_closed=True)
 "#;
 
 /// A request the server did not process counts as resent when it goes
@@ -493,7 +505,7 @@ def serve(sock):
 /// (they were counted both ways).
 #[test]
 fn requests_never_sent_again_are_not_counted_resent() {
-    let server = python_peer(GOAWAY_ERROR_SERVER);
+    let server = python_peer(&format!("{H2_SERVER}{GOAWAY_ERROR_SERVER}"));
     let url = format!("{}/x", server.url);
     let out = client(&["-q", "-P", "5", "-C", "5", &url]);
     let t = text(&out);
@@ -926,21 +938,12 @@ fn hangup_is(child: &Child, mask: &str) {
 /// 200 and an empty body, and never closes a connection itself, even
 /// after the client's GOAWAY.
 const KEEP_OPEN_SERVER: &str = r#"
-import socket, threading, sys
-import h2.config, h2.connection, h2.events
+def on_event(conn, event):
+    if isinstance(event, h2.events.RequestReceived):
+        conn.send_headers(event.stream_id, [(":status", "200")], end_stream=True)
 
 def serve(sock):
-    conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
-    conn.initiate_connection()
-    sock.sendall(conn.data_to_send())
-    while True:
-        data = sock.recv(65536)
-        if not data:
-            return
-        for event in conn.receive_data(data):
-            if isinstance(event, h2.events.RequestReceived):
-                conn.send_headers(event.stream_id, [(":status", "200")], end_stream=True)
-        sock.sendall(conn.data_to_send())
+    h2_serve(sock, on_event, until_closed=False)
 "#;
 
 /// Issue 10 item 4: the run's clock stops at the last response, not after
@@ -949,7 +952,7 @@ def serve(sock):
 /// the request times; waiting for the close added up to a second.
 #[test]
 fn the_clock_stops_at_the_last_response() {
-    let server = python_peer(KEEP_OPEN_SERVER);
+    let server = python_peer(&format!("{H2_SERVER}{KEEP_OPEN_SERVER}"));
     let dir = scratch_dir("client-runs-clock");
     let json = dir.path().join("report.json");
     let url = format!("{}/x", server.url);

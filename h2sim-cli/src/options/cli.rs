@@ -554,23 +554,23 @@ pub const MAX_PER_SERVER: u64 = 65_535;
 
 /// `-S`: at least one connection, at most [`MAX_PER_SERVER`].
 fn per_server(value: &str) -> Result<u64, String> {
-    let n = at_least_one(value)?;
-    if n > MAX_PER_SERVER {
-        return Err(format!(
-            "at most {MAX_PER_SERVER}: a client address has no more ports to one server"
-        ));
-    }
-    Ok(n)
+    up_to_per_server(value, "a client address has no more ports to one server")
 }
 
 /// The bench's `-P`: its HTTP/1.1 cells take that many connections, one
 /// for each 10 in flight, so it is bounded as `-S` is.
 fn in_flight(value: &str) -> Result<u64, String> {
+    up_to_per_server(
+        value,
+        "the HTTP/1.1 cells spread them over a connection for each 10",
+    )
+}
+
+/// At least one, at most [`MAX_PER_SERVER`], for the reason `why`.
+fn up_to_per_server(value: &str, why: &str) -> Result<u64, String> {
     let n = at_least_one(value)?;
     if n > MAX_PER_SERVER {
-        return Err(format!(
-            "at most {MAX_PER_SERVER}: the HTTP/1.1 cells spread them over a connection for each 10"
-        ));
+        return Err(format!("at most {MAX_PER_SERVER}: {why}"));
     }
     Ok(n)
 }
