@@ -71,10 +71,7 @@ fn step_json(s: &StepStats) -> Value {
 }
 
 fn step_from_json(v: &Value) -> Option<StepStats> {
-    let n = |key: &str| match &v[key] {
-        Value::Null => Some(0),
-        count => count.as_u64().filter(|&n| n <= MAX_COUNT),
-    };
+    let n = |key: &str| count(&v[key]);
     Some(StepStats {
         label: v["label"].as_str().unwrap_or_default().to_owned(),
         started: n("started")?,
@@ -198,6 +195,15 @@ const MAX_COUNT: u64 = 1 << 53;
 /// that long and `Duration` takes no infinity.
 const MAX_ELAPSED_S: f64 = 1e9;
 
+/// A count as a report holds one: absent (a report of an earlier version
+/// lacks the later ones) is 0; `None` when it is there and no count.
+fn count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Null => Some(0),
+        v => v.as_u64().filter(|&n| n <= MAX_COUNT),
+    }
+}
+
 /// Reads a report written by `to_json` (for merging runs); what is not
 /// one is named: the field whose value is out of place, or the part that
 /// is missing. A count that is absent is 0 (a report of an earlier
@@ -215,16 +221,10 @@ pub fn from_json(value: &Value) -> Result<Report, String> {
     let mut bad: Option<String> = None;
     let mut n = |path: &str| -> u64 {
         let v = path.split('.').fold(value, |v, key| &v[key]);
-        match v {
-            Value::Null => 0,
-            v => match v.as_u64().filter(|&n| n <= MAX_COUNT) {
-                Some(n) => n,
-                None => {
-                    bad.get_or_insert_with(|| format!("{path}: {v} is not a count"));
-                    0
-                }
-            },
-        }
+        count(v).unwrap_or_else(|| {
+            bad.get_or_insert_with(|| format!("{path}: {v} is not a count"));
+            0
+        })
     };
     let mut report = Report {
         protocol: value["protocol"].as_str().map(str::to_owned),
@@ -294,15 +294,15 @@ pub fn from_json(value: &Value) -> Result<Report, String> {
     let codes = value["status_code_counts"]
         .as_object()
         .ok_or("status_code_counts: not an object")?;
-    for (code, count) in codes {
+    for (code, n) in codes {
         let parsed = code.parse::<u16>().ok().filter(|c| (100..600).contains(c));
-        match (parsed, count.as_u64().filter(|&n| n <= MAX_COUNT)) {
-            (Some(code), Some(count)) => {
-                report.status_codes.insert(code, count);
+        match (parsed, n.as_u64().filter(|&c| c <= MAX_COUNT)) {
+            (Some(code), Some(n)) => {
+                report.status_codes.insert(code, n);
             }
             _ => {
                 return Err(format!(
-                    "status_code_counts: \"{code}\": {count} is not a status's count"
+                    "status_code_counts: \"{code}\": {n} is not a status's count"
                 ));
             }
         }
@@ -334,9 +334,12 @@ pub fn from_json(value: &Value) -> Result<Report, String> {
             .ok_or("scenario: not a list of step labels")?;
     }
     if let Some(n) = value.get("notifications") {
+        let of = |key: &str| {
+            count(&n[key]).ok_or_else(|| format!("notifications.{key}: {} is not a count", n[key]))
+        };
         report.notifications = Some(Notifications {
-            received: n["received"].as_u64().unwrap_or(0),
-            correlated: n["correlated"].as_u64().unwrap_or(0),
+            received: of("received")?,
+            correlated: of("correlated")?,
             delay: decode(&n["delay"]).ok_or("notifications.delay: not a latency histogram")?,
         });
     }
@@ -552,6 +555,10 @@ mod tests {
         assert_eq!(
             bad(&|v| v["status_code_counts"] = json!({"abc": 5})),
             "status_code_counts: \"abc\": 5 is not a status's count"
+        );
+        assert_eq!(
+            bad(&|v| v["notifications"] = json!({"received": -1})),
+            "notifications.received: -1 is not a count"
         );
         assert!(from_json(&good).is_ok());
     }
