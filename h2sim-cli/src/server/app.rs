@@ -176,8 +176,8 @@ pub struct Totals {
     /// Streams ended by a reset for any other cause than a broken rule:
     /// the client's RST_STREAM, or ours for our own reasons. Over HTTP/1.1,
     /// which has no resets, the exchanges that ended so (cut off by the
-    /// connection's end) count here while the connection lives, as its
-    /// line's `unanswered`, and go to `unanswered` when it ends.
+    /// connection's end) count here while the connection lives and go to
+    /// `unanswered` when it ends, before its line is written.
     pub resets: u64,
     /// Requests left without their response, cut off by their
     /// connection's end (HTTP/1.1's exchanges, HTTP/2's open streams),
@@ -808,16 +808,22 @@ impl ServerApp {
             (Some(a), Some(b)) => b.saturating_duration_since(a),
             _ => Duration::ZERO,
         };
+        let http1 = self.is_http1();
+        // HTTP/1.1's line has no resets: its unanswered requests take
+        // their place, in its own words; HTTP/2's follow h2simple's counts.
         let counts = Counts {
             requests: self.totals.requests,
             responses: self.totals.responses,
-            resets: self.totals.resets,
+            resets: if http1 {
+                self.totals.unanswered
+            } else {
+                self.totals.resets
+            },
             pushes: self.totals.pushes,
-            http1: self.is_http1(),
+            http1,
         };
         let mut line = counts.line(self.peer, cause, life);
-        // HTTP/1.1's line counts its unanswered requests in its own words.
-        if !self.is_http1() && self.totals.unanswered > 0 {
+        if !http1 && self.totals.unanswered > 0 {
             let _ = write!(line, " {} unanswered", self.totals.unanswered);
         }
         if self.totals.refused > 0 {
@@ -844,27 +850,21 @@ impl ServerApp {
             return;
         }
         self.closed = true;
-        // Requests still waiting for their answer (a body still coming, a
-        // rule's delay) are cut off by the connection's end. HTTP/1.1's
-        // core ends its exchanges with a reset event, which took them out
-        // already; HTTP/2 ends its streams with the connection, so they
-        // are counted here.
-        let cut = (self.pending.len() + self.delayed.len()) as u64;
-        self.pending.clear();
-        self.delayed.clear();
-        if self.is_http1() {
-            self.totals.resets += cut;
-        } else {
-            self.totals.unanswered += cut;
-        }
-        if let Some(log) = &self.shared.log {
-            log.line(&self.summary(&cause, now.or(self.last_seen)));
-        }
-        // The summary counts as the line did: HTTP/1.1's were requests
-        // unanswered, not resets (a server that served both protocols
-        // summed the two as resets).
+        // HTTP/1.1's resets were exchanges cut off by its end: unanswered
+        // requests, as its line and the summary say (a server that served
+        // both protocols summed the two as resets).
         if self.is_http1() {
             self.totals.unanswered += std::mem::take(&mut self.totals.resets);
+        }
+        // Requests still waiting for their answer (a body still coming, a
+        // rule's delay) are cut off by the connection's end: HTTP/1.1's
+        // core told them by a reset event already, HTTP/2's end takes its
+        // streams with it.
+        self.totals.unanswered += (self.pending.len() + self.delayed.len()) as u64;
+        self.pending.clear();
+        self.delayed.clear();
+        if let Some(log) = &self.shared.log {
+            log.line(&self.summary(&cause, now.or(self.last_seen)));
         }
         if let Ok(mut totals) = self.shared.totals.lock() {
             totals.merge(&self.totals);
