@@ -115,26 +115,19 @@ pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
         return Err(usage(format!("-x {spec:?}: value has a control character")));
     }
     let field = HeaderField::new(name.to_ascii_lowercase(), value.to_owned());
-    if let Some(why) = connection_specific(&field) {
-        return Err(usage(format!("-x {spec:?}: {why}")));
+    // A field of the connection, not the message: HTTP/2 makes its message
+    // malformed (RFC 9113 §8.2.2), so the peer would reset every stream
+    // that carries it, and HTTP/1.1's core frames its messages and keeps
+    // its connections itself (it drops such a field).
+    if h2sim_proto::connection_specific(&field) {
+        return Err(usage(format!(
+            "-x {spec:?}: {name} is a field of the connection, not the message (RFC 9113 \
+             §8.2.2): an HTTP/2 peer resets the stream that carries it, and HTTP/1.1 frames and \
+             keeps its connections itself: drop it",
+            name = String::from_utf8_lossy(&field.name)
+        )));
     }
     Ok(field)
-}
-
-/// Why `field` is never sent as written, if it is a field of the
-/// connection rather than the message: HTTP/2 makes its message malformed
-/// (RFC 9113 §8.2.2), so the peer would reset every stream that carries
-/// it, and over HTTP/1.1 the core frames its messages and keeps its
-/// connections itself (it drops such a field).
-pub fn connection_specific(field: &HeaderField) -> Option<String> {
-    h2sim_proto::connection_specific(field).then(|| {
-        format!(
-            "{} is a field of the connection, not the message (RFC 9113 §8.2.2): an HTTP/2 peer \
-             resets the stream that carries it, and HTTP/1.1 frames and keeps its connections \
-             itself: drop it",
-            String::from_utf8_lossy(&field.name)
-        )
-    })
 }
 
 /// h2simple's `-H` keys that are not HTTP/2 settings but client behaviour,
