@@ -201,7 +201,8 @@ CONNECTIONS
   request said so: --requests-per-connection) or by local close (the client
   closed with every request answered: the end of the run) or by request
   timeout (--timeout ran out on a request on the wire, which HTTP/1.1 can
-  give up only by closing; HTTP/2 resets its stream). Either protocol may
+  give up only by closing; the run goes on with a new connection, as HTTP/2's
+  goes on after resetting the stream). Either protocol may
   also say by peer close (the server closed the transport), by error: ...
   (a rule the server broke, named), by transport error: ... (a reset), or
   by keep-alive PING timeout. The counts in parentheses are h2simple's over

@@ -176,6 +176,47 @@ fn fixed_rate_duration_run_keeps_sending() {
     assert_eq!(count(&t, "failed"), 0, "{t}");
 }
 
+/// `--timeout` over HTTP/1.1, where a request on the wire is given up only
+/// by closing its connection: the run goes on with a new connection, as
+/// HTTP/2's goes on after a reset, with or without `-r`. Without `-r` the
+/// first timeout stopped the connection's slot, and every request after it
+/// was lost: `4 total, 1 started, 1 done, 0 succeeded, 4 failed, 4
+/// errored, 1 timeout`.
+#[test]
+fn an_http1_timeout_costs_one_request_not_the_run() {
+    let server = Peer::h2sim(&[
+        "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "2000", "-t", "late", "-q",
+    ]);
+    let url = format!("{}/slow/x", server.url);
+    for runtime in ["tokio", "glommio"] {
+        for http1 in [false, true] {
+            let mut args = vec![
+                "-q",
+                "-C",
+                "4",
+                "-P",
+                "1",
+                "--timeout",
+                "200ms",
+                "--runtime",
+                runtime,
+            ];
+            if http1 {
+                args.push("-1");
+            }
+            args.push(&url);
+            let out = client(&args);
+            let t = text(&out);
+            let what = format!("{runtime} http1={http1}: {t}");
+            assert_eq!(count(&t, "started"), 4, "{what}");
+            assert_eq!(count(&t, "done"), 4, "{what}");
+            assert_eq!(count(&t, "timeout"), 4, "{what}");
+            let connections = if http1 { 4 } else { 1 };
+            assert_eq!(count_lines(&t, "DISCONNECTED by"), connections, "{what}");
+        }
+    }
+}
+
 /// A paced `-C` run is held to its rate as a `--duration` run is: the
 /// sends that leave well after the count's last send time are missed and
 /// fail the run. `-T 1000000 -C 200000` sent at a quarter of the rate and

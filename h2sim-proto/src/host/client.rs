@@ -640,7 +640,13 @@ pub struct Watched<A> {
     goaway: Option<Reason>,
     /// The error the connection ended in, as the core told it.
     error: Option<ConnectionError>,
-    /// A final response arrived on this connection.
+    /// A final response arrived on this connection, or the application
+    /// ended it at once ([`CloseCause::Aborted`]): HTTP/1.1 can give up a
+    /// request on the wire (`--timeout`) only by closing its connection, and
+    /// that request is settled as much as an answered one. Counted as a
+    /// loss, the end stopped a slot without a reconnect policy, and every
+    /// request after the first that timed out was lost with it, where over
+    /// HTTP/2 the same timeout costs that one request.
     progress: bool,
     /// The server's connection came up (its first SETTINGS, or at once
     /// over HTTP/1.1).
@@ -662,8 +668,9 @@ impl<A> Watched<A> {
     }
 
     /// How the connection ended: `Ok(progress)` for a planned end (our
-    /// GOAWAY, or the server's without error, or an HTTP/1.1 response
-    /// that closes the connection), with whether any response arrived.
+    /// GOAWAY or abort, or the server's GOAWAY without error, or an
+    /// HTTP/1.1 response that closes the connection), with whether any
+    /// response arrived or the application settled a request by aborting.
     /// A loss is a transport error, the server closing with requests
     /// open, a protocol error (ours or the server's), or a GOAWAY with an
     /// error code — also one that came after our own GOAWAY.
@@ -711,6 +718,9 @@ impl<A: Application> Application for Watched<A> {
             Event::Closed { error, cause } => {
                 self.error.clone_from(error);
                 self.peer_closed = *cause == CloseCause::PeerClosed;
+                if error.is_none() && matches!(cause, CloseCause::Aborted { .. }) {
+                    self.progress = true;
+                }
             }
             _ => {}
         }
@@ -768,6 +778,56 @@ mod tests {
         watched.on_event(now, Event::Connected, &mut conn);
         watched.on_event(now, closed(), &mut conn);
         assert!(matches!(watched.end(Ok(Ending::PeerClosed)), Ok(false)));
+    }
+
+    /// An HTTP/1.1 request on the wire is given up (`--timeout`) only by
+    /// closing its connection (RFC 9112 §9.6 has no other way): that end is
+    /// the application's, with the request settled, so a slot without a
+    /// reconnect policy goes on with a new connection, as it does after a
+    /// response, where it stopped and lost every request after it.
+    #[test]
+    fn an_http1_request_given_up_is_a_planned_end() {
+        let now = Instant::now();
+        let mut conn = Connection::client(Config::default(), now).unwrap();
+        let mut watched = Watched::new(Quiet);
+        watched.on_event(now, Event::Connected, &mut conn);
+        let aborted = Event::Closed {
+            error: None,
+            cause: CloseCause::Aborted {
+                reason: Reason::CANCEL,
+            },
+        };
+        watched.on_event(now, aborted, &mut conn);
+        assert!(matches!(watched.end(Ok(Ending::Finished)), Ok(true)));
+        /// Requests remain.
+        struct Busy;
+        impl Application for Busy {
+            fn on_event(&mut self, _: Instant, _: Event, _: &mut Connection) {}
+            fn wants_reconnect(&mut self) -> bool {
+                true
+            }
+        }
+        let mut slot = Slot::new(None);
+        let mut watched = Watched::new(Busy);
+        watched.on_event(
+            now,
+            Event::Closed {
+                error: None,
+                cause: CloseCause::Aborted {
+                    reason: Reason::CANCEL,
+                },
+            },
+            &mut conn,
+        );
+        assert_eq!(
+            slot.ran(watched, Ok(Ending::Finished), false),
+            Next::Reconnect { after: None }
+        );
+        // The same connection ended quietly with nothing answered is a
+        // loss: the slot stops.
+        let mut watched = Watched::new(Busy);
+        watched.on_event(now, Event::Connected, &mut conn);
+        assert_eq!(slot.ran(watched, Ok(Ending::Finished), false), Next::Stop);
     }
 
     #[test]
