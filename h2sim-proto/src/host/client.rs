@@ -581,13 +581,14 @@ impl<A: Application> Slot<A> {
     /// `result`; `shutdown` says whether the client is stopping.
     pub fn ran(&mut self, watched: Watched<A>, result: io::Result<Ending>, shutdown: bool) -> Next {
         let end = watched.end(result);
+        let progress = watched.progress;
         self.app = Some(watched.app);
-        self.next(end, shutdown)
+        self.next(end, progress, shutdown)
     }
 
     /// No connection could be made.
     pub fn failed(&mut self, error: ClientError, shutdown: bool) -> Next {
-        self.next(Err(error), shutdown)
+        self.next(Err(error), false, shutdown)
     }
 
     pub fn finish(self) -> ClientOutcome<A> {
@@ -598,7 +599,9 @@ impl<A: Application> Slot<A> {
         }
     }
 
-    fn next(&mut self, end: Result<bool, ClientError>, shutdown: bool) -> Next {
+    /// `progress`: the connection got a response (see [`Watched`]), which
+    /// begins a new run of losses, whether or not it was lost at the end.
+    fn next(&mut self, end: Result<bool, ClientError>, progress: bool, shutdown: bool) -> Next {
         // A planned end that answered nothing counts as a loss, so a
         // server that turns every connection away cannot make the slot
         // reconnect for ever.
@@ -612,7 +615,10 @@ impl<A: Application> Slot<A> {
                 true
             }
         };
-        self.losses = if counted { self.losses + 1 } else { 0 };
+        // Losses in a row: a server that answers a while and then drops
+        // the connection, each time, is not one that never answers.
+        let before = if progress { 0 } else { self.losses };
+        self.losses = if counted { before + 1 } else { 0 };
         let allowed = match self.policy {
             _ if !counted => true,
             Some(r) => self.losses <= r.max_attempts,
@@ -743,12 +749,24 @@ impl<A: Application> Application for Watched<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ResponseHead, StreamId};
 
     /// An application that only takes events.
     struct Quiet;
 
     impl Application for Quiet {
         fn on_event(&mut self, _: Instant, _: Event, _: &mut Connection) {}
+    }
+
+    /// An application with requests still to send.
+    struct Busy;
+
+    impl Application for Busy {
+        fn on_event(&mut self, _: Instant, _: Event, _: &mut Connection) {}
+
+        fn wants_reconnect(&mut self) -> bool {
+            true
+        }
     }
 
     /// RFC 9113 §3.4: a server's connection preface is its SETTINGS. One
@@ -799,14 +817,6 @@ mod tests {
         };
         watched.on_event(now, aborted, &mut conn);
         assert!(matches!(watched.end(Ok(Ending::Finished)), Ok(true)));
-        /// Requests remain.
-        struct Busy;
-        impl Application for Busy {
-            fn on_event(&mut self, _: Instant, _: Event, _: &mut Connection) {}
-            fn wants_reconnect(&mut self) -> bool {
-                true
-            }
-        }
         let mut slot = Slot::new(None);
         let mut watched = Watched::new(Busy);
         watched.on_event(
@@ -828,6 +838,42 @@ mod tests {
         let mut watched = Watched::new(Busy);
         watched.on_event(now, Event::Connected, &mut conn);
         assert_eq!(slot.ran(watched, Ok(Ending::Finished), false), Next::Stop);
+    }
+
+    /// `--reconnect-max` counts losses in a row: a connection that got a
+    /// response begins a new run, even when it was lost at the end (a
+    /// server that answers a while and then drops each connection). With
+    /// one replacement allowed, the slot stopped at the second such loss.
+    #[test]
+    fn a_lost_connection_that_answered_begins_a_new_run_of_losses() {
+        let now = Instant::now();
+        let mut conn = Connection::client(Config::default(), now).unwrap();
+        let policy = Reconnect {
+            max_attempts: 1,
+            delay: Duration::from_millis(100),
+        };
+        let mut slot = Slot::new(Some(policy));
+        let reset = || Err(io::Error::from(io::ErrorKind::ConnectionReset));
+        let answered = |conn: &mut Connection| {
+            let mut watched = Watched::new(Busy);
+            let response = Event::Response {
+                stream: StreamId::new(1),
+                head: ResponseHead::new(200),
+                end_stream: true,
+            };
+            watched.on_event(now, response, conn);
+            watched
+        };
+        let delayed = Next::Reconnect {
+            after: Some(policy.delay),
+        };
+        for _ in 0..3 {
+            assert_eq!(slot.ran(answered(&mut conn), reset(), false), delayed);
+        }
+        // Lost with nothing answered: the second loss in a row is one too
+        // many.
+        let silent = Watched::new(Busy);
+        assert_eq!(slot.ran(silent, reset(), false), Next::Stop);
     }
 
     #[test]
