@@ -564,6 +564,45 @@ fn requests_never_sent_again_are_not_counted_resent() {
     );
 }
 
+/// An HTTP/2 server that answers every request with a 503 head and then
+/// resets the stream (INTERNAL_ERROR) before any body.
+const RESET_AFTER_HEAD_SERVER: &str = r#"
+def on_event(conn, event):
+    if isinstance(event, h2.events.RequestReceived):
+        conn.send_headers(event.stream_id, [(":status", "503")])
+        conn.reset_stream(event.stream_id, error_code=2)
+
+def serve(sock):
+    h2_serve(sock, on_event, until_closed=False)
+"#;
+
+/// A status that came before its stream was reset is in the status codes,
+/// as h2load counts it when the field arrives, and the request failed:
+/// both programs print `status codes: 0 2xx, 0 3xx, 0 4xx, 3 5xx` with
+/// `3 failed, 3 errored`, and `0.00 req/s` (no response ended). The
+/// reset's status was counted nowhere.
+#[test]
+fn a_status_before_a_reset_is_counted_as_h2load_counts_it() {
+    let server = python_peer(&format!("{H2_SERVER}{RESET_AFTER_HEAD_SERVER}"));
+    let url = format!("{}/x", server.url);
+    let h2load = Command::new("h2load")
+        .args(["-n", "3", "-c", "1", "-m", "1", &url])
+        .output()
+        .expect("h2load must be installed");
+    let theirs = String::from_utf8_lossy(&h2load.stdout).into_owned();
+    let out = client(&["-q", "-C", "3", "-P", "1", &url]);
+    let ours = text(&out);
+    for report in [&theirs, &ours] {
+        assert!(
+            report.contains("status codes: 0 2xx, 0 3xx, 0 4xx, 3 5xx"),
+            "{report}"
+        );
+        assert_eq!(count(report, "failed"), 3, "{report}");
+        assert_eq!(count(report, "errored"), 3, "{report}");
+        assert!(report.contains(", 0.00 req/s, "), "{report}");
+    }
+}
+
 /// A server that answers every request with `hello` and two trailer
 /// fields: over HTTP/2 (Python's h2) after the preface, over HTTP/1.1 in
 /// the chunked coding (RFC 9112 §7.1.2) otherwise. `h2sim server` has no

@@ -899,9 +899,18 @@ impl ClientApp {
         }
     }
 
-    /// A request ended without a response: retry it (on this connection or
-    /// the next), or count it.
-    fn ended_without_response(&mut self, now: Instant, pending: Pending, timed_out: bool) {
+    /// A request ended without its whole response: retry it (on this
+    /// connection or the next), or count it. A final status that came is
+    /// counted either way, as h2load counts it when the field arrives.
+    fn ended_without_response(&mut self, now: Instant, flight: Flight, timed_out: bool) {
+        let Flight {
+            pending, status, ..
+        } = flight;
+        if let Some(status) = status
+            && !pending.warmup
+        {
+            self.report.count_status(status);
+        }
         if self.plan.retry && pending.retries < MAX_RETRIES && !timed_out {
             self.carry.push_back(Pending {
                 retries: pending.retries + 1,
@@ -937,7 +946,7 @@ impl ClientApp {
         if let Some(link) = self.link.as_mut() {
             link.resets += 1;
         }
-        self.ended_without_response(now, flight.pending, timed_out);
+        self.ended_without_response(now, flight, timed_out);
         self.fill(now, conn);
     }
 
@@ -1020,7 +1029,7 @@ impl ClientApp {
         let flights = self.slots.drain();
         self.pushed.clear();
         for flight in flights {
-            self.ended_without_response(now, flight.pending, false);
+            self.ended_without_response(now, flight, false);
         }
         let Some(link) = self.link.take() else {
             return;

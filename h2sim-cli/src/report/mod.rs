@@ -219,13 +219,20 @@ impl Report {
 
     /// Counts one final response that was (`ok`) or was not a success.
     pub fn record_response(&mut self, status: u16, ok: bool) {
-        *self.status_codes.entry(status).or_default() += 1;
+        self.count_status(status);
         self.done += 1;
         if ok {
             self.succeeded += 1;
         } else {
             self.failed += 1;
         }
+    }
+
+    /// Counts a final status that arrived, whether or not its response
+    /// was complete: h2load counts a status when its field arrives, so a
+    /// stream reset after its HEADERS is in its status codes too.
+    pub fn count_status(&mut self, status: u16) {
+        *self.status_codes.entry(status).or_default() += 1;
     }
 
     /// Counts one request that ended without a response.
@@ -267,9 +274,12 @@ impl Report {
         self.total = asked.unwrap_or(self.done + lost + self.skipped);
     }
 
-    /// Requests that ended with a final response, whatever its status.
+    /// Requests that ended with their whole response, whatever its
+    /// status: those done but not errored (`lost` is in `errored` and not
+    /// in `done`). Not the status codes' sum, which also counts a status
+    /// whose stream was reset before the response ended.
     pub fn responses(&self) -> u64 {
-        self.status_codes.values().sum()
+        (self.done + self.lost).saturating_sub(self.errored)
     }
 
     /// The run went wrong if any request failed or was lost, a fixed rate
