@@ -185,3 +185,25 @@ fn a_template_cannot_split_the_response() {
         assert!(answer.contains("\r\nx-echo: ok\r\n"), "{runtime}: {answer}");
     }
 }
+
+/// A `${...}` that names no placeholder nor capture is sent as written, as
+/// h2simple sends its bodies, and the server says so at start, with the
+/// placeholder it most likely meant; a misspelt `${sufix}` went out as
+/// `${sufix}` with nothing said.
+#[test]
+fn an_unknown_placeholder_is_named_at_start_and_sent_as_written() {
+    let server = Server::with_rules(
+        "tokio",
+        "-q -m GET -p /u/ -t '${sufix}:${suffix}' -m GET -p /nf/{ueId} -t '${ueid}'",
+    );
+    let (_, body) = run("curl", &["-s", &format!("{}/u/abc", server.url("http"))]);
+    assert_eq!(body, "${sufix}:abc");
+    let (code, _, stderr) = server.stop_apart();
+    assert_eq!(code, Some(0), "{stderr}");
+    for line in [
+        "h2sim: -m GET -p /u/: ${sufix} is no placeholder (did you mean ${suffix}?): it is sent as written",
+        "h2sim: -m GET -p /nf/{ueId}: ${ueid} is no placeholder (did you mean ${ueId}?): it is sent as written",
+    ] {
+        assert!(stderr.lines().any(|l| l == line), "{line}\n{stderr}");
+    }
+}

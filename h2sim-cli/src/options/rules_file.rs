@@ -34,6 +34,7 @@ use crate::server::rules::{Body, Delay, Kind, Push, Reply, Rule};
 use crate::server::status::{final_code, final_status};
 use crate::server::store::Limits;
 use crate::server::template::Template;
+use crate::trace::errln;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -362,6 +363,9 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
                 delay,
             };
             check::rule(&rule).map_err(|e| usage(format!("{at}: {e}")))?;
+            for warning in check::unknown_placeholders(&rule) {
+                errln!("h2sim: {at}: {warning}");
+            }
             Ok(rule)
         })
         .collect::<Result<Vec<_>, UsageError>>()?;

@@ -479,14 +479,12 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
     // number; these are named by their flags.
     for &i in &from_flags {
         let rule = &opts.rules[i];
-        check::rule(rule).map_err(|e| {
-            let path = rule.path_prefix.as_deref().map(|p| format!(" -p {p}"));
-            usage(format!(
-                "-m {}{}: {e}",
-                rule.method,
-                path.unwrap_or_default()
-            ))
-        })?;
+        let path = rule.path_prefix.as_deref().map(|p| format!(" -p {p}"));
+        let at = format!("-m {}{}", rule.method, path.unwrap_or_default());
+        check::rule(rule).map_err(|e| usage(format!("{at}: {e}")))?;
+        for warning in check::unknown_placeholders(rule) {
+            errln!("h2sim: {at}: {warning}");
+        }
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::fmt;
 use super::matcher::PathMatch;
 use super::notify::is_callback_uri;
 use super::rules::{Body, Kind, Reply, Rule};
-use super::template::Text;
+use super::template::{Template, Text, closest};
 
 /// A rule that asks for what it could never do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +144,54 @@ pub fn rule(rule: &Rule) -> Result<(), RuleError> {
         own_length(&push.reply, false, Some(&push.path))?;
     }
     Ok(())
+}
+
+/// What to tell of each `${...}` in `rule`'s texts (bodies, fields, the
+/// status, notifications) that names no placeholder nor capture: it is
+/// sent as written, as h2simple sends its bodies, so the rule stands, but
+/// a misspelt placeholder (`${sufix}`) would go out unnoticed.
+pub fn unknown_placeholders(rule: &Rule) -> Vec<String> {
+    let path = PathMatch::parse(rule.path_prefix.as_deref());
+    let captures = path.names();
+    let replies = std::iter::once(&rule.reply).chain(rule.pushes.iter().map(|p| &p.reply));
+    let mut texts: Vec<&str> = Vec::new();
+    let mut templates: Vec<&Template> = Vec::new();
+    for reply in replies {
+        if let Body::Template(t) = &reply.body {
+            templates.push(t);
+        }
+        texts.extend(
+            reply
+                .headers
+                .iter()
+                .filter_map(|f| std::str::from_utf8(&f.value).ok()),
+        );
+    }
+    texts.extend(rule.status_template.as_deref());
+    for notify in &rule.notify {
+        texts.push(&notify.uri);
+        texts.push(&notify.body);
+        texts.extend(notify.headers.iter().map(|(_, v)| v.as_str()));
+    }
+    let parsed: Vec<Template> = texts.into_iter().filter_map(Template::parse).collect();
+    let mut seen: Vec<&str> = Vec::new();
+    for name in templates
+        .into_iter()
+        .chain(&parsed)
+        .flat_map(|t| t.unknown(captures))
+    {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen.into_iter()
+        .map(|name| {
+            let hint = closest(name, captures)
+                .map(|c| format!(" (did you mean ${{{c}}}?)"))
+                .unwrap_or_default();
+            format!("${{{name}}} is no placeholder{hint}: it is sent as written")
+        })
+        .collect()
 }
 
 /// A request target's path: `/` first, then octets a target may hold.

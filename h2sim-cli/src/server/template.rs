@@ -18,13 +18,69 @@
 //!   JSON array a list rule found).
 //!
 //! A placeholder none of these names stays as written, as before these
-//! existed (h2simple's bodies are sent as they are).
+//! existed (h2simple's bodies are sent as they are); the server names it
+//! at start, with the placeholder it most likely meant
+//! (`super::check::unknown_placeholders`).
 
 use std::cell::RefCell;
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use super::request::Request;
+
+/// The placeholder most like `name`, if one is close (a letter or two
+/// off), among this module's and the rule's `captures`: the hint for a
+/// name that is none of them. `query.`, `header.` and `body/` keep what
+/// follows them.
+pub fn closest(name: &str, captures: &[String]) -> Option<String> {
+    const PLAIN: [&str; 8] = [
+        "path", "suffix", "body", "uuid", "counter", "now", "id", "items",
+    ];
+    let (head, sep, tail) = match name.find(['.', '/']) {
+        Some(at) => (&name[..at], &name[at..=at], &name[at + 1..]),
+        None => (name, "", ""),
+    };
+    let candidates: Vec<&str> = if sep.is_empty() {
+        PLAIN
+            .into_iter()
+            .chain(captures.iter().map(String::as_str))
+            .collect()
+    } else {
+        vec!["query", "header", "body"]
+    };
+    // A name off only in case (`${ueid}` for a capture `{ueId}`) is the
+    // one meant, before any a letter away.
+    let (best, distance) = candidates
+        .into_iter()
+        .map(|c| (c, edit_distance(head, c), !c.eq_ignore_ascii_case(head)))
+        .min_by_key(|&(_, d, other_case)| (other_case, d))
+        .map(|(c, d, _)| (c, d))?;
+    let sep = match best {
+        "body" if !sep.is_empty() => "/",
+        "query" | "header" => ".",
+        _ => sep,
+    };
+    let hint = format!("{best}{sep}{tail}");
+    (hint != name && distance <= 2 && distance < head.len()).then_some(hint)
+}
+
+/// Levenshtein distance, for the short names of placeholders.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb))
+                .min(row[j] + 1)
+                .min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +272,17 @@ impl Template {
         Template::of(pieces)
     }
 
+    /// The names of `${...}` that are neither a placeholder this module
+    /// knows nor one of `names` (the rule's captures): they are sent as
+    /// written, which is what h2simple's bodies need, and what a misspelt
+    /// placeholder (`${sufix}`) does too.
+    pub fn unknown<'a>(&'a self, names: &'a [String]) -> impl Iterator<Item = &'a str> {
+        self.pieces.iter().filter_map(move |p| match p {
+            Piece::Named(name) if !names.contains(name) => Some(name.as_str()),
+            _ => None,
+        })
+    }
+
     /// The text, when nothing but text is left (after [`Template::bind`]).
     pub fn literal(&self) -> Option<String> {
         self.pieces
@@ -397,6 +464,39 @@ mod tests {
         head.fields
             .push(HeaderField::new("3gpp-sbi-callback", "Nnrf_NFManagement"));
         head
+    }
+
+    /// The hint for a name that is no placeholder: the closest of them or
+    /// of the captures, a letter or two away, one off only in case first;
+    /// none for a name far from all (`${HOME}`), or as short as its
+    /// distance.
+    #[test]
+    fn a_misspelt_placeholder_gets_the_closest_name() {
+        let captures = ["ueId".to_owned(), "nfInstanceId".to_owned()];
+        for (name, hint) in [
+            ("sufix", Some("suffix")),
+            ("Path", Some("path")),
+            ("ueid", Some("ueId")),
+            ("nfInstanceID", Some("nfInstanceId")),
+            ("querry.nf-type", Some("query.nf-type")),
+            ("headr.x-a", Some("header.x-a")),
+            ("bdy/a/b", Some("body/a/b")),
+            ("body.a", Some("body/a")),
+            ("HOME", None),
+            ("x", None),
+            ("seg", None),
+        ] {
+            assert_eq!(closest(name, &captures).as_deref(), hint, "{name}");
+        }
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    /// Names left as written are those no placeholder nor capture takes.
+    #[test]
+    fn unknown_names_are_those_sent_as_written() {
+        let t = Template::parse("${sufix}${suffix}${ueId}${HOME}${seg2}").unwrap();
+        let captures = ["ueId".to_owned()];
+        assert_eq!(t.unknown(&captures).collect::<Vec<_>>(), ["sufix", "HOME"]);
     }
 
     #[test]
