@@ -17,7 +17,7 @@
 #   bench/connections.sh [h2sim binary]
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
-H2SIM=$(realpath "${1:-$(dirname "$0")/../target/release/h2sim}")
+H2SIM=$(h2sim_binary "$(cd "$(dirname "$0")/.." && pwd)" "${1:-}") || exit 1
 PORT=${PORT:-18560}
 DUR=6
 ulimit -n "$(ulimit -Hn)"
@@ -40,6 +40,7 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 overflows() { nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}'; }
 
@@ -50,10 +51,17 @@ start() {
     PORT=$((PORT + 1))
     local args=()
     for a in "$@"; do args+=("${a//@PORT@/$PORT}"); done
+    port_free "$PORT" || exit 1
     "${args[@]}" >"$WORK/$name.out" 2>&1 &
     SRV=$!
     pids+=("$SRV")
-    wait_port "$PORT" || return 1
+    # A server of ours that does not come up fails the run, where its row
+    # was left out and the script exited 0.
+    wait_port "$PORT" || {
+        echo "$name did not start:" >&2
+        tail -5 "$WORK/$name.out" >&2
+        exit 1
+    }
     sleep 0.5
 }
 
@@ -118,11 +126,13 @@ h1_row() {
 
 for rt in tokio glommio; do
     start "h2sim-$rt" "$H2SIM" server --runtime "$rt" -S http://127.0.0.1:@PORT@ \
-        -m GET -p / -s 200 -t "$BODY" -q && h1_row "h2sim-$rt"
+        -m GET -p / -s 200 -t "$BODY" -q
+    h1_row "h2sim-$rt"
 done
 if command -v nginx >/dev/null; then
     # One process (no master): its RSS is the server's.
     PORT=$((PORT + 1))
+    port_free "$PORT" || exit 1
     nginx_conf
     nginx -c "$WORK/nginx.conf" >"$WORK/nginx.out" 2>&1 &
     SRV=$!
@@ -135,7 +145,7 @@ printf '| server | req/s | idle RSS MB | peak RSS MB | KiB per connection (100 a
 printf '|---|---:|---:|---:|---:|\n'
 for rt in tokio glommio; do
     start "h2sim-$rt-h2" "$H2SIM" server --runtime "$rt" -S http://127.0.0.1:@PORT@ \
-        -m GET -p / -s 200 -t "$BODY" -q || continue
+        -m GET -p / -s 200 -t "$BODY" -q
     before=$(status_kib "$SRV" VmRSS)
     timeout $((DUR + 30)) h2load -c100 -m100 -D"$DUR" "http://127.0.0.1:$PORT/" \
         >"$WORK/h2-$rt.h2load" 2>&1

@@ -8,7 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 N=${1:-1000}
-H2SIM=$(realpath "${2:-$(dirname "$0")/../target/release/h2sim}")
+H2SIM=$(h2sim_binary "$(cd "$(dirname "$0")/.." && pwd)" "${2:-}") || exit 1
 HERE=$(cd "$(dirname "$0")" && pwd)
 PORT=${PORT:-18480}
 ulimit -n "$(ulimit -Hn)"
@@ -35,6 +35,7 @@ measure() {
         *) args+=("$a") ;;
         esac
     done
+    port_free "$PORT" || exit 1
     "${args[@]}" >/dev/null 2>&1 &
     local pid=$!
     pids+=("$pid")
@@ -46,7 +47,10 @@ measure() {
     local line=""
     read -r -t 55 line <&"${HOLD[0]}" || true
     if [ "$line" != READY ]; then
-        echo "$name $proto: the connections did not all open" >&2
+        # A figure over the connections that did open would be wrong.
+        echo "$name $proto: the connections did not all open (is the open-file limit below $N?)" >&2
+        kill "${HOLD_PID:-}" 2>/dev/null || true
+        exit 1
     fi
     after=$(status_kib "$pid" VmRSS)
     exec {HOLD[1]}>&-

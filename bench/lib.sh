@@ -22,3 +22,27 @@ port_free() {
 
 # status_kib PID FIELD: a /proc/PID/status figure in KiB (VmRSS, VmHWM).
 status_kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
+
+# cargo_target_dir ROOT: where cargo builds this checkout: CARGO_TARGET_DIR
+# (relative to ROOT, where the scripts run cargo) or ROOT/target. The
+# binary is taken from there: a build with CARGO_TARGET_DIR set left
+# ROOT/target stale or empty, and the scripts measured an older h2sim, or
+# none at all, with nothing said.
+cargo_target_dir() {
+    local dir=${CARGO_TARGET_DIR:-target}
+    case $dir in
+    /*) echo "$dir" ;;
+    *) echo "$1/$dir" ;;
+    esac
+}
+
+# h2sim_binary ROOT [GIVEN]: GIVEN, or the release build of the checkout at
+# ROOT; stops the script, naming the build command, when it is not there.
+h2sim_binary() {
+    local bin=${2:-$(cargo_target_dir "$1")/release/h2sim}
+    if [ ! -x "$bin" ]; then
+        echo "no h2sim binary at $bin: build it first (cargo build --release -p h2sim-cli)" >&2
+        exit 1
+    fi
+    realpath "$bin"
+}

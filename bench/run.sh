@@ -39,7 +39,11 @@ while [ $# -gt 0 ]; do
     --quick) QUICK=1 ;;
     --no-install) INSTALL=0 ;;
     --out)
-        OUT=$2
+        OUT=${2:-}
+        if [ -z "$OUT" ]; then
+            echo "bench/run.sh: --out takes a file name" >&2
+            exit 2
+        fi
         shift
         ;;
     --only)
@@ -86,7 +90,8 @@ else
 fi
 HZ=$(getconf CLK_TCK)
 
-H2SIM=$ROOT/target/release/h2sim
+# Built by `build` below; where cargo puts it (see lib.sh).
+H2SIM=$(cargo_target_dir "$ROOT")/release/h2sim
 HYPER=$ROOT/target/release/bench-hyper-server
 CERT=$ROOT/certs/server-ec.crt
 KEY=$ROOT/certs/server-ec.key
@@ -271,6 +276,11 @@ EOF
             wait_port "$p" || {
                 log "$s did not open port $p:"
                 tail -5 "$WORK/$s.log" >&2
+                # Without h2sim's own servers the run measures nothing it is
+                # for; a peer's cells show `(errors)` and fail the run.
+                case $s in
+                h2sim-*) exit 1 ;;
+                esac
             }
         done
     done
@@ -455,7 +465,8 @@ print_server_table() {
           if (!($1 in order)) { order[$1] = ++cells; name[cells] = $1 } }
         END {
           for (c = 1; c <= cells; c++) for (i = 1; i <= NR; i++) if (cell[i] == name[c]) {
-            if (lg[i] >= 90) b = "load generator " lg[i] "%: server not saturated"
+            if (lg[i] >= 90 && sc[i] >= 90) b = "both saturated (load generator " lg[i] "%, server " sc[i] "%)"
+            else if (lg[i] >= 90) b = "load generator " lg[i] "%: server not saturated"
             else if (sc[i] >= 90) b = "server CPU " sc[i] "%"
             else if (lg[i] >= sc[i]) b = "load generator busier (" lg[i] "% vs server " sc[i] "%): server not saturated"
             else b = "server busier (" sc[i] "% vs load generator " lg[i] "%)"
@@ -536,16 +547,20 @@ print_client_table() {
 
 # The pair: h2sim client against h2sim server with h2simple's performance
 # commands (-P 100 -C 100000 -R __MDN__=01092%06d, POST with a 1k/4k/10k body).
-# pair_once RT PROTO SIZE PORT: TPS of one run of the pair's client.
+# pair_once RT PROTO SIZE PORT: TPS of one run of the pair's client, or
+# nothing when the client failed (a request that failed fails the run).
 pair_once() {
     local rt=$1 proto=$2 size=$3 port=$4
-    local scheme=http p=$port one=()
+    local scheme=http p=$port one=() out
     [ "$proto" = tls ] && scheme=https p=$((port + 1))
     [ "$proto" = h1 ] && one=(-1)
-    timeout 60 taskset -c "$LG_CPU" "$H2SIM" client --runtime "$rt" --threads 1 "${one[@]}" \
+    out=$(timeout 60 taskset -c "$LG_CPU" "$H2SIM" client --runtime "$rt" --threads 1 "${one[@]}" \
         -P 100 -C 100000 -R __MDN__=01092%06d -m POST \
-        -u "$scheme://127.0.0.1:$p/user$size/__MDN__" -x content-type=application/json -e "$size" -q 2>&1 |
-        awk '/^finished in/ { print $4 }'
+        -u "$scheme://127.0.0.1:$p/user$size/__MDN__" -x content-type=application/json -e "$size" -q 2>&1) || {
+        log "pair $rt $proto $size failed: $(tail -3 <<<"$out")"
+        return
+    }
+    awk '/^finished in/ { print $4 }' <<<"$out"
 }
 
 # Both runtimes' servers at once (tokio on PAIR_PORT, glommio two ports up,
@@ -564,15 +579,20 @@ pair() {
             -m POST -p /user10k/ -s 200 -x content-type=application/json -e 10k -q >"$WORK/pair-$rt.log" 2>&1 &
         sp+=($!)
         PIDS+=($!)
-        wait_port "${port[$rt]}"
+        wait_port "${port[$rt]}" || {
+            log "the pair's $rt server did not start:"
+            tail -5 "$WORK/pair-$rt.log" >&2
+            exit 1
+        }
     done
     for proto in h2c tls h1; do
         for size in "${SIZES[@]}"; do
-            local -A sum=([tokio]=0 [glommio]=0)
+            local -A sum=([tokio]=0 [glommio]=0) failed=([tokio]="" [glommio]="")
             for _ in 1 2; do
                 for rt in "${rts[@]}"; do
                     local tps
                     tps=$(pair_once "$rt" "$proto" "$size" "${port[$rt]}")
+                    [ -z "$tps" ] && failed[$rt]=" (errors)"
                     log "pair $rt $proto $size: ${tps:-0} TPS"
                     sum[$rt]=$(echo "${sum[$rt]} + ${tps:-0}" | bc -l)
                 done
@@ -580,7 +600,7 @@ pair() {
             for rt in "${rts[@]}"; do
                 local mean
                 mean=$(echo "${sum[$rt]} / 2" | bc -l)
-                printf '| %s | %s | %s | %.0f | %s |\n' "$rt" "$proto" "$size" "$mean" \
+                printf '| %s | %s | %s | %.0f%s | %s |\n' "$rt" "$proto" "$size" "$mean" "${failed[$rt]}" \
                     "$([ "$proto$size" = h2c1k ] && echo "$mean" | awk '{ printf "%.1fx", $1 / 66000 }')"
             done
         done
@@ -618,3 +638,10 @@ if part pair; then pair >"$WORK/pair.md"; fi
     if part client; then print_client_table; fi
     if part pair; then cat "$WORK/pair.md"; fi
 } | tee "${OUT:-$WORK/table.md}"
+# A cell that failed (a peer missing or down, a client that failed) is in
+# the tables as `(errors)`; the run fails with it, so a script that runs
+# the benchmark can tell.
+if grep -q '(errors)' "${OUT:-$WORK/table.md}"; then
+    log "cells marked (errors) failed: see the lines above"
+    exit 1
+fi

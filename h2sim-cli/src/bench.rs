@@ -167,7 +167,8 @@ pub fn from_matches(matches: &clap::ArgMatches) -> Result<BenchArgs, UsageError>
 
 /// How long a cell runs unless `-C` or `--duration` says otherwise: 20,000
 /// requests (0.1 s) swung the 4k h2c figure between 85k and 245k TPS; 2 s
-/// is stable to a few percent here, and nine cells stay under 30 s.
+/// is stable to a few percent here, and the thirteen cells (nine, then
+/// the four NF rows) stay under 30 s.
 const DEFAULT_CELL: Duration = Duration::from_secs(2);
 
 /// The CPU time this process (client and server together) has used, to
