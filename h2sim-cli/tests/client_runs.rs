@@ -502,12 +502,18 @@ fn connection_windows_are_announced_at_start() {
     }
 }
 
-/// What the Python `h2` servers below share: `h2_serve(sock, on_event,
-/// until_closed)` runs a server connection on `sock`, calling
-/// `on_event(conn, event)` for each event, until the client closes, or
-/// (`until_closed`) the connection is over for `h2` (a GOAWAY either way).
+/// What the Python `h2` servers below share (see [`h2_peer`]): `serve`
+/// runs a server connection on `sock`, calling the server's
+/// `on_event(conn, event)` for each event, until the client closes, or,
+/// where the server sets `UNTIL_CLOSED = True`, until the connection is
+/// over for `h2` (a GOAWAY either way).
 const H2_SERVER: &str = r#"
 import h2.config, h2.connection, h2.events
+
+UNTIL_CLOSED = False
+
+def serve(sock):
+    h2_serve(sock, on_event, UNTIL_CLOSED)
 
 def h2_serve(sock, on_event, until_closed):
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=False))
@@ -535,8 +541,7 @@ def on_event(conn, event):
         conn.send_data(1, b"ok", end_stream=True)
         conn.close_connection(error_code=2, last_stream_id=1)
 
-def serve(sock):
-    h2_serve(sock, on_event, until_closed=True)
+UNTIL_CLOSED = True
 "#;
 
 /// A request the server did not process counts as resent when it goes
@@ -546,7 +551,7 @@ def serve(sock):
 /// (they were counted both ways).
 #[test]
 fn requests_never_sent_again_are_not_counted_resent() {
-    let server = python_peer(&format!("{H2_SERVER}{GOAWAY_ERROR_SERVER}"));
+    let server = h2_peer(GOAWAY_ERROR_SERVER);
     let url = format!("{}/x", server.url);
     let out = client(&["-q", "-P", "5", "-C", "5", &url]);
     let t = text(&out);
@@ -571,9 +576,6 @@ def on_event(conn, event):
     if isinstance(event, h2.events.RequestReceived):
         conn.send_headers(event.stream_id, [(":status", "503")])
         conn.reset_stream(event.stream_id, error_code=2)
-
-def serve(sock):
-    h2_serve(sock, on_event, until_closed=False)
 "#;
 
 /// A status that came before its stream was reset is in the status codes,
@@ -583,7 +585,7 @@ def serve(sock):
 /// reset's status was counted nowhere.
 #[test]
 fn a_status_before_a_reset_is_counted_as_h2load_counts_it() {
-    let server = python_peer(&format!("{H2_SERVER}{RESET_AFTER_HEAD_SERVER}"));
+    let server = h2_peer(RESET_AFTER_HEAD_SERVER);
     let url = format!("{}/x", server.url);
     let h2load = Command::new("h2load")
         .args(["-n", "3", "-c", "1", "-m", "1", &url])
@@ -695,6 +697,12 @@ fn python_peer(script: &str) -> Peer {
     Peer::start(command, |line| {
         Some(format!("http://127.0.0.1:{}", line.strip_prefix("port ")?))
     })
+}
+
+/// A Python `h2` server whose `script` defines its `on_event` (see
+/// [`H2_SERVER`]).
+fn h2_peer(script: &str) -> Peer {
+    python_peer(&format!("{H2_SERVER}{script}"))
 }
 
 /// Issue 10 item 6: the first Ctrl-C stops sending, lets what is in flight
@@ -1021,9 +1029,6 @@ const KEEP_OPEN_SERVER: &str = r#"
 def on_event(conn, event):
     if isinstance(event, h2.events.RequestReceived):
         conn.send_headers(event.stream_id, [(":status", "200")], end_stream=True)
-
-def serve(sock):
-    h2_serve(sock, on_event, until_closed=False)
 "#;
 
 /// Issue 10 item 4: the run's clock stops at the last response, not after
@@ -1032,7 +1037,7 @@ def serve(sock):
 /// the request times; waiting for the close added up to a second.
 #[test]
 fn the_clock_stops_at_the_last_response() {
-    let server = python_peer(&format!("{H2_SERVER}{KEEP_OPEN_SERVER}"));
+    let server = h2_peer(KEEP_OPEN_SERVER);
     let dir = scratch_dir("client-runs-clock");
     let json = dir.path().join("report.json");
     let url = format!("{}/x", server.url);
