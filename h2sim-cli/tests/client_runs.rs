@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
@@ -139,28 +139,30 @@ fn figure(report: &str, line: &str, label: &str) -> u64 {
 fn fixed_rate_runs_to_the_end_on_both_runtimes_and_protocols() {
     let server = Peer::h2sim(&["-m", "GET", "-p", "/fast/", "-s", "200", "-q"]);
     let url = format!("{}/fast/x", server.url);
+    on_each_runtime_and_protocol(
+        &["-q", "-T", "400", "-C", "20", "-P", "2"],
+        &url,
+        |what, out| {
+            let t = text(out);
+            assert!(out.status.success(), "{what}: {t}");
+            assert_eq!(count(&t, "done"), 20, "{what}: {t}");
+            assert_eq!(count(&t, "succeeded"), 20, "{t}");
+        },
+    );
+}
+
+/// Runs the client with `flags` and `url` on each runtime, over HTTP/2 and
+/// over HTTP/1.1 (`-1`), and hands `check` what ran and what came out.
+fn on_each_runtime_and_protocol(flags: &[&str], url: &str, check: impl Fn(&str, &Output)) {
     for runtime in ["tokio", "glommio"] {
         for http1 in [false, true] {
-            let mut args = vec![
-                "-q",
-                "-T",
-                "400",
-                "-C",
-                "20",
-                "-P",
-                "2",
-                "--runtime",
-                runtime,
-            ];
+            let mut args = flags.to_vec();
+            args.extend(["--runtime", runtime]);
             if http1 {
                 args.push("-1");
             }
-            args.push(&url);
-            let out = client(&args);
-            let t = text(&out);
-            assert!(out.status.success(), "{runtime} http1={http1}: {t}");
-            assert_eq!(count(&t, "done"), 20, "{runtime} http1={http1}: {t}");
-            assert_eq!(count(&t, "succeeded"), 20, "{t}");
+            args.push(url);
+            check(&format!("{runtime} http1={http1}"), &client(&args));
         }
     }
 }
@@ -188,33 +190,16 @@ fn an_http1_timeout_costs_one_request_not_the_run() {
         "-m", "GET", "-p", "/slow/", "-s", "200", "--delay", "2000", "-t", "late", "-q",
     ]);
     let url = format!("{}/slow/x", server.url);
-    for runtime in ["tokio", "glommio"] {
-        for http1 in [false, true] {
-            let mut args = vec![
-                "-q",
-                "-C",
-                "4",
-                "-P",
-                "1",
-                "--timeout",
-                "200ms",
-                "--runtime",
-                runtime,
-            ];
-            if http1 {
-                args.push("-1");
-            }
-            args.push(&url);
-            let out = client(&args);
-            let t = text(&out);
-            let what = format!("{runtime} http1={http1}: {t}");
-            assert_eq!(count(&t, "started"), 4, "{what}");
-            assert_eq!(count(&t, "done"), 4, "{what}");
-            assert_eq!(count(&t, "timeout"), 4, "{what}");
-            let connections = if http1 { 4 } else { 1 };
-            assert_eq!(count_lines(&t, "DISCONNECTED by"), connections, "{what}");
-        }
-    }
+    let flags = ["-q", "-C", "4", "-P", "1", "--timeout", "200ms"];
+    on_each_runtime_and_protocol(&flags, &url, |what, out| {
+        let t = text(out);
+        let what = format!("{what}: {t}");
+        assert_eq!(count(&t, "started"), 4, "{what}");
+        assert_eq!(count(&t, "done"), 4, "{what}");
+        assert_eq!(count(&t, "timeout"), 4, "{what}");
+        let connections = if what.contains("http1=true") { 4 } else { 1 };
+        assert_eq!(count_lines(&t, "DISCONNECTED by"), connections, "{what}");
+    });
 }
 
 /// A paced `-C` run is held to its rate as a `--duration` run is: the
