@@ -28,14 +28,17 @@ use std::time::SystemTime;
 
 use super::request::Request;
 
+/// The placeholders that are one word ([`Piece::named`] takes them; a test
+/// holds the two together), for [`closest`].
+const PLAIN: [&str; 8] = [
+    "path", "suffix", "body", "uuid", "counter", "now", "id", "items",
+];
+
 /// The placeholder most like `name`, if one is close (a letter or two
 /// off), among this module's and the rule's `captures`: the hint for a
 /// name that is none of them. `query.`, `header.` and `body/` keep what
 /// follows them.
 pub fn closest(name: &str, captures: &[String]) -> Option<String> {
-    const PLAIN: [&str; 8] = [
-        "path", "suffix", "body", "uuid", "counter", "now", "id", "items",
-    ];
     let (head, sep, tail) = match name.find(['.', '/']) {
         Some(at) => (&name[..at], &name[at..=at], &name[at + 1..]),
         None => (name, "", ""),
@@ -489,6 +492,9 @@ mod tests {
             assert_eq!(closest(name, &captures).as_deref(), hint, "{name}");
         }
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+        for name in PLAIN {
+            assert!(!matches!(Piece::named(name), Piece::Named(_)), "{name}");
+        }
     }
 
     /// Names left as written are those no placeholder nor capture takes.
