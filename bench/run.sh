@@ -112,7 +112,10 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+# Ctrl-C (or SIGTERM) ends the run with the tables of the cells measured so
+# far, where it printed none and a long run's work was lost.
+trap 'interrupted 130' INT
+trap 'interrupted 143' TERM
 
 log() { echo "[bench] $*" >&2; }
 
@@ -619,6 +622,26 @@ machine() {
         "${ONLY:+ --only $ONLY}" "$(date -u '+%Y-%m-%d %H:%M UTC')"
 }
 
+# The machine, and the table of each part this run has measured cells of
+# (all of them, unless it was interrupted).
+tables() {
+    machine
+    if part server && [ -s "$RESULTS" ]; then print_server_table; fi
+    if part client && [ -s "$CRESULTS" ]; then print_client_table; fi
+    if part pair && [ -s "$WORK/pair.md" ]; then cat "$WORK/pair.md"; fi
+}
+
+# interrupted STATUS: prints the tables of what was measured, then exits
+# with STATUS (130 for Ctrl-C, 143 for SIGTERM).
+interrupted() {
+    trap - INT TERM
+    if declare -F tables >/dev/null && [ -n "${CRESULTS:-}" ]; then
+        log "interrupted: the tables of the cells measured so far"
+        tables | tee "${OUT:-$WORK/table.md}"
+    fi
+    exit "$1"
+}
+
 # part NAME: whether this run includes the server, client or pair part.
 part() {
     [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]
@@ -632,12 +655,7 @@ start_servers
 if part server; then server_matrix; fi
 if part client; then client_matrix; fi
 if part pair; then pair >"$WORK/pair.md"; fi
-{
-    machine
-    if part server; then print_server_table; fi
-    if part client; then print_client_table; fi
-    if part pair; then cat "$WORK/pair.md"; fi
-} | tee "${OUT:-$WORK/table.md}"
+tables | tee "${OUT:-$WORK/table.md}"
 # A cell that failed (a peer missing or down, a client that failed) is in
 # the tables as `(errors)`; the run fails with it, so a script that runs
 # the benchmark can tell.
