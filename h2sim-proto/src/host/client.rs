@@ -580,7 +580,9 @@ impl<A: Application> Slot<A> {
     /// The connection made by [`Slot::watch`] ran to its end with
     /// `result`; `shutdown` says whether the client is stopping.
     pub fn ran(&mut self, watched: Watched<A>, result: io::Result<Ending>, shutdown: bool) -> Next {
-        let end = watched.end(result);
+        // Whether the end was planned, and whether it got anywhere, apart:
+        // the second also begins a new run of losses after one.
+        let end = watched.end(result).map(|_| ());
         let progress = watched.progress;
         self.app = Some(watched.app);
         self.next(end, progress, shutdown)
@@ -599,14 +601,15 @@ impl<A: Application> Slot<A> {
         }
     }
 
-    /// `progress`: the connection got a response (see [`Watched`]), which
-    /// begins a new run of losses, whether or not it was lost at the end.
-    fn next(&mut self, end: Result<bool, ClientError>, progress: bool, shutdown: bool) -> Next {
+    /// `end`: planned (`Ok`) or a loss; `progress`: the connection got a
+    /// response (see [`Watched`]), which begins a new run of losses,
+    /// whether or not it was lost at the end.
+    fn next(&mut self, end: Result<(), ClientError>, progress: bool, shutdown: bool) -> Next {
         // A planned end that answered nothing counts as a loss, so a
         // server that turns every connection away cannot make the slot
         // reconnect for ever.
         let counted = match end {
-            Ok(progress) => {
+            Ok(()) => {
                 self.error = None;
                 !progress
             }
@@ -807,28 +810,19 @@ mod tests {
     fn an_http1_request_given_up_is_a_planned_end() {
         let now = Instant::now();
         let mut conn = Connection::client(Config::default(), now).unwrap();
-        let mut watched = Watched::new(Quiet);
-        watched.on_event(now, Event::Connected, &mut conn);
-        let aborted = Event::Closed {
+        let aborted = || Event::Closed {
             error: None,
             cause: CloseCause::Aborted {
                 reason: Reason::CANCEL,
             },
         };
-        watched.on_event(now, aborted, &mut conn);
+        let mut watched = Watched::new(Quiet);
+        watched.on_event(now, Event::Connected, &mut conn);
+        watched.on_event(now, aborted(), &mut conn);
         assert!(matches!(watched.end(Ok(Ending::Finished)), Ok(true)));
         let mut slot = Slot::new(None);
         let mut watched = Watched::new(Busy);
-        watched.on_event(
-            now,
-            Event::Closed {
-                error: None,
-                cause: CloseCause::Aborted {
-                    reason: Reason::CANCEL,
-                },
-            },
-            &mut conn,
-        );
+        watched.on_event(now, aborted(), &mut conn);
         assert_eq!(
             slot.ran(watched, Ok(Ending::Finished), false),
             Next::Reconnect { after: None }
