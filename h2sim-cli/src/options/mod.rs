@@ -18,6 +18,10 @@ use std::fmt;
 
 use h2sim_proto::{HeaderField, LocalSettings, octets};
 
+use crate::server::check;
+use crate::server::rules::Rule;
+use crate::trace::errln;
+
 /// A command that cannot run: the message names the flag or value at
 /// fault, and the fault gives the exit status.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,9 +102,9 @@ pub fn apply_setting(settings: &mut LocalSettings, spec: &str) -> Result<(), Usa
     Ok(())
 }
 
-/// `-x name=value`: a name and a value the core would send
-/// ([`octets::is_field_name`], [`octets::is_field_value`]), refused here
-/// with the flag named rather than when the first message goes out.
+/// `-x name=value`: a name the core would send ([`octets::is_field_name`])
+/// and a value without controls but HTAB, refused here with the flag
+/// named rather than when the first message goes out.
 /// Built once as a `HeaderField` (lowercase name), so every request or
 /// response that carries it only clones two `Bytes`.
 pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
@@ -111,12 +115,11 @@ pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
     if !octets::is_field_name(name.as_bytes()) {
         return Err(usage(format!("-x {spec:?}: {name:?} is not a field name")));
     }
-    // The core refuses only what would split a message (NUL, CR, LF); a
-    // value of ours holds no control but HTAB, as RFC 9110 §5.5's
-    // field-value has none, and peers such as nghttp2 reset the stream
-    // that carries one.
-    let control = |b: &u8| b.is_ascii_control() && *b != b'\t';
-    if !octets::is_field_value(value.as_bytes()) || value.as_bytes().iter().any(control) {
+    // The core refuses only what would split a message (NUL, CR, LF,
+    // `octets::is_field_value`); a value of ours holds no control but HTAB,
+    // as RFC 9110 §5.5's field-value has none, and peers such as nghttp2
+    // reset the stream that carries one.
+    if value.bytes().any(|b| b.is_ascii_control() && b != b'\t') {
         return Err(usage(format!("-x {spec:?}: value has a control character")));
     }
     let field = HeaderField::new(name.to_ascii_lowercase(), value.to_owned());
@@ -133,6 +136,18 @@ pub fn header(spec: &str) -> Result<HeaderField, UsageError> {
         )));
     }
     Ok(field)
+}
+
+/// What is checked of a rule at start, wherever it was written (`at`
+/// names it: its flags, or its file and number): what it could never do
+/// stops the command (see [`check::rule`]); a `${...}` that names nothing
+/// is told and the rule stands ([`check::unknown_placeholders`]).
+fn check_rule(rule: &Rule, at: &str) -> Result<(), UsageError> {
+    check::rule(rule).map_err(|e| usage(format!("{at}: {e}")))?;
+    for warning in check::unknown_placeholders(rule) {
+        errln!("h2sim: {at}: {warning}");
+    }
+    Ok(())
 }
 
 /// h2simple's `-H` keys that are not HTTP/2 settings but client behaviour,

@@ -24,7 +24,6 @@ use serde_json::Value;
 
 use super::{UsageError, usage};
 use crate::body;
-use crate::server::check;
 use crate::server::matcher::{Conditions, Expect, PathMatch};
 use crate::server::notify::NotifySpec;
 use crate::server::oauth::TokenEndpoint;
@@ -34,7 +33,6 @@ use crate::server::rules::{Body, Delay, Kind, Push, Reply, Rule};
 use crate::server::status::{final_code, final_status};
 use crate::server::store::Limits;
 use crate::server::template::Template;
-use crate::trace::errln;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -362,10 +360,7 @@ pub fn parse(text: &str, format: Format, origin: &str, base: &Path) -> Result<Ru
                 pushes,
                 delay,
             };
-            check::rule(&rule).map_err(|e| usage(format!("{at}: {e}")))?;
-            for warning in check::unknown_placeholders(&rule) {
-                errln!("h2sim: {at}: {warning}");
-            }
+            super::check_rule(&rule, &at)?;
             Ok(rule)
         })
         .collect::<Result<Vec<_>, UsageError>>()?;

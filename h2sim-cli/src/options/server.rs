@@ -11,10 +11,9 @@ use h2sim_proto::Protocol;
 use super::cli::{self, ServerFlags};
 use super::grammar::{self, Occurrence, Spec};
 use super::tls::{TlsFiles, Verify};
-use super::{H2simpleKey, Runtime, UsageError, header, usage};
+use super::{H2simpleKey, Runtime, UsageError, check_rule, header, usage};
 use crate::body;
 use crate::client::scenario::parse_port;
-use crate::server::check;
 use crate::server::rules::{Body, Delay, Push, Reply, Rule};
 use crate::server::status::final_status;
 use crate::server::store::Limits;
@@ -481,10 +480,7 @@ fn replay(opts: &mut ServerArgs, occurrences: &[Occurrence], dir: &Path) -> Resu
         let rule = &opts.rules[i];
         let path = rule.path_prefix.as_deref().map(|p| format!(" -p {p}"));
         let at = format!("-m {}{}", rule.method, path.unwrap_or_default());
-        check::rule(rule).map_err(|e| usage(format!("{at}: {e}")))?;
-        for warning in check::unknown_placeholders(rule) {
-            errln!("h2sim: {at}: {warning}");
-        }
+        check_rule(rule, &at)?;
     }
     Ok(())
 }
