@@ -58,10 +58,11 @@ pub fn closest(name: &str, captures: &[String]) -> Option<String> {
         .map(|c| (c, edit_distance(head, c), !c.eq_ignore_ascii_case(head)))
         .min_by_key(|&(_, d, other_case)| (other_case, d))
         .map(|(c, d, _)| (c, d))?;
-    let sep = match best {
-        "body" if !sep.is_empty() => "/",
-        "query" | "header" => ".",
-        _ => sep,
+    // A prefixed name keeps its prefix's own separator.
+    let sep = match (sep.is_empty(), best) {
+        (true, _) => "",
+        (false, "body") => "/",
+        (false, _) => ".",
     };
     let hint = format!("{best}{sep}{tail}");
     (hint != name && distance <= 2 && distance < head.len()).then_some(hint)
@@ -495,6 +496,9 @@ mod tests {
         for name in PLAIN {
             assert!(!matches!(Piece::named(name), Piece::Named(_)), "{name}");
         }
+        // A capture named like a prefix is a plain name: no separator.
+        let query = ["query".to_owned()];
+        assert_eq!(closest("qery", &query).as_deref(), Some("query"));
     }
 
     /// Names left as written are those no placeholder nor capture takes.
