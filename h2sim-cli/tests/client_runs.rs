@@ -142,7 +142,7 @@ fn fixed_rate_runs_to_the_end_on_both_runtimes_and_protocols() {
     on_each_runtime_and_protocol(
         &["-q", "-T", "400", "-C", "20", "-P", "2"],
         &url,
-        |what, out| {
+        |what, _, out| {
             let t = text(out);
             assert!(out.status.success(), "{what}: {t}");
             assert_eq!(count(&t, "done"), 20, "{what}: {t}");
@@ -152,8 +152,9 @@ fn fixed_rate_runs_to_the_end_on_both_runtimes_and_protocols() {
 }
 
 /// Runs the client with `flags` and `url` on each runtime, over HTTP/2 and
-/// over HTTP/1.1 (`-1`), and hands `check` what ran and what came out.
-fn on_each_runtime_and_protocol(flags: &[&str], url: &str, check: impl Fn(&str, &Output)) {
+/// over HTTP/1.1 (`-1`), and hands `check` what ran (named, and whether
+/// over HTTP/1.1) and what came out.
+fn on_each_runtime_and_protocol(flags: &[&str], url: &str, check: impl Fn(&str, bool, &Output)) {
     for runtime in ["tokio", "glommio"] {
         for http1 in [false, true] {
             let mut args = flags.to_vec();
@@ -162,7 +163,7 @@ fn on_each_runtime_and_protocol(flags: &[&str], url: &str, check: impl Fn(&str, 
                 args.push("-1");
             }
             args.push(url);
-            check(&format!("{runtime} http1={http1}"), &client(&args));
+            check(&format!("{runtime} http1={http1}"), http1, &client(&args));
         }
     }
 }
@@ -191,13 +192,13 @@ fn an_http1_timeout_costs_one_request_not_the_run() {
     ]);
     let url = format!("{}/slow/x", server.url);
     let flags = ["-q", "-C", "4", "-P", "1", "--timeout", "200ms"];
-    on_each_runtime_and_protocol(&flags, &url, |what, out| {
+    on_each_runtime_and_protocol(&flags, &url, |what, http1, out| {
         let t = text(out);
         let what = format!("{what}: {t}");
         assert_eq!(count(&t, "started"), 4, "{what}");
         assert_eq!(count(&t, "done"), 4, "{what}");
         assert_eq!(count(&t, "timeout"), 4, "{what}");
-        let connections = if what.contains("http1=true") { 4 } else { 1 };
+        let connections = if http1 { 4 } else { 1 };
         assert_eq!(count_lines(&t, "DISCONNECTED by"), connections, "{what}");
     });
 }
