@@ -40,7 +40,8 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 overflows() { nstat -az TcpExtListenOverflows | awk '/ListenOverflows/ {print $2}'; }
 
@@ -57,11 +58,7 @@ start() {
     pids+=("$SRV")
     # A server of ours that does not come up fails the run, where its row
     # was left out and the script exited 0.
-    wait_port "$PORT" || {
-        echo "$name did not start:" >&2
-        tail -5 "$WORK/$name.out" >&2
-        exit 1
-    }
+    started "$name" "$PORT" "$WORK/$name.out" || exit 1
     sleep 0.5
 }
 

@@ -20,7 +20,8 @@ cleanup() {
     if [ -n "$TLS_DIR" ]; then rm -rf "$TLS_DIR"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # measure NAME PROTO CMD...: one server (@PORT@ in CMD is its port), one
 # round of N idle connections.

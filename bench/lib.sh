@@ -10,6 +10,15 @@ wait_port() {
     return 1
 }
 
+# started NAME PORT LOG: waits for NAME's port as `wait_port` does; when it
+# never opens, says so with the end of NAME's LOG and fails.
+started() {
+    wait_port "$2" && return 0
+    echo "$1 did not open port $2:" >&2
+    tail -5 "$3" >&2
+    return 1
+}
+
 # port_free PORT: nothing listens on 127.0.0.1:PORT yet. A server of ours
 # that cannot bind its port would leave the measurement to whatever holds
 # it, so the scripts check first and stop with the port named.

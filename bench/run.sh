@@ -276,15 +276,11 @@ EOF
             local p
             p=$(port_of "$s" "$proto")
             [ "$p" = - ] && continue
-            wait_port "$p" || {
-                log "$s did not open port $p:"
-                tail -5 "$WORK/$s.log" >&2
-                # Without h2sim's own servers the run measures nothing it is
-                # for; a peer's cells show `(errors)` and fail the run.
-                case $s in
-                h2sim-*) exit 1 ;;
-                esac
-            }
+            # Without h2sim's own servers the run measures nothing it is
+            # for; a peer's cells show `(errors)` and fail the run.
+            started "$s" "$p" "$WORK/$s.log" || case $s in
+            h2sim-*) exit 1 ;;
+            esac
         done
     done
 }
@@ -582,11 +578,7 @@ pair() {
             -m POST -p /user10k/ -s 200 -x content-type=application/json -e 10k -q >"$WORK/pair-$rt.log" 2>&1 &
         sp+=($!)
         PIDS+=($!)
-        wait_port "${port[$rt]}" || {
-            log "the pair's $rt server did not start:"
-            tail -5 "$WORK/pair-$rt.log" >&2
-            exit 1
-        }
+        started "the pair's $rt server" "${port[$rt]}" "$WORK/pair-$rt.log" || exit 1
     done
     for proto in h2c tls h1; do
         for size in "${SIZES[@]}"; do
